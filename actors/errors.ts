@@ -1,0 +1,45 @@
+/**
+ * The closed set of error codes the API answers with, and the one error class that carries them.
+ * The HTTP front end turns a ChatError into the Zulip error envelope in one place.
+ */
+export const ErrorCode = {
+  BAD_REQUEST: 'BAD_REQUEST',
+  REQUEST_VARIABLE_MISSING: 'REQUEST_VARIABLE_MISSING',
+  REQUEST_VARIABLE_INVALID: 'REQUEST_VARIABLE_INVALID',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  INVALID_API_KEY: 'INVALID_API_KEY',
+  USER_DEACTIVATED: 'USER_DEACTIVATED',
+  REALM_DEACTIVATED: 'REALM_DEACTIVATED',
+  AUTHENTICATION_FAILED: 'AUTHENTICATION_FAILED',
+  NONEXISTENT_SUBDOMAIN: 'NONEXISTENT_SUBDOMAIN',
+  UNAUTHORIZED_PRINCIPAL: 'UNAUTHORIZED_PRINCIPAL',
+  RATE_LIMIT_HIT: 'RATE_LIMIT_HIT',
+  BAD_EVENT_QUEUE_ID: 'BAD_EVENT_QUEUE_ID',
+  STREAM_DOES_NOT_EXIST: 'STREAM_DOES_NOT_EXIST',
+  MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+  STREAM_WILDCARD_MENTION_NOT_ALLOWED: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
+  TOPIC_WILDCARD_MENTION_NOT_ALLOWED: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export type ErrorExtra = Record<string, string | number | boolean | null | string[]>;
+
+export class ChatError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly status = 400,
+    readonly extra: ErrorExtra = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, extra: ErrorExtra = {}) =>
+  new ChatError(ErrorCode.BAD_REQUEST, message, 400, extra);
+
+export const notAdmin = () =>
+  new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Must be an organization administrator', 400);

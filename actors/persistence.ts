@@ -1,0 +1,15 @@
+import type { LogRecord, SnapshotRecord } from '../snapshots/records.ts';
+
+/** The narrow view of the data directory that the actors need; snapshots/store.ts implements it. */
+export interface Persistence {
+  lastSeq(): number;
+  snapshotSeq(): number;
+  wasCleanShutdown(): boolean;
+  append(record: LogRecord): Promise<void>;
+  readLog(afterSeq: number): Iterable<LogRecord>;
+  readSnapshots(): Iterable<SnapshotRecord>;
+  writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean): Promise<void>;
+  logCount(): number;
+}
+
+export type { LogRecord, SnapshotRecord };

@@ -1,0 +1,239 @@
+import { createActor, type Actor } from 'xstate';
+import { ChatError, ErrorCode } from '../errors.ts';
+import type { ApiEvent, Delivery } from '../events.ts';
+import { newQueueId } from '../ids.ts';
+import { EventBuffer, type BufferRecord } from './buffer.ts';
+import { queueMachine } from './machine.ts';
+import type { QueueContext, QueueSpec } from './spec.ts';
+
+export interface QueueTimings {
+  /** a held poll gets a heartbeat after this long, give or take 10% (the original: 45-55 s) */
+  heartbeatMs: number;
+  /** the default idle lifespan of a queue (the original: 10 minutes) */
+  idleTimeoutMs: number;
+  /** how often the one sweep timer looks for due heartbeats and idle queues */
+  sweepMs: number;
+}
+
+type HeldPoll = (eventsJson: string) => void;
+
+export class Queue {
+  held: HeldPoll | null = null;
+  constructor(
+    readonly actor: Actor<typeof queueMachine>,
+    readonly buffer: EventBuffer,
+  ) {}
+
+  get context(): QueueContext {
+    return this.actor.getSnapshot().context;
+  }
+
+  get id(): string {
+    return this.context.queueId;
+  }
+
+  get collected(): boolean {
+    return this.actor.getSnapshot().status === 'done';
+  }
+
+  accepts(type: string): boolean {
+    const types = this.context.spec.eventTypes;
+    return types === null || types.includes(type);
+  }
+}
+
+export interface QueueRecord {
+  context: QueueContext;
+  buffer: BufferRecord;
+}
+
+const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
+
+/**
+ * Every live event queue, indexed by id, realm and user; the event buffers; held long-polls; and the
+ * single sweep timer that sends heartbeats and collects idle queues.
+ */
+export class QueueRegistry {
+  private readonly byId = new Map<string, Queue>();
+  private readonly byRealm = new Map<number, Set<Queue>>();
+  private readonly byUser = new Map<string, Set<Queue>>();
+  private readonly toWake = new Set<Queue>();
+  private wakeScheduled = false;
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly timings: QueueTimings,
+    private readonly now: () => number,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  create(realmId: number, userId: number, spec: QueueSpec): Queue {
+    const at = this.now();
+    return this.add(
+      { queueId: newQueueId(), realmId, userId, spec, createdAt: at, lastPollStartedAt: at, heartbeatAt: null },
+      new EventBuffer(),
+    );
+  }
+
+  restore(record: QueueRecord): Queue {
+    // A restored queue never has a held poll: the connection that held it is gone.
+    const context = { ...record.context, heartbeatAt: null };
+    return this.add(context, EventBuffer.from(record.buffer));
+  }
+
+  private add(context: QueueContext, buffer: EventBuffer): Queue {
+    const snapshot = queueMachine.resolveState({ value: 'idle', context });
+    const queue = new Queue(createActor(queueMachine, { snapshot, input: context }).start(), buffer);
+    this.byId.set(context.queueId, queue);
+    setOf(this.byRealm, context.realmId).add(queue);
+    setOf(this.byUser, userKey(context.realmId, context.userId)).add(queue);
+    return queue;
+  }
+
+  /** The caller's queue, or BAD_EVENT_QUEUE_ID for an unknown, collected or foreign one. */
+  get(queueId: string, realmId: number, userId: number): Queue {
+    const queue = this.byId.get(queueId);
+    if (!queue || queue.collected || queue.context.realmId !== realmId || queue.context.userId !== userId) {
+      throw new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
+    }
+    return queue;
+  }
+
+  records(): QueueRecord[] {
+    return [...this.byId.values()].map((queue) => ({ context: queue.context, buffer: queue.buffer.toRecord() }));
+  }
+
+  /** The queues that should receive a delivery; resolved when the change is applied, filled after commit. */
+  resolve(delivery: Delivery): Queue[] {
+    const out: Queue[] = [];
+    const { audience, event } = delivery;
+    if (audience.kind === 'realm') {
+      for (const queue of this.byRealm.get(delivery.realmId) ?? []) if (queue.accepts(event.type)) out.push(queue);
+    } else {
+      for (const userId of audience.userIds) {
+        for (const queue of this.byUser.get(userKey(delivery.realmId, userId)) ?? []) {
+          if (queue.accepts(event.type)) out.push(queue);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Appends one event to many queues, serialized once, and wakes their held polls. */
+  deliver(queues: readonly Queue[], event: ApiEvent): void {
+    const json = JSON.stringify(event);
+    for (const queue of queues) {
+      if (queue.collected) continue;
+      queue.buffer.push(event.type, json);
+      if (queue.held) this.scheduleWake(queue);
+    }
+  }
+
+  /**
+   * One long-poll (GET /events): acknowledge, complete any poll already held on the queue, then answer at
+   * once if there is something to send (or the client said not to block), else hold until an event or the
+   * heartbeat. Resolves to the events as JSON text.
+   */
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<string> {
+    if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
+    if (queue.held) this.complete(queue);
+    const at = this.now();
+    queue.actor.send({ type: 'queue.poll', at, heartbeatAt: at + jitter(this.timings.heartbeatMs) });
+    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) {
+      queue.actor.send({ type: 'queue.release' });
+      return Promise.resolve(queue.buffer.render());
+    }
+    return new Promise<string>((resolve) => {
+      const held: HeldPoll = (json) => resolve(json);
+      queue.held = held;
+      signal?.addEventListener('abort', () => {
+        // The client went away: its events stay queued for the next poll.
+        if (queue.held !== held) return;
+        queue.held = null;
+        if (!queue.collected) queue.actor.send({ type: 'queue.release' });
+      });
+    });
+  }
+
+  delete(queue: Queue): void {
+    if (queue.held) this.complete(queue);
+    queue.actor.send({ type: 'queue.delete' });
+    this.forget(queue);
+  }
+
+  /** Completes the held poll of a queue with what it has buffered now. */
+  private complete(queue: Queue): void {
+    const held = queue.held;
+    if (!held) return;
+    queue.held = null;
+    if (!queue.collected) queue.actor.send({ type: 'queue.release' });
+    held(queue.buffer.render());
+  }
+
+  /**
+   * Held polls are completed from a setImmediate, not from inside the request that caused the event:
+   * that request's socket is corked, and completing other sockets from there costs many more syscalls.
+   */
+  private scheduleWake(queue: Queue): void {
+    this.toWake.add(queue);
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      for (const waking of this.toWake) this.complete(waking);
+      this.toWake.clear();
+    });
+  }
+
+  private forget(queue: Queue): void {
+    const { queueId, realmId, userId } = queue.context;
+    this.byId.delete(queueId);
+    this.byRealm.get(realmId)?.delete(queue);
+    this.byUser.get(userKey(realmId, userId))?.delete(queue);
+    this.toWake.delete(queue);
+  }
+
+  /** Heartbeats for held polls that are due, and collection of queues idle past their lifespan. */
+  sweep(): void {
+    const now = this.now();
+    for (const queue of this.byId.values()) {
+      const context = queue.context;
+      if (queue.held) {
+        if (context.heartbeatAt !== null && context.heartbeatAt <= now) {
+          queue.buffer.push('heartbeat', '{"type":"heartbeat"}');
+          this.complete(queue);
+        }
+      } else if (now - context.lastPollStartedAt >= context.spec.idleTimeoutMs) {
+        queue.actor.send({ type: 'queue.expire' });
+        this.forget(queue);
+      }
+    }
+  }
+
+  startSweeping(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.sweep(), this.timings.sweepMs);
+    this.sweeper.unref();
+  }
+
+  /** Completes every held poll (at shutdown) and stops the sweep timer. */
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    for (const queue of this.byId.values()) this.complete(queue);
+  }
+}
+
+function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  return set;
+}
+
+/** A random time within 10% either side, so that polls held together do not all wake together. */
+function jitter(ms: number): number {
+  return Math.round(ms * (0.9 + Math.random() * 0.2));
+}

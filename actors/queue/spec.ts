@@ -1,0 +1,24 @@
+/** What a client asked for when it registered its queue; fixed for the queue's life. */
+export interface QueueSpec {
+  /** null: every event type */
+  eventTypes: string[] | null;
+  allPublicStreams: boolean;
+  narrow: [string, string][];
+  capabilities: Record<string, boolean>;
+  applyMarkdown: boolean;
+  clientExtavatar: boolean;
+  /** garbage-collect after this long without a poll starting */
+  idleTimeoutMs: number;
+}
+
+export interface QueueContext {
+  queueId: string;
+  realmId: number;
+  userId: number;
+  spec: QueueSpec;
+  /** UNIX ms */
+  createdAt: number;
+  lastPollStartedAt: number;
+  /** when the held poll gets a heartbeat; null while no poll is held */
+  heartbeatAt: number | null;
+}

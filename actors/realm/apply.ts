@@ -1,0 +1,38 @@
+import type { RealmChange } from './changes.ts';
+import type { RealmState } from './state.ts';
+
+/** Applies one fact to the realm state, in place. The same code runs live and during log replay. */
+export function applyRealmChange(state: RealmState, change: RealmChange): void {
+  switch (change.type) {
+    case 'realm.created':
+      state.stringId = change.stringId;
+      state.name = change.name;
+      state.dateCreated = Math.floor(change.at / 1000);
+      return;
+    case 'user.created':
+      state.users.set(change.user.userId, { ...change.user });
+      state.userIdByEmail.set(change.user.email.toLowerCase(), change.user.userId);
+      state.nextUserId = Math.max(state.nextUserId, change.user.userId + 1);
+      return;
+    case 'user.deactivated':
+      withUser(state, change.userId, (user) => (user.isActive = false));
+      return;
+    case 'user.reactivated':
+      withUser(state, change.userId, (user) => (user.isActive = true));
+      return;
+    case 'user.updated':
+      withUser(state, change.userId, (user) => {
+        if (change.fullName !== undefined) user.fullName = change.fullName;
+        if (change.role !== undefined) user.role = change.role;
+      });
+      return;
+    case 'user.api_key_changed':
+      withUser(state, change.userId, (user) => (user.apiKey = change.apiKey));
+      return;
+  }
+}
+
+function withUser(state: RealmState, userId: number, mutate: (user: NonNullable<ReturnType<RealmState['users']['get']>>) => void) {
+  const user = state.users.get(userId);
+  if (user) mutate(user);
+}

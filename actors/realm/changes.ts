@@ -1,0 +1,10 @@
+import type { Role, UserProfile } from './state.ts';
+
+/** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
+export type RealmChange =
+  | { type: 'realm.created'; realmId: number; stringId: string; name: string; at: number }
+  | { type: 'user.created'; user: UserProfile }
+  | { type: 'user.deactivated'; userId: number }
+  | { type: 'user.reactivated'; userId: number }
+  | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
+  | { type: 'user.api_key_changed'; userId: number; apiKey: string };

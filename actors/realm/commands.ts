@@ -1,0 +1,20 @@
+import type { Role } from './state.ts';
+
+/** Who asks: a user of the realm, or the operator through the command line. */
+export type Caller = { kind: 'user'; userId: number } | { kind: 'operator' };
+
+export type RealmCommand =
+  | {
+      type: 'user.create';
+      caller: Caller;
+      email: string;
+      fullName: string;
+      /** hashed by the front end before the command is sent; decide() stays synchronous */
+      passwordHash: string | null;
+      role?: Role;
+      canCreateUsers?: boolean;
+    }
+  | { type: 'user.deactivate'; caller: Caller; userId: number }
+  | { type: 'user.reactivate'; caller: Caller; userId: number }
+  | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role }
+  | { type: 'user.regenerate_api_key'; caller: Caller; userId: number };

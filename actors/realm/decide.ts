@@ -1,0 +1,108 @@
+import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
+import { newApiKey } from '../ids.ts';
+import type { RealmChange } from './changes.ts';
+import type { Caller, RealmCommand } from './commands.ts';
+import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
+
+export interface Clock {
+  /** UNIX milliseconds */
+  now(): number;
+}
+
+/**
+ * Validates a command against the current realm state and returns the facts it produces. Pure: it reads
+ * the state, never changes it; every value the server chooses (ids, keys, times) is in the changes.
+ */
+export function decideRealm(state: RealmState, command: RealmCommand, clock: Clock): RealmChange[] {
+  switch (command.type) {
+    case 'user.create':
+      return decideCreateUser(state, command, clock);
+    case 'user.deactivate': {
+      const caller = requireAdmin(state, command.caller);
+      const target = requireHuman(state, command.userId);
+      if (!target.isActive) throw badRequest('User is already deactivated');
+      if (target.role === Role.owner) {
+        if (caller && caller.role !== Role.owner) throw ownerRequired();
+        if (activeOwnerCount(state) <= 1) throw badRequest('Cannot deactivate the only organization owner');
+      }
+      return [{ type: 'user.deactivated', userId: target.userId }];
+    }
+    case 'user.reactivate': {
+      requireAdmin(state, command.caller);
+      const target = requireHuman(state, command.userId);
+      if (target.isActive) throw badRequest('User is already active');
+      return [{ type: 'user.reactivated', userId: target.userId }];
+    }
+    case 'user.update':
+      return decideUpdateUser(state, command);
+    case 'user.regenerate_api_key': {
+      const user = requireUser(state, command.userId);
+      return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];
+    }
+  }
+}
+
+function decideCreateUser(
+  state: RealmState,
+  command: Extract<RealmCommand, { type: 'user.create' }>,
+  clock: Clock,
+): RealmChange[] {
+  const caller = requireAdmin(state, command.caller);
+  if (caller && !caller.canCreateUsers) {
+    throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
+  }
+  if (findUserByEmail(state, command.email)) throw badRequest(`Email '${command.email}' already in use`);
+  const user: UserProfile = {
+    userId: state.nextUserId,
+    email: command.email,
+    fullName: command.fullName,
+    role: command.role ?? Role.member,
+    isBot: false,
+    isActive: true,
+    apiKey: newApiKey(),
+    passwordHash: command.passwordHash,
+    canCreateUsers: command.canCreateUsers ?? false,
+    dateJoined: Math.floor(clock.now() / 1000),
+    timezone: '',
+    avatarVersion: 1,
+  };
+  return [{ type: 'user.created', user }];
+}
+
+function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
+  const caller = requireAdmin(state, command.caller);
+  const target = requireUser(state, command.userId);
+  const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
+  if (command.fullName !== undefined && command.fullName !== target.fullName) change.fullName = command.fullName;
+  if (command.role !== undefined && command.role !== target.role) {
+    const touchesOwner = command.role === Role.owner || target.role === Role.owner;
+    if (touchesOwner && caller && caller.role !== Role.owner) throw ownerRequired();
+    if (target.role === Role.owner && target.isActive && activeOwnerCount(state) <= 1) {
+      throw badRequest('The owner permission cannot be removed from the only organization owner.');
+    }
+    change.role = command.role;
+  }
+  return change.fullName === undefined && change.role === undefined ? [] : [change];
+}
+
+/** The calling user if it is an administrator; null for the operator (who may do anything). */
+function requireAdmin(state: RealmState, caller: Caller): UserProfile | null {
+  if (caller.kind === 'operator') return null;
+  const user = state.users.get(caller.userId);
+  if (!user || !isAdmin(user)) throw notAdmin();
+  return user;
+}
+
+function requireUser(state: RealmState, userId: number): UserProfile {
+  const user = state.users.get(userId);
+  if (!user) throw badRequest('No such user');
+  return user;
+}
+
+function requireHuman(state: RealmState, userId: number): UserProfile {
+  const user = requireUser(state, userId);
+  if (user.isBot) throw badRequest('No such user');
+  return user;
+}
+
+const ownerRequired = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Must be an organization owner');

@@ -1,0 +1,34 @@
+import type { Delivery } from '../events.ts';
+import type { RealmChange } from './changes.ts';
+import type { RealmState } from './state.ts';
+import { personView } from './views.ts';
+
+/** The events a realm change announces, computed from the state after the change was applied. */
+export function realmEvents(state: RealmState, change: RealmChange): Delivery[] {
+  const toRealm = (event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+  switch (change.type) {
+    case 'user.created': {
+      const user = state.users.get(change.user.userId);
+      // Avatar URLs in events are always sent in full; clients that compute them locally ignore the field.
+      return user ? toRealm({ type: 'realm_user', op: 'add', person: personView(user, false) }) : [];
+    }
+    // Since feature level 222 (de)activation is an update with is_active, not remove/add.
+    case 'user.deactivated':
+      return toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } });
+    case 'user.reactivated':
+      return toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } });
+    case 'user.updated': {
+      const out: Delivery[] = [];
+      if (change.fullName !== undefined) {
+        out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+      }
+      if (change.role !== undefined) {
+        out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
+      }
+      return out;
+    }
+    case 'realm.created':
+    case 'user.api_key_changed':
+      return [];
+  }
+}

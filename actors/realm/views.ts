@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { Role, type UserProfile } from './state.ts';
+
+/** The Zulip `User` object for the API, with the flags derived from the role. */
+export interface PersonView {
+  user_id: number;
+  email: string;
+  delivery_email: string;
+  full_name: string;
+  date_joined: string;
+  is_active: boolean;
+  is_owner: boolean;
+  is_admin: boolean;
+  is_guest: boolean;
+  is_bot: boolean;
+  bot_type: number | null;
+  bot_owner_id: number | null;
+  role: number;
+  timezone: string;
+  avatar_url: string | null;
+  avatar_version: number;
+  profile_data?: Record<string, never>;
+}
+
+/**
+ * With `client_extavatar` the client computes hosted-avatar URLs itself, so the server sends null
+ * (users without an uploaded avatar, which is every user until uploads exist).
+ */
+export function avatarUrl(user: UserProfile, clientExtavatar: boolean): string | null {
+  if (clientExtavatar) return null;
+  const hash = createHash('md5').update(user.email.toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;
+}
+
+export function personView(user: UserProfile, clientExtavatar: boolean): PersonView {
+  const person: PersonView = {
+    user_id: user.userId,
+    email: user.email,
+    delivery_email: user.email,
+    full_name: user.fullName,
+    date_joined: new Date(user.dateJoined * 1000).toISOString(),
+    is_active: user.isActive,
+    is_owner: user.role === Role.owner,
+    is_admin: user.role <= Role.administrator,
+    is_guest: user.role === Role.guest,
+    is_bot: user.isBot,
+    bot_type: user.isBot ? 1 : null,
+    bot_owner_id: null,
+    role: user.role,
+    timezone: user.timezone,
+    avatar_url: avatarUrl(user, clientExtavatar),
+    avatar_version: user.avatarVersion,
+  };
+  if (!user.isBot) person.profile_data = {};
+  return person;
+}

@@ -1,0 +1,261 @@
+import { createActor, type Actor } from 'xstate';
+import { FORMAT_VERSION } from '../snapshots/codec.ts';
+import { ChatError, ErrorCode } from './errors.ts';
+import type { Delivery } from './events.ts';
+import type { Persistence, SnapshotRecord } from './persistence.ts';
+import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
+import type { QueueSpec } from './queue/spec.ts';
+import type { RealmChange } from './realm/changes.ts';
+import type { RealmCommand } from './realm/commands.ts';
+import { decideRealm, type Clock } from './realm/decide.ts';
+import { realmEvents } from './realm/events.ts';
+import { realmMachine } from './realm/machine.ts';
+import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
+import { userMachine, type UserContext } from './user/machine.ts';
+
+export type RealmActor = Actor<typeof realmMachine>;
+export type UserActor = Actor<typeof userMachine>;
+
+export interface RuntimeOptions {
+  clock: Clock;
+  queues: QueueTimings;
+}
+
+interface Dirty {
+  realms: Set<number>;
+  users: Set<string>;
+}
+
+const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
+
+/**
+ * The actor registry and the write path: a command is decided against its actor's state, the changes are
+ * applied in memory and appended to the log, and once the group commit holding them is durable the events
+ * they announce are delivered and the caller gets its answer.
+ */
+export class Runtime {
+  readonly realms = new Map<number, RealmActor>();
+  private readonly realmIdByStringId = new Map<string, number>();
+  readonly users = new Map<string, UserActor>();
+  readonly queues: QueueRegistry;
+  private seq: number;
+  private lastCommit: Promise<void> = Promise.resolve();
+  private readonly dirty: Dirty = { realms: new Set(), users: new Set() };
+  private replaying = false;
+
+  constructor(
+    private readonly store: Persistence,
+    private readonly options: RuntimeOptions,
+  ) {
+    this.queues = new QueueRegistry(options.queues, () => options.clock.now());
+    this.seq = store.lastSeq();
+  }
+
+  get clock(): Clock {
+    return this.options.clock;
+  }
+
+  get logPosition(): number {
+    return this.seq;
+  }
+
+  realmState(realmId: number): RealmState {
+    const actor = this.realms.get(realmId);
+    if (!actor) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
+    return actor.getSnapshot().context.state;
+  }
+
+  realmByStringId(stringId: string): RealmState | undefined {
+    const id = this.realmIdByStringId.get(stringId);
+    return id === undefined ? undefined : this.realmState(id);
+  }
+
+  realmStates(): RealmState[] {
+    return [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
+  }
+
+  userActor(realmId: number, userId: number): UserActor | undefined {
+    return this.users.get(userKey(realmId, userId));
+  }
+
+  /** Decides a realm command and commits its changes; resolves once they are durable. */
+  async execute(realmId: number, command: RealmCommand): Promise<RealmChange[]> {
+    const actor = this.realms.get(realmId);
+    if (!actor || actor.getSnapshot().value !== 'ready') {
+      throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
+    }
+    const changes = decideRealm(actor.getSnapshot().context.state, command, this.options.clock);
+    if (changes.length > 0) await this.commit(realmId, changes);
+    return changes;
+  }
+
+  async createRealm(stringId: string, name: string): Promise<RealmState> {
+    if (this.realmIdByStringId.has(stringId)) {
+      throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
+    }
+    const realmId = Math.max(0, ...this.realms.keys()) + 1;
+    await this.commit(realmId, [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }]);
+    return this.realmState(realmId);
+  }
+
+  /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */
+  settled(): Promise<void> {
+    return this.lastCommit;
+  }
+
+  private async commit(realmId: number, changes: RealmChange[]): Promise<void> {
+    const seq = ++this.seq;
+    const deliveries = this.apply(realmId, changes);
+    // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
+    // registered later (whose initial state already holds the change) never gets it twice.
+    const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.queues.resolve(delivery) }));
+    const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), realmId, changes });
+    this.lastCommit = written.catch(() => undefined);
+    await written;
+    for (const { event, queues } of resolved) this.queues.deliver(queues, event);
+  }
+
+  /** Applies changes to the realm and user actors; returns the events they announce. */
+  private apply(realmId: number, changes: readonly RealmChange[]): Delivery[] {
+    let realm = this.realms.get(realmId);
+    const first = changes[0];
+    if (!realm && first?.type === 'realm.created') {
+      realm = this.startRealm(emptyRealm(realmId, first.stringId, first.name, Math.floor(first.at / 1000)));
+    }
+    if (!realm) throw new Error(`log names unknown realm ${realmId}`);
+    realm.send({ type: 'realm.apply', changes });
+    const state = realm.getSnapshot().context.state;
+    this.realmIdByStringId.set(state.stringId, realmId);
+    this.dirty.realms.add(realmId);
+    const deliveries: Delivery[] = [];
+    for (const change of changes) {
+      this.applyToUserActors(realmId, change);
+      if (!this.replaying) deliveries.push(...realmEvents(state, change));
+    }
+    return deliveries;
+  }
+
+  private applyToUserActors(realmId: number, change: RealmChange): void {
+    switch (change.type) {
+      case 'user.created':
+        this.startUser({ realmId, userId: change.user.userId });
+        break;
+      case 'user.deactivated':
+      case 'user.reactivated':
+        this.userActor(realmId, change.userId)?.send({ type: change.type });
+        break;
+      default:
+        return;
+    }
+    if ('userId' in change) this.dirty.users.add(userKey(realmId, change.userId));
+    else if (change.type === 'user.created') this.dirty.users.add(userKey(realmId, change.user.userId));
+  }
+
+  private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
+    const actor = createActor(realmMachine, { input: { state } }).start();
+    if (ready) actor.send({ type: 'realm.recovered' });
+    this.realms.set(state.realmId, actor);
+    this.realmIdByStringId.set(state.stringId, state.realmId);
+    return actor;
+  }
+
+  private startUser(context: UserContext, value: 'active' | 'deactivated' = 'active'): UserActor {
+    const snapshot = userMachine.resolveState({ value, context });
+    const actor = createActor(userMachine, { snapshot, input: context }).start();
+    this.users.set(userKey(context.realmId, context.userId), actor);
+    return actor;
+  }
+
+  // ---- queues -------------------------------------------------------------------------------------------
+
+  /**
+   * Creates a queue and computes the client's initial state in the same synchronous step, so that every
+   * change is either in that state or delivered to the queue, never both and never neither. Answers only
+   * once every change the state may include is durable.
+   */
+  async registerQueue<T>(realmId: number, userId: number, spec: QueueSpec, initialState: (realm: RealmState) => T) {
+    const state = this.realmState(realmId);
+    const queue = this.queues.create(realmId, userId, spec);
+    const initial = initialState(state);
+    await this.settled();
+    return { queue, initial };
+  }
+
+  // ---- recovery and snapshots ---------------------------------------------------------------------------
+
+  /** Boot: load the snapshots, replay the log after them through the same apply, then serve. */
+  recover(): { snapshots: number; replayed: number; queues: number } {
+    this.replaying = true;
+    const clean = this.store.wasCleanShutdown();
+    let snapshots = 0;
+    let queues = 0;
+    const snapshotSeq = new Map<string, number>();
+    for (const record of this.store.readSnapshots()) {
+      snapshots++;
+      snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
+      if (record.kind === 'realm') this.startRealm(realmFromRecord(record.data as RealmRecord), false);
+      else if (record.kind === 'user') {
+        const data = record.data as { value: 'active' | 'deactivated'; context: UserContext };
+        this.startUser(data.context, data.value);
+      } else if (record.kind === 'queue' && clean) {
+        this.queues.restore(record.data as QueueRecord);
+        queues++;
+      }
+    }
+    let replayed = 0;
+    for (const entry of this.store.readLog(0)) {
+      const covered = snapshotSeq.get(`realm:${entry.realmId}`);
+      if (covered !== undefined && entry.seq <= covered) continue;
+      this.apply(entry.realmId, entry.changes as RealmChange[]);
+      replayed++;
+    }
+    for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
+    this.replaying = false;
+    return { snapshots, replayed, queues };
+  }
+
+  /**
+   * Writes a snapshot of every actor changed since the last one and trims the log below it. With
+   * `final` (graceful shutdown) the event queues are written too, and the directory is marked clean so
+   * that the next boot restores them; any other boot drops stored queues, whose clients re-register.
+   */
+  async snapshot(final = false): Promise<number> {
+    const seq = this.seq;
+    const records: SnapshotRecord[] = [];
+    const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });
+    const dirtyRealms = [...this.dirty.realms];
+    const dirtyUsers = [...this.dirty.users];
+    this.dirty.realms.clear();
+    this.dirty.users.clear();
+    for (const realmId of dirtyRealms) record('realm', String(realmId), realmToRecord(this.realmState(realmId)));
+    for (const key of dirtyUsers) {
+      const snapshot = this.users.get(key)?.getSnapshot();
+      if (snapshot) record('user', key, { value: snapshot.value, context: snapshot.context });
+    }
+    const liveQueues = final ? this.queues.records() : [];
+    for (const queue of liveQueues) record('queue', queue.context.queueId, queue);
+    const live = new Set(liveQueues.map((queue) => queue.context.queueId));
+    const deleted = this.storedQueueIds.filter((id) => !live.has(id)).map((id): [string, string] => ['queue', id]);
+    try {
+      await this.store.writeSnapshots(seq, records, deleted, final);
+    } catch (error) {
+      // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
+      for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
+      for (const key of dirtyUsers) this.dirty.users.add(key);
+      throw error;
+    }
+    this.storedQueueIds = [...live];
+    return records.length;
+  }
+
+  /** Queue snapshots in the store (from a clean shutdown); the next ordinary snapshot removes them. */
+  private storedQueueIds: string[] = [];
+
+  /** After recovery: drop the stored queues (they are live in memory now) and the clean mark. */
+  async markRunning(): Promise<void> {
+    for (const record of this.store.readSnapshots()) if (record.kind === 'queue') this.storedQueueIds.push(record.id);
+    await this.snapshot(false);
+  }
+}
+
+export type { Queue };

@@ -1,0 +1,35 @@
+import { FORMAT_VERSION } from './codec.ts';
+
+/** One entry of the write-ahead log: the changes of one decided command, in order. */
+export interface LogRecord<C = unknown> {
+  v: number;
+  seq: number;
+  /** wall-clock milliseconds when the entry was appended */
+  at: number;
+  /** the organization the changes belong to */
+  realmId: number;
+  changes: C[];
+}
+
+/** The persisted state of one actor, covering every log entry up to and including `seq`. */
+export interface SnapshotRecord<D = unknown> {
+  v: number;
+  seq: number;
+  kind: string;
+  id: string;
+  data: D;
+}
+
+export class UnsupportedFormatError extends Error {
+  constructor(what: string, version: unknown) {
+    super(`${what} has format version ${String(version)}; this server reads up to ${FORMAT_VERSION}`);
+  }
+}
+
+/** Checks a decoded record's version; the place where older formats get upgraded when there are any. */
+export function checkVersion<T extends { v: number }>(what: string, record: T): T {
+  if (typeof record.v !== 'number' || record.v > FORMAT_VERSION || record.v < 1) {
+    throw new UnsupportedFormatError(what, record.v);
+  }
+  return record;
+}

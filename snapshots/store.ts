@@ -1,0 +1,109 @@
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { decode, encode, FORMAT_VERSION } from './codec.ts';
+import { checkVersion, type LogRecord, type SnapshotRecord } from './records.ts';
+
+export interface StoreOptions {
+  /** Wait for the OS to flush each group commit to disk before acknowledging (power-loss durability). */
+  waitForFlush?: boolean;
+}
+
+interface SnapshotMeta {
+  v: number;
+  seq: number;
+  clean: boolean;
+}
+
+type Key = string | number | (string | number)[];
+
+/**
+ * The LMDB data directory: a write-ahead log keyed by sequence number, actor snapshots keyed by
+ * [kind, id], and a little metadata. Reads are synchronous; writes are asynchronous and lmdb-js commits
+ * every write issued in one event-loop turn in one transaction (group commit).
+ */
+export class Store {
+  private readonly root: RootDatabase<Buffer, Key>;
+  private readonly log: Database<Buffer, number>;
+  private readonly snaps: Database<Buffer, [string, string]>;
+  private readonly meta: Database<Buffer, string>;
+  private readonly waitForFlush: boolean;
+  private closed = false;
+
+  constructor(readonly dir: string, options: StoreOptions = {}) {
+    mkdirSync(dir, { recursive: true });
+    this.waitForFlush = options.waitForFlush ?? true;
+    this.root = open<Buffer, Key>({
+      path: dir,
+      encoding: 'binary',
+      compression: false,
+      separateFlushed: true,
+    } as Parameters<typeof open>[0]) as RootDatabase<Buffer, Key>;
+    this.log = this.root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
+    this.snaps = this.root.openDB<Buffer, [string, string]>({ name: 'snapshots', encoding: 'binary' });
+    this.meta = this.root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
+  }
+
+  /** The highest sequence number ever used: the last log key, or the snapshot position if the log is trimmed. */
+  lastSeq(): number {
+    let last = 0;
+    for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
+    return Math.max(last, this.snapshotSeq());
+  }
+
+  snapshotSeq(): number {
+    return this.snapshotMeta().seq;
+  }
+
+  /** True when the last process wrote its final snapshot on the way out (graceful shutdown). */
+  wasCleanShutdown(): boolean {
+    return this.snapshotMeta().clean;
+  }
+
+  private snapshotMeta(): SnapshotMeta {
+    const raw = this.meta.get('snapshot');
+    return raw ? checkVersion('snapshot meta', decode<SnapshotMeta>(raw)) : { v: FORMAT_VERSION, seq: 0, clean: false };
+  }
+
+  /** Appends one log entry; resolves once the group commit holding it is durable. */
+  append(record: LogRecord): Promise<void> {
+    const written = this.log.put(record.seq, encode(record)) as Promise<boolean> & { flushed?: Promise<unknown> };
+    return (this.waitForFlush && written.flushed ? written.flushed : written).then(() => undefined);
+  }
+
+  *readLog(afterSeq: number): Generator<LogRecord> {
+    for (const { value } of this.log.getRange({ start: afterSeq + 1 })) {
+      yield checkVersion('log record', decode<LogRecord>(value));
+    }
+  }
+
+  *readSnapshots(): Generator<SnapshotRecord> {
+    for (const { value } of this.snaps.getRange({})) {
+      yield checkVersion('snapshot', decode<SnapshotRecord>(value));
+    }
+  }
+
+  /**
+   * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and trims
+   * the log through `seq`: all in one transaction, so a crash leaves either the old or the new picture.
+   */
+  async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false): Promise<void> {
+    await this.root.transaction(() => {
+      for (const record of records) this.snaps.put([record.kind, record.id], encode(record));
+      for (const key of deleted) this.snaps.remove(key);
+      this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
+      for (const key of this.log.getKeys({ end: seq + 1 })) this.log.remove(key);
+    });
+    if (this.waitForFlush) await this.root.flushed;
+  }
+
+  logCount(): number {
+    return this.log.getCount();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.committed;
+    await this.root.close();
+  }
+}

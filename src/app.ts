@@ -1,0 +1,114 @@
+import { Runtime } from '../actors/runtime.ts';
+import type { RealmState } from '../actors/realm/state.ts';
+import { Store } from '../snapshots/store.ts';
+import { bootstrap } from './bootstrap.ts';
+import type { Config } from './config.ts';
+import { createDispatch, type Dispatch } from './http/dispatch.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { createLogger, type Logger } from './log.ts';
+import { Mailer } from './mail.ts';
+import { allRoutes } from './routes/index.ts';
+import { listen } from './server.ts';
+import type { AppServices } from './services.ts';
+import { uwsBinary } from './uws-native.ts';
+import { join } from 'node:path';
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  externalUrl: string;
+  runtime: Runtime;
+  dispatch: Dispatch;
+  zuliprc: string;
+  /** graceful stop: no new requests, answer those in flight, final snapshot, close the data directory */
+  stop(): Promise<void>;
+}
+
+/** Opens the data directory, recovers the actors, makes the default organization if needed, and listens. */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const binary = uwsBinary();
+  if (!binary.native) log.warn('uWebSockets.js native binary not loaded: running on the slow pure-JS fallback');
+
+  const bootStarted = performance.now();
+  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush });
+  const runtime = new Runtime(store, {
+    clock: { now: Date.now },
+    queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
+  });
+  const recovered = runtime.recover();
+  await runtime.markRunning();
+  log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
+
+  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const services: AppServices = {
+    runtime,
+    config,
+    log,
+    mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
+    apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
+    loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
+    generation: Math.floor(Date.now() / 1000),
+    externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
+    realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
+  };
+  const dispatch = createDispatch(services, allRoutes);
+  const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes);
+  if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
+  const zuliprc = await bootstrap(services);
+  runtime.queues.startSweeping();
+  const snapshots = startSnapshotting(runtime, store, config, log);
+  log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    port: http.port,
+    url: `http://${listenHost}:${http.port}`,
+    externalUrl: services.externalUrl.origin,
+    runtime,
+    dispatch,
+    zuliprc,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(snapshots);
+        // Held long-polls are answered with what they have, so the drain does not wait a heartbeat.
+        const drained = http.drain();
+        runtime.queues.stop();
+        await drained;
+        await runtime.settled();
+        await runtime.snapshot(true);
+        await store.close();
+        log.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+function realmUrl(external: URL, stringId: string): string {
+  const url = new URL(external.href);
+  if (stringId) url.hostname = `${stringId}.${url.hostname}`;
+  return url.origin;
+}
+
+/** Snapshots on a timer, and sooner when the log has grown long, so that the log never grows unbounded. */
+function startSnapshotting(runtime: Runtime, store: Store, config: Config, log: Logger): NodeJS.Timeout {
+  let running = false;
+  let last = Date.now();
+  const timer = setInterval(async () => {
+    if (running) return;
+    const due = Date.now() - last >= config.snapshotIntervalMs || runtime.logPosition - store.snapshotSeq() >= config.snapshotEveryEntries;
+    if (!due) return;
+    running = true;
+    try {
+      const written = await runtime.snapshot();
+      last = Date.now();
+      if (written) log.debug({ actors: written, seq: runtime.logPosition }, 'snapshot written');
+    } catch (error) {
+      log.error({ err: error }, 'snapshot failed');
+    } finally {
+      running = false;
+    }
+  }, Math.min(1000, config.snapshotIntervalMs));
+  timer.unref();
+  return timer;
+}

@@ -1,0 +1,120 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** the URL clients use to reach the server, realms living on its subdomains; null: http://HOST:PORT */
+  externalUrl: string | null;
+  logLevel: string;
+  /** a held long-poll gets a heartbeat event after this long (±10%) */
+  heartbeatMs: number;
+  /** an event queue is collected after this long without a poll */
+  queueIdleMs: number;
+  /** longest idle lifespan a client may ask for at registration */
+  queueMaxIdleMs: number;
+  sweepMs: number;
+  snapshotIntervalMs: number;
+  /** also snapshot once this many log entries have piled up */
+  snapshotEveryEntries: number;
+  /** per-user API rate limit; null turns it off (benchmarks) */
+  rateLimit: { limit: number; windowSeconds: number } | null;
+  /** failed password logins per username */
+  loginLimit: { limit: number; windowSeconds: number };
+  maxBodyBytes: number;
+  smtpUrl: string | null;
+  ownerEmail: string;
+  ownerPassword: string | null;
+  /** acknowledge a write only after the OS flushed it to disk, not just after LMDB committed it */
+  waitForFlush: boolean;
+}
+
+/** The repository's own data folder: `npm start` with no options keeps its data here. */
+export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.meta.url)));
+
+const MINUTE = 60_000;
+
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  const host = overrides.host ?? '127.0.0.1';
+  const port = overrides.port ?? 9991;
+  return {
+    host,
+    port,
+    dataDir: DEFAULT_DATA_DIR,
+    externalUrl: null,
+    logLevel: 'info',
+    // The original waits 45-55 s; clients time a poll out at 90 s (event_queue_longpoll_timeout_seconds).
+    heartbeatMs: 50_000,
+    // Ten minutes, as the original: dead browser queues must not pile up.
+    queueIdleMs: 10 * MINUTE,
+    queueMaxIdleMs: 7 * 24 * 60 * MINUTE,
+    sweepMs: 1_000,
+    snapshotIntervalMs: MINUTE,
+    snapshotEveryEntries: 50_000,
+    rateLimit: { limit: 200, windowSeconds: 60 },
+    loginLimit: { limit: 5, windowSeconds: 30 * 60 },
+    maxBodyBytes: 10 * 1024 * 1024,
+    smtpUrl: null,
+    ownerEmail: 'owner@example.com',
+    ownerPassword: null,
+    waitForFlush: true,
+    ...overrides,
+  };
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the config from command-line options (which win) and CHAT_* environment variables. */
+export function configFrom(options: Record<string, unknown>, env: Env): Config {
+  const pick = (option: string, variable: string) => {
+    const value = options[option];
+    return typeof value === 'string' ? value : env[variable];
+  };
+  const host = pick('host', 'CHAT_HOST');
+  const port = pick('port', 'CHAT_PORT');
+  const overrides: Partial<Config> = {};
+  if (host) overrides.host = host;
+  if (port !== undefined) overrides.port = integer('port', port);
+  const base = defaultConfig(overrides);
+  const dataDir = pick('data-dir', 'CHAT_DATA_DIR');
+  const externalUrl = pick('external-url', 'CHAT_EXTERNAL_URL');
+  const logLevel = pick('log-level', 'CHAT_LOG_LEVEL');
+  const seconds = (name: string) => (env[name] === undefined ? undefined : number(name, env[name]!) * 1000);
+  return {
+    ...base,
+    dataDir: dataDir ? resolve(dataDir) : base.dataDir,
+    externalUrl: externalUrl ? externalUrl.replace(/\/+$/, '') : null,
+    logLevel: logLevel ?? base.logLevel,
+    heartbeatMs: seconds('CHAT_HEARTBEAT_SECONDS') ?? base.heartbeatMs,
+    queueIdleMs: seconds('CHAT_QUEUE_IDLE_SECONDS') ?? base.queueIdleMs,
+    snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS') ?? base.snapshotIntervalMs,
+    rateLimit: rateLimit(env.CHAT_RATE_LIMIT, base.rateLimit),
+    smtpUrl: env.CHAT_SMTP_URL || null,
+    ownerEmail: env.CHAT_OWNER_EMAIL || base.ownerEmail,
+    ownerPassword: env.CHAT_OWNER_PASSWORD || null,
+    waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
+  };
+}
+
+/** "200/60" (requests per seconds) or "off". */
+function rateLimit(text: string | undefined, fallback: Config['rateLimit']): Config['rateLimit'] {
+  if (text === undefined) return fallback;
+  if (text === 'off') return null;
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  if (!match) throw new ConfigError(`CHAT_RATE_LIMIT must be like 200/60 or off, not '${text}'`);
+  return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
+}
+
+export class ConfigError extends Error {}
+
+function integer(name: string, text: string): number {
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number, not '${text}'`);
+  return Number(text);
+}
+
+function number(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, not '${text}'`);
+  return value;
+}

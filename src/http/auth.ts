@@ -1,0 +1,54 @@
+import { timingSafeEqual } from 'node:crypto';
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { isWellFormedApiKey } from '../../actors/ids.ts';
+import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
+import type { Runtime } from '../../actors/runtime.ts';
+
+const unauthorized = (code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
+  new ChatError(code, message, 401, {}, headers);
+
+/**
+ * The realm a request is for: a subdomain of the external host names a realm; the bare host (or an
+ * address that is not under the external host, like 127.0.0.1) is the default realm, string id ''.
+ */
+export function realmForHost(runtime: Runtime, host: string, externalHostname: string): RealmState {
+  const hostname = host.replace(/:\d+$/, '').toLowerCase();
+  const suffix = `.${externalHostname}`;
+  const subdomain = hostname.endsWith(suffix) ? hostname.slice(0, -suffix.length) : '';
+  const realm = runtime.realmByStringId(subdomain);
+  if (!realm) {
+    throw new ChatError(ErrorCode.NONEXISTENT_SUBDOMAIN, 'There is no organization hosted at this subdomain.', 404);
+  }
+  return realm;
+}
+
+/** HTTP Basic `email:api_key`, with the original server's error for each way it can fail. */
+export function authenticate(realm: RealmState, header: string): UserProfile {
+  const match = /^Basic\s+(.+)$/i.exec(header.trim());
+  if (!match) {
+    throw unauthorized(ErrorCode.UNAUTHORIZED, 'Missing authorization header for basic auth', {
+      'WWW-Authenticate': 'Basic realm="zulip"',
+    });
+  }
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw unauthorized(ErrorCode.UNAUTHORIZED, 'Invalid authorization header for basic auth');
+  const email = decoded.slice(0, colon);
+  const key = decoded.slice(colon + 1);
+  if (!isWellFormedApiKey(key)) throw unauthorized(ErrorCode.INVALID_API_KEY, 'Malformed API key');
+  const user = findUserByEmail(realm, email);
+  if (!user || !sameKey(user.apiKey, key)) throw unauthorized(ErrorCode.INVALID_API_KEY, 'Invalid API key');
+  requireActive(realm, user);
+  return user;
+}
+
+export function requireActive(realm: RealmState, user: UserProfile): void {
+  if (realm.deactivated) throw unauthorized(ErrorCode.REALM_DEACTIVATED, 'This organization has been deactivated');
+  if (!user.isActive) throw unauthorized(ErrorCode.USER_DEACTIVATED, 'Account is deactivated');
+}
+
+function sameKey(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,63 @@
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import type { UserProfile } from '../../actors/realm/state.ts';
+import type { Route, RouteContext } from '../routes/route.ts';
+import type { AppServices } from '../services.ts';
+import { authenticate, realmForHost } from './auth.ts';
+import { errorResponse, successResponse } from './envelope.ts';
+import { readForm } from './form.ts';
+import { readParams } from './params.ts';
+import type { ApiRequest, ApiResponse } from './request.ts';
+import { Router } from './router.ts';
+
+export const API_PREFIX = '/api/v1';
+
+export type Dispatch = (request: ApiRequest) => Promise<ApiResponse>;
+
+/**
+ * The whole request pipeline without the socket: route, realm, credentials, rate limit, parameters,
+ * handler, envelope. The uWS front end calls it, and so can a test.
+ */
+export function createDispatch(services: AppServices, routes: readonly Route[]): Dispatch {
+  const router = new Router(routes);
+
+  return async (request) => {
+    try {
+      if (!request.path.startsWith(`${API_PREFIX}/`)) throw notFound();
+      const match = router.match(request.method, request.path.slice(API_PREFIX.length));
+      if (match.kind === 'not-found') throw notFound();
+      if (match.kind === 'method-not-allowed') {
+        throw new ChatError(ErrorCode.BAD_REQUEST, 'Method Not Allowed', 405, {}, { Allow: match.allowed.join(', ') });
+      }
+      const route = match.route;
+      const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
+      let user: UserProfile | null = null;
+      if (route.auth === 'user') {
+        user = authenticate(realm, request.authorization);
+        if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+      }
+      const values = await readForm(request.query, request.contentType, request.body);
+      for (const [name, value] of match.pathParams) values.set(name, value);
+      const { params, ignored } = readParams(route.params, values);
+      const context: RouteContext<'public'> = { services, realm, user, request };
+      const result = await route.handle(context as RouteContext<never>, params as never);
+      return successResponse(result, ignored);
+    } catch (error) {
+      if (error instanceof ChatError) return errorResponse(error);
+      services.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
+      return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
+    }
+  };
+}
+
+const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
+
+function checkRateLimit(services: AppServices, key: string): void {
+  const decision = services.apiLimiter?.hit(key);
+  if (!decision || decision.allowed) return;
+  const retryAfter = Math.ceil(decision.retryAfter * 1000) / 1000;
+  throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'API usage exceeded rate limit', 429, { 'retry-after': retryAfter }, {
+    'Retry-After': String(Math.ceil(decision.retryAfter)),
+    'X-RateLimit-Limit': String(services.apiLimiter!.limit),
+    'X-RateLimit-Remaining': '0',
+  });
+}

@@ -1,0 +1,31 @@
+import { ChatError } from '../../actors/errors.ts';
+import type { ApiResponse } from './request.ts';
+
+const JSON_HEADERS = { 'Content-Type': 'application/json' };
+
+/** A handler result whose fields are already JSON text (e.g. a queue's events, serialized once). */
+export class RawFields {
+  constructor(readonly json: string) {}
+}
+
+export type HandlerResult = Record<string, unknown> | RawFields;
+
+/** The success envelope: result, msg, the operation's fields, and the parameters that were ignored. */
+export function successResponse(result: HandlerResult, ignored: readonly string[]): ApiResponse {
+  let body: string;
+  if (result instanceof RawFields) {
+    body = `{"result":"success","msg":"",${result.json}`;
+    body += ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
+  } else {
+    const envelope: Record<string, unknown> = { result: 'success', msg: '', ...result };
+    if (ignored.length) envelope.ignored_parameters_unsupported = ignored;
+    body = JSON.stringify(envelope);
+  }
+  return { status: 200, headers: JSON_HEADERS, body };
+}
+
+/** The error envelope, the one place a ChatError becomes a response. */
+export function errorResponse(error: ChatError): ApiResponse {
+  const body = JSON.stringify({ result: 'error', msg: error.message, code: error.code, ...error.extra });
+  return { status: error.status, headers: { ...JSON_HEADERS, ...error.headers }, body };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+
+/**
+ * Declares one request parameter: how its form text becomes a typed value (the wire conventions: plain
+ * text, integers and booleans as text, lists and objects as JSON text) and the zod schema the value must
+ * then satisfy. A route declares its parameters once, as a record of these.
+ */
+export class Param<T, Optional extends boolean = false> {
+  private constructor(
+    private readonly convert: (raw: string, name: string) => unknown,
+    private readonly schema: z.ZodType<T>,
+    readonly isOptional: Optional,
+    readonly fallback: T | undefined,
+  ) {}
+
+  static of<T>(convert: (raw: string, name: string) => unknown, schema: z.ZodType<T>): Param<T> {
+    return new Param(convert, schema, false, undefined);
+  }
+
+  /** May be absent; then the handler sees undefined. */
+  optional(): Param<T, true> {
+    return new Param(this.convert, this.schema, true, undefined);
+  }
+
+  /** May be absent; then the handler sees this value. */
+  default(value: T): Param<T> {
+    return new Param(this.convert, this.schema, false, value);
+  }
+
+  read(raw: string | undefined, name: string): T | undefined {
+    if (raw === undefined) {
+      if (this.fallback !== undefined || this.isOptional) return this.fallback;
+      throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, `Missing '${name}' argument`, 400, { var_name: name });
+    }
+    const result = this.schema.safeParse(this.convert(raw, name));
+    if (!result.success) throw badRequest(describeIssue(name, result.error.issues[0]));
+    return result.data;
+  }
+}
+
+function describeIssue(name: string, issue: z.core.$ZodIssue | undefined): string {
+  if (!issue) return `Invalid ${name}`;
+  const where = issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `[${JSON.stringify(String(part))}]`)).join('');
+  return where ? `${name}${where}: ${issue.message}` : `Invalid ${name}: ${issue.message}`;
+}
+
+const asText = (raw: string) => raw;
+
+function asInteger(raw: string, name: string): number {
+  const text = raw.trim();
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw badRequest(`${name} is not an integer`);
+  return Number(text);
+}
+
+function asBoolean(raw: string, name: string): boolean {
+  const text = raw.trim().toLowerCase();
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw badRequest(`${name} is not a boolean`);
+}
+
+function asJson(raw: string, name: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw badRequest(`"${name}" is not valid JSON.`);
+  }
+}
+
+/** The parameter kinds of the API. */
+export const p = {
+  string: <T extends string = string>(schema: z.ZodType<T> = z.string() as unknown as z.ZodType<T>) => Param.of(asText, schema),
+  int: <T extends number = number>(schema: z.ZodType<T> = z.number() as unknown as z.ZodType<T>) => Param.of(asInteger, schema),
+  bool: () => Param.of(asBoolean, z.boolean()),
+  json: <T>(schema: z.ZodType<T>) => Param.of(asJson, schema),
+};
+
+export type ParamSpec = Record<string, Param<unknown, boolean>>;
+
+export type ParamsOf<S extends ParamSpec> = {
+  [K in keyof S]: S[K] extends Param<infer T, infer O> ? (O extends true ? T | undefined : T) : never;
+};
+
+/**
+ * Reads every declared parameter from the request's values; returns the typed values and the names of
+ * parameters the request sent that the route does not know (for `ignored_parameters_unsupported`).
+ */
+export function readParams<S extends ParamSpec>(
+  spec: S,
+  values: Map<string, string>,
+): { params: ParamsOf<S>; ignored: string[] } {
+  const params: Record<string, unknown> = {};
+  for (const [name, param] of Object.entries(spec)) params[name] = param.read(values.get(name), name);
+  const ignored: string[] = [];
+  for (const name of values.keys()) if (!(name in spec)) ignored.push(name);
+  return { params: params as ParamsOf<S>, ignored };
+}

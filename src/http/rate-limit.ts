@@ -1,0 +1,60 @@
+export interface RateDecision {
+  allowed: boolean;
+  remaining: number;
+  /** seconds until a request is allowed again */
+  retryAfter: number;
+}
+
+/**
+ * A token bucket per key: `limit` requests per `windowSeconds`, refilled continuously. One bucket is two
+ * numbers, so a realm of many users costs little; idle buckets are dropped when full again.
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly perMs: number;
+
+  constructor(
+    readonly limit: number,
+    readonly windowSeconds: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.perMs = limit / (windowSeconds * 1000);
+  }
+
+  /** Looks without spending: is a request allowed now? */
+  peek(key: string): RateDecision {
+    return this.decide(this.refill(key).tokens);
+  }
+
+  /** Spends one request if allowed. */
+  hit(key: string): RateDecision {
+    const bucket = this.refill(key);
+    const decision = this.decide(bucket.tokens);
+    if (decision.allowed) {
+      bucket.tokens -= 1;
+      decision.remaining = Math.floor(bucket.tokens);
+    }
+    return decision;
+  }
+
+  private refill(key: string) {
+    const now = this.now();
+    let bucket = this.buckets.get(key);
+    if (!bucket) this.buckets.set(key, (bucket = { tokens: this.limit, at: now }));
+    bucket.tokens = Math.min(this.limit, bucket.tokens + (now - bucket.at) * this.perMs);
+    bucket.at = now;
+    if (this.buckets.size > 10_000) this.dropFull(now);
+    return bucket;
+  }
+
+  private decide(tokens: number): RateDecision {
+    if (tokens >= 1) return { allowed: true, remaining: Math.floor(tokens) - 1, retryAfter: 0 };
+    return { allowed: false, remaining: 0, retryAfter: (1 - tokens) / this.perMs / 1000 };
+  }
+
+  private dropFull(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + (now - bucket.at) * this.perMs >= this.limit) this.buckets.delete(key);
+    }
+  }
+}

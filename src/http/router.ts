@@ -1,0 +1,76 @@
+import type { Method, Route } from '../routes/route.ts';
+
+interface Node {
+  statics: Map<string, Node>;
+  param: { name: string; node: Node } | null;
+  routes: Map<string, Route>;
+}
+
+const newNode = (): Node => ({ statics: new Map(), param: null, routes: new Map() });
+
+export type Match =
+  | { kind: 'found'; route: Route; pathParams: Map<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+/** A path trie over the route table: static segments win over parameters, as in /users/me vs /users/{id}. */
+export class Router {
+  private readonly root = newNode();
+
+  constructor(routes: readonly Route[]) {
+    for (const route of routes) this.add(route);
+  }
+
+  private add(route: Route): void {
+    let node = this.root;
+    for (const segment of split(route.path)) {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (param) {
+        node.param ??= { name: param[1]!, node: newNode() };
+        if (node.param.name !== param[1]) throw new Error(`route ${route.path}: parameter name differs from a sibling's`);
+        node = node.param.node;
+      } else {
+        let next = node.statics.get(segment);
+        if (!next) node.statics.set(segment, (next = newNode()));
+        node = next;
+      }
+    }
+    if (node.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    node.routes.set(route.method, route);
+  }
+
+  match(method: Method | string, path: string): Match {
+    const pathParams = new Map<string, string>();
+    const node = find(this.root, split(path), 0, pathParams);
+    if (!node || node.routes.size === 0) return { kind: 'not-found' };
+    const route = node.routes.get(method) ?? (method === 'HEAD' ? node.routes.get('GET') : undefined);
+    if (!route) return { kind: 'method-not-allowed', allowed: [...node.routes.keys()] };
+    return { kind: 'found', route, pathParams };
+  }
+}
+
+function find(node: Node, segments: string[], index: number, params: Map<string, string>): Node | null {
+  if (index === segments.length) return node;
+  const segment = segments[index]!;
+  const byName = node.statics.get(segment);
+  if (byName) {
+    const found = find(byName, segments, index + 1, params);
+    if (found && found.routes.size > 0) return found;
+  }
+  if (node.param) {
+    let value: string;
+    try {
+      value = decodeURIComponent(segment);
+    } catch {
+      return null;
+    }
+    const found = find(node.param.node, segments, index + 1, params);
+    if (found && found.routes.size > 0) {
+      params.set(node.param.name, value);
+      return found;
+    }
+  }
+  return null;
+}
+
+const split = (path: string) => path.split('/').filter((segment) => segment.length > 0);

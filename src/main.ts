@@ -1,0 +1,81 @@
+#!/usr/bin/env -S node --import tsx
+import { parseArgs } from 'node:util';
+import { startServer } from './app.ts';
+import { configFrom, ConfigError, type Config } from './config.ts';
+import { createLogger } from './log.ts';
+import { claimDataDir } from './pidfile.ts';
+import { operatorCommands } from './operator.ts';
+
+const COMMON_OPTIONS = {
+  'data-dir': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const SERVE_HELP = `Usage: npm start -- [options]      (or: chat-server serve [options])
+
+Starts the chat server. Options win over the environment variables named beside them.
+  --host HOST           address to listen on (CHAT_HOST, default 127.0.0.1)
+  --port PORT           port to listen on, 0 for any free one (CHAT_PORT, default 9991)
+  --data-dir DIR        LMDB data directory (CHAT_DATA_DIR, default ./data in the repository)
+  --external-url URL    how clients reach the server (CHAT_EXTERNAL_URL, default http://HOST:PORT)
+  --log-level LEVEL     trace, debug, info, warn, error (CHAT_LOG_LEVEL, default info)
+  -h, --help            this text`;
+
+const MAIN_HELP = `Usage: chat-server COMMAND [options]
+
+Commands:
+  serve          start the server (the default)
+${Object.entries(operatorCommands).map(([name, command]) => `  ${name.padEnd(14)} ${command.summary}`).join('\n')}
+
+Run any command with --help for its options.`;
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...COMMON_OPTIONS, host: { type: 'string' }, port: { type: 'string' }, 'external-url': { type: 'string' } },
+  });
+  if (values.help) return void console.log(SERVE_HELP);
+  const config = configFrom(values, process.env);
+  const log = createLogger(config.logLevel);
+  const release = claimDataDir(config.dataDir);
+  const server = await startServer(config, log);
+  console.log(`Listening on ${server.url} (external URL ${server.externalUrl})`);
+  const shutdown = async (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    try {
+      await server.stop();
+    } finally {
+      release();
+      process.exit(0);
+    }
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first.startsWith('-')) {
+    if (first === '--help' || first === '-h') return void console.log(MAIN_HELP);
+    return serve(argv);
+  }
+  if (first === 'serve') return serve(rest);
+  if (first === 'help') return void console.log(MAIN_HELP);
+  const command = operatorCommands[first];
+  if (!command) throw new ConfigError(`unknown command '${first}'\n\n${MAIN_HELP}`);
+  const { values } = parseArgs({ args: rest, options: { ...COMMON_OPTIONS, ...command.options } });
+  if ((values as { help?: boolean }).help) return void console.log(command.help);
+  const config: Config = configFrom(values, process.env);
+  const release = claimDataDir(config.dataDir);
+  try {
+    await command.run(config, values as Record<string, string | boolean | undefined>);
+  } finally {
+    release();
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,132 @@
+import type { ParseArgsConfig } from 'node:util';
+import { z } from 'zod';
+import { ChatError } from '../actors/errors.ts';
+import { Role, ROLE_VALUES } from '../actors/realm/state.ts';
+import { Runtime } from '../actors/runtime.ts';
+import { Store } from '../snapshots/store.ts';
+import { ConfigError, type Config } from './config.ts';
+import { hashPassword, passwordWeakness } from './passwords.ts';
+
+export interface OperatorCommand {
+  summary: string;
+  help: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(config: Config, values: Record<string, string | boolean | undefined>): Promise<void>;
+}
+
+/**
+ * Runs an operator command against a data directory the server is not using (the caller holds the
+ * directory's pid lock): recover, decide and commit through the same actors, snapshot, close.
+ */
+async function withRuntime<T>(config: Config, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const store = new Store(config.dataDir, { waitForFlush: true });
+  try {
+    const runtime = new Runtime(store, {
+      clock: { now: Date.now },
+      queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },
+    });
+    runtime.recover();
+    const result = await work(runtime);
+    await runtime.snapshot();
+    return result;
+  } catch (error) {
+    if (error instanceof ChatError) throw new ConfigError(error.message);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new ConfigError(`--${name} is required (see --help)`);
+  return value.trim();
+}
+
+async function checkedPasswordHash(password: string, inputs: string[]): Promise<string> {
+  const weakness = await passwordWeakness(password, inputs);
+  if (weakness) throw new ConfigError(weakness);
+  return hashPassword(password);
+}
+
+const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data); the server must not be running on it`;
+
+const roles = Object.keys(Role) as (keyof typeof Role)[];
+
+export const operatorCommands: Record<string, OperatorCommand> = {
+  'create-realm': {
+    summary: 'create an organization with its owner',
+    help: `Usage: chat-server create-realm --subdomain SUB --name NAME --owner-email EMAIL --owner-password PASSWORD
+
+Creates an organization served at SUB.<external host> ('' for the bare host) and its owner account.
+  --subdomain SUB       lower-case letters, digits and dashes
+  --name NAME           the organization's name
+  --owner-email EMAIL   the owner's email (login)
+  --owner-password PW   the owner's password
+${DATA_DIR_HELP}`,
+    options: {
+      subdomain: { type: 'string' },
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      'owner-password': { type: 'string' },
+    },
+    async run(config, values) {
+      const subdomain = typeof values.subdomain === 'string' ? values.subdomain.trim().toLowerCase() : '';
+      if (!/^([a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/.test(subdomain)) throw new ConfigError(`invalid subdomain '${subdomain}'`);
+      const name = required(values, 'name');
+      const email = parseEmail(required(values, 'owner-email'));
+      const passwordHash = await checkedPasswordHash(required(values, 'owner-password'), [email, name]);
+      await withRuntime(config, async (runtime) => {
+        const realm = await runtime.createRealm(subdomain, name);
+        await runtime.execute(realm.realmId, {
+          type: 'user.create', caller: { kind: 'operator' }, email, fullName: 'Owner', passwordHash, role: Role.owner, canCreateUsers: true,
+        });
+        console.log(`Created organization "${name}" (subdomain '${subdomain}') with owner ${email}.`);
+      });
+    },
+  },
+  'create-user': {
+    summary: 'create a user in an organization',
+    help: `Usage: chat-server create-user --email EMAIL --full-name NAME --password PASSWORD [--role ROLE] [--subdomain SUB]
+
+  --email EMAIL         the user's email (login)
+  --full-name NAME      display name
+  --password PW         password
+  --role ROLE           ${roles.join(', ')} (default member)
+  --subdomain SUB       the organization (default: the one on the bare host)
+  --can-create-users    may create users through the API (administrators only)
+${DATA_DIR_HELP}`,
+    options: {
+      email: { type: 'string' },
+      'full-name': { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
+      subdomain: { type: 'string' },
+      'can-create-users': { type: 'boolean' },
+    },
+    async run(config, values) {
+      const email = parseEmail(required(values, 'email'));
+      const fullName = required(values, 'full-name');
+      const roleName = (typeof values.role === 'string' ? values.role : 'member') as keyof typeof Role;
+      const role = Role[roleName];
+      if (!ROLE_VALUES.includes(role)) throw new ConfigError(`--role must be one of ${roles.join(', ')}`);
+      const passwordHash = await checkedPasswordHash(required(values, 'password'), [email, fullName]);
+      const subdomain = typeof values.subdomain === 'string' ? values.subdomain : '';
+      await withRuntime(config, async (runtime) => {
+        const realm = runtime.realmByStringId(subdomain);
+        if (!realm) throw new ConfigError(`no organization with subdomain '${subdomain}'`);
+        const [change] = await runtime.execute(realm.realmId, {
+          type: 'user.create', caller: { kind: 'operator' }, email, fullName, passwordHash, role,
+          canCreateUsers: values['can-create-users'] === true,
+        });
+        if (change?.type === 'user.created') console.log(`Created user ${email} (id ${change.user.userId}, ${roleName}).`);
+      });
+    },
+  },
+};
+
+function parseEmail(text: string): string {
+  const result = z.email().safeParse(text);
+  if (!result.success) throw new ConfigError(`invalid email '${text}'`);
+  return result.data;
+}

@@ -1,0 +1,81 @@
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { findUserByEmail } from '../../actors/realm/state.ts';
+import { requireActive } from '../http/auth.ts';
+import { p } from '../http/params.ts';
+import { verifyPassword } from '../passwords.ts';
+import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
+import { route } from './route.ts';
+
+const loginFailed = () =>
+  new ChatError(ErrorCode.AUTHENTICATION_FAILED, 'Your username or password is incorrect', 401);
+
+export const authRoutes = [
+  route({
+    method: 'POST',
+    path: '/fetch_api_key',
+    auth: 'public',
+    params: { username: p.string(), password: p.string() },
+    async handle({ services, realm }, { username, password }) {
+      const limitKey = `${realm.realmId}:${username.toLowerCase()}`;
+      const allowance = services.loginLimiter.peek(limitKey);
+      if (!allowance.allowed) {
+        const retryAfter = Math.ceil(allowance.retryAfter);
+        throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'Too many failed login attempts; try again later', 429,
+          { 'retry-after': retryAfter }, { 'Retry-After': String(retryAfter) });
+      }
+      const user = findUserByEmail(realm, username);
+      // Verify even for an unknown account, so the answer's timing does not tell which accounts exist.
+      const valid = await verifyPassword(password, user?.passwordHash ?? null);
+      if (!user || !valid) {
+        services.loginLimiter.hit(limitKey);
+        throw loginFailed();
+      }
+      requireActive(realm, user);
+      return { api_key: user.apiKey, email: user.email, user_id: user.userId };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/users/me/api_key/regenerate',
+    auth: 'user',
+    params: {},
+    async handle({ services, realm, user }) {
+      const [change] = await services.runtime.execute(realm.realmId, {
+        type: 'user.regenerate_api_key',
+        caller: { kind: 'user', userId: user.userId },
+        userId: user.userId,
+      });
+      return { api_key: change?.type === 'user.api_key_changed' ? change.apiKey : user.apiKey };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/server_settings',
+    auth: 'public',
+    params: {},
+    handle({ services, realm }) {
+      const url = services.realmUrl(realm);
+      return {
+        authentication_methods: {
+          password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false,
+          gitlab: false, apple: false, google: false, saml: false, 'openid connect': false,
+        },
+        external_authentication_methods: [],
+        svc_feature_level: FEATURE_LEVEL,
+        svc_version: VERSION,
+        svc_merge_base: MERGE_BASE,
+        push_notifications_enabled: false,
+        is_incompatible: false,
+        email_auth_enabled: true,
+        require_email_format_usernames: true,
+        realm_url: url,
+        realm_uri: url,
+        realm_name: realm.name,
+        realm_description: realm.description,
+        realm_web_public_access_enabled: false,
+      };
+    },
+  }),
+];

@@ -1,0 +1,33 @@
+import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
+import type { AppServices } from '../services.ts';
+import type { HandlerResult } from '../http/envelope.ts';
+import type { ParamSpec, ParamsOf } from '../http/params.ts';
+import type { ApiRequest } from '../http/request.ts';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** 'user': HTTP Basic credentials required; 'public': none needed (the caller may still send them). */
+export type AuthMode = 'user' | 'public';
+
+export interface RouteContext<A extends AuthMode> {
+  services: AppServices;
+  realm: RealmState;
+  user: A extends 'user' ? UserProfile : UserProfile | null;
+  request: ApiRequest;
+}
+
+export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = AuthMode> {
+  method: Method;
+  /** relative to /api/v1, with {name} for path parameters */
+  path: string;
+  auth: A;
+  params: S;
+  /** long-polls are not counted against the per-user rate limit */
+  rateLimited?: boolean;
+  handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | HandlerResult;
+}
+
+/** Declares a route, keeping its parameter types for the handler. */
+export function route<S extends ParamSpec, A extends AuthMode>(definition: Route<S, A>): Route {
+  return definition as unknown as Route;
+}

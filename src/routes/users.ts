@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { findUserByEmail, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
+import { personView } from '../../actors/realm/views.ts';
+import { p } from '../http/params.ts';
+import { hashPassword, passwordWeakness } from '../passwords.ts';
+import { route } from './route.ts';
+
+// The original's limits on display names.
+const fullName = z
+  .string()
+  .transform((name) => name.trim())
+  .pipe(
+    z
+      .string()
+      .min(1, 'Name too short!')
+      .max(100, 'Name too long!')
+      .regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'),
+  );
+const email = z.string().trim().pipe(z.email('Invalid email address'));
+const role = z.literal(ROLE_VALUES as [Role, ...Role[]], { error: 'Invalid role' });
+const userId = p.int(z.number().int().positive());
+
+/** A user by id or by email, visible to the caller: deactivated users are included, as in the original. */
+function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
+  const user = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
+  if (!user) throw badRequest('No such user');
+  return user;
+}
+
+const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
+
+export const userRoutes = [
+  route({
+    method: 'GET',
+    path: '/users',
+    auth: 'user',
+    params: {
+      client_extavatar: p.bool().default(true),
+      include_custom_profile_fields: p.bool().default(false),
+      user_ids: p.json(z.array(z.number().int())).optional(),
+    },
+    handle({ realm }, params) {
+      const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
+      const members = [];
+      for (const user of users) if (user) members.push(personView(user, params.client_extavatar));
+      return { members };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/me',
+    auth: 'user',
+    params: {},
+    handle({ user }) {
+      return { ...personView(user, false) };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/{user_id}',
+    auth: 'user',
+    params: {
+      user_id: p.string(),
+      client_extavatar: p.bool().default(true),
+      include_custom_profile_fields: p.bool().default(false),
+    },
+    handle({ realm }, params) {
+      return { user: personView(lookUp(realm, params.user_id), params.client_extavatar) };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/users',
+    auth: 'user',
+    params: { email: p.string(email), password: p.string(), full_name: p.string(fullName) },
+    async handle({ services, realm, user }, params) {
+      const weakness = await passwordWeakness(params.password, [params.email, params.full_name]);
+      if (weakness) throw badRequest(weakness);
+      const [change] = await services.runtime.execute(realm.realmId, {
+        type: 'user.create',
+        caller: caller(user),
+        email: params.email,
+        fullName: params.full_name,
+        passwordHash: await hashPassword(params.password),
+      });
+      return { user_id: change?.type === 'user.created' ? change.user.userId : null };
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/users/{user_id}',
+    auth: 'user',
+    params: { user_id: userId, deactivation_notification_comment: p.string().optional() },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.execute(realm.realmId, { type: 'user.deactivate', caller: caller(user), userId: params.user_id });
+      const comment = params.deactivation_notification_comment;
+      if (comment !== undefined) {
+        const target = realm.users.get(params.user_id)!;
+        const note = comment.trim() ? `\n\nA note from ${user.fullName}:\n\n${comment}` : '';
+        await services.mailer.send({
+          to: target.email,
+          subject: `Your account in ${realm.name} has been deactivated`,
+          text: `Hello ${target.fullName},\n\n${user.fullName} has deactivated your account in ${realm.name} (${services.realmUrl(realm)}).${note}\n`,
+        });
+      }
+      return {};
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/users/{user_id}/reactivate',
+    auth: 'user',
+    params: { user_id: userId },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.execute(realm.realmId, { type: 'user.reactivate', caller: caller(user), userId: params.user_id });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'PATCH',
+    path: '/users/{user_id}',
+    auth: 'user',
+    params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional() },
+    async handle({ services, realm, user }, params) {
+      const target = lookUp(realm, params.user_id);
+      await services.runtime.execute(realm.realmId, {
+        type: 'user.update',
+        caller: caller(user),
+        userId: target.userId,
+        ...(params.full_name !== undefined && { fullName: params.full_name }),
+        ...(params.role !== undefined && { role: params.role }),
+      });
+      return {};
+    },
+  }),
+];

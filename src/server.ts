@@ -1,0 +1,143 @@
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { uWS } from './uws-native.ts';
+import type { Dispatch } from './http/dispatch.ts';
+import type { ApiRequest, ApiResponse } from './http/request.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export interface HttpServer {
+  port: number;
+  /** stop accepting connections; resolves when the requests in flight have been answered */
+  drain(): Promise<void>;
+}
+
+/**
+ * The thin uWS front end: copy what the request says synchronously (uWS request objects die with the
+ * handler), register onAborted before any asynchronous step, read the body with a size cap, hand plain
+ * data to dispatch, and write the answer corked.
+ */
+export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBytes: number): Promise<HttpServer> {
+  const app: TemplatedApp = uWS.App();
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  let draining = false;
+
+  const finish = () => {
+    inFlight--;
+    if (draining && inFlight === 0) drained?.();
+  };
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const controller = new AbortController();
+    let done = false;
+    res.onAborted(() => {
+      done = true;
+      controller.abort();
+    });
+    if (draining) {
+      done = true;
+      write(res, { status: 503, headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: '{"result":"error","msg":"Server is shutting down","code":"BAD_REQUEST"}' });
+      return;
+    }
+    inFlight++;
+    const request: ApiRequest = {
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      host: req.getHeader('host'),
+      authorization: req.getHeader('authorization'),
+      contentType: req.getHeader('content-type'),
+      body: EMPTY,
+      signal: controller.signal,
+    };
+    const respond = (response: ApiResponse) => {
+      if (!done) {
+        done = true;
+        res.cork(() => write(res, response));
+      }
+      finish();
+    };
+    const run = () => dispatch(request).then(respond, () => respond(INTERNAL_ERROR));
+
+    const declared = Number(req.getHeader('content-length') || 0);
+    if (declared > maxBodyBytes) {
+      respond(tooLarge(maxBodyBytes));
+      return;
+    }
+    if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
+      run();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > maxBodyBytes) {
+        respond(tooLarge(maxBodyBytes));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        run();
+      }
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token: us_listen_socket | false) => {
+      if (!token) {
+        reject(new Error(`cannot listen on ${host}:${port}`));
+        return;
+      }
+      resolve({
+        port: uWS.us_socket_local_port(token),
+        drain() {
+          draining = true;
+          uWS.us_listen_socket_close(token);
+          if (inFlight === 0) return Promise.resolve();
+          return new Promise<void>((done) => (drained = done));
+        },
+      });
+    });
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+const INTERNAL_ERROR: ApiResponse = {
+  status: 500,
+  headers: { 'Content-Type': 'application/json' },
+  body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
+};
+
+function tooLarge(limit: number): ApiResponse {
+  return {
+    status: 413,
+    headers: { 'Content-Type': 'application/json', Connection: 'close' },
+    body: JSON.stringify({ result: 'error', msg: `Request body too large (limit ${limit} bytes)`, code: 'BAD_REQUEST' }),
+  };
+}
+
+function write(res: HttpResponse, response: ApiResponse): void {
+  res.writeStatus(STATUS_TEXT[response.status] ?? String(response.status));
+  let close = false;
+  for (const [name, value] of Object.entries(response.headers)) {
+    // uWS writes the Connection header itself; it closes the connection when asked through end().
+    if (name === 'Connection') close = value === 'close';
+    else res.writeHeader(name, value);
+  }
+  res.end(response.body, close);
+}

@@ -1,0 +1,21 @@
+import type { Runtime } from '../actors/runtime.ts';
+import type { RealmState } from '../actors/realm/state.ts';
+import type { Config } from './config.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { Logger } from './log.ts';
+import type { Mailer } from './mail.ts';
+
+/** What route handlers may use: the actors, the config, and the front end's own helpers. */
+export interface AppServices {
+  runtime: Runtime;
+  config: Config;
+  log: Logger;
+  mailer: Mailer;
+  apiLimiter: RateLimiter | null;
+  loginLimiter: RateLimiter;
+  /** process start, UNIX seconds: `server_generation` */
+  generation: number;
+  /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */
+  externalUrl: URL;
+  realmUrl(realm: RealmState): string;
+}
