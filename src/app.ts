@@ -25,7 +25,12 @@ export interface RunningServer {
 }
 
 /** Opens the data directory, recovers the actors, makes the default organization if needed, and listens. */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+  /** where the first-start facts for the operator go (the owner's password, the zuliprc path) */
+  announce: (line: string) => void = console.log,
+): Promise<RunningServer> {
   const binary = uwsBinary();
   if (!binary.native) log.warn('uWebSockets.js native binary not loaded: running on the slow pure-JS fallback');
 
@@ -54,7 +59,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const dispatch = createDispatch(services, allRoutes);
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes);
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
-  const zuliprc = await bootstrap(services);
+  const zuliprc = await bootstrap(services, announce);
   runtime.queues.startSweeping();
   const snapshots = startSnapshotting(runtime, store, config, log);
   log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');

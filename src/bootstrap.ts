@@ -12,11 +12,11 @@ export const DEFAULT_REALM_NAME = 'Chat';
  * First start on an empty data directory: create the default organization (on the bare host) with an
  * owner account, and write a client configuration in the zuliprc format for it. Returns that file's path.
  */
-export async function bootstrap(services: AppServices): Promise<string> {
+export async function bootstrap(services: AppServices, announce: (line: string) => void): Promise<string> {
   const { runtime, config, log } = services;
   const zuliprc = join(config.dataDir, 'zuliprc');
   if (runtime.realms.size > 0) {
-    if (existsSync(zuliprc)) console.log(`Client configuration (zuliprc): ${zuliprc}`);
+    if (existsSync(zuliprc)) announce(`Client configuration (zuliprc): ${zuliprc}`);
     return zuliprc;
   }
   const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
@@ -33,9 +33,9 @@ export async function bootstrap(services: AppServices): Promise<string> {
   if (change?.type !== 'user.created') throw new Error('could not create the owner account');
   await writeZuliprc(zuliprc, change.user.email, change.user.apiKey, services.realmUrl(realm));
   log.info({ realm: realm.name, owner: change.user.email }, 'created the default organization');
-  console.log(`Created organization "${realm.name}" with owner ${change.user.email}.`);
-  if (!config.ownerPassword) console.log(`Owner password (shown once): ${password}`);
-  console.log(`Client configuration (zuliprc): ${zuliprc}`);
+  announce(`Created organization "${realm.name}" with owner ${change.user.email}.`);
+  if (!config.ownerPassword) announce(`Owner password (shown once): ${password}`);
+  announce(`Client configuration (zuliprc): ${zuliprc}`);
   return zuliprc;
 }
 
