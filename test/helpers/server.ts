@@ -29,14 +29,14 @@ export function tempDir(prefix = 'chat-test-'): string {
 
 /** Reads the [api] section of a zuliprc file. */
 export function readZuliprc(path: string): Credentials & { site: string } {
-  const values = Object.fromEntries(
+  const values: Record<string, string> = Object.fromEntries(
     readFileSync(path, 'utf8')
       .split('\n')
       .map((line) => line.split('='))
       .filter((parts) => parts.length === 2)
       .map(([key, value]) => [key!.trim(), value!.trim()]),
   );
-  return { email: values.email, key: values.key, site: values.site };
+  return { email: values.email ?? '', key: values.key ?? '', site: values.site ?? '' };
 }
 
 /**
