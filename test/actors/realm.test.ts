@@ -1,0 +1,119 @@
+import { rmSync } from 'node:fs';
+import t from 'tap';
+import { ChatError } from '../../actors/errors.ts';
+import type { RealmCommand } from '../../actors/realm/commands.ts';
+import { decideRealm } from '../../actors/realm/decide.ts';
+import { Role, realmToRecord } from '../../actors/realm/state.ts';
+import { Runtime } from '../../actors/runtime.ts';
+import { Store } from '../../snapshots/store.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const operator = { kind: 'operator' } as const;
+let now = Date.UTC(2026, 0, 1);
+const clock = { now: () => now };
+const timings = { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 };
+
+function open(dir: string) {
+  const store = new Store(dir, { waitForFlush: false });
+  const runtime = new Runtime(store, { clock, queues: timings });
+  const recovered = runtime.recover();
+  return { store, runtime, recovered };
+}
+
+const user = (email: string, role: Role = Role.member): RealmCommand => ({
+  type: 'user.create', caller: operator, email, fullName: email.split('@')[0]!, passwordHash: null, role,
+});
+
+/** A realm's history: the same steps whichever way the runtime is later rebuilt. */
+async function history(runtime: Runtime, midway?: () => Promise<void>) {
+  const realm = await runtime.createRealm('', 'Test');
+  const id = realm.realmId;
+  await runtime.execute(id, user('owner@example.com', Role.owner));
+  await runtime.execute(id, user('ann@example.com'));
+  now += 1000;
+  await runtime.execute(id, user('bob@example.com', Role.administrator));
+  if (midway) await midway();
+  await runtime.execute(id, { type: 'user.deactivate', caller: { kind: 'user', userId: 1 }, userId: 2 });
+  await runtime.execute(id, { type: 'user.update', caller: { kind: 'user', userId: 1 }, userId: 3, fullName: 'Robert', role: Role.moderator });
+  await runtime.execute(id, { type: 'user.regenerate_api_key', caller: { kind: 'user', userId: 3 }, userId: 3 });
+  return id;
+}
+
+// Each way of rebuilding a realm must give the very same state: replay runs the same apply as live.
+t.test('a realm restored from snapshots, from the log, or from both equals the live one', async (t) => {
+  const ways: Record<string, (runtime: Runtime) => Promise<number>> = {
+    'log only': (runtime) => history(runtime),
+    'snapshot at the end': async (runtime) => {
+      const id = await history(runtime);
+      await runtime.snapshot();
+      return id;
+    },
+    'snapshot midway, log after': (runtime) => history(runtime, async () => void (await runtime.snapshot())),
+  };
+  for (const [way, build] of Object.entries(ways)) {
+    const dir = tempDir();
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const live = open(dir);
+    const realmId = await build(live.runtime);
+    const expected = realmToRecord(live.runtime.realmState(realmId));
+    const userStates = [...live.runtime.users.entries()].map(([key, actor]) => [key, actor.getSnapshot().value]);
+    await live.store.close();
+
+    const restored = open(dir);
+    t.same(realmToRecord(restored.runtime.realmState(realmId)), expected, `${way}: same realm state`);
+    t.same([...restored.runtime.users.entries()].map(([key, actor]) => [key, actor.getSnapshot().value]), userStates, `${way}: same user actors`);
+    t.equal(restored.runtime.realms.get(realmId)!.getSnapshot().value, 'ready', `${way}: realm is ready`);
+    t.equal(restored.runtime.userActor(realmId, 2)!.getSnapshot().value, 'deactivated', `${way}: deactivated user actor`);
+    t.equal(restored.runtime.logPosition, live.runtime.logPosition, `${way}: log position continues`);
+    if (way !== 'log only') t.ok(restored.recovered.snapshots > 0, `${way}: loaded snapshots`);
+    // The restored runtime keeps going: the next user gets the next id.
+    const [created] = await restored.runtime.execute(realmId, user('cy@example.com'));
+    t.equal(created?.type === 'user.created' && created.user.userId, 4, `${way}: ids continue`);
+    await restored.store.close();
+  }
+});
+
+t.test('a snapshot trims the log it covers', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { store, runtime } = open(dir);
+  await history(runtime);
+  t.ok(store.logCount() > 0, 'log has entries');
+  await runtime.snapshot();
+  t.equal(store.logCount(), 0, 'log trimmed');
+  t.equal(store.snapshotSeq(), runtime.logPosition, 'snapshot covers the whole log');
+  await store.close();
+});
+
+t.test('decide refuses what the rules forbid, and changes nothing', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { store, runtime } = open(dir);
+  const id = await history(runtime);
+  const state = runtime.realmState(id);
+  const before = JSON.stringify(realmToRecord(state));
+  const member = { kind: 'user', userId: 4 } as const;
+  await runtime.execute(id, user('member@example.com'));
+  const cases: [string, RealmCommand, RegExp][] = [
+    ['duplicate email', user('ANN@example.com'), /already in use/],
+    ['member creates user', { ...user('x@example.com'), caller: member } as RealmCommand, /administrator/],
+    ['admin without create-users permission', { ...user('x@example.com'), caller: { kind: 'user', userId: 3 } } as RealmCommand, /administrator|not authorized/],
+    ['only owner deactivated', { type: 'user.deactivate', caller: { kind: 'user', userId: 1 }, userId: 1 }, /only organization owner/],
+    ['already deactivated', { type: 'user.deactivate', caller: { kind: 'user', userId: 1 }, userId: 2 }, /already deactivated/],
+    ['reactivate active user', { type: 'user.reactivate', caller: { kind: 'user', userId: 1 }, userId: 3 }, /already active/],
+    ['unknown user', { type: 'user.update', caller: { kind: 'user', userId: 1 }, userId: 99, fullName: 'X' }, /No such user/],
+    ['only owner demoted', { type: 'user.update', caller: { kind: 'user', userId: 1 }, userId: 1, role: Role.member }, /only organization owner/],
+  ];
+  const afterMember = JSON.stringify(realmToRecord(state));
+  t.not(afterMember, before, 'the extra member was added');
+  for (const [name, command, message] of cases) {
+    t.throws(() => decideRealm(state, command, clock), { message }, name);
+    try {
+      decideRealm(state, command, clock);
+    } catch (error) {
+      t.ok(error instanceof ChatError, `${name}: a ChatError`);
+    }
+  }
+  t.equal(JSON.stringify(realmToRecord(state)), afterMember, 'state untouched by refused commands');
+  await store.close();
+});

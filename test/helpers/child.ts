@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiClient, readZuliprc, type Credentials } from './server.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ChildServer {
+  process: ChildProcess;
+  url: string;
+  owner: Credentials;
+  api: ApiClient;
+  output(): string;
+  /** resolves with the exit code or signal once the process has exited */
+  exited: Promise<number | string>;
+}
+
+/** Starts the server as its own process, exactly as `npm start` does, and waits until it listens. */
+export function startChild(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const check = () => {
+      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', check);
+      const rc = readZuliprc(join(dataDir, 'zuliprc'));
+      const owner = { email: rc.email, key: rc.key };
+      resolve({ process: child, url: match[1]!, owner, api: new ApiClient(match[1]!, owner), output: () => output, exited });
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before listening:\n${output}`));
+    });
+  });
+}
