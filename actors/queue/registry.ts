@@ -150,10 +150,12 @@ export class QueueRegistry {
       const held: HeldPoll = (json) => resolve(json);
       queue.held = held;
       signal?.addEventListener('abort', () => {
-        // The client went away: its events stay queued for the next poll.
+        // The client went away: its events stay queued for the next poll. The request still ends here,
+        // so the front end stops counting it as in flight (a graceful stop waits for those).
         if (queue.held !== held) return;
         queue.held = null;
         if (!queue.collected) queue.actor.send({ type: 'queue.release' });
+        resolve('[]');
       });
     });
   }

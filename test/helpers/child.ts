@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiClient, readZuliprc, type Credentials } from './server.ts';
@@ -33,7 +34,9 @@ export function startChild(dataDir: string, env: Record<string, string> = {}): P
       if (!match) return;
       clearTimeout(timer);
       child.stdout!.off('data', check);
-      const rc = readZuliprc(join(dataDir, 'zuliprc'));
+      // No zuliprc when the organization was made by an operator command rather than the first start.
+      const rcFile = join(dataDir, 'zuliprc');
+      const rc = existsSync(rcFile) ? readZuliprc(rcFile) : { email: '', key: '' };
       const owner = { email: rc.email, key: rc.key };
       resolve({ process: child, url: match[1]!, owner, api: new ApiClient(match[1]!, owner), output: () => output, exited });
     };

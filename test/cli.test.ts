@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { startChild } from './helpers/child.ts';
+import { tempDir } from './helpers/server.ts';
+
+const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+t.test('every command has --help', async (t) => {
+  for (const args of [['--help'], ['serve', '--help'], ['create-realm', '--help'], ['create-user', '--help']]) {
+    const result = await cli(...args);
+    t.equal(result.code, 0, `${args.join(' ')} exits 0`);
+    t.match(result.stdout, /Usage:/, `${args.join(' ')} prints usage`);
+  }
+  const unknown = await cli('no-such-command');
+  t.equal(unknown.code, 2, 'an unknown command is a usage error');
+  t.match(unknown.stderr, /unknown command/);
+});
+
+t.test('operator commands create an organization and users that can log in', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const realm = await cli('create-realm', '--data-dir', dataDir, '--subdomain', '', '--name', 'Ops Org',
+    '--owner-email', 'boss@ops.test', '--owner-password', 'boss-Long-passw0rd');
+  t.equal(realm.code, 0, realm.stderr);
+  const user = await cli('create-user', '--data-dir', dataDir, '--email', 'ann@ops.test', '--full-name', 'Ann',
+    '--password', 'ann-Long-passw0rd', '--role', 'moderator');
+  t.equal(user.code, 0, user.stderr);
+  t.match(user.stdout, /Created user ann@ops\.test \(id 2, moderator\)/);
+
+  const weak = await cli('create-user', '--data-dir', dataDir, '--email', 'weak@ops.test', '--full-name', 'W', '--password', 'abc');
+  t.equal(weak.code, 2, 'a weak password is refused');
+  const missing = await cli('create-user', '--data-dir', dataDir, '--full-name', 'X', '--password', 'x-Long-passw0rd');
+  t.match(missing.stderr, /--email is required/);
+  const duplicate = await cli('create-user', '--data-dir', dataDir, '--email', 'ann@ops.test', '--full-name', 'Ann', '--password', 'ann-Long-passw0rd');
+  t.match(duplicate.stderr, /already in use/);
+
+  const server = await startChild(dataDir);
+  t.teardown(async () => {
+    server.process.kill('SIGTERM');
+    await server.exited;
+  });
+  const login = await server.api.as(null).post('/fetch_api_key', { username: 'ann@ops.test', password: 'ann-Long-passw0rd' });
+  t.equal(login.status, 200, 'the user made by the CLI logs in');
+  const me = await server.api.as({ email: 'ann@ops.test', key: login.body.api_key }).get('/users/me');
+  t.equal(me.body.role, 300);
+  const settings = await server.api.as(null).get('/server_settings');
+  t.equal(settings.body.realm_name, 'Ops Org');
+
+  const busy = await cli('create-user', '--data-dir', dataDir, '--email', 'late@ops.test', '--full-name', 'Late', '--password', 'late-Long-passw0rd');
+  t.not(busy.code, 0, 'refused while the server owns the directory');
+  t.match(busy.stderr, /in use by process/);
+});
