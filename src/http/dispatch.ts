@@ -34,6 +34,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (route.auth === 'user') {
         user = authenticate(realm, request.authorization);
         if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+        route.authorize?.(user, realm);
       }
       const values = await readForm(request.query, request.contentType, request.body);
       for (const [name, value] of match.pathParams) values.set(name, value);

@@ -37,6 +37,12 @@ export class RateLimiter {
     return decision;
   }
 
+  /** Gives back one request spent by `hit` (a login that turned out right does not count as a failure). */
+  refund(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.limit, bucket.tokens + 1);
+  }
+
   private refill(key: string) {
     const now = this.now();
     let bucket = this.buckets.get(key);

@@ -17,7 +17,9 @@ export const authRoutes = [
     params: { username: p.string(), password: p.string() },
     async handle({ services, realm }, { username, password }) {
       const limitKey = `${realm.realmId}:${username.toLowerCase()}`;
-      const allowance = services.loginLimiter.peek(limitKey);
+      // Every attempt is counted before the (slow) password check, so that guesses sent in parallel are
+      // limited too; a right password gives its attempt back.
+      const allowance = services.loginLimiter.hit(limitKey);
       if (!allowance.allowed) {
         const retryAfter = Math.ceil(allowance.retryAfter);
         throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'Too many failed login attempts; try again later', 429,
@@ -26,10 +28,8 @@ export const authRoutes = [
       const user = findUserByEmail(realm, username);
       // Verify even for an unknown account, so the answer's timing does not tell which accounts exist.
       const valid = await verifyPassword(password, user?.passwordHash ?? null);
-      if (!user || !valid) {
-        services.loginLimiter.hit(limitKey);
-        throw loginFailed();
-      }
+      if (!user || !valid) throw loginFailed();
+      services.loginLimiter.refund(limitKey);
       requireActive(realm, user);
       return { api_key: user.apiKey, email: user.email, user_id: user.userId };
     },

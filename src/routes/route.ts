@@ -24,6 +24,11 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
   params: S;
   /** long-polls are not counted against the per-user rate limit */
   rateLimited?: boolean;
+  /**
+   * Refuses a caller before its parameters are read: a caller without the right must not learn the
+   * parameter rules, nor make the server do expensive work (hashing a password) first.
+   */
+  authorize?(user: UserProfile, realm: RealmState): void;
   handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | HandlerResult;
 }
 

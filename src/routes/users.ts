@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { badRequest } from '../../actors/errors.ts';
-import { findUserByEmail, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
+import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
+import { findUserByEmail, isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
@@ -26,6 +26,11 @@ function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
   const user = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
   if (!user) throw badRequest('No such user');
   return user;
+}
+
+function requireUserCreator(user: UserProfile): void {
+  if (!isAdmin(user)) throw notAdmin();
+  if (!user.canCreateUsers) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
 }
 
 const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
@@ -77,6 +82,7 @@ export const userRoutes = [
     path: '/users',
     auth: 'user',
     params: { email: p.string(email), password: p.string(), full_name: p.string(fullName) },
+    authorize: requireUserCreator,
     async handle({ services, realm, user }, params) {
       const weakness = await passwordWeakness(params.password, [params.email, params.full_name]);
       if (weakness) throw badRequest(weakness);
