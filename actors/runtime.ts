@@ -5,13 +5,19 @@ import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
 import type { QueueSpec } from './queue/spec.ts';
+import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
 import { decideRealm, type Clock } from './realm/decide.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
-import { userMachine, type UserContext } from './user/machine.ts';
+import type { UserChange } from './user/changes.ts';
+import type { UserCommand } from './user/commands.ts';
+import { decideUser } from './user/decide.ts';
+import { userEvents } from './user/events.ts';
+import { userMachine } from './user/machine.ts';
+import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
 export type UserActor = Actor<typeof userMachine>;
@@ -85,8 +91,23 @@ export class Runtime {
       throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
     }
     const changes = decideRealm(actor.getSnapshot().context.state, command, this.options.clock);
-    if (changes.length > 0) await this.commit(realmId, changes);
+    if (changes.length > 0) await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
     return changes;
+  }
+
+  /** Decides a command of one user about its own state and commits its changes. */
+  async executeUser(realmId: number, userId: number, command: UserCommand): Promise<UserChange[]> {
+    const actor = this.users.get(userKey(realmId, userId));
+    if (!actor || actor.getSnapshot().value !== 'active') throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
+    const changes = decideUser(actor.getSnapshot().context.state, command, this.options.clock);
+    if (changes.length > 0) await this.commit({ realmId, userId }, changes, () => this.applyUser(realmId, userId, changes));
+    return changes;
+  }
+
+  userState(realmId: number, userId: number): UserState {
+    const actor = this.users.get(userKey(realmId, userId));
+    if (!actor) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
+    return actor.getSnapshot().context.state;
   }
 
   async createRealm(stringId: string, name: string): Promise<RealmState> {
@@ -94,7 +115,8 @@ export class Runtime {
       throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
     }
     const realmId = Math.max(0, ...this.realms.keys()) + 1;
-    await this.commit(realmId, [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }]);
+    const changes: RealmChange[] = [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }];
+    await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
     return this.realmState(realmId);
   }
 
@@ -103,20 +125,30 @@ export class Runtime {
     return this.lastCommit;
   }
 
-  private async commit(realmId: number, changes: RealmChange[]): Promise<void> {
+  private async commit(target: { realmId: number; userId?: number }, changes: (RealmChange | UserChange)[], apply: () => Delivery[]): Promise<void> {
     const seq = ++this.seq;
-    const deliveries = this.apply(realmId, changes);
+    const deliveries = apply();
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
     const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.queues.resolve(delivery) }));
-    const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), realmId, changes });
+    const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     await written;
     for (const { event, queues } of resolved) this.queues.deliver(queues, event);
   }
 
+  private applyUser(realmId: number, userId: number, changes: readonly UserChange[]): Delivery[] {
+    const actor = this.users.get(userKey(realmId, userId));
+    if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
+    actor.send({ type: 'user.apply', changes });
+    this.dirty.users.add(userKey(realmId, userId));
+    if (this.replaying) return [];
+    const state = actor.getSnapshot().context.state;
+    return changes.flatMap((change) => userEvents(state, change));
+  }
+
   /** Applies changes to the realm and user actors; returns the events they announce. */
-  private apply(realmId: number, changes: readonly RealmChange[]): Delivery[] {
+  private applyRealm(realmId: number, changes: readonly RealmChange[]): Delivery[] {
     let realm = this.realms.get(realmId);
     const first = changes[0];
     if (!realm && first?.type === 'realm.created') {
@@ -138,7 +170,7 @@ export class Runtime {
   private applyToUserActors(realmId: number, change: RealmChange): void {
     switch (change.type) {
       case 'user.created':
-        this.startUser({ realmId, userId: change.user.userId });
+        this.startUser(emptyUserState(realmId, change.user.userId));
         break;
       case 'user.deactivated':
       case 'user.reactivated':
@@ -159,10 +191,10 @@ export class Runtime {
     return actor;
   }
 
-  private startUser(context: UserContext, value: 'active' | 'deactivated' = 'active'): UserActor {
-    const snapshot = userMachine.resolveState({ value, context });
-    const actor = createActor(userMachine, { snapshot, input: context }).start();
-    this.users.set(userKey(context.realmId, context.userId), actor);
+  private startUser(state: UserState, value: 'active' | 'deactivated' = 'active'): UserActor {
+    const snapshot = userMachine.resolveState({ value, context: { state } });
+    const actor = createActor(userMachine, { snapshot, input: { state } }).start();
+    this.users.set(userKey(state.realmId, state.userId), actor);
     return actor;
   }
 
@@ -173,10 +205,12 @@ export class Runtime {
    * change is either in that state or delivered to the queue, never both and never neither. Answers only
    * once every change the state may include is durable.
    */
-  async registerQueue<T>(realmId: number, userId: number, spec: QueueSpec, initialState: (realm: RealmState) => T) {
-    const state = this.realmState(realmId);
+  async registerQueue<T>(realmId: number, userId: number, spec: QueueSpec, initialState: (view: RegistrationView) => T) {
+    const realm = this.realmState(realmId);
+    const user = realm.users.get(userId);
+    if (!user) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     const queue = this.queues.create(realmId, userId, spec);
-    const initial = initialState(state);
+    const initial = initialState({ realm, user, personal: this.userState(realmId, userId) });
     await this.settled();
     return { queue, initial };
   }
@@ -195,8 +229,8 @@ export class Runtime {
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
       if (record.kind === 'realm') this.startRealm(realmFromRecord(record.data as RealmRecord), false);
       else if (record.kind === 'user') {
-        const data = record.data as { value: 'active' | 'deactivated'; context: UserContext };
-        this.startUser(data.context, data.value);
+        const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
+        this.startUser(userFromRecord(data.state), data.value);
       } else if (record.kind === 'queue' && clean) {
         this.queues.restore(record.data as QueueRecord);
         queues++;
@@ -204,9 +238,11 @@ export class Runtime {
     }
     let replayed = 0;
     for (const entry of this.store.readLog(0)) {
-      const covered = snapshotSeq.get(`realm:${entry.realmId}`);
+      const owner = entry.userId === undefined ? `realm:${entry.realmId}` : `user:${userKey(entry.realmId, entry.userId)}`;
+      const covered = snapshotSeq.get(owner);
       if (covered !== undefined && entry.seq <= covered) continue;
-      this.apply(entry.realmId, entry.changes as RealmChange[]);
+      if (entry.userId === undefined) this.applyRealm(entry.realmId, entry.changes as RealmChange[]);
+      else this.applyUser(entry.realmId, entry.userId, entry.changes as UserChange[]);
       replayed++;
     }
     for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
@@ -230,7 +266,7 @@ export class Runtime {
     for (const realmId of dirtyRealms) record('realm', String(realmId), realmToRecord(this.realmState(realmId)));
     for (const key of dirtyUsers) {
       const snapshot = this.users.get(key)?.getSnapshot();
-      if (snapshot) record('user', key, { value: snapshot.value, context: snapshot.context });
+      if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
     }
     const liveQueues = final ? this.queues.records() : [];
     for (const queue of liveQueues) record('queue', queue.context.queueId, queue);

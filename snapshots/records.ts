@@ -8,6 +8,8 @@ export interface LogRecord<C = unknown> {
   at: number;
   /** the organization the changes belong to */
   realmId: number;
+  /** set when the changes are a user actor's personal changes, absent for realm changes */
+  userId?: number;
   changes: C[];
 }
 

@@ -43,16 +43,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-export interface RealmRecord {
-  realmId: number;
-  stringId: string;
-  name: string;
-  description: string;
-  dateCreated: number;
-  deactivated: boolean;
-  users: UserProfile[];
-  nextUserId: number;
-}
+export type RealmRecord = Omit<RealmState, 'users' | 'userIdByEmail'> & { users: UserProfile[] };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
   return {

@@ -1,5 +1,7 @@
 import { isAdmin, Role, type RealmState, type UserProfile } from '../realm/state.ts';
 import { avatarUrl, personView } from '../realm/views.ts';
+import type { UserState } from '../user/state.ts';
+import { snippetView } from '../user/views.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS } from './realm-limits.ts';
 
 export interface InitialStateOptions {
@@ -12,12 +14,19 @@ export interface InitialStateOptions {
 }
 
 /** The fetch types whose initial state this server builds. */
-export const SUPPORTED_FETCH_TYPES = ['realm', 'realm_user'] as const;
+export const SUPPORTED_FETCH_TYPES = ['realm', 'realm_user', 'saved_snippets'] as const;
 
-type Builder = (realm: RealmState, user: UserProfile, options: InitialStateOptions) => Record<string, unknown>;
+/** What the registration state is computed from: one consistent view of the realm and the user's actor. */
+export interface RegistrationView {
+  realm: RealmState;
+  user: UserProfile;
+  personal: UserState;
+}
+
+type Builder = (view: RegistrationView, options: InitialStateOptions) => Record<string, unknown>;
 
 const builders: Record<(typeof SUPPORTED_FETCH_TYPES)[number], Builder> = {
-  realm_user: (realm, user, { clientExtavatar }) => {
+  realm_user: ({ realm, user }, { clientExtavatar }) => {
     const active: unknown[] = [];
     const inactive: unknown[] = [];
     for (const other of realm.users.values()) {
@@ -48,7 +57,7 @@ const builders: Record<(typeof SUPPORTED_FETCH_TYPES)[number], Builder> = {
       full_name: user.fullName,
     };
   },
-  realm: (realm, _user, { realmUrl, generation, passwordLimits }) => ({
+  realm: ({ realm }, { realmUrl, generation, passwordLimits }) => ({
     ...LIMITS,
     realm_name: realm.name,
     realm_description: realm.description,
@@ -86,13 +95,14 @@ const builders: Record<(typeof SUPPORTED_FETCH_TYPES)[number], Builder> = {
     password_max_length: passwordLimits.maxLength,
     password_min_guesses: passwordLimits.minGuesses,
   }),
+  saved_snippets: ({ personal }) => ({ saved_snippets: [...personal.snippets.values()].map(snippetView) }),
 };
 
 /** The registration state for the requested fetch types, from one consistent view of the realm. */
-export function initialState(realm: RealmState, user: UserProfile, options: InitialStateOptions): Record<string, unknown> {
+export function initialState(view: RegistrationView, options: InitialStateOptions): Record<string, unknown> {
   const state: Record<string, unknown> = {};
   for (const type of SUPPORTED_FETCH_TYPES) {
-    if (options.fetchTypes === null || options.fetchTypes.includes(type)) Object.assign(state, builders[type](realm, user, options));
+    if (options.fetchTypes === null || options.fetchTypes.includes(type)) Object.assign(state, builders[type](view, options));
   }
   return state;
 }

@@ -1,28 +1,35 @@
 import { setup } from 'xstate';
+import { applyUserChange } from './apply.ts';
+import type { UserChange } from './changes.ts';
+import type { UserState } from './state.ts';
 
-export interface UserContext {
-  realmId: number;
-  userId: number;
-}
-
-export type UserMachineEvent = { type: 'user.deactivated' } | { type: 'user.reactivated' };
+export type UserMachineEvent =
+  | { type: 'user.apply'; changes: readonly UserChange[] }
+  | { type: 'user.deactivated' }
+  | { type: 'user.reactivated' };
 
 /**
- * One per user: the lifecycle of the account (`active` / `deactivated`). Personal state (settings,
- * drafts, scheduled messages, ...) joins the context as those areas land.
+ * One per user: the account's lifecycle (`active` / `deactivated`) and the user's personal state, which
+ * only an active account changes. The state is mutated in place by `applyUserChange`.
  */
 export const userMachine = setup({
   types: {
-    context: {} as UserContext,
+    context: {} as { state: UserState },
     events: {} as UserMachineEvent,
-    input: {} as UserContext,
+    input: {} as { state: UserState },
+  },
+  actions: {
+    applyChanges: ({ context, event }) => {
+      if (event.type !== 'user.apply') return;
+      for (const change of event.changes) applyUserChange(context.state, change);
+    },
   },
 }).createMachine({
   id: 'user',
   initial: 'active',
-  context: ({ input }) => ({ ...input }),
+  context: ({ input }) => ({ state: input.state }),
   states: {
-    active: { on: { 'user.deactivated': 'deactivated' } },
+    active: { on: { 'user.apply': { actions: 'applyChanges' }, 'user.deactivated': 'deactivated' } },
     deactivated: { on: { 'user.reactivated': 'active' } },
   },
 });

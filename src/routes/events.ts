@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { initialState } from '../../actors/register/initial-state.ts';
 import type { QueueSpec } from '../../actors/queue/spec.ts';
-import type { UserProfile } from '../../actors/realm/state.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
@@ -47,11 +46,11 @@ async function register(context: RouteContext<'user'>, params: RegisterParams) {
   const { services, realm, user } = context;
   const spec = queueSpec(params, services);
   const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
-  const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (state) =>
-    initialState(state, state.users.get(user.userId) as UserProfile, {
+  const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
+    initialState(view, {
       fetchTypes,
       clientExtavatar: spec.clientExtavatar,
-      realmUrl: services.realmUrl(state),
+      realmUrl: services.realmUrl(view.realm),
       generation: services.generation,
       passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
     }),

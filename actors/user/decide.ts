@@ -1,0 +1,36 @@
+import { ChatError, ErrorCode, badRequest } from '../errors.ts';
+import type { Clock } from '../realm/decide.ts';
+import type { UserChange } from './changes.ts';
+import type { UserCommand } from './commands.ts';
+import type { UserState } from './state.ts';
+
+/** Validates a command against the user's state and returns the facts it produces; never mutates. */
+export function decideUser(state: UserState, command: UserCommand, clock: Clock): UserChange[] {
+  switch (command.type) {
+    case 'snippet.create':
+      requireText('Title', command.title);
+      requireText('Content', command.content);
+      return [{
+        type: 'snippet.created',
+        snippet: { id: state.nextSnippetId, title: command.title, content: command.content, dateCreated: Math.floor(clock.now() / 1000) },
+      }];
+    case 'snippet.edit': {
+      requireSnippet(state, command.id);
+      if (command.title !== undefined) requireText('Title', command.title);
+      if (command.content !== undefined) requireText('Content', command.content);
+      if (command.title === undefined && command.content === undefined) throw badRequest('Either title or content must be provided.');
+      return [{ type: 'snippet.edited', id: command.id, title: command.title, content: command.content }];
+    }
+    case 'snippet.delete':
+      requireSnippet(state, command.id);
+      return [{ type: 'snippet.deleted', id: command.id }];
+  }
+}
+
+function requireText(what: string, text: string): void {
+  if (text.trim() === '') throw badRequest(`${what} cannot be empty.`);
+}
+
+function requireSnippet(state: UserState, id: number): void {
+  if (!state.snippets.has(id)) throw new ChatError(ErrorCode.BAD_REQUEST, 'Saved snippet does not exist.', 404);
+}

@@ -1,0 +1,212 @@
+import { basicAuth, type Credentials } from './lib/api.ts';
+import { cpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
+import { openConnection, openConnections, requestText, type RawConnection, type RawResponse } from './lib/raw-http.ts';
+import { max, median, percentile } from './lib/stats.ts';
+import type { RegisteredQueue } from './seed.ts';
+
+/**
+ * The fan-out harness: N long-polls, each on its own keep-alive connection, all held by the target; one
+ * trigger; for every poll the time from sending the trigger to reading its complete answer. Run against the
+ * chat server (queues registered beforehand, an update of a user's name as the trigger) and against the raw
+ * uWS long-poll baseline with the same N.
+ */
+export interface FanoutTarget {
+  label: string;
+  port: number;
+  pid: number;
+  /** the poll request for connection i, for this round */
+  pollRequest(i: number): string;
+  /** checks connection i's answer and advances its state; returns what is wrong, or null */
+  accept(i: number, response: RawResponse): string | null;
+  /** sends the trigger on its own connection; resolves when it is answered */
+  trigger(round: number): Promise<RawResponse>;
+  close(): void;
+}
+
+export interface RoundResult {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** polls completed per second: N over the time to the last completion */
+  deliveriesPerSecond: number;
+  /** when the trigger's own answer arrived */
+  triggerAckMs: number;
+  errors: number;
+  /** polls answered before the trigger (they were not held) */
+  early: number;
+}
+
+export interface FanoutResult {
+  target: string;
+  n: number;
+  rounds: RoundResult[];
+  /** medians over the measured rounds */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  deliveriesPerSecond: number;
+  triggerAckMs: number;
+  errors: number;
+  serverCpuSeconds: number;
+  benchCpuSeconds: number;
+  serverCpuUsPerDelivery: number;
+}
+
+export interface FanoutOptions {
+  rounds: number;
+  /** rounds run first and not counted */
+  warmupRounds: number;
+  /** how long one round may take to complete every poll */
+  roundTimeoutMs: number;
+}
+
+/** Runs the harness against a target and closes every connection it opened, whatever happens. */
+export async function runFanout(target: FanoutTarget, n: number, options: FanoutOptions): Promise<FanoutResult> {
+  const connections = await openConnections(target.port, n);
+  try {
+    const rounds: RoundResult[] = [];
+    let serverCpu = 0;
+    let benchCpu = 0;
+    for (let r = 0; r < options.warmupRounds + options.rounds; r++) {
+      const measured = r >= options.warmupRounds;
+      const serverBefore = cpuSeconds(target.pid);
+      const benchBefore = selfCpuSeconds();
+      const result = await runRound(target, connections, r, options.roundTimeoutMs);
+      if (measured) {
+        serverCpu += cpuSeconds(target.pid) - serverBefore;
+        benchCpu += selfCpuSeconds() - benchBefore;
+        rounds.push(result);
+      }
+      if (result.errors > 0 && result.errors === n) break;
+    }
+    const deliveries = rounds.length * n;
+    return {
+      target: target.label,
+      n,
+      rounds,
+      p50Ms: median(rounds.map((round) => round.p50Ms)),
+      p99Ms: median(rounds.map((round) => round.p99Ms)),
+      maxMs: median(rounds.map((round) => round.maxMs)),
+      deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
+      triggerAckMs: median(rounds.map((round) => round.triggerAckMs)),
+      errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+      serverCpuSeconds: serverCpu,
+      benchCpuSeconds: benchCpu,
+      serverCpuUsPerDelivery: deliveries > 0 ? (serverCpu * 1e6) / deliveries : NaN,
+    };
+  } finally {
+    for (const connection of connections) connection.close();
+    target.close();
+  }
+}
+
+async function runRound(target: FanoutTarget, connections: RawConnection[], round: number, timeoutMs: number): Promise<RoundResult> {
+  const n = connections.length;
+  const responses: (RawResponse | undefined)[] = new Array(n);
+  let triggered = false;
+  let count = 0;
+  let early = 0;
+  let allDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => (allDone = resolve));
+  connections.forEach((connection, i) => {
+    connection.onResponse = (response) => {
+      if (!triggered) early++;
+      responses[i] = response;
+      if (++count === n) allDone();
+    };
+  });
+  for (let i = 0; i < n; i++) connections[i]!.send(target.pollRequest(i));
+
+  // Held means the target has read and handled every poll: its main thread has gone quiet.
+  await waitForIdle(target.pid);
+  triggered = true;
+  const sentAt = performance.now();
+  const ack = await target.trigger(round);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  await Promise.race([done, timeout]);
+  clearTimeout(timer);
+
+  const latencies: number[] = [];
+  let errors = 0;
+  for (let i = 0; i < n; i++) {
+    const response = responses[i];
+    const problem = response ? target.accept(i, response) : 'no answer';
+    if (problem !== null || !response || response.at < sentAt) {
+      errors++;
+      if (errors <= 3) console.error(`  ${target.label} poll ${i}: ${problem ?? 'answered before the trigger'}`);
+      continue;
+    }
+    latencies.push(response.at - sentAt);
+  }
+  if (count < n) {
+    // Polls still outstanding would answer into the next round: this connection set cannot go on.
+    throw new Error(`${target.label}: only ${count} of ${n} polls completed within ${timeoutMs} ms`);
+  }
+  const last = max(latencies);
+  return {
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: last,
+    deliveriesPerSecond: latencies.length / (last / 1000),
+    triggerAckMs: ack.at - sentAt,
+    errors,
+    early,
+  };
+}
+
+/** The chat server as a fan-out target: GET /events on registered queues; PATCH a user's name to trigger. */
+export async function serverTarget(
+  port: number,
+  pid: number,
+  queues: readonly RegisteredQueue[],
+  owner: Credentials,
+  renamedUserId: number,
+): Promise<FanoutTarget> {
+  const lastEventIds = new Int32Array(queues.length).fill(-1);
+  const headers = queues.map((queue) => ({ Authorization: basicAuth(queue.user) }));
+  const triggerConnection = await openConnection(port);
+  return {
+    label: 'server',
+    port,
+    pid,
+    pollRequest: (i) =>
+      requestText('GET', `/api/v1/events?queue_id=${queues[i]!.queueId}&last_event_id=${lastEventIds[i]}`, port, headers[i]!),
+    accept(i, response) {
+      if (response.status !== 200) return `status ${response.status}: ${response.body.toString().slice(0, 200)}`;
+      const body = JSON.parse(response.body.toString()) as { events?: { id: number; type: string }[] };
+      const events = body.events ?? [];
+      if (!events.some((event) => event.type === 'realm_user')) return `no realm_user event in ${response.body.toString().slice(0, 200)}`;
+      lastEventIds[i] = Math.max(...events.map((event) => event.id));
+      return null;
+    },
+    async trigger(round) {
+      const body = `full_name=${encodeURIComponent(`Bench Fanout ${round} ${Date.now()}`)}`;
+      const response = await triggerConnection.request(
+        requestText('PATCH', `/api/v1/users/${renamedUserId}`, port, { Authorization: basicAuth(owner) }, body),
+      );
+      if (response.status !== 200) throw new Error(`trigger answered ${response.status}: ${response.body.toString()}`);
+      return response;
+    },
+    close: () => triggerConnection.close(),
+  };
+}
+
+/** The raw uWS long-poll baseline as a fan-out target: any GET is held, a POST completes them all. */
+export async function rawTarget(port: number, pid: number): Promise<FanoutTarget> {
+  const poll = requestText('GET', '/poll', port, {});
+  const triggerConnection = await openConnection(port);
+  return {
+    label: 'raw',
+    port,
+    pid,
+    pollRequest: () => poll,
+    accept: (_i, response) => (response.status === 200 ? null : `status ${response.status}`),
+    async trigger() {
+      const response = await triggerConnection.request(requestText('POST', '/trigger', port, {}, 'go'));
+      if (response.status !== 200) throw new Error(`raw trigger answered ${response.status}`);
+      return response;
+    },
+    close: () => triggerConnection.close(),
+  };
+}

@@ -1,0 +1,78 @@
+import autocannon from 'autocannon';
+import { cpuSeconds, selfCpuSeconds } from './lib/proc.ts';
+import { percentile } from './lib/stats.ts';
+
+export interface HttpScenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  /** form-encoded */
+  body?: string;
+}
+
+export interface HttpOptions {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+export interface HttpMeasurement {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** non-2xx answers plus connection errors and timeouts */
+  errors: number;
+  requests: number;
+  serverCpuSeconds: number;
+  benchCpuSeconds: number;
+  /** server CPU microseconds per request: the fair figure when the load generator saturates first */
+  serverCpuUsPerRequest: number;
+  /** requests per second one server core would sustain at that cost */
+  requestsPerSecondPerCore: number;
+}
+
+function cannon(url: string, scenario: HttpScenario, connections: number, seconds: number, latencies: number[] | null) {
+  const headers: Record<string, string> = { ...scenario.headers };
+  if (scenario.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+  return new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: `${url}${scenario.path}`,
+        method: scenario.method,
+        headers,
+        body: scenario.body,
+        connections,
+        duration: seconds,
+        timeout: 10,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    // autocannon's own histogram keeps whole milliseconds; sub-millisecond latencies need the raw values.
+    if (latencies) instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  });
+}
+
+/** One measured run of a scenario against a process (whose CPU time is read before and after). */
+export async function runHttp(url: string, pid: number, scenario: HttpScenario, options: HttpOptions): Promise<HttpMeasurement> {
+  if (options.warmupSeconds > 0) await cannon(url, scenario, options.connections, options.warmupSeconds, null);
+  const latencies: number[] = [];
+  const serverBefore = cpuSeconds(pid);
+  const benchBefore = selfCpuSeconds();
+  const result = await cannon(url, scenario, options.connections, options.seconds, latencies);
+  const serverCpu = cpuSeconds(pid) - serverBefore;
+  const benchCpu = selfCpuSeconds() - benchBefore;
+  const requests = result.requests.total;
+  const usPerRequest = requests > 0 ? (serverCpu * 1e6) / requests : NaN;
+  return {
+    requestsPerSecond: requests / result.duration,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors: result.non2xx + result.errors,
+    requests,
+    serverCpuSeconds: serverCpu,
+    benchCpuSeconds: benchCpu,
+    serverCpuUsPerRequest: usPerRequest,
+    requestsPerSecondPerCore: 1e6 / usPerRequest,
+  };
+}

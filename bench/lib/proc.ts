@@ -1,0 +1,184 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: children run from here so that `--import tsx` resolves. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The core the server and the baselines run on; the load generator (this process) takes the next one. */
+export const SERVER_CPU = 0;
+export const BENCH_CPU = 1;
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+export const tasksetAvailable: boolean = (() => {
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const CLOCK_TICKS: number = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * Pins every thread of this process to the load generator's core, so that it does not steal the server's.
+ * Needs two cores; on one core nothing is pinned and the figures say so.
+ */
+export function pinSelf(): boolean {
+  if (!tasksetAvailable || cpuCount() < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-cp', String(BENCH_CPU), String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Cores this process may use, read once at start: after `pinSelf` the affinity mask says 1. */
+const CORES = availableParallelism();
+
+export function cpuCount(): number {
+  return CORES;
+}
+
+/** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name may hold spaces and parentheses: the fields we want follow the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Nanoseconds the main thread has run, from /proc/<pid>/schedstat: fine-grained, for idle detection. */
+export function mainThreadRunNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/** Resident set size in bytes, from /proc/<pid>/status. */
+export function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+/** CPU seconds this process has used (user + system). */
+export function selfCpuSeconds(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+}
+
+export interface Child {
+  name: string;
+  pid: number;
+  url: string;
+  port: number;
+  process: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const children = new Set<Child>();
+
+/**
+ * Starts a Node program as its own process on the server's core and waits for its "Listening on http://..."
+ * line. Every child is remembered so that `killAll` can end it whatever happens to this process.
+ */
+export function startNode(name: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
+  const nodeArgs = ['--import', 'tsx', ...args];
+  const pinned = tasksetAvailable && cpuCount() >= 2;
+  // taskset execs node in place, so the pid we get is the node process's pid.
+  const [command, commandArgs] = pinned
+    ? ['taskset', ['-c', String(SERVER_CPU), process.execPath, ...nodeArgs]]
+    : [process.execPath, nodeArgs];
+  const proc = spawn(command as string, commandArgs as string[], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  proc.stdout!.on('data', (chunk) => (output += chunk));
+  proc.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${name} did not start in time:\n${output}`)), START_TIMEOUT_MS);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      proc.kill('SIGKILL');
+      reject(error);
+    };
+    void exited.then(() => fail(new Error(`${name} exited before listening:\n${output}`)));
+    const check = () => {
+      const match = /Listening on (http:\/\/[^\s]+)/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      proc.stdout!.off('data', check);
+      const url = match[1]!;
+      const child: Child = {
+        name,
+        pid: proc.pid!,
+        url,
+        port: Number(new URL(url).port),
+        process: proc,
+        output: () => output,
+        stop: async () => {
+          children.delete(child);
+          if (proc.exitCode !== null || proc.signalCode !== null) return;
+          proc.kill('SIGTERM');
+          const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), STOP_TIMEOUT_MS).unref());
+          if ((await Promise.race([exited, timeout])) === 'timeout') {
+            proc.kill('SIGKILL');
+            await exited;
+          }
+        },
+      };
+      children.add(child);
+      resolve(child);
+    };
+    proc.stdout!.on('data', check);
+  });
+}
+
+/** Ends every child still running, at once (for errors and signals). */
+export function killAll(): void {
+  for (const child of children) {
+    if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+  }
+  children.clear();
+}
+
+/** Stops every child still running, gracefully. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...children].map((child) => child.stop()));
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until a process's main thread has been quiet (under 1 ms of CPU) for `quietMs`: by then it has read
+ * and handled everything sent to it. Gives up after `maxMs` and says so.
+ */
+export async function waitForIdle(pid: number, quietMs = 100, maxMs = 15_000): Promise<boolean> {
+  const started = performance.now();
+  let last = mainThreadRunNs(pid);
+  let quietSince = performance.now();
+  for (let i = 0; i < maxMs / 10 && performance.now() - started < maxMs; i++) {
+    await sleep(10);
+    const now = mainThreadRunNs(pid);
+    if (now - last > 1_000_000) {
+      last = now;
+      quietSince = performance.now();
+    } else if (performance.now() - quietSince >= quietMs) {
+      return true;
+    }
+  }
+  return false;
+}
