@@ -1,0 +1,21 @@
+import type { RealmState, UserProfile } from '../realm/state.ts';
+import type { UserState } from '../user/state.ts';
+
+/** What the registration state is computed from: one consistent view of the realm and the user's actor. */
+export interface RegistrationView {
+  realm: RealmState;
+  user: UserProfile;
+  personal: UserState;
+}
+
+export interface InitialStateOptions {
+  /** null: every type this server supports */
+  fetchTypes: readonly string[] | null;
+  clientExtavatar: boolean;
+  realmUrl: string;
+  generation: number;
+  passwordLimits: { minLength: number; maxLength: number; minGuesses: number };
+}
+
+/** Builds the registration state of one fetch type. */
+export type Builder = (view: RegistrationView, options: InitialStateOptions) => Record<string, unknown>;
