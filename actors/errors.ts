@@ -19,12 +19,13 @@ export const ErrorCode = {
   MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
   STREAM_WILDCARD_MENTION_NOT_ALLOWED: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
   TOPIC_WILDCARD_MENTION_NOT_ALLOWED: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED',
+  CANNOT_DEACTIVATE_GROUP_IN_USE: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export type ErrorExtra = Record<string, string | number | boolean | null | string[]>;
+export type ErrorExtra = Record<string, unknown>;
 
 export class ChatError extends Error {
   constructor(

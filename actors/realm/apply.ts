@@ -1,4 +1,5 @@
 import type { RealmChange } from './changes.ts';
+import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import type { RealmState } from './state.ts';
 
 /** Applies one fact to the realm state, in place. The same code runs live and during log replay. */
@@ -8,11 +9,13 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       state.stringId = change.stringId;
       state.name = change.name;
       state.dateCreated = Math.floor(change.at / 1000);
+      if (state.groups.size === 0) createSystemGroups(state);
       return;
     case 'user.created':
       state.users.set(change.user.userId, { ...change.user });
       state.userIdByEmail.set(change.user.email.toLowerCase(), change.user.userId);
       state.nextUserId = Math.max(state.nextUserId, change.user.userId + 1);
+      setRoleMembership(state, change.user.userId, null, change.user.role);
       return;
     case 'user.deactivated':
       withUser(state, change.userId, (user) => (user.isActive = false));
@@ -23,11 +26,20 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'user.updated':
       withUser(state, change.userId, (user) => {
         if (change.fullName !== undefined) user.fullName = change.fullName;
-        if (change.role !== undefined) user.role = change.role;
+        if (change.role !== undefined) {
+          setRoleMembership(state, user.userId, user.role, change.role);
+          user.role = change.role;
+        }
       });
       return;
     case 'user.api_key_changed':
       withUser(state, change.userId, (user) => (user.apiKey = change.apiKey));
+      return;
+    case 'group.created':
+    case 'group.updated':
+    case 'group.members_changed':
+    case 'group.subgroups_changed':
+      applyGroupChange(state, change);
       return;
   }
 }

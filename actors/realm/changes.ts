@@ -1,3 +1,4 @@
+import type { GroupChange } from './groups/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
@@ -7,4 +8,5 @@ export type RealmChange =
   | { type: 'user.deactivated'; userId: number }
   | { type: 'user.reactivated'; userId: number }
   | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
-  | { type: 'user.api_key_changed'; userId: number; apiKey: string };
+  | { type: 'user.api_key_changed'; userId: number; apiKey: string }
+  | GroupChange;

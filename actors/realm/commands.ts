@@ -1,3 +1,4 @@
+import type { GroupCommand } from './groups/commands.ts';
 import type { Role } from './state.ts';
 
 /** Who asks: a user of the realm, or the operator through the command line. */
@@ -17,4 +18,5 @@ export type RealmCommand =
   | { type: 'user.deactivate'; caller: Caller; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
   | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role }
-  | { type: 'user.regenerate_api_key'; caller: Caller; userId: number };
+  | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
+  | GroupCommand;

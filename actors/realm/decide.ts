@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import type { RealmChange } from './changes.ts';
+import { decideGroup } from './groups/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -35,6 +36,10 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
     }
     case 'user.update':
       return decideUpdateUser(state, command);
+    case 'group.create':
+    case 'group.update':
+    case 'group.members':
+      return decideGroup(state, command, clock);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

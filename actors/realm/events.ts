@@ -1,5 +1,6 @@
 import type { Delivery } from '../events.ts';
 import type { RealmChange } from './changes.ts';
+import { groupEvents } from './groups/events.ts';
 import type { RealmState } from './state.ts';
 import { personView } from './views.ts';
 
@@ -27,6 +28,11 @@ export function realmEvents(state: RealmState, change: RealmChange): Delivery[] 
       }
       return out;
     }
+    case 'group.created':
+    case 'group.updated':
+    case 'group.members_changed':
+    case 'group.subgroups_changed':
+      return groupEvents(state, change).flatMap(toRealm);
     case 'realm.created':
     case 'user.api_key_changed':
       return [];

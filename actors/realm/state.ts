@@ -1,3 +1,13 @@
+import {
+  groupFromRecord,
+  groupToRecord,
+  type GroupSetting,
+  type SystemGroupName,
+  type UserGroup,
+  type UserGroupRecord,
+} from './groups/state.ts';
+import type { RealmPermission } from './permissions.ts';
+
 /** Role values of the Zulip API. Lower is more powerful. */
 export const Role = {
   owner: 100,
@@ -40,10 +50,18 @@ export interface RealmState {
   /** index: lower-cased email -> user id */
   userIdByEmail: Map<string, number>;
   nextUserId: number;
+  groups: Map<number, UserGroup>;
+  systemGroupIds: Map<SystemGroupName, number>;
+  nextGroupId: number;
+  /** the realm's group-setting permissions (realm_can_*), see realm/permissions.ts */
+  permissions: Record<RealmPermission, GroupSetting>;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-export type RealmRecord = Omit<RealmState, 'users' | 'userIdByEmail'> & { users: UserProfile[] };
+export type RealmRecord = Omit<RealmState, 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds'> & {
+  users: UserProfile[];
+  groups: UserGroupRecord[];
+};
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
   return {
@@ -56,19 +74,27 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     users: new Map(),
     userIdByEmail: new Map(),
     nextUserId: 1,
+    groups: new Map(),
+    systemGroupIds: new Map(),
+    nextGroupId: 1,
+    permissions: {} as Record<RealmPermission, GroupSetting>,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _index, ...rest } = state;
-  return { ...rest, users: [...users.values()] };
+  const { users, userIdByEmail: _emails, groups, systemGroupIds: _system, ...rest } = state;
+  return { ...rest, users: [...users.values()], groups: [...groups.values()].map(groupToRecord) };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const state: RealmState = { ...record, users: new Map(), userIdByEmail: new Map() };
+  const state: RealmState = { ...record, users: new Map(), userIdByEmail: new Map(), groups: new Map(), systemGroupIds: new Map() };
   for (const user of record.users) {
     state.users.set(user.userId, user);
     state.userIdByEmail.set(user.email.toLowerCase(), user.userId);
+  }
+  for (const group of record.groups) {
+    state.groups.set(group.id, groupFromRecord(group));
+    if (group.isSystemGroup) state.systemGroupIds.set(group.name as SystemGroupName, group.id);
   }
   return state;
 }

@@ -2,6 +2,7 @@ import type { Builder, InitialStateOptions, RegistrationView } from './builder.t
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
+import { userGroupsState } from './builders/user-groups.ts';
 
 export type { InitialStateOptions, RegistrationView };
 
@@ -10,6 +11,7 @@ const builders: Record<string, Builder> = {
   realm: realmState,
   realm_user: realmUserState,
   saved_snippets: savedSnippetsState,
+  user_groups: userGroupsState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

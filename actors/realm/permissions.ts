@@ -1,0 +1,39 @@
+import { settingIncludes, type GroupSetting, type SystemGroupName } from './groups/state.ts';
+import type { RealmState } from './state.ts';
+
+/**
+ * The realm's group-setting permissions and the system group each defaults to (the original server's
+ * defaults). Every permission check of the server resolves through `allowed`, in one place.
+ */
+export const REALM_PERMISSION_DEFAULTS = {
+  can_create_groups: 'role:members',
+  can_manage_all_groups: 'role:administrators',
+  can_create_public_channel_group: 'role:members',
+  can_create_private_channel_group: 'role:members',
+  can_create_web_public_channel_group: 'role:owners',
+  can_add_subscribers_group: 'role:members',
+  can_mention_many_users_group: 'role:administrators',
+  can_move_messages_between_channels_group: 'role:members',
+  can_move_messages_between_topics_group: 'role:everyone',
+  can_resolve_topics_group: 'role:everyone',
+  can_delete_any_message_group: 'role:administrators',
+  can_delete_own_message_group: 'role:everyone',
+  can_invite_users_group: 'role:members',
+  can_access_all_users_group: 'role:everyone',
+  direct_message_initiator_group: 'role:everyone',
+  direct_message_permission_group: 'role:everyone',
+} as const satisfies Record<string, SystemGroupName>;
+
+export type RealmPermission = keyof typeof REALM_PERMISSION_DEFAULTS;
+
+export function systemGroupId(state: RealmState, name: SystemGroupName): number {
+  const id = state.systemGroupIds.get(name);
+  if (id === undefined) throw new Error(`realm ${state.realmId} has no system group ${name}`);
+  return id;
+}
+
+/** Is the user in the group setting (a realm permission name, or a setting value)? */
+export function allowed(state: RealmState, setting: RealmPermission | GroupSetting, userId: number): boolean {
+  const value = typeof setting === 'string' ? state.permissions[setting] : setting;
+  return settingIncludes(state, value, userId);
+}
