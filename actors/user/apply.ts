@@ -18,5 +18,45 @@ export function applyUserChange(state: UserState, change: UserChange): void {
     case 'snippet.deleted':
       state.snippets.delete(change.id);
       return;
+    case 'draft.created':
+      for (const draft of change.drafts) {
+        state.drafts.set(draft.id, { ...draft, to: [...draft.to] });
+        state.nextDraftId = Math.max(state.nextDraftId, draft.id + 1);
+      }
+      return;
+    case 'draft.edited':
+      if (state.drafts.has(change.draft.id)) state.drafts.set(change.draft.id, { ...change.draft, to: [...change.draft.to] });
+      return;
+    case 'draft.deleted':
+      state.drafts.delete(change.id);
+      return;
+    case 'drafts.cleared':
+      // Ids are not reused: nextDraftId stays where it is.
+      state.drafts.clear();
+      return;
+    case 'setting.changed':
+      state.settings[change.name] = change.value;
+      return;
+    case 'email.change_requested':
+      state.pendingEmailChange = { ...change.pending };
+      return;
+    case 'push_token.added':
+      state.pushTokens.set(change.token.token, { ...change.token });
+      return;
+    case 'push_token.removed':
+      state.pushTokens.delete(change.token);
+      return;
+    case 'alert_words.changed':
+      state.alertWords = [...change.words];
+      return;
+    case 'status.changed':
+      Object.assign(state.status, change.status);
+      return;
+    case 'user.muted':
+      state.mutedUsers.set(change.mutedUserId, change.at);
+      return;
+    case 'user.unmuted':
+      state.mutedUsers.delete(change.mutedUserId);
+      return;
   }
 }

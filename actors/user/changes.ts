@@ -1,7 +1,23 @@
-import type { SavedSnippet } from './state.ts';
+import type { SettingValue } from './settings.ts';
+import type { Draft, PendingEmailChange, PushToken, SavedSnippet, UserStatus } from './state.ts';
 
-/** Facts about one user's personal state; `applyUserChange` is the only reader. */
+/** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
   | { type: 'snippet.created'; snippet: SavedSnippet }
   | { type: 'snippet.edited'; id: number; title?: string; content?: string }
-  | { type: 'snippet.deleted'; id: number };
+  | { type: 'snippet.deleted'; id: number }
+  | { type: 'draft.created'; drafts: Draft[] }
+  | { type: 'draft.edited'; draft: Draft }
+  | { type: 'draft.deleted'; id: number }
+  /** sync was turned off: the stored drafts go, with no event (clients keep their local copies) */
+  | { type: 'drafts.cleared' }
+  | { type: 'setting.changed'; name: string; value: SettingValue }
+  | { type: 'email.change_requested'; pending: PendingEmailChange }
+  | { type: 'push_token.added'; token: PushToken }
+  | { type: 'push_token.removed'; token: string }
+  /** the whole list after the change, as the event announces it */
+  | { type: 'alert_words.changed'; words: string[] }
+  /** only the fields that were sent; `away` is announced here but stored as `presence_enabled` */
+  | { type: 'status.changed'; away?: boolean; status: Partial<UserStatus> }
+  | { type: 'user.muted'; mutedUserId: number; at: number }
+  | { type: 'user.unmuted'; mutedUserId: number };

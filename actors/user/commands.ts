@@ -1,5 +1,39 @@
+import type { DraftType } from './state.ts';
+
+/** A draft as a client sends it (POST /drafts, PATCH /drafts/{id}); decide normalizes it. */
+export interface DraftInput {
+  type: DraftType;
+  to: number[];
+  topic: string;
+  content: string;
+  /** UNIX seconds, possibly fractional; the server fills it in when absent */
+  timestamp?: number;
+}
+
+/** What POST /users/me/status asks to change; absent fields stay as they are. */
+export interface StatusInput {
+  away?: boolean;
+  statusText?: string;
+  emojiName?: string;
+  emojiCode?: string;
+  reactionType?: string;
+}
+
 /** Commands a user sends to its own actor. */
 export type UserCommand =
   | { type: 'snippet.create'; title: string; content: string }
   | { type: 'snippet.edit'; id: number; title?: string; content?: string }
-  | { type: 'snippet.delete'; id: number };
+  | { type: 'snippet.delete'; id: number }
+  | { type: 'draft.create'; drafts: DraftInput[] }
+  | { type: 'draft.edit'; id: number; draft: DraftInput }
+  | { type: 'draft.delete'; id: number }
+  | { type: 'settings.update'; settings: Record<string, unknown> }
+  | { type: 'email.request_change'; newEmail: string }
+  | { type: 'push_token.add'; token: string; appid: string }
+  | { type: 'push_token.remove'; token: string }
+  | { type: 'alert_words.add'; words: string[] }
+  | { type: 'alert_words.remove'; words: string[] }
+  | { type: 'status.update'; status: StatusInput }
+  /** the route has checked that the target exists and is active */
+  | { type: 'user.mute'; mutedUserId: number }
+  | { type: 'user.unmute'; mutedUserId: number };

@@ -2,6 +2,9 @@ import { ChatError, ErrorCode, badRequest } from '../errors.ts';
 import type { Clock } from '../realm/decide.ts';
 import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
+import { decideDrafts } from './decide-drafts.ts';
+import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
+import { decideEmailChange, decideSettings } from './decide-settings.ts';
 import type { UserState } from './state.ts';
 
 /** Validates a command against the user's state and returns the facts it produces; never mutates. */
@@ -24,6 +27,28 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'snippet.delete':
       requireSnippet(state, command.id);
       return [{ type: 'snippet.deleted', id: command.id }];
+    case 'draft.create':
+    case 'draft.edit':
+    case 'draft.delete':
+      return decideDrafts(state, command, clock);
+    case 'settings.update':
+      return decideSettings(state, command.settings);
+    case 'email.request_change':
+      return decideEmailChange(command.newEmail, clock);
+    case 'push_token.add':
+      return decideAddToken(state, command.token, command.appid, clock);
+    case 'push_token.remove':
+      return decideRemoveToken(state, command.token);
+    case 'alert_words.add':
+      return decideAddAlertWords(state, command.words);
+    case 'alert_words.remove':
+      return decideRemoveAlertWords(state, command.words);
+    case 'status.update':
+      return decideStatus(state, command.status);
+    case 'user.mute':
+      return decideMute(state, command.mutedUserId, clock);
+    case 'user.unmute':
+      return decideUnmute(state, command.mutedUserId);
   }
 }
 

@@ -1,11 +1,12 @@
-import type { Delivery } from '../events.ts';
+import type { ApiEvent, Delivery } from '../events.ts';
 import type { UserChange } from './changes.ts';
+import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
-import { snippetView } from './views.ts';
+import { draftView, mutedUsersView, snippetView } from './views.ts';
 
-/** The events a personal change announces: only to the user's own queues. */
+/** The events a personal change announces: to the user's own queues, except a status, which all may see. */
 export function userEvents(state: UserState, change: UserChange): Delivery[] {
-  const toSelf = (event: Delivery['event']): Delivery[] => [
+  const toSelf = (event: ApiEvent): Delivery[] => [
     { realmId: state.realmId, audience: { kind: 'users', userIds: [state.userId] }, event },
   ];
   switch (change.type) {
@@ -17,5 +18,42 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
     }
     case 'snippet.deleted':
       return toSelf({ type: 'saved_snippets', op: 'remove', saved_snippet_id: change.id });
+    case 'draft.created':
+      return toSelf({ type: 'drafts', op: 'add', drafts: change.drafts.map(draftView) });
+    case 'draft.edited':
+      return toSelf({ type: 'drafts', op: 'update', draft: draftView(change.draft) });
+    case 'draft.deleted':
+      return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id });
+    case 'setting.changed': {
+      const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
+      if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';
+      return toSelf(event);
+    }
+    case 'alert_words.changed':
+      return toSelf({ type: 'alert_words', alert_words: [...change.words] });
+    case 'status.changed':
+      return [{ realmId: state.realmId, audience: { kind: 'realm' }, event: statusEvent(state.userId, change) }];
+    case 'user.muted':
+    case 'user.unmuted':
+      return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) });
+    // Dropping drafts when sync is turned off is silent: clients keep their local copies.
+    case 'drafts.cleared':
+    case 'email.change_requested':
+    case 'push_token.added':
+    case 'push_token.removed':
+      return [];
   }
+}
+
+/** Carries only what the request changed, as the original's event does. */
+function statusEvent(userId: number, change: Extract<UserChange, { type: 'status.changed' }>): ApiEvent {
+  const event: ApiEvent = { type: 'user_status', user_id: userId };
+  if (change.away !== undefined) event.away = change.away;
+  if (change.status.statusText !== undefined) event.status_text = change.status.statusText;
+  if (change.status.emojiName !== undefined) {
+    event.emoji_name = change.status.emojiName;
+    event.emoji_code = change.status.emojiCode;
+    event.reaction_type = change.status.reactionType;
+  }
+  return event;
 }

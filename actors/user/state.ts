@@ -1,3 +1,5 @@
+import type { SettingOverrides } from './settings.ts';
+
 export interface SavedSnippet {
   id: number;
   title: string;
@@ -6,24 +8,108 @@ export interface SavedSnippet {
   dateCreated: number;
 }
 
+export type DraftType = '' | 'stream' | 'private';
+
+/** A draft as stored: already normalized (see decide-drafts.ts), so views return it as it is. */
+export interface Draft {
+  id: number;
+  type: DraftType;
+  /** a channel: its one ID; direct: the other participants' IDs, sorted; unaddressed: empty */
+  to: number[];
+  topic: string;
+  content: string;
+  /** UNIX seconds of the last edit */
+  timestamp: number;
+}
+
+export interface PushToken {
+  token: string;
+  appid: string;
+  /** UNIX seconds */
+  dateCreated: number;
+}
+
+/** The status a user set; empty strings mean unset. `away` is not here: it reads `presence_enabled`. */
+export interface UserStatus {
+  statusText: string;
+  emojiName: string;
+  emojiCode: string;
+  reactionType: string;
+}
+
+/** An email change waiting for its confirmation link to be followed. */
+export interface PendingEmailChange {
+  newEmail: string;
+  token: string;
+  /** UNIX seconds */
+  requestedAt: number;
+}
+
 /** A user's personal state, owned by that user's actor and mutated in place by `applyUserChange`. */
 export interface UserState {
   realmId: number;
   userId: number;
   snippets: Map<number, SavedSnippet>;
   nextSnippetId: number;
+  drafts: Map<number, Draft>;
+  nextDraftId: number;
+  settings: SettingOverrides;
+  pendingEmailChange: PendingEmailChange | null;
+  pushTokens: Map<string, PushToken>;
+  /** in the order they were added; unique without regard to case */
+  alertWords: string[];
+  status: UserStatus;
+  /** muted user ID -> UNIX seconds when muted */
+  mutedUsers: Map<number, number>;
 }
 
-export type UserRecord = Omit<UserState, 'snippets'> & { snippets: SavedSnippet[] };
+/**
+ * What a user snapshot stores: maps as arrays. The collections added after the first format are optional,
+ * so an older snapshot loads with them empty.
+ */
+export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'pushTokens' | 'mutedUsers'> & {
+  snippets: SavedSnippet[];
+  drafts?: Draft[];
+  pushTokens?: PushToken[];
+  mutedUsers?: [number, number][];
+};
+
+export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
 
 export function emptyUserState(realmId: number, userId: number): UserState {
-  return { realmId, userId, snippets: new Map(), nextSnippetId: 1 };
+  return {
+    realmId,
+    userId,
+    snippets: new Map(),
+    nextSnippetId: 1,
+    drafts: new Map(),
+    nextDraftId: 1,
+    settings: {},
+    pendingEmailChange: null,
+    pushTokens: new Map(),
+    alertWords: [],
+    status: emptyStatus(),
+    mutedUsers: new Map(),
+  };
 }
 
 export function userToRecord(state: UserState): UserRecord {
-  return { ...state, snippets: [...state.snippets.values()] };
+  return {
+    ...state,
+    snippets: [...state.snippets.values()],
+    drafts: [...state.drafts.values()],
+    pushTokens: [...state.pushTokens.values()],
+    mutedUsers: [...state.mutedUsers],
+  };
 }
 
 export function userFromRecord(record: UserRecord): UserState {
-  return { ...emptyUserState(record.realmId, record.userId), ...record, snippets: new Map(record.snippets.map((s) => [s.id, s])) };
+  return {
+    ...emptyUserState(record.realmId, record.userId),
+    ...record,
+    snippets: new Map(record.snippets.map((s) => [s.id, s])),
+    drafts: new Map((record.drafts ?? []).map((d) => [d.id, d])),
+    pushTokens: new Map((record.pushTokens ?? []).map((p) => [p.token, p])),
+    mutedUsers: new Map(record.mutedUsers ?? []),
+  };
 }

@@ -1,4 +1,6 @@
-import type { SavedSnippet } from './state.ts';
+import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
+import { allSettings, settingValue } from './settings.ts';
+import type { Draft, SavedSnippet, UserState } from './state.ts';
 
 export const snippetView = (snippet: SavedSnippet) => ({
   id: snippet.id,
@@ -6,3 +8,41 @@ export const snippetView = (snippet: SavedSnippet) => ({
   content: snippet.content,
   date_created: snippet.dateCreated,
 });
+
+export const draftView = (draft: Draft) => ({
+  id: draft.id,
+  type: draft.type,
+  to: [...draft.to],
+  topic: draft.topic,
+  content: draft.content,
+  timestamp: draft.timestamp,
+});
+
+/** Drafts, oldest edit first (GET /drafts) or newest first (registration). */
+export function draftsByTime(state: UserState, order: 'oldest' | 'newest') {
+  const sign = order === 'oldest' ? 1 : -1;
+  return [...state.drafts.values()].sort((a, b) => sign * (a.timestamp - b.timestamp || a.id - b.id)).map(draftView);
+}
+
+/** The `user_settings` object: every setting, plus the read-only choices clients build their menus from. */
+export const userSettingsView = (state: UserState) => ({
+  ...allSettings(state.settings),
+  available_notification_sounds: [...NOTIFICATION_SOUNDS],
+  emojiset_choices: EMOJISET_CHOICES.map((set) => ({ ...set })),
+});
+
+/** A user's status as the API shows it: only the keys that are set (an empty object for no status). */
+export function statusView(state: UserState): Record<string, string | boolean> {
+  const view: Record<string, string | boolean> = {};
+  // `away` is the legacy reading of presence_enabled.
+  if (settingValue(state.settings, 'presence_enabled') === false) view.away = true;
+  if (state.status.statusText) view.status_text = state.status.statusText;
+  if (state.status.emojiName) {
+    view.emoji_name = state.status.emojiName;
+    view.emoji_code = state.status.emojiCode;
+    view.reaction_type = state.status.reactionType;
+  }
+  return view;
+}
+
+export const mutedUsersView = (state: UserState) => [...state.mutedUsers].map(([id, timestamp]) => ({ id, timestamp }));
