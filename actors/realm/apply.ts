@@ -35,6 +35,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'user.api_key_changed':
       withUser(state, change.userId, (user) => (user.apiKey = change.apiKey));
       return;
+    case 'user.password_changed':
+      withUser(state, change.userId, (user) => (user.passwordHash = change.passwordHash));
+      return;
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':

@@ -9,4 +9,5 @@ export type RealmChange =
   | { type: 'user.reactivated'; userId: number }
   | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
+  | { type: 'user.password_changed'; userId: number; passwordHash: string }
   | GroupChange;

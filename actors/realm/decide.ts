@@ -44,6 +44,11 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];
     }
+    case 'user.change_password': {
+      if (command.caller.kind === 'user' && command.caller.userId !== command.userId) throw notAdmin();
+      const user = requireUser(state, command.userId);
+      return [{ type: 'user.password_changed', userId: user.userId, passwordHash: command.passwordHash }];
+    }
   }
 }
 
@@ -75,7 +80,9 @@ function decideCreateUser(
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
-  const caller = requireAdmin(state, command.caller);
+  // A user may change their own full name (PATCH /settings), and nothing else of their own account.
+  const ownName = command.caller.kind === 'user' && command.caller.userId === command.userId && command.role === undefined;
+  const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
   if (command.fullName !== undefined && command.fullName !== target.fullName) change.fullName = command.fullName;

@@ -35,6 +35,7 @@ export function realmEvents(state: RealmState, change: RealmChange): Delivery[] 
       return groupEvents(state, change).flatMap(toRealm);
     case 'realm.created':
     case 'user.api_key_changed':
+    case 'user.password_changed':
       return [];
   }
 }
