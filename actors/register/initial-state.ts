@@ -1,8 +1,12 @@
 import type { Builder, InitialStateOptions, RegistrationView } from './builder.ts';
+import { alertWordsState } from './builders/alert-words.ts';
+import { draftsState } from './builders/drafts.ts';
+import { mutedUsersState } from './builders/muted-users.ts';
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
 import { userGroupsState } from './builders/user-groups.ts';
+import { userSettingsState } from './builders/user-settings.ts';
 
 export type { InitialStateOptions, RegistrationView };
 
@@ -12,6 +16,10 @@ const builders: Record<string, Builder> = {
   realm_user: realmUserState,
   saved_snippets: savedSnippetsState,
   user_groups: userGroupsState,
+  drafts: draftsState,
+  user_settings: userSettingsState,
+  alert_words: alertWordsState,
+  muted_users: mutedUsersState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

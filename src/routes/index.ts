@@ -1,9 +1,16 @@
+import { alertWordRoutes } from './alert-words.ts';
 import { authRoutes } from './auth.ts';
+import { draftRoutes } from './drafts.ts';
 import { eventRoutes } from './events.ts';
+import { mutedUserRoutes } from './muted-users.ts';
+import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
+import { settingsRoutes } from './settings.ts';
 import { userGroupRoutes } from './user-groups.ts';
+import { userStatusRoutes } from './user-status.ts';
 import { userRoutes } from './users.ts';
 
 /** Every API area's route table. */
-export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes];
+export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
+  ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes];

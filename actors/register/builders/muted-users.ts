@@ -1,0 +1,5 @@
+import { mutedUsersView } from '../../user/views.ts';
+import type { Builder } from '../builder.ts';
+
+/** fetch type `muted_users` */
+export const mutedUsersState: Builder = ({ personal }) => ({ muted_users: mutedUsersView(personal) });

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import type { RealmState } from '../../actors/realm/state.ts';
+import type { DraftInput } from '../../actors/user/commands.ts';
+import { requireSync } from '../../actors/user/decide-drafts.ts';
+import { draftsByTime } from '../../actors/user/views.ts';
+import { p } from '../http/params.ts';
+import { route } from './route.ts';
+
+// The spec's Draft shape; `id` is set by the server only, so a client sending it is refused (strict object).
+const draft = z.strictObject({
+  type: z.enum(['', 'stream', 'private']),
+  to: z.array(z.number().int()),
+  topic: z.string(),
+  content: z.string(),
+  timestamp: z.number().nullish(),
+});
+type DraftParam = z.infer<typeof draft>;
+
+const draftId = p.int(z.number().int());
+
+/** Direct-message recipients must be users of the realm who still use it. */
+function toInput(realm: RealmState, value: DraftParam): DraftInput {
+  if (value.type === 'private') {
+    for (const id of value.to) {
+      const user = realm.users.get(id);
+      if (!user) throw badRequest(`Invalid user ID ${id}`);
+      if (!user.isActive) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+    }
+  }
+  return { type: value.type, to: value.to, topic: value.topic, content: value.content, timestamp: value.timestamp ?? undefined };
+}
+
+export const draftRoutes = [
+  route({
+    method: 'GET',
+    path: '/drafts',
+    auth: 'user',
+    params: {},
+    handle({ services, realm, user }) {
+      const state = services.runtime.userState(realm.realmId, user.userId);
+      requireSync(state);
+      const drafts = draftsByTime(state, 'oldest');
+      return { count: drafts.length, drafts };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/drafts',
+    auth: 'user',
+    params: { drafts: p.json(z.array(draft)).default([]) },
+    async handle({ services, realm, user }, params) {
+      const drafts = params.drafts.map((value) => toInput(realm, value));
+      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.create', drafts });
+      return { ids: change?.type === 'draft.created' ? change.drafts.map((created) => created.id) : [] };
+    },
+  }),
+
+  route({
+    method: 'PATCH',
+    path: '/drafts/{draft_id}',
+    auth: 'user',
+    params: { draft_id: draftId, draft: p.json(draft) },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(realm, params.draft) });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/drafts/{draft_id}',
+    auth: 'user',
+    params: { draft_id: draftId },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.delete', id: params.draft_id });
+      return {};
+    },
+  }),
+];

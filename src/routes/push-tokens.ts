@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { p } from '../http/params.ts';
+import { route } from './route.ts';
+
+// The original accepts app IDs of this form (reverse-domain bundle identifiers).
+const appid = z.string().regex(/^[.a-zA-Z0-9-]+$/, 'Invalid app ID');
+
+/** Mobile push device tokens: registered and removed by the device; nothing is announced. */
+export const pushTokenRoutes = [
+  route({
+    method: 'POST',
+    path: '/users/me/push_device_token',
+    auth: 'user',
+    params: { token: p.string(), appid: p.string(appid) },
+    async handle({ services, realm, user }, { token, appid }) {
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.add', token, appid });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/users/me/push_device_token',
+    auth: 'user',
+    params: { token: p.string() },
+    async handle({ services, realm, user }, { token }) {
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.remove', token });
+      return {};
+    },
+  }),
+];

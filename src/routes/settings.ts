@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
+import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
+import { p, type Param, type ParamsOf } from '../http/params.ts';
+import { hashPassword, passwordWeakness, verifyPassword } from '../passwords.ts';
+import type { AppServices } from '../services.ts';
+import { route, type RouteContext } from './route.ts';
+
+// The same rules as a full name given to POST /users (src/routes/users.ts).
+const fullName = z
+  .string()
+  .transform((name) => name.trim())
+  .pipe(z.string().min(1, 'Name too short!').max(100, 'Name too long!').regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'));
+const email = z.string().trim().pipe(z.email('Invalid email address'));
+
+function paramFor(spec: SettingSpec): Param<unknown, true> {
+  if (spec.kind === 'bool') return p.bool().optional();
+  if (spec.kind === 'int') return p.int(z.number().int()).optional();
+  return p.string().optional();
+}
+
+const settingParams: Record<string, Param<unknown, true>> = Object.fromEntries(SETTINGS.map((spec) => [spec.name, paramFor(spec)]));
+
+const params = {
+  full_name: p.string(fullName).optional(),
+  email: p.string(email).optional(),
+  old_password: p.string().optional(),
+  new_password: p.string().optional(),
+  ...settingParams,
+};
+
+/** The address to move to, or null when it is the current one; refused when another account has it. */
+function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): string | null {
+  if (newEmail === user.email) return null;
+  const holder = findUserByEmail(realm, newEmail);
+  if (holder && holder.userId !== user.userId) throw badRequest(`Email '${newEmail}' already in use`);
+  return newEmail;
+}
+
+/** Verifies the old password and the new one's strength; returns the new hash. */
+async function checkNewPassword(user: UserProfile, oldPassword: string | undefined, newPassword: string): Promise<string> {
+  if (oldPassword === undefined) {
+    throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'old_password' argument", 400, { var_name: 'old_password' });
+  }
+  if (!(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest('Wrong password!');
+  const weakness = await passwordWeakness(newPassword, [user.email, user.fullName]);
+  if (weakness) throw badRequest(weakness);
+  return hashPassword(newPassword);
+}
+
+/**
+ * Records the pending change, then mails the confirmation link to the new address. The link's page
+ * (/accounts/confirm_new_email/KEY) is outside the API and not served yet, so the address does not change.
+ */
+async function startEmailChange(services: AppServices, realm: RealmState, user: UserProfile, newEmail: string): Promise<void> {
+  const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail });
+  if (change?.type !== 'email.change_requested') return;
+  const url = services.realmUrl(realm);
+  const link = `${url}/accounts/confirm_new_email/${change.pending.token}`;
+  await services.mailer.send({
+    to: newEmail,
+    subject: `Verify your new email address for ${realm.name}`,
+    text:
+      `Hello ${user.fullName},\n\nWe received a request to change the email address of your account in ${realm.name} ` +
+      `(${url}) from ${user.email} to ${newEmail}.\n\nTo confirm the change, follow this link:\n${link}\n\n` +
+      `If you did not ask for this, ignore this email: nothing changes until the link is followed.\n`,
+  });
+}
+
+/** The settings the request sent (the table's parameters are not in the declared type: they are generated). */
+function requestedSettings(values: Record<string, unknown>): Record<string, unknown> {
+  const requested: Record<string, unknown> = {};
+  for (const spec of SETTINGS) if (values[spec.name] !== undefined) requested[spec.name] = values[spec.name];
+  return requested;
+}
+
+/**
+ * PATCH /settings: everything is checked before anything is committed, so a refused request changes nothing.
+ * Then the password, the email change, the name (realm actor) and the personal settings (user actor).
+ */
+async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<typeof params>) {
+  const { services, realm, user } = context;
+  const requested = requestedSettings(values);
+  checkSettings(requested);
+  const newEmail = values.email === undefined ? null : checkNewEmail(realm, user, values.email);
+  const passwordHash = values.new_password === undefined ? null : await checkNewPassword(user, values.old_password, values.new_password);
+  const caller = { kind: 'user' as const, userId: user.userId };
+
+  if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
+  if (newEmail !== null) await startEmailChange(services, realm, user, newEmail);
+  if (values.full_name !== undefined) {
+    await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name });
+  }
+  if (Object.keys(requested).length > 0) {
+    await services.runtime.executeUser(realm.realmId, user.userId, { type: 'settings.update', settings: requested });
+  }
+  return {};
+}
+
+// PATCH /settings/display and /settings/notifications are the deprecated aliases (feature level 80).
+export const settingsRoutes = ['/settings', '/settings/display', '/settings/notifications'].map((path) =>
+  route({ method: 'PATCH', path, auth: 'user', params, handle: updateSettings }),
+);

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { statusView } from '../../actors/user/views.ts';
+import { p } from '../http/params.ts';
+import { route } from './route.ts';
+
+/** A user's status: set by the user, readable by everyone in the realm, announced to the whole realm. */
+export const userStatusRoutes = [
+  route({
+    method: 'POST',
+    path: '/users/me/status',
+    auth: 'user',
+    params: {
+      status_text: p.string().optional(),
+      away: p.bool().optional(),
+      emoji_name: p.string().optional(),
+      emoji_code: p.string().optional(),
+      reaction_type: p.string().optional(),
+    },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.executeUser(realm.realmId, user.userId, {
+        type: 'status.update',
+        status: {
+          away: params.away,
+          statusText: params.status_text,
+          emojiName: params.emoji_name,
+          emojiCode: params.emoji_code,
+          reactionType: params.reaction_type,
+        },
+      });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/{user_id}/status',
+    auth: 'user',
+    params: { user_id: p.int(z.number().int()) },
+    handle({ services, realm }, { user_id }) {
+      const target = realm.users.get(user_id);
+      if (!target || !target.isActive) throw badRequest('No such user');
+      return { status: statusView(services.runtime.userState(realm.realmId, user_id)) };
+    },
+  }),
+];
