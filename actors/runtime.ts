@@ -162,7 +162,7 @@ export class Runtime {
     const deliveries: Delivery[] = [];
     for (const change of changes) {
       this.applyToUserActors(realmId, change);
-      if (!this.replaying) deliveries.push(...realmEvents(state, change));
+      if (!this.replaying) deliveries.push(...realmEvents(state, change, this.options.clock.now()));
     }
     return deliveries;
   }

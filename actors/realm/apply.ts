@@ -1,4 +1,5 @@
 import type { RealmChange } from './changes.ts';
+import { applyChannelChange } from './channels/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import type { RealmState } from './state.ts';
 
@@ -43,6 +44,13 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'group.members_changed':
     case 'group.subgroups_changed':
       applyGroupChange(state, change);
+      return;
+    case 'channel.created':
+    case 'channel.updated':
+    case 'subscriptions.added':
+    case 'subscriptions.removed':
+    case 'subscription.properties_set':
+      applyChannelChange(state, change);
       return;
   }
 }

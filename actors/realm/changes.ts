@@ -1,3 +1,4 @@
+import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 
@@ -10,4 +11,5 @@ export type RealmChange =
   | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
-  | GroupChange;
+  | GroupChange
+  | ChannelChange;

@@ -1,3 +1,4 @@
+import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
 import type { Role } from './state.ts';
 
@@ -21,4 +22,5 @@ export type RealmCommand =
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
-  | GroupCommand;
+  | GroupCommand
+  | ChannelCommand;

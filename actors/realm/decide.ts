@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import type { RealmChange } from './changes.ts';
+import { decideChannel } from './channels/decide.ts';
 import { decideGroup } from './groups/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
@@ -40,6 +41,11 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
     case 'group.update':
     case 'group.members':
       return decideGroup(state, command, clock);
+    case 'channel.subscribe':
+    case 'channel.unsubscribe':
+    case 'channel.update':
+    case 'subscription.properties':
+      return decideChannel(state, command, clock);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

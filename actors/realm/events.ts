@@ -1,11 +1,12 @@
 import type { Delivery } from '../events.ts';
 import type { RealmChange } from './changes.ts';
+import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
 import type { RealmState } from './state.ts';
 import { personView } from './views.ts';
 
 /** The events a realm change announces, computed from the state after the change was applied. */
-export function realmEvents(state: RealmState, change: RealmChange): Delivery[] {
+export function realmEvents(state: RealmState, change: RealmChange, now: number): Delivery[] {
   const toRealm = (event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
   switch (change.type) {
     case 'user.created': {
@@ -33,6 +34,12 @@ export function realmEvents(state: RealmState, change: RealmChange): Delivery[] 
     case 'group.members_changed':
     case 'group.subgroups_changed':
       return groupEvents(state, change).flatMap(toRealm);
+    case 'channel.created':
+    case 'channel.updated':
+    case 'subscriptions.added':
+    case 'subscriptions.removed':
+    case 'subscription.properties_set':
+      return channelEvents(state, change, now);
     case 'realm.created':
     case 'user.api_key_changed':
     case 'user.password_changed':

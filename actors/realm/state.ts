@@ -7,6 +7,7 @@ import {
   type UserGroupRecord,
 } from './groups/state.ts';
 import type { RealmPermission } from './permissions.ts';
+import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 
 /** Role values of the Zulip API. Lower is more powerful. */
 export const Role = {
@@ -55,12 +56,29 @@ export interface RealmState {
   nextGroupId: number;
   /** the realm's group-setting permissions (realm_can_*), see realm/permissions.ts */
   permissions: Record<RealmPermission, GroupSetting>;
+  channels: Map<number, Channel>;
+  /** index: lower-cased channel name -> id */
+  channelIdByName: Map<string, number>;
+  /** channel -> subscriber -> properties */
+  subscriptions: Map<number, Map<number, SubscriptionProperties>>;
+  /** index: user -> channels subscribed to */
+  subscribedBy: Map<number, Set<number>>;
+  /** user -> channels left, with the properties they had */
+  unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
+  nextChannelId: number;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-export type RealmRecord = Omit<RealmState, 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds'> & {
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy';
+
+/** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
+type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
+
+export type RealmRecord = Omit<RealmState, Derived> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
+  channels: Channel[];
+  subscriptions: SubscriptionRecord[];
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -78,25 +96,73 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     systemGroupIds: new Map(),
     nextGroupId: 1,
     permissions: {} as Record<RealmPermission, GroupSetting>,
+    channels: new Map(),
+    channelIdByName: new Map(),
+    subscriptions: new Map(),
+    subscribedBy: new Map(),
+    unsubscribedBy: new Map(),
+    nextChannelId: 1,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _emails, groups, systemGroupIds: _system, ...rest } = state;
-  return { ...rest, users: [...users.values()], groups: [...groups.values()].map(groupToRecord) };
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, ...rest } = state;
+  const subscriptionRecords: SubscriptionRecord[] = [];
+  for (const [channelId, subscribers] of subscriptions) {
+    for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
+  }
+  for (const [userId, left] of unsubscribedBy) {
+    for (const [channelId, properties] of left) subscriptionRecords.push([channelId, userId, properties, false]);
+  }
+  return {
+    ...rest,
+    users: [...users.values()],
+    groups: [...groups.values()].map(groupToRecord),
+    channels: [...channels.values()],
+    subscriptions: subscriptionRecords,
+  };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const state: RealmState = { ...record, users: new Map(), userIdByEmail: new Map(), groups: new Map(), systemGroupIds: new Map() };
-  for (const user of record.users) {
+  const { users, groups, channels, subscriptions, ...rest } = record;
+  const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
+  for (const user of users) {
     state.users.set(user.userId, user);
     state.userIdByEmail.set(user.email.toLowerCase(), user.userId);
   }
-  for (const group of record.groups) {
+  for (const group of groups) {
     state.groups.set(group.id, groupFromRecord(group));
     if (group.isSystemGroup) state.systemGroupIds.set(group.name as SystemGroupName, group.id);
   }
+  for (const channel of channels) {
+    state.channels.set(channel.id, channel);
+    state.channelIdByName.set(channelKey(channel.name), channel.id);
+  }
+  for (const [channelId, userId, properties, subscribed] of subscriptions) {
+    if (subscribed) addSubscription(state, channelId, userId, properties);
+    else setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
+  }
   return state;
+}
+
+export function addSubscription(state: RealmState, channelId: number, userId: number, properties: SubscriptionProperties): void {
+  setOf(state.subscriptions, channelId, () => new Map()).set(userId, properties);
+  setOf(state.subscribedBy, userId, () => new Set()).add(channelId);
+  state.unsubscribedBy.get(userId)?.delete(channelId);
+}
+
+export function removeSubscription(state: RealmState, channelId: number, userId: number): void {
+  const properties = state.subscriptions.get(channelId)?.get(userId);
+  if (!properties) return;
+  state.subscriptions.get(channelId)!.delete(userId);
+  state.subscribedBy.get(userId)?.delete(channelId);
+  setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
+}
+
+function setOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
 }
 
 export function findUserByEmail(state: RealmState, email: string): UserProfile | undefined {

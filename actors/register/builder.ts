@@ -12,6 +12,9 @@ export interface InitialStateOptions {
   /** null: every type this server supports */
   fetchTypes: readonly string[] | null;
   clientExtavatar: boolean;
+  includeSubscribers: boolean;
+  /** UNIX ms when the state is taken */
+  now: number;
   realmUrl: string;
   generation: number;
   passwordLimits: { minLength: number; maxLength: number; minGuesses: number };

@@ -2,6 +2,7 @@ import type { Builder, InitialStateOptions, RegistrationView } from './builder.t
 import { alertWordsState } from './builders/alert-words.ts';
 import { draftsState } from './builders/drafts.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
+import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
@@ -12,6 +13,9 @@ export type { InitialStateOptions, RegistrationView };
 
 /** The fetch types whose initial state this server builds, each from its own area's builder. */
 const builders: Record<string, Builder> = {
+  subscription: subscriptionState,
+  stream: streamState,
+  default_streams: defaultStreamsState,
   realm: realmState,
   realm_user: realmUserState,
   saved_snippets: savedSnippetsState,

@@ -72,6 +72,8 @@ function asJson(raw: string, name: string): unknown {
 export const p = {
   string: <T extends string = string>(schema: z.ZodType<T> = z.string() as unknown as z.ZodType<T>) => Param.of(asText, schema),
   int: <T extends number = number>(schema: z.ZodType<T> = z.number() as unknown as z.ZodType<T>) => Param.of(asInteger, schema),
+  /** plain text turned into any value by its schema (e.g. `unlimited` or a number of days) */
+  text: <T>(schema: z.ZodType<T>) => Param.of(asText, schema),
   bool: () => Param.of(asBoolean, z.boolean()),
   json: <T>(schema: z.ZodType<T>) => Param.of(asJson, schema),
 };

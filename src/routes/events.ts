@@ -50,6 +50,8 @@ async function register(context: RouteContext<'user'>, params: RegisterParams) {
     initialState(view, {
       fetchTypes,
       clientExtavatar: spec.clientExtavatar,
+      includeSubscribers: params.include_subscribers,
+      now: services.runtime.clock.now(),
       realmUrl: services.realmUrl(view.realm),
       generation: services.generation,
       passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },

@@ -1,10 +1,12 @@
 import { alertWordRoutes } from './alert-words.ts';
 import { authRoutes } from './auth.ts';
+import { channelRoutes } from './channels.ts';
 import { draftRoutes } from './drafts.ts';
 import { eventRoutes } from './events.ts';
 import { mutedUserRoutes } from './muted-users.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
+import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
 import { settingsRoutes } from './settings.ts';
 import { userGroupRoutes } from './user-groups.ts';
@@ -13,4 +15,5 @@ import { userRoutes } from './users.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
-  ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes];
+  ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
+  ...channelRoutes, ...subscriptionRoutes];

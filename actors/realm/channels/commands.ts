@@ -1,0 +1,42 @@
+import type { Caller } from '../commands.ts';
+import type { GroupSetting } from '../groups/state.ts';
+import type { ChannelPermission, SubscriptionProperties } from './state.ts';
+
+/** What a new channel is made with (parameters that existing channels ignore). */
+export interface NewChannelOptions {
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers?: boolean;
+  messageRetentionDays: number | null;
+  isDefault: boolean;
+  permissions: Partial<Record<ChannelPermission, GroupSetting>>;
+}
+
+export type ChannelCommand =
+  | {
+      type: 'channel.subscribe';
+      caller: Caller;
+      channels: { name: string; description: string }[];
+      userIds: number[];
+      options: NewChannelOptions;
+      /** when false, channels the caller may not add to are skipped instead of failing the request */
+      authorizationErrorsFatal: boolean;
+      /** POST /channels/create: the channel must be new */
+      mustCreate?: boolean;
+    }
+  | { type: 'channel.unsubscribe'; caller: Caller; channelIds: number[]; userIds: number[] }
+  | {
+      type: 'channel.update';
+      caller: Caller;
+      id: number;
+      name?: string;
+      description?: string;
+      inviteOnly?: boolean;
+      isWebPublic?: boolean;
+      historyPublicToSubscribers?: boolean;
+      messageRetentionDays?: number | null;
+      isArchived?: boolean;
+      isDefault?: boolean;
+      permissions?: Partial<Record<ChannelPermission, GroupSetting>>;
+    }
+  | { type: 'subscription.properties'; caller: Caller; userId: number; entries: { channelId: number; properties: Partial<SubscriptionProperties> }[] };

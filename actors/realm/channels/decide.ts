@@ -1,0 +1,222 @@
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
+import { renderMarkdown } from '../../markdown.ts';
+import { LIMITS } from '../../register/realm-limits.ts';
+import type { Caller } from '../commands.ts';
+import type { Clock } from '../decide.ts';
+import { settingIncludes } from '../groups/state.ts';
+import { allowed, systemGroupId } from '../permissions.ts';
+import { isAdmin, Role, type RealmState } from '../state.ts';
+import type { ChannelChange, ChannelFields } from './changes.ts';
+import type { ChannelCommand } from './commands.ts';
+import { channelKey, defaultProperties, SUBSCRIPTION_COLORS, type Channel, type SubscriptionProperties } from './state.ts';
+
+type Subscribe = Extract<ChannelCommand, { type: 'channel.subscribe' }>;
+
+export function decideChannel(state: RealmState, command: ChannelCommand, clock: Clock): ChannelChange[] {
+  switch (command.type) {
+    case 'channel.subscribe':
+      return decideSubscribe(state, command, clock);
+    case 'channel.unsubscribe':
+      return decideUnsubscribe(state, command);
+    case 'channel.update':
+      return decideUpdate(state, command);
+    case 'subscription.properties': {
+      for (const entry of command.entries) {
+        requireChannel(state, entry.channelId);
+        if (!state.subscriptions.get(entry.channelId)?.has(command.userId)) throw badRequest(`Not subscribed to channel ID ${entry.channelId}`);
+      }
+      return [{ type: 'subscription.properties_set', userId: command.userId, entries: command.entries }];
+    }
+  }
+}
+
+const callerId = (caller: Caller) => (caller.kind === 'user' ? caller.userId : null);
+
+/** May the caller act as this channel's administrator? */
+export function administers(state: RealmState, channel: Channel, userId: number | null): boolean {
+  if (userId === null) return true;
+  const user = state.users.get(userId);
+  return !!user && (isAdmin(user) || settingIncludes(state, channel.permissions.can_administer_channel_group, userId));
+}
+
+function mayAddOthers(state: RealmState, channel: Channel, userId: number | null): boolean {
+  if (administers(state, channel, userId)) return true;
+  const id = userId!;
+  if (settingIncludes(state, channel.permissions.can_add_subscribers_group, id)) return true;
+  return !channel.inviteOnly && allowed(state, 'can_add_subscribers_group', id);
+}
+
+function maySubscribeSelf(state: RealmState, channel: Channel, userId: number | null): boolean {
+  if (userId === null || administers(state, channel, userId)) return true;
+  if (!channel.inviteOnly) return state.users.get(userId)?.role !== Role.guest;
+  return settingIncludes(state, channel.permissions.can_subscribe_group, userId) || settingIncludes(state, channel.permissions.can_add_subscribers_group, userId);
+}
+
+export function checkChannelName(state: RealmState, name: string, except?: number): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest('Channel name cannot be blank.');
+  if (trimmed.length > LIMITS.max_stream_name_length) throw badRequest(`Channel name too long (limit: ${LIMITS.max_stream_name_length} characters).`);
+  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw badRequest(`Invalid character in channel name.`);
+  const existing = state.channelIdByName.get(channelKey(trimmed));
+  if (existing !== undefined && existing !== except) throw new ChatError(ErrorCode.BAD_REQUEST, `Channel '${trimmed}' already exists`, 400);
+  return trimmed;
+}
+
+export function checkDescription(description: string): string {
+  if (description.length > LIMITS.max_stream_description_length) {
+    throw badRequest(`Channel description too long (limit: ${LIMITS.max_stream_description_length} characters).`);
+  }
+  return description.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): ChannelChange[] {
+  const actor = callerId(command.caller);
+  for (const userId of command.userIds) {
+    const user = state.users.get(userId);
+    if (!user || !user.isActive) throw badRequest(`No such user: ${userId}`);
+  }
+  const othersIncluded = command.userIds.some((id) => id !== actor);
+  const changes: ChannelChange[] = [];
+  const entries: Extract<ChannelChange, { type: 'subscriptions.added' }>['entries'] = [];
+  const colorsTaken = new Map<number, Set<string>>();
+  let nextId = state.nextChannelId;
+  const seen = new Set<string>();
+  for (const requested of command.channels) {
+    const key = channelKey(requested.name);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const existingId = state.channelIdByName.get(key);
+    let channel: Channel;
+    if (existingId === undefined) {
+      channel = newChannel(state, command, requested, nextId++, actor, clock);
+      changes.push({ type: 'channel.created', channel });
+    } else {
+      if (command.mustCreate) throw badRequest(`Channel '${requested.name.trim()}' already exists`);
+      channel = state.channels.get(existingId)!;
+      if (channel.isArchived) throw badRequest(`Channel '${channel.name}' is archived.`);
+      const authorized = othersIncluded ? mayAddOthers(state, channel, actor) && (!command.userIds.includes(actor ?? -1) || maySubscribeSelf(state, channel, actor)) : maySubscribeSelf(state, channel, actor);
+      if (!authorized) {
+        if (command.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${channel.name}).`);
+        continue;
+      }
+    }
+    for (const userId of command.userIds) {
+      if (state.subscriptions.get(channel.id)?.has(userId)) continue;
+      entries.push({ channelId: channel.id, userId, properties: defaultProperties(colorFor(state, colorsTaken, userId, channel.id)) });
+    }
+  }
+  if (entries.length) changes.push({ type: 'subscriptions.added', entries });
+  return changes;
+}
+
+function newChannel(state: RealmState, command: Subscribe, requested: { name: string; description: string }, id: number, actor: number | null, clock: Clock): Channel {
+  const name = checkChannelName(state, requested.name);
+  const description = checkDescription(requested.description);
+  const { options } = command;
+  if (actor !== null) {
+    const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
+    if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
+    if (command.userIds.some((userId) => userId !== actor) && !allowed(state, 'can_add_subscribers_group', actor)) {
+      throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
+    }
+    if (options.messageRetentionDays !== null && state.users.get(actor)?.role !== Role.owner) {
+      throw badRequest('Must be an organization owner');
+    }
+  }
+  if (options.isWebPublic) throw badRequest('Web-public channels are not enabled.');
+  const empty = { direct_members: [], direct_subgroups: [] };
+  return {
+    id,
+    name,
+    description,
+    renderedDescription: renderMarkdown(description),
+    dateCreated: Math.floor(clock.now() / 1000),
+    creatorId: actor,
+    inviteOnly: options.inviteOnly,
+    isWebPublic: options.isWebPublic,
+    historyPublicToSubscribers: options.historyPublicToSubscribers ?? !options.inviteOnly,
+    messageRetentionDays: options.messageRetentionDays,
+    isArchived: false,
+    isDefault: options.isDefault,
+    firstMessageId: null,
+    permissions: {
+      can_add_subscribers_group: empty,
+      can_remove_subscribers_group: systemGroupId(state, 'role:administrators'),
+      can_administer_channel_group: { direct_members: actor === null ? [] : [actor], direct_subgroups: [] },
+      can_send_message_group: systemGroupId(state, 'role:everyone'),
+      can_subscribe_group: empty,
+      ...options.permissions,
+    },
+  };
+}
+
+function colorFor(state: RealmState, taken: Map<number, Set<string>>, userId: number, channelId: number): string {
+  let used = taken.get(userId);
+  if (!used) {
+    used = new Set();
+    for (const id of state.subscribedBy.get(userId) ?? []) used.add(state.subscriptions.get(id)!.get(userId)!.color);
+    taken.set(userId, used);
+  }
+  const previous = state.unsubscribedBy.get(userId)?.get(channelId)?.color;
+  const color = previous ?? SUBSCRIPTION_COLORS.find((c) => !used.has(c)) ?? SUBSCRIPTION_COLORS[channelId % SUBSCRIPTION_COLORS.length]!;
+  used.add(color);
+  return color;
+}
+
+function decideUnsubscribe(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.unsubscribe' }>): ChannelChange[] {
+  const actor = callerId(command.caller);
+  const entries: { channelId: number; userId: number }[] = [];
+  for (const channelId of command.channelIds) {
+    const channel = requireChannel(state, channelId);
+    const others = command.userIds.some((id) => id !== actor);
+    if (others && !administers(state, channel, actor) && !settingIncludes(state, channel.permissions.can_remove_subscribers_group, actor!)) {
+      throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
+    }
+    for (const userId of command.userIds) if (state.subscriptions.get(channelId)?.has(userId)) entries.push({ channelId, userId });
+  }
+  return entries.length ? [{ type: 'subscriptions.removed', entries }] : [];
+}
+
+function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.update' }>): ChannelChange[] {
+  const channel = requireChannel(state, command.id, true);
+  const actor = callerId(command.caller);
+  if (!administers(state, channel, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'You do not have permission to administer this channel.');
+  if (channel.isArchived && command.isArchived !== false) throw badRequest(`Channel '${channel.name}' is archived.`);
+  const fields: ChannelFields = {};
+  if (command.name !== undefined && command.name.trim() !== channel.name) fields.name = checkChannelName(state, command.name, channel.id);
+  if (command.description !== undefined) {
+    const description = checkDescription(command.description);
+    if (description !== channel.description) {
+      fields.description = description;
+      fields.renderedDescription = renderMarkdown(description);
+    }
+  }
+  if (command.inviteOnly !== undefined && command.inviteOnly !== channel.inviteOnly) fields.inviteOnly = command.inviteOnly;
+  if (command.isWebPublic) throw badRequest('Web-public channels are not enabled.');
+  if (command.historyPublicToSubscribers !== undefined && command.historyPublicToSubscribers !== channel.historyPublicToSubscribers) {
+    fields.historyPublicToSubscribers = command.historyPublicToSubscribers;
+  }
+  // A public channel's history is always public to its subscribers.
+  if ((fields.inviteOnly ?? channel.inviteOnly) === false && (fields.historyPublicToSubscribers ?? channel.historyPublicToSubscribers) === false) {
+    fields.historyPublicToSubscribers = true;
+  }
+  if (command.messageRetentionDays !== undefined && command.messageRetentionDays !== channel.messageRetentionDays) {
+    if (actor !== null && state.users.get(actor)?.role !== Role.owner) throw badRequest('Must be an organization owner');
+    fields.messageRetentionDays = command.messageRetentionDays;
+  }
+  if (command.isArchived !== undefined && command.isArchived !== channel.isArchived) fields.isArchived = command.isArchived;
+  if (command.isDefault !== undefined && command.isDefault !== channel.isDefault) {
+    if (command.isDefault && channel.inviteOnly) throw badRequest('Private channels cannot be made default.');
+    fields.isDefault = command.isDefault;
+  }
+  if (command.permissions && Object.keys(command.permissions).length) fields.permissions = command.permissions;
+  return Object.keys(fields).length ? [{ type: 'channel.updated', id: channel.id, fields }] : [];
+}
+
+export function requireChannel(state: RealmState, id: number, allowArchived = true): Channel {
+  const channel = state.channels.get(id);
+  if (!channel || (channel.isArchived && !allowArchived)) throw badRequest('Invalid channel ID');
+  return channel;
+}
+
+export type { SubscriptionProperties };

@@ -1,0 +1,101 @@
+import type { Delivery } from '../../events.ts';
+import type { RealmState } from '../state.ts';
+import type { ChannelChange } from './changes.ts';
+import type { Channel } from './state.ts';
+import { canSeeChannel, channelView, PROPERTY_NAMES, subscriptionView } from './views.ts';
+
+/** The users who may see a channel: every active user for a public one, subscribers and admins otherwise. */
+function viewers(state: RealmState, channel: Channel, except: Set<number> = new Set()): number[] {
+  const out: number[] = [];
+  for (const user of state.users.values()) {
+    if (user.isActive && !except.has(user.userId) && canSeeChannel(state, channel, user.userId)) out.push(user.userId);
+  }
+  return out;
+}
+
+const API_FIELD: Record<string, string> = {
+  name: 'name', description: 'description', inviteOnly: 'invite_only', isWebPublic: 'is_web_public',
+  historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived',
+};
+
+export function channelEvents(state: RealmState, change: ChannelChange, now: number): Delivery[] {
+  const to = (userIds: number[], event: Delivery['event']): Delivery[] =>
+    userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
+  switch (change.type) {
+    case 'channel.created': {
+      const channel = state.channels.get(change.channel.id)!;
+      return to(viewers(state, channel), { type: 'stream', op: 'create', streams: [channelView(state, channel, now)] });
+    }
+    case 'channel.updated': {
+      const channel = state.channels.get(change.id)!;
+      const audience = viewers(state, channel);
+      const out: Delivery[] = [];
+      const update = (property: string, value: unknown, extra: Record<string, unknown> = {}) =>
+        out.push(...to(audience, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property, value, ...extra }));
+      for (const [field, value] of Object.entries(change.fields)) {
+        if (field === 'permissions') {
+          for (const [permission, setting] of Object.entries(value as object)) update(permission, setting);
+        } else if (field === 'description') {
+          update('description', value, { rendered_description: channel.renderedDescription });
+        } else if (field === 'isDefault') {
+          const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => channelView(state, c, now));
+          out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } });
+        } else if (API_FIELD[field]) {
+          update(API_FIELD[field], value);
+        }
+      }
+      return out;
+    }
+    case 'subscriptions.added': {
+      const out: Delivery[] = [];
+      const byUser = groupBy(change.entries, (entry) => entry.userId);
+      for (const [userId, entries] of byUser) {
+        const views = entries.map((entry) => subscriptionView(state, state.channels.get(entry.channelId)!, state.subscriptions.get(entry.channelId)!.get(userId)!, now, true));
+        out.push(...to([userId], { type: 'subscription', op: 'add', subscriptions: views }));
+      }
+      for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
+        const added = entries.map((entry) => entry.userId);
+        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(added)), { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: added }));
+      }
+      return out;
+    }
+    case 'subscriptions.removed': {
+      const out: Delivery[] = [];
+      for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
+        const subscriptions = entries.map((entry) => ({ stream_id: entry.channelId, name: state.channels.get(entry.channelId)!.name }));
+        out.push(...to([userId], { type: 'subscription', op: 'remove', subscriptions }));
+      }
+      for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
+        const removed = entries.map((entry) => entry.userId);
+        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed }));
+      }
+      return out;
+    }
+    case 'subscription.properties_set': {
+      const out: Delivery[] = [];
+      for (const entry of change.entries) {
+        for (const [apiName, stored] of Object.entries(PROPERTY_NAMES)) {
+          if (!(stored in entry.properties)) continue;
+          const value = entry.properties[stored];
+          out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: apiName, value }));
+          // Muting is announced under both names: clients still read the legacy inverse.
+          if (apiName === 'is_muted') {
+            out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: 'in_home_view', value: !value }));
+          }
+        }
+      }
+      return out;
+    }
+  }
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    let list = out.get(k);
+    if (!list) out.set(k, (list = []));
+    list.push(item);
+  }
+  return out;
+}

@@ -1,0 +1,81 @@
+import type { GroupSetting } from '../groups/state.ts';
+
+export const CHANNEL_PERMISSIONS = [
+  'can_add_subscribers_group',
+  'can_remove_subscribers_group',
+  'can_administer_channel_group',
+  'can_send_message_group',
+  'can_subscribe_group',
+] as const;
+export type ChannelPermission = (typeof CHANNEL_PERMISSIONS)[number];
+
+export interface Channel {
+  id: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  /** UNIX seconds */
+  dateCreated: number;
+  creatorId: number | null;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers: boolean;
+  /** null: the realm's setting; -1: forever */
+  messageRetentionDays: number | null;
+  isArchived: boolean;
+  isDefault: boolean;
+  firstMessageId: number | null;
+  permissions: Record<ChannelPermission, GroupSetting>;
+}
+
+/** Nullable notification settings inherit the user's defaults. */
+export interface SubscriptionProperties {
+  color: string;
+  isMuted: boolean;
+  pinToTop: boolean;
+  desktopNotifications: boolean | null;
+  audibleNotifications: boolean | null;
+  pushNotifications: boolean | null;
+  emailNotifications: boolean | null;
+  wildcardMentionsNotify: boolean | null;
+}
+
+/** The original server's palette for new subscriptions: each takes the first color the user has not used. */
+export const SUBSCRIPTION_COLORS = [
+  '#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5',
+  '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063',
+  '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462',
+];
+
+export function defaultProperties(color: string): SubscriptionProperties {
+  return {
+    color, isMuted: false, pinToTop: false, desktopNotifications: null, audibleNotifications: null,
+    pushNotifications: null, emailNotifications: null, wildcardMentionsNotify: null,
+  };
+}
+
+/** Channel ids a user was ever subscribed to but is not now: the `unsubscribed` list. */
+export interface ChannelIndex {
+  channels: Map<number, Channel>;
+  channelIdByName: Map<string, number>;
+  /** channel -> subscriber -> that subscription's properties */
+  subscriptions: Map<number, Map<number, SubscriptionProperties>>;
+  /** user -> channels subscribed to */
+  subscribedBy: Map<number, Set<number>>;
+  /** user -> channels left (kept for `unsubscribed`, with their last properties) */
+  unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
+  nextChannelId: number;
+}
+
+export const channelKey = (name: string) => name.trim().toLowerCase();
+
+export function pickColor(index: ChannelIndex, userId: number, channelId: number): string {
+  const used = new Set<string>();
+  for (const id of index.subscribedBy.get(userId) ?? []) {
+    const color = index.subscriptions.get(id)?.get(userId)?.color;
+    if (color) used.add(color);
+  }
+  const previous = index.unsubscribedBy.get(userId)?.get(channelId)?.color;
+  if (previous) return previous;
+  return SUBSCRIPTION_COLORS.find((color) => !used.has(color)) ?? SUBSCRIPTION_COLORS[channelId % SUBSCRIPTION_COLORS.length]!;
+}

@@ -1,0 +1,85 @@
+import { CHANNEL_PERMISSIONS, type Channel, type SubscriptionProperties } from './state.ts';
+import type { RealmState } from '../state.ts';
+import { systemGroupId } from '../permissions.ts';
+
+const WEEK_SECONDS = 7 * 24 * 3600;
+
+/** The deprecated `stream_post_policy`, derived from who may post (inaccurate since feature level 333). */
+function postPolicy(state: RealmState, channel: Channel): number {
+  const setting = channel.permissions.can_send_message_group;
+  if (setting === systemGroupId(state, 'role:administrators')) return 2;
+  if (setting === systemGroupId(state, 'role:fullmembers')) return 3;
+  if (setting === systemGroupId(state, 'role:moderators')) return 4;
+  return 1;
+}
+
+/** The channel fields every view shares (GET /streams, stream events, subscriptions). */
+export function channelView(state: RealmState, channel: Channel, now: number) {
+  const policy = postPolicy(state, channel);
+  const age = Math.floor(now / 1000) - channel.dateCreated;
+  const view: Record<string, unknown> = {
+    stream_id: channel.id,
+    name: channel.name,
+    description: channel.description,
+    rendered_description: channel.renderedDescription,
+    date_created: channel.dateCreated,
+    creator_id: channel.creatorId,
+    invite_only: channel.inviteOnly,
+    is_web_public: channel.isWebPublic,
+    history_public_to_subscribers: channel.historyPublicToSubscribers,
+    first_message_id: channel.firstMessageId,
+    message_retention_days: channel.messageRetentionDays,
+    stream_post_policy: policy,
+    is_announcement_only: policy === 2,
+    is_archived: channel.isArchived,
+    // No messages are stored yet, so a channel is recently active only while it is new, and its traffic
+    // is null until it is a week old (the original's rule), then counted from its messages.
+    is_recently_active: age < WEEK_SECONDS,
+    stream_weekly_traffic: age < WEEK_SECONDS ? null : 0,
+    subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
+  };
+  for (const permission of CHANNEL_PERMISSIONS) view[permission] = channel.permissions[permission];
+  return view;
+}
+
+export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, includeSubscribers: boolean) {
+  const view: Record<string, unknown> = {
+    ...channelView(state, channel, now),
+    color: properties.color,
+    is_muted: properties.isMuted,
+    in_home_view: !properties.isMuted,
+    pin_to_top: properties.pinToTop,
+    desktop_notifications: properties.desktopNotifications,
+    audible_notifications: properties.audibleNotifications,
+    push_notifications: properties.pushNotifications,
+    email_notifications: properties.emailNotifications,
+    wildcard_mentions_notify: properties.wildcardMentionsNotify,
+  };
+  if (includeSubscribers) view.subscribers = subscriberIds(state, channel.id);
+  return view;
+}
+
+export function subscriberIds(state: RealmState, channelId: number): number[] {
+  return [...(state.subscriptions.get(channelId)?.keys() ?? [])].sort((a, b) => a - b);
+}
+
+/** Can the user see that the channel exists and who is in it? */
+export function canSeeChannel(state: RealmState, channel: Channel, userId: number): boolean {
+  if (state.subscriptions.get(channel.id)?.has(userId)) return true;
+  const user = state.users.get(userId);
+  if (!user) return false;
+  if (!channel.inviteOnly) return user.role !== 600;
+  return user.role <= 200;
+}
+
+/** API names of the subscription properties, with how they map onto the stored ones. */
+export const PROPERTY_NAMES = {
+  color: 'color',
+  is_muted: 'isMuted',
+  pin_to_top: 'pinToTop',
+  desktop_notifications: 'desktopNotifications',
+  audible_notifications: 'audibleNotifications',
+  push_notifications: 'pushNotifications',
+  email_notifications: 'emailNotifications',
+  wildcard_mentions_notify: 'wildcardMentionsNotify',
+} as const satisfies Record<string, keyof SubscriptionProperties>;

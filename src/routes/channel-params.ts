@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { CHANNEL_PERMISSIONS, type ChannelPermission } from '../../actors/realm/channels/state.ts';
+import type { GroupSetting } from '../../actors/realm/groups/state.ts';
+import { findUserByEmail, type RealmState } from '../../actors/realm/state.ts';
+import { p, type Param } from '../http/params.ts';
+
+const ids = z.array(z.number().int());
+export const groupSetting: z.ZodType<GroupSetting> = z.union([z.number().int(), z.object({ direct_members: ids, direct_subgroups: ids })]);
+
+/** The five channel permissions as optional parameters, each holding `schema`. */
+export function channelPermissionParams<T>(schema: z.ZodType<T>): Record<ChannelPermission, Param<T, true>> {
+  return Object.fromEntries(CHANNEL_PERMISSIONS.map((name) => [name, p.json(schema).optional()])) as Record<ChannelPermission, Param<T, true>>;
+}
+
+export function pickChannelPermissions<T>(params: Partial<Record<ChannelPermission, T | undefined>>): Partial<Record<ChannelPermission, T>> {
+  const out: Partial<Record<ChannelPermission, T>> = {};
+  for (const name of CHANNEL_PERMISSIONS) if (params[name] !== undefined) out[name] = params[name];
+  return out;
+}
+
+/** `message_retention_days`: a number of days, `realm_default` (null) or `unlimited` (-1). */
+export const retentionDays = p.text(
+  z.string().transform((text, context): number | null => {
+    const value = text.replace(/^"|"$/g, '');
+    if (value === 'realm_default') return null;
+    if (value === 'unlimited') return -1;
+    if (/^\d+$/.test(value) && Number(value) > 0) return Number(value);
+    context.addIssue({ code: 'custom', message: "must be a positive number of days, 'realm_default' or 'unlimited'" });
+    return z.NEVER;
+  }),
+);
+
+/** `principals`: user ids (preferred) or API emails; an unknown or deactivated one is a 400 BAD_REQUEST. */
+export const principals = p.json(z.union([z.array(z.number().int()), z.array(z.string())]));
+
+export function resolvePrincipals(realm: RealmState, given: number[] | string[] | undefined, self: number): number[] {
+  if (given === undefined || given.length === 0) return [self];
+  return given.map((principal: number | string) => {
+    const user = typeof principal === 'number' ? realm.users.get(principal) : findUserByEmail(realm, principal);
+    if (!user || !user.isActive) throw badRequest(`No such user: ${principal}`);
+    return user.userId;
+  });
+}

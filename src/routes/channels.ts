@@ -1,0 +1,206 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
+import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
+import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
+import { p } from '../http/params.ts';
+import { channelPermissionParams, groupSetting, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { route } from './route.ts';
+
+const channelId = p.int(z.number().int());
+const settingEdit = z.object({ new: groupSetting, old: groupSetting.optional() });
+
+/** A channel the caller may see, or the error the original gives for one it may not. */
+function visibleChannel(realm: RealmState, id: number, user: UserProfile): Channel {
+  const channel = realm.channels.get(id);
+  if (!channel || !canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');
+  return channel;
+}
+
+export const channelRoutes = [
+  route({
+    method: 'GET',
+    path: '/streams',
+    auth: 'user',
+    params: {
+      include_public: p.bool().default(true),
+      include_web_public: p.bool().default(false),
+      include_subscribed: p.bool().default(true),
+      include_all_active: p.bool().default(false),
+      include_all: p.bool().default(false),
+      include_default: p.bool().default(false),
+      include_owner_subscribed: p.bool().default(false),
+      exclude_archived: p.bool().default(true),
+    },
+    handle({ services, realm, user }, params) {
+      if ((params.include_all_active || params.include_all) && !isAdmin(user)) throw badRequest('User not authorized for this query');
+      const mine = realm.subscribedBy.get(user.userId) ?? new Set<number>();
+      const now = services.runtime.clock.now();
+      const streams = [];
+      for (const channel of realm.channels.values()) {
+        if (params.exclude_archived && channel.isArchived) continue;
+        const wanted =
+          params.include_all_active || params.include_all ||
+          (params.include_public && !channel.inviteOnly && user.role !== 600) ||
+          (params.include_web_public && channel.isWebPublic) ||
+          (params.include_subscribed && mine.has(channel.id)) ||
+          (params.include_default && channel.isDefault);
+        if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
+      }
+      return { streams };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/streams/{stream_id}',
+    auth: 'user',
+    params: { stream_id: channelId },
+    handle({ services, realm, user }, params) {
+      const channel = visibleChannel(realm, params.stream_id, user);
+      return { stream: { ...channelView(realm, channel, services.runtime.clock.now()), is_default: channel.isDefault } };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/get_stream_id',
+    auth: 'user',
+    params: { stream: p.string() },
+    handle({ realm, user }, params) {
+      const id = realm.channelIdByName.get(channelKey(params.stream));
+      if (id === undefined || !canSeeChannel(realm, realm.channels.get(id)!, user.userId)) {
+        throw badRequest(`Invalid channel name '${params.stream}'`);
+      }
+      return { stream_id: id };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/streams/{stream_id}/members',
+    auth: 'user',
+    params: { stream_id: channelId },
+    handle({ realm, user }, params) {
+      return { subscribers: subscriberIds(realm, visibleChannel(realm, params.stream_id, user).id) };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/channels/create',
+    auth: 'user',
+    params: {
+      name: p.string(),
+      description: p.string().default(''),
+      subscribers: p.json(z.array(z.number().int())),
+      announce: p.bool().default(false),
+      invite_only: p.bool().default(false),
+      is_web_public: p.bool().default(false),
+      is_default_stream: p.bool().default(false),
+      history_public_to_subscribers: p.bool().optional(),
+      message_retention_days: retentionDays.optional(),
+      ...channelPermissionParams(groupSetting),
+    },
+    async handle({ services, realm, user }, params) {
+      const changes = await services.runtime.execute(realm.realmId, {
+        type: 'channel.subscribe',
+        caller: { kind: 'user', userId: user.userId },
+        channels: [{ name: params.name, description: params.description }],
+        userIds: params.subscribers,
+        authorizationErrorsFatal: true,
+        mustCreate: true,
+        options: {
+          inviteOnly: params.invite_only,
+          isWebPublic: params.is_web_public,
+          historyPublicToSubscribers: params.history_public_to_subscribers,
+          messageRetentionDays: params.message_retention_days ?? null,
+          isDefault: params.is_default_stream,
+          permissions: pickChannelPermissions(params),
+        },
+      });
+      const created = changes.find((change) => change.type === 'channel.created');
+      return { id: created?.type === 'channel.created' ? created.channel.id : null };
+    },
+  }),
+
+  route({
+    method: 'PATCH',
+    path: '/streams/{stream_id}',
+    auth: 'user',
+    params: {
+      stream_id: channelId,
+      description: p.string().optional(),
+      new_name: p.string().optional(),
+      is_private: p.bool().optional(),
+      is_web_public: p.bool().optional(),
+      history_public_to_subscribers: p.bool().optional(),
+      message_retention_days: retentionDays.optional(),
+      is_archived: p.bool().optional(),
+      is_default_stream: p.bool().optional(),
+      ...channelPermissionParams(settingEdit),
+    },
+    async handle({ services, realm, user }, params) {
+      if (params.is_archived === true) throw badRequest('Use DELETE /streams/{stream_id} to archive a channel.');
+      const permissions = pickChannelPermissions(params);
+      const channel = realm.channels.get(params.stream_id);
+      for (const [name, edit] of Object.entries(permissions)) {
+        if (channel && edit.old !== undefined && JSON.stringify(edit.old) !== JSON.stringify(channel.permissions[name as keyof typeof permissions])) {
+          throw badRequest("'old' value does not match the expected value.");
+        }
+      }
+      await services.runtime.execute(realm.realmId, {
+        type: 'channel.update',
+        caller: { kind: 'user', userId: user.userId },
+        id: params.stream_id,
+        name: params.new_name,
+        description: params.description,
+        inviteOnly: params.is_private,
+        isWebPublic: params.is_web_public,
+        historyPublicToSubscribers: params.history_public_to_subscribers,
+        messageRetentionDays: params.message_retention_days,
+        isArchived: params.is_archived,
+        isDefault: params.is_default_stream,
+        permissions: Object.fromEntries(Object.entries(permissions).map(([name, edit]) => [name, edit.new])),
+      });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/streams/{stream_id}',
+    auth: 'user',
+    params: { stream_id: channelId },
+    async handle({ services, realm, user }, params) {
+      await services.runtime.execute(realm.realmId, {
+        type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isArchived: true, isDefault: false,
+      });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/default_streams',
+    auth: 'user',
+    params: { stream_id: channelId },
+    async handle({ services, realm, user }, params) {
+      if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
+      await services.runtime.execute(realm.realmId, { type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isDefault: true });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/default_streams',
+    auth: 'user',
+    params: { stream_id: channelId },
+    async handle({ services, realm, user }, params) {
+      if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
+      await services.runtime.execute(realm.realmId, { type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isDefault: false });
+      return {};
+    },
+  }),
+];

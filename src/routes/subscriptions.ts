@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { channelKey } from '../../actors/realm/channels/state.ts';
+import { PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
+import type { RealmState } from '../../actors/realm/state.ts';
+import { p } from '../http/params.ts';
+import { channelPermissionParams, groupSetting, pickChannelPermissions, principals, resolvePrincipals, retentionDays } from './channel-params.ts';
+import { route } from './route.ts';
+
+const subscriptionList = z.array(z.object({ name: z.string(), description: z.string().optional() }));
+const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
+
+const propertyEntry = z
+  .object({ stream_id: z.number().int(), property: z.enum(Object.keys(PROPERTY_NAMES) as [keyof typeof PROPERTY_NAMES | 'in_home_view']), value: z.unknown() })
+  .or(z.object({ stream_id: z.number().int(), property: z.literal('in_home_view'), value: z.unknown() }));
+
+/** Names, grouped by user id (as string keys, the wire shape since feature level 289). */
+function byUser(pairs: [number, string][]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [userId, name] of pairs) (out[String(userId)] ??= []).push(name);
+  return out;
+}
+
+function channelIdsByName(realm: RealmState, names: string[]): number[] {
+  return names.map((name) => {
+    const id = realm.channelIdByName.get(channelKey(name));
+    if (id === undefined) throw badRequest(`Invalid channel name '${name}'`);
+    return id;
+  });
+}
+
+/** Validates one property's value and maps it onto the stored properties. */
+function propertyValue(property: string, value: unknown): [string, unknown] {
+  if (property === 'color') {
+    if (typeof value !== 'string' || !HEX_COLOR.test(value)) throw badRequest(`Invalid color: ${JSON.stringify(value)}`);
+    return ['color', value.toLowerCase()];
+  }
+  if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
+  if (property === 'in_home_view') return ['isMuted', !value];
+  return [PROPERTY_NAMES[property as keyof typeof PROPERTY_NAMES], value];
+}
+
+export const subscriptionRoutes = [
+  route({
+    method: 'POST',
+    path: '/users/me/subscriptions',
+    auth: 'user',
+    params: {
+      subscriptions: p.json(subscriptionList),
+      principals: principals.optional(),
+      authorization_errors_fatal: p.bool().default(true),
+      announce: p.bool().default(false),
+      invite_only: p.bool().default(false),
+      is_web_public: p.bool().default(false),
+      is_default_stream: p.bool().default(false),
+      history_public_to_subscribers: p.bool().optional(),
+      message_retention_days: retentionDays.optional(),
+      ...channelPermissionParams(groupSetting),
+    },
+    async handle({ services, realm, user }, params) {
+      const userIds = resolvePrincipals(realm, params.principals, user.userId);
+      const names = params.subscriptions.map((s) => s.name.trim());
+      const changes = await services.runtime.execute(realm.realmId, {
+        type: 'channel.subscribe',
+        caller: { kind: 'user', userId: user.userId },
+        channels: params.subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
+        userIds,
+        authorizationErrorsFatal: params.authorization_errors_fatal,
+        options: {
+          inviteOnly: params.invite_only,
+          isWebPublic: params.is_web_public,
+          historyPublicToSubscribers: params.history_public_to_subscribers,
+          messageRetentionDays: params.message_retention_days ?? null,
+          isDefault: params.is_default_stream,
+          permissions: pickChannelPermissions(params),
+        },
+      });
+      const added = new Set<string>();
+      for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
+      const subscribed: [number, string][] = [];
+      const already: [number, string][] = [];
+      const unauthorized = new Set<string>();
+      const state = services.runtime.realmState(realm.realmId);
+      for (const name of new Set(names)) {
+        const channel = state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1);
+        for (const userId of userIds) {
+          if (channel && added.has(`${channel.id}:${userId}`)) subscribed.push([userId, channel.name]);
+          else if (channel && state.subscriptions.get(channel.id)?.has(userId)) already.push([userId, channel.name]);
+          else unauthorized.add(channel?.name ?? name);
+        }
+      }
+      const result: Record<string, unknown> = { subscribed: byUser(subscribed), already_subscribed: byUser(already) };
+      if (!params.authorization_errors_fatal) result.unauthorized = [...unauthorized];
+      return result;
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/me/subscriptions',
+    auth: 'user',
+    params: { include_subscribers: p.bool().default(false) },
+    handle({ services, realm, user }, params) {
+      const now = services.runtime.clock.now();
+      const subscriptions = [...(realm.subscribedBy.get(user.userId) ?? [])].map((id) =>
+        subscriptionView(realm, realm.channels.get(id)!, realm.subscriptions.get(id)!.get(user.userId)!, now, params.include_subscribers),
+      );
+      return { subscriptions };
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/users/me/subscriptions',
+    auth: 'user',
+    params: { subscriptions: p.json(z.array(z.string())), principals: principals.optional() },
+    async handle({ services, realm, user }, params) {
+      const userIds = resolvePrincipals(realm, params.principals, user.userId);
+      const channelIds = channelIdsByName(realm, params.subscriptions);
+      const changes = await services.runtime.execute(realm.realmId, {
+        type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channelIds, userIds,
+      });
+      const removed = new Set<number>();
+      for (const change of changes) if (change.type === 'subscriptions.removed') for (const e of change.entries) removed.add(e.channelId);
+      const names = (ids: number[]) => ids.map((id) => realm.channels.get(id)!.name);
+      return { removed: names(channelIds.filter((id) => removed.has(id))), not_removed: names(channelIds.filter((id) => !removed.has(id))) };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/users/me/subscriptions/properties',
+    auth: 'user',
+    params: { subscription_data: p.json(z.array(propertyEntry).min(1)) },
+    async handle({ services, realm, user }, params) {
+      // Every entry is checked before anything is applied: a batch is all or nothing.
+      const entries = params.subscription_data.map((entry) => {
+        const [stored, value] = propertyValue(entry.property, entry.value);
+        return { channelId: entry.stream_id, properties: { [stored]: value } };
+      });
+      await services.runtime.execute(realm.realmId, {
+        type: 'subscription.properties', caller: { kind: 'user', userId: user.userId }, userId: user.userId, entries,
+      });
+      return {};
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/{user_id}/subscriptions/{stream_id}',
+    auth: 'user',
+    params: { user_id: p.int(), stream_id: p.int() },
+    handle({ realm }, params) {
+      if (!realm.users.has(params.user_id)) throw badRequest('No such user');
+      if (!realm.channels.has(params.stream_id)) throw badRequest('Invalid channel ID');
+      return { is_subscribed: realm.subscriptions.get(params.stream_id)?.has(params.user_id) ?? false };
+    },
+  }),
+];

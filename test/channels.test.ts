@@ -1,0 +1,131 @@
+import t from 'tap';
+import { startTestServer, type ApiClient } from './helpers/server.ts';
+
+async function events(api: ApiClient, queueId: string) {
+  return (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events as Record<string, unknown>[];
+}
+
+t.test('subscribing creates channels, answers by user id, and announces it', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId: annQueue } = await api.as(ann).register({ event_types: ['stream', 'subscription'] });
+
+  const first = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general', description: 'The *main* channel' }] });
+  t.same(first.body.subscribed, { 1: ['general'] });
+  t.same(first.body.already_subscribed, {});
+  t.notOk('unauthorized' in first.body, 'unauthorized only when errors are not fatal');
+  const again = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'GENERAL' }], principals: ['ann@example.com', 'owner@example.com'] });
+  t.same(again.body, { result: 'success', msg: '', subscribed: { [ann.userId]: ['general'] }, already_subscribed: { 1: ['general'] } });
+
+  const mine = (await api.as(ann).get('/users/me/subscriptions', { include_subscribers: true })).body.subscriptions;
+  t.match(mine, [{
+    name: 'general', description: 'The *main* channel', rendered_description: '<p>The <em>main</em> channel</p>', invite_only: false,
+    creator_id: 1, subscribers: [1, ann.userId], color: /^#[0-9a-f]{6}$/, is_muted: false, in_home_view: true, pin_to_top: false,
+    desktop_notifications: null, stream_post_policy: 1, is_announcement_only: false, is_archived: false, first_message_id: null,
+    history_public_to_subscribers: true, message_retention_days: null, date_created: Number,
+  }]);
+
+  const seen = await events(api.as(ann), annQueue);
+  t.match(seen, [
+    { type: 'stream', op: 'create', streams: [{ name: 'general' }] },
+    { type: 'subscription', op: 'peer_add', user_ids: [1] },
+    { type: 'subscription', op: 'add', subscriptions: [{ name: 'general', subscribers: [1, ann.userId] }] },
+  ]);
+
+  const unknown = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [999] });
+  t.equal(unknown.status, 400);
+  t.equal(unknown.body.code, 'BAD_REQUEST');
+  const long = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'x'.repeat(61) }] });
+  t.match(long.body.msg, /too long/);
+  const bad = await api.post('/users/me/subscriptions', { subscriptions: [{ nom: 'x' }] });
+  t.equal(bad.body.code, 'BAD_REQUEST');
+});
+
+t.test('private channels: only the allowed may join; non-fatal errors are listed', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true });
+  const refused = await api.as(ann).post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }] });
+  t.equal(refused.body.code, 'BAD_REQUEST');
+  t.match(refused.body.msg, /Unable to access channel \(secret\)/);
+  const soft = await api.as(ann).post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }, { name: 'open' }], authorization_errors_fatal: false });
+  t.same(soft.body.unauthorized, ['secret']);
+  t.same(soft.body.subscribed, { [ann.userId]: ['open'] });
+  const id = (await api.get('/get_stream_id', { stream: 'secret' })).body.stream_id;
+  t.equal((await api.as(ann).get(`/streams/${id}`)).body.code, 'BAD_REQUEST', 'a private channel is invisible to non-subscribers');
+  t.equal((await api.as(ann).get('/get_stream_id', { stream: 'secret' })).body.code, 'BAD_REQUEST');
+  // The owner (an administrator) adds Ann; now she sees it.
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], principals: [ann.userId] });
+  t.same((await api.as(ann).get(`/streams/${id}/members`)).body.subscribers, [1, ann.userId]);
+  t.same((await api.get(`/users/${ann.userId}/subscriptions/${id}`)).body.is_subscribed, true);
+});
+
+t.test('unsubscribe, properties, channel edits, archiving and default channels', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'a' }, { name: 'b' }], principals: [1, ann.userId] });
+  const a = (await api.get('/get_stream_id', { stream: 'a' })).body.stream_id;
+  const b = (await api.get('/get_stream_id', { stream: 'b' })).body.stream_id;
+  const { queueId } = await api.as(ann).register({ event_types: ['subscription', 'stream', 'default_streams'] });
+
+  t.equal((await api.as(ann).delete('/users/me/subscriptions', { subscriptions: ['a'], principals: [1] })).body.code, 'UNAUTHORIZED_PRINCIPAL', 'members cannot remove others');
+  const left = await api.as(ann).delete('/users/me/subscriptions', { subscriptions: ['a', 'b'] });
+  t.same([left.body.removed, left.body.not_removed], [['a', 'b'], []]);
+  const twice = await api.as(ann).delete('/users/me/subscriptions', { subscriptions: ['a'] });
+  t.same([twice.body.removed, twice.body.not_removed], [[], ['a']]);
+  const registered = await api.as(ann).register({ fetch_event_types: ['subscription'] });
+  t.same(registered.body.subscriptions, []);
+  t.same(registered.body.unsubscribed.map((s: { name: string }) => s.name).sort(), ['a', 'b']);
+
+  // Properties: all entries are checked before any applies.
+  const atomic = await api.post('/users/me/subscriptions/properties', { subscription_data: [
+    { stream_id: a, property: 'pin_to_top', value: true }, { stream_id: b, property: 'color', value: 'red' },
+  ] });
+  t.match(atomic.body.msg, /Invalid color/);
+  t.equal((await api.get('/users/me/subscriptions')).body.subscriptions.find((s: { stream_id: number }) => s.stream_id === a).pin_to_top, false);
+  t.equal((await api.post('/users/me/subscriptions/properties', { subscription_data: [
+    { stream_id: a, property: 'is_muted', value: true }, { stream_id: b, property: 'color', value: '#AABBCC' },
+  ] })).status, 200);
+  const subs = (await api.get('/users/me/subscriptions')).body.subscriptions;
+  t.match(subs.find((s: { stream_id: number }) => s.stream_id === a), { is_muted: true, in_home_view: false });
+  t.match(subs.find((s: { stream_id: number }) => s.stream_id === b), { color: '#aabbcc' });
+  t.match((await api.as(ann).post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: a, property: 'is_muted', value: true }] })).body.msg, /Not subscribed/);
+  const { queueId: ownerQueue } = await api.register({ event_types: ['subscription'] });
+  await api.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: a, property: 'in_home_view', value: true }] });
+  t.match(await events(api, ownerQueue), [
+    { type: 'subscription', op: 'update', stream_id: a, property: 'is_muted', value: false },
+    { type: 'subscription', op: 'update', stream_id: a, property: 'in_home_view', value: true },
+  ]);
+
+  // Editing a channel needs administering rights.
+  t.equal((await api.as(ann).patch(`/streams/${a}`, { description: 'x' })).body.code, 'UNAUTHORIZED_PRINCIPAL');
+  t.equal((await api.patch(`/streams/${a}`, { new_name: 'alpha', description: '**bold**' })).status, 200);
+  t.match((await api.get(`/streams/${a}`)).body.stream, { name: 'alpha', rendered_description: '<p><strong>bold</strong></p>' });
+  t.match((await api.patch(`/streams/${b}`, { new_name: 'ALPHA' })).body.msg, /already exists/);
+  t.equal((await api.post('/default_streams', { stream_id: b })).status, 200);
+  t.match((await api.get('/streams', { include_default: true })).body.streams.find((s: { stream_id: number }) => s.stream_id === b), { is_default: true });
+  t.equal((await api.delete(`/streams/${b}`)).status, 200);
+  t.notOk((await api.get('/streams')).body.streams.some((s: { stream_id: number }) => s.stream_id === b), 'archived channels are left out');
+  t.match((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'b' }] })).body.msg, /archived/);
+  t.match(await events(api.as(ann), queueId), [
+    { type: 'subscription', op: 'remove', subscriptions: [{ stream_id: a, name: 'a' }, { stream_id: b, name: 'b' }] },
+    // Public channels stay visible after leaving them, so their updates still arrive.
+    { type: 'stream', op: 'update', stream_id: a, property: 'name', value: 'alpha' },
+    { type: 'stream', op: 'update', stream_id: a, property: 'description', value: '**bold**', rendered_description: '<p><strong>bold</strong></p>' },
+    { type: 'default_streams', default_streams: [{ stream_id: b }] },
+    { type: 'stream', op: 'update', stream_id: b, property: 'is_archived', value: true },
+    { type: 'default_streams', default_streams: [] },
+  ]);
+});
+
+t.test('channels and subscriptions survive a restart', async (t) => {
+  const first = await startTestServer(t);
+  await first.api.post('/channels/create', { name: 'kept', description: 'd', subscribers: [1] });
+  await first.api.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: 1, property: 'pin_to_top', value: true }] });
+  t.equal((await first.api.post('/channels/create', { name: 'kept', subscribers: [1] })).body.code, 'BAD_REQUEST', 'create refuses an existing name');
+  await first.stop();
+  const second = await startTestServer(t, { dataDir: first.dataDir });
+  t.match((await second.api.get('/users/me/subscriptions')).body.subscriptions, [{ name: 'kept', description: 'd', pin_to_top: true }]);
+  const created = await second.api.post('/channels/create', { name: 'next', subscribers: [1] });
+  t.equal(created.body.id, 2, 'channel ids continue after a restart');
+});
