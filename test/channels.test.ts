@@ -129,3 +129,15 @@ t.test('channels and subscriptions survive a restart', async (t) => {
   const created = await second.api.post('/channels/create', { name: 'next', subscribers: [1] });
   t.equal(created.body.id, 2, 'channel ids continue after a restart');
 });
+
+t.test('new users join the default channels', async (t) => {
+  const { api } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'welcome' }, { name: 'other' }] });
+  const welcome = (await api.get('/get_stream_id', { stream: 'welcome' })).body.stream_id;
+  await api.post('/default_streams', { stream_id: welcome });
+  const { queueId } = await api.register({ event_types: ['subscription'] });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.same((await api.as(ann).get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name), ['welcome']);
+  t.match(await events(api, queueId), [{ type: 'subscription', op: 'peer_add', stream_ids: [welcome], user_ids: [ann.userId] }]);
+  t.equal((await api.as(ann).delete('/default_streams', { stream_id: welcome })).body.code, 'BAD_REQUEST', 'only administrators manage default channels');
+});

@@ -2,6 +2,7 @@ import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
+import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
@@ -82,7 +83,14 @@ function decideCreateUser(
     timezone: '',
     avatarVersion: 1,
   };
-  return [{ type: 'user.created', user }];
+  // New users join the realm's default channels, each with its own color.
+  const defaults = [...state.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived);
+  const entries = defaults.map((channel, i) => ({
+    channelId: channel.id,
+    userId: user.userId,
+    properties: defaultProperties(SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length]!),
+  }));
+  return entries.length ? [{ type: 'user.created', user }, { type: 'subscriptions.added', entries }] : [{ type: 'user.created', user }];
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
