@@ -11,6 +11,7 @@ import { allRoutes } from './routes/index.ts';
 import { listen } from './server.ts';
 import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
+import { FEATURE_LEVEL, MERGE_BASE, VERSION } from './version.ts';
 import { join } from 'node:path';
 
 export interface RunningServer {
@@ -60,6 +61,12 @@ export async function startServer(
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes);
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
   const zuliprc = await bootstrap(services, announce);
+  if (recovered.queues > 0) {
+    // Queues kept across a restart learn of it, as from the original server, and may reload what they cache.
+    runtime.queues.deliver(runtime.queues.all(), {
+      type: 'restart', svc_version: VERSION, svc_merge_base: MERGE_BASE, svc_feature_level: FEATURE_LEVEL, server_generation: services.generation,
+    });
+  }
   runtime.queues.startSweeping();
   const snapshots = startSnapshotting(runtime, store, config, log);
   log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');

@@ -52,11 +52,15 @@ t.test('a graceful restart keeps event queues and their unacknowledged events', 
   const again = await startChild(dataDir);
   const polled = await again.api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
   t.equal(polled.status, 200, 'the same queue id is still valid');
-  t.match(polled.body.events, [{ id: 0, type: 'realm_user', op: 'add', person: { email: 'kept@example.com' } }]);
+  t.match(polled.body.events, [
+    { id: 0, type: 'realm_user', op: 'add', person: { email: 'kept@example.com' } },
+    { id: 1, type: 'restart', svc_feature_level: 370, svc_version: String, server_generation: Number },
+  ]);
+  t.equal(polled.body.events.length, 2);
   // The queue keeps working: the next event continues the ids.
   await again.api.post('/users', { email: 'after@example.com', password: PASSWORD, full_name: 'After' });
-  const next = await again.api.get('/events', { queue_id: queueId, last_event_id: 0 });
-  t.match(next.body.events, [{ id: 1, type: 'realm_user', op: 'add', person: { email: 'after@example.com' } }]);
+  const next = await again.api.get('/events', { queue_id: queueId, last_event_id: 1 });
+  t.match(next.body.events, [{ id: 2, type: 'realm_user', op: 'add', person: { email: 'after@example.com' } }]);
   again.process.kill('SIGTERM');
   await again.exited;
 });

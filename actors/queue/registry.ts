@@ -102,6 +102,11 @@ export class QueueRegistry {
     return queue;
   }
 
+  /** Every live queue (for server-wide events such as `restart`). */
+  all(): Queue[] {
+    return [...this.byId.values()];
+  }
+
   records(): QueueRecord[] {
     return [...this.byId.values()].map((queue) => ({ context: queue.context, buffer: queue.buffer.toRecord() }));
   }
