@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import type { RealmState } from '../../actors/realm/state.ts';
+import { requireChannel } from '../../actors/realm/channels/decide.ts';
+import { canSeeChannel } from '../../actors/realm/channels/views.ts';
+import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import type { DraftInput } from '../../actors/user/commands.ts';
 import { requireSync } from '../../actors/user/decide-drafts.ts';
 import { draftsByTime } from '../../actors/user/views.ts';
@@ -19,8 +21,15 @@ type DraftParam = z.infer<typeof draft>;
 
 const draftId = p.int(z.number().int());
 
-/** Direct-message recipients must be users of the realm who still use it. */
-function toInput(realm: RealmState, value: DraftParam): DraftInput {
+/**
+ * A channel draft's channel must be one the user can see; direct-message recipients must be users of the
+ * realm who still use it. (The count of channel IDs is the actor's rule.)
+ */
+function toInput(realm: RealmState, user: UserProfile, value: DraftParam): DraftInput {
+  if (value.type === 'stream' && value.to.length === 1) {
+    const channel = requireChannel(realm, value.to[0]!);
+    if (!canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');
+  }
   if (value.type === 'private') {
     for (const id of value.to) {
       const user = realm.users.get(id);
@@ -51,7 +60,7 @@ export const draftRoutes = [
     auth: 'user',
     params: { drafts: p.json(z.array(draft)).default([]) },
     async handle({ services, realm, user }, params) {
-      const drafts = params.drafts.map((value) => toInput(realm, value));
+      const drafts = params.drafts.map((value) => toInput(realm, user, value));
       const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.create', drafts });
       return { ids: change?.type === 'draft.created' ? change.drafts.map((created) => created.id) : [] };
     },
@@ -63,7 +72,7 @@ export const draftRoutes = [
     auth: 'user',
     params: { draft_id: draftId, draft: p.json(draft) },
     async handle({ services, realm, user }, params) {
-      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(realm, params.draft) });
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(realm, user, params.draft) });
       return {};
     },
   }),
