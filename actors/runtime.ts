@@ -25,6 +25,8 @@ export type UserActor = Actor<typeof userMachine>;
 export interface RuntimeOptions {
   clock: Clock;
   queues: QueueTimings;
+  /** told after each commit: how many queue deliveries it made and how long since the change was applied */
+  onDelivered?(deliveries: number, seconds: number): void;
 }
 
 interface Dirty {
@@ -127,6 +129,7 @@ export class Runtime {
 
   private async commit(target: { realmId: number; userId?: number }, changes: (RealmChange | UserChange)[], apply: () => Delivery[]): Promise<void> {
     const seq = ++this.seq;
+    const started = performance.now();
     const deliveries = apply();
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
@@ -134,7 +137,12 @@ export class Runtime {
     const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     await written;
-    for (const { event, queues } of resolved) this.queues.deliver(queues, event);
+    let count = 0;
+    for (const { event, queues } of resolved) {
+      this.queues.deliver(queues, event);
+      count += queues.length;
+    }
+    if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
   }
 
   private applyUser(realmId: number, userId: number, changes: readonly UserChange[]): Delivery[] {

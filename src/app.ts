@@ -7,6 +7,7 @@ import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Mailer } from './mail.ts';
+import { Metrics } from './metrics.ts';
 import { allRoutes } from './routes/index.ts';
 import { listen } from './server.ts';
 import type { AppServices } from './services.ts';
@@ -37,10 +38,14 @@ export async function startServer(
 
   const bootStarted = performance.now();
   const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush });
+  let live: Runtime | null = null;
+  const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
+    onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
   });
+  live = runtime;
   const recovered = runtime.recover();
   await runtime.markRunning();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
@@ -50,6 +55,7 @@ export async function startServer(
     runtime,
     config,
     log,
+    metrics,
     mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
     loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
@@ -68,7 +74,7 @@ export async function startServer(
     });
   }
   runtime.queues.startSweeping();
-  const snapshots = startSnapshotting(runtime, store, config, log);
+  const snapshots = startSnapshotting(runtime, store, config, log, () => (metrics.lastSnapshotAt = Date.now()));
   log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');
 
   let stopping: Promise<void> | null = null;
@@ -103,7 +109,7 @@ function realmUrl(external: URL, stringId: string): string {
 }
 
 /** Snapshots on a timer, and sooner when the log has grown long, so that the log never grows unbounded. */
-function startSnapshotting(runtime: Runtime, store: Store, config: Config, log: Logger): NodeJS.Timeout {
+function startSnapshotting(runtime: Runtime, store: Store, config: Config, log: Logger, onWritten: () => void): NodeJS.Timeout {
   let running = false;
   let last = Date.now();
   const timer = setInterval(async () => {
@@ -114,6 +120,7 @@ function startSnapshotting(runtime: Runtime, store: Store, config: Config, log: 
     try {
       const written = await runtime.snapshot();
       last = Date.now();
+      onWritten();
       if (written) log.debug({ actors: written, seq: runtime.logPosition }, 'snapshot written');
     } catch (error) {
       log.error({ err: error }, 'snapshot failed');

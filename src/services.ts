@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Logger } from './log.ts';
 import type { Mailer } from './mail.ts';
+import type { Metrics } from './metrics.ts';
 
 /** What route handlers may use: the actors, the config, and the front end's own helpers. */
 export interface AppServices {
@@ -11,6 +12,7 @@ export interface AppServices {
   config: Config;
   log: Logger;
   mailer: Mailer;
+  metrics: Metrics;
   apiLimiter: RateLimiter | null;
   loginLimiter: RateLimiter;
   /** process start, UNIX seconds: `server_generation` */

@@ -102,6 +102,12 @@ export class QueueRegistry {
     return queue;
   }
 
+  heldCount(): number {
+    let held = 0;
+    for (const queue of this.byId.values()) if (queue.held) held++;
+    return held;
+  }
+
   /** Every live queue (for server-wide events such as `restart`). */
   all(): Queue[] {
     return [...this.byId.values()];

@@ -20,7 +20,7 @@ export type Dispatch = (request: ApiRequest) => Promise<ApiResponse>;
 export function createDispatch(services: AppServices, routes: readonly Route[]): Dispatch {
   const router = new Router(routes);
 
-  return async (request) => {
+  const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
     try {
       if (!request.path.startsWith(`${API_PREFIX}/`)) throw notFound();
       const match = router.match(request.method, request.path.slice(API_PREFIX.length));
@@ -29,6 +29,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         throw new ChatError(ErrorCode.BAD_REQUEST, 'Method Not Allowed', 405, {}, { Allow: match.allowed.join(', ') });
       }
       const route = match.route;
+      label.route = route.path;
       const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
       let user: UserProfile | null = null;
       if (route.auth === 'user') {
@@ -48,6 +49,32 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
     }
   };
+
+  return async (request) => {
+    if (request.method === 'GET' && request.path === '/health') return health(services);
+    if (request.method === 'GET' && request.path === '/metrics') {
+      return { status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body: await services.metrics.registry.metrics() };
+    }
+    const started = performance.now();
+    const label = { route: 'unmatched' };
+    const response = await handleApi(request, label);
+    services.metrics.requests.inc({ method: request.method, route: label.route, status: response.status });
+    services.metrics.latency.observe({ method: request.method, route: label.route }, (performance.now() - started) / 1000);
+    return response;
+  };
+}
+
+/** Liveness for operators and load balancers: no authentication, no realm. */
+function health(services: AppServices): ApiResponse {
+  const { runtime } = services;
+  const body = {
+    status: 'ok',
+    uptime_seconds: Math.round(process.uptime()),
+    realms: runtime.realms.size,
+    event_queues: runtime.queues.size,
+    log_position: runtime.logPosition,
+  };
+  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);

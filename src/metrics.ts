@@ -1,0 +1,39 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Runtime } from '../actors/runtime.ts';
+
+/**
+ * The server's Prometheus metrics. Gauges that mirror live state are read when scraped, so serving a
+ * request costs one counter increment and one histogram observation.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'chat_http_requests_total', help: 'API requests by route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'chat_http_request_duration_seconds', help: 'API request latency by route (long-polls included)', labelNames: ['method', 'route'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 90], registers: [this.registry],
+  });
+  readonly deliveries = new Counter({ name: 'chat_event_deliveries_total', help: 'events appended to event queues', registers: [this.registry] });
+  readonly deliveryLatency = new Histogram({
+    name: 'chat_event_delivery_seconds', help: 'from a change being applied to its events being queued (includes the durable commit)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry],
+  });
+  lastSnapshotAt = Date.now();
+
+  constructor(runtime: () => Runtime | null, logEntries: () => number) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'chat_' });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    gauge('chat_event_queues', 'live event queues', () => runtime()?.queues.size ?? 0);
+    gauge('chat_held_polls', 'long-polls being held', () => runtime()?.queues.heldCount() ?? 0);
+    gauge('chat_log_entries', 'write-ahead log entries not yet covered by a snapshot', logEntries);
+    gauge('chat_log_position', 'sequence number of the last log entry', () => runtime()?.logPosition ?? 0);
+    gauge('chat_last_snapshot_age_seconds', 'seconds since the last snapshot', () => (Date.now() - this.lastSnapshotAt) / 1000);
+  }
+
+  observeDelivery(count: number, seconds: number): void {
+    this.deliveries.inc(count);
+    this.deliveryLatency.observe(seconds);
+  }
+}

@@ -1,0 +1,32 @@
+import t from 'tap';
+import { startTestServer } from './helpers/server.ts';
+
+t.test('GET /health answers without credentials', async (t) => {
+  const { url, api } = await startTestServer(t);
+  await api.register();
+  const response = await fetch(`${url}/health`);
+  t.equal(response.status, 200);
+  t.match(await response.json(), { status: 'ok', realms: 1, event_queues: 1, log_position: Number, uptime_seconds: Number });
+});
+
+t.test('GET /metrics reports requests, queues, held polls and deliveries in the Prometheus format', async (t) => {
+  const { url, api } = await startTestServer(t);
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
+  const held = api.get('/events', { queue_id: queueId, last_event_id: -1 });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const during = await (await fetch(`${url}/metrics`)).text();
+  t.match(during, /^chat_held_polls 1$/m, 'one poll held');
+  t.match(during, /^chat_event_queues 1$/m);
+  await api.patch('/users/1', { full_name: 'Renamed Owner' });
+  t.equal((await held).status, 200);
+  await api.get('/users/nobody@example.com');
+  const text = await (await fetch(`${url}/metrics`)).text();
+  t.match(text, /^# TYPE chat_http_requests_total counter$/m);
+  t.match(text, /^chat_http_requests_total\{method="POST",route="\/register",status="200"\} 1$/m);
+  t.match(text, /^chat_http_requests_total\{method="GET",route="\/users\/\{user_id\}",status="400"\} 1$/m, 'errors counted by route');
+  t.match(text, /^chat_event_deliveries_total 1$/m, 'one event delivered to one queue');
+  t.match(text, /^chat_event_delivery_seconds_count 1$/m);
+  t.match(text, /^chat_held_polls 0$/m);
+  t.match(text, /^chat_log_position \d+$/m);
+  t.match(text, /^chat_http_request_duration_seconds_bucket\{le="0\.001",method="GET",route="\/events"\} \d+$/m);
+});
