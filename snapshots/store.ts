@@ -96,6 +96,15 @@ export class Store {
     if (this.waitForFlush) await this.root.flushed;
   }
 
+  /**
+   * A consistent, compacted copy of the whole environment into `dir` (which must be empty), taken in one
+   * read transaction while writers go on.
+   */
+  async backup(dir: string): Promise<void> {
+    mkdirSync(dir, { recursive: true });
+    await this.root.backup(dir, true);
+  }
+
   logCount(): number {
     return this.log.getCount();
   }

@@ -64,12 +64,12 @@ async function main(argv: string[]): Promise<void> {
   if (first === 'help') return void console.log(MAIN_HELP);
   const command = operatorCommands[first];
   if (!command) throw new ConfigError(`unknown command '${first}'\n\n${MAIN_HELP}`);
-  const { values } = parseArgs({ args: rest, options: { ...COMMON_OPTIONS, ...command.options } });
+  const { values, positionals } = parseArgs({ args: rest, options: { ...COMMON_OPTIONS, ...command.options }, allowPositionals: true });
   if ((values as { help?: boolean }).help) return void console.log(command.help);
   const config: Config = configFrom(values, process.env);
-  const release = claimDataDir(config.dataDir);
+  const release = command.exclusive ? claimDataDir(config.dataDir) : () => {};
   try {
-    await command.run(config, values as Record<string, string | boolean | undefined>);
+    await command.run(config, values as Record<string, string | boolean | undefined>, positionals);
   } finally {
     release();
   }

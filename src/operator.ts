@@ -6,12 +6,15 @@ import { Runtime } from '../actors/runtime.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, type Config } from './config.ts';
 import { hashPassword, passwordWeakness } from './passwords.ts';
+import { dataDirCommands } from './operator-data.ts';
 
 export interface OperatorCommand {
   summary: string;
   help: string;
   options: NonNullable<ParseArgsConfig['options']>;
-  run(config: Config, values: Record<string, string | boolean | undefined>): Promise<void>;
+  /** true: the command writes, so no server may be running on the directory */
+  exclusive: boolean;
+  run(config: Config, values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
 }
 
 /**
@@ -56,6 +59,7 @@ const roles = Object.keys(Role) as (keyof typeof Role)[];
 export const operatorCommands: Record<string, OperatorCommand> = {
   'create-realm': {
     summary: 'create an organization with its owner',
+    exclusive: true,
     help: `Usage: chat-server create-realm --subdomain SUB --name NAME --owner-email EMAIL --owner-password PASSWORD
 
 Creates an organization served at SUB.<external host> ('' for the bare host) and its owner account.
@@ -87,6 +91,7 @@ ${DATA_DIR_HELP}`,
   },
   'create-user': {
     summary: 'create a user in an organization',
+    exclusive: true,
     help: `Usage: chat-server create-user --email EMAIL --full-name NAME --password PASSWORD [--role ROLE] [--subdomain SUB]
 
   --email EMAIL         the user's email (login)
@@ -123,6 +128,7 @@ ${DATA_DIR_HELP}`,
       });
     },
   },
+  ...dataDirCommands,
 };
 
 function parseEmail(text: string): string {

@@ -61,3 +61,44 @@ t.test('operator commands create an organization and users that can log in', asy
   t.not(busy.code, 0, 'refused while the server owns the directory');
   t.match(busy.stderr, /in use by process/);
 });
+
+t.test('snapshot while serving, verify, and restore into a new directory', async (t) => {
+  const dataDir = tempDir();
+  const restoredDir = tempDir();
+  const backup = join(tempDir(), 'backup');
+  t.teardown(() => {
+    for (const dir of [dataDir, restoredDir]) rmSync(dir, { recursive: true, force: true });
+    rmSync(backup, { recursive: true, force: true });
+  });
+  const server = await startChild(dataDir);
+  await server.api.post('/users', { email: 'snap@example.com', password: 'snap-Long-passw0rd', full_name: 'Snap' });
+  await server.api.post('/channels/create', { name: 'kept', subscribers: [1] });
+
+  const snapshot = await cli('snapshot', '--data-dir', dataDir, '--out', backup);
+  t.equal(snapshot.code, 0, snapshot.stderr);
+  t.match(snapshot.stdout, /Snapshot written/);
+  t.not((await cli('snapshot', '--data-dir', dataDir, '--out', backup)).code, 0, 'an existing output is not overwritten');
+  const verified = await cli('verify', '--data-dir', dataDir);
+  t.equal(verified.code, 0, verified.stderr);
+  t.match(verified.stdout, /1 organizations, 2 users, 1 channels/);
+  t.match(verified.stdout, /^OK$/m);
+  server.process.kill('SIGTERM');
+  await server.exited;
+
+  const restored = await cli('restore', backup, '--data-dir', restoredDir);
+  t.equal(restored.code, 0, restored.stderr);
+  t.match(restored.stdout, /2 users, 1 channels/);
+  const again = await cli('restore', backup, '--data-dir', restoredDir);
+  t.match(again.stderr, /already holds data; pass --force/);
+  t.equal((await cli('restore', backup, '--data-dir', restoredDir, '--force')).code, 0);
+
+  const revived = await startChild(restoredDir, { CHAT_OWNER_PASSWORD: 'unused-because-not-first-start' });
+  t.teardown(async () => {
+    revived.process.kill('SIGTERM');
+    await revived.exited;
+  });
+  const login = await revived.api.as(null).post('/fetch_api_key', { username: 'snap@example.com', password: 'snap-Long-passw0rd' });
+  t.equal(login.status, 200, 'a user from the snapshot logs in on the restored directory');
+  const subs = await revived.api.as({ email: 'snap@example.com', key: login.body.api_key }).get('/streams');
+  t.match(subs.body.streams, [{ name: 'kept' }]);
+});
