@@ -133,12 +133,17 @@ export class Runtime {
     const deliveries = apply();
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
-    const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.queues.resolve(delivery) }));
+    const resolved = deliveries.map((delivery) => {
+      const queues = this.queues.resolve(delivery);
+      return { event: delivery.event, queues: delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues };
+    });
     const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     await written;
     let count = 0;
     for (const { event, queues } of resolved) {
+      // A delivery no queue takes is never serialized (shaped events come in several variants).
+      if (queues.length === 0) continue;
       this.queues.deliver(queues, event);
       count += queues.length;
     }
@@ -152,7 +157,11 @@ export class Runtime {
     this.dirty.users.add(userKey(realmId, userId));
     if (this.replaying) return [];
     const state = actor.getSnapshot().context.state;
-    return changes.flatMap((change) => userEvents(state, change));
+    const deliveries = changes.flatMap((change) => userEvents(state, change));
+    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
+    const email = this.realms.get(realmId)?.getSnapshot().context.state.users.get(userId)?.email;
+    for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;
+    return deliveries;
   }
 
   /** Applies changes to the realm and user actors; returns the events they announce. */

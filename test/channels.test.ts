@@ -66,7 +66,8 @@ t.test('unsubscribe, properties, channel edits, archiving and default channels',
   await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'a' }, { name: 'b' }], principals: [1, ann.userId] });
   const a = (await api.get('/get_stream_id', { stream: 'a' })).body.stream_id;
   const b = (await api.get('/get_stream_id', { stream: 'b' })).body.stream_id;
-  const { queueId } = await api.as(ann).register({ event_types: ['subscription', 'stream', 'default_streams'] });
+  const { queueId } = await api.as(ann).register({ event_types: ['subscription', 'stream', 'default_streams'], client_capabilities: { archived_channels: true } });
+  const { queueId: legacyQueue } = await api.as(ann).register({ event_types: ['stream'] });
 
   t.equal((await api.as(ann).delete('/users/me/subscriptions', { subscriptions: ['a'], principals: [1] })).body.code, 'UNAUTHORIZED_PRINCIPAL', 'members cannot remove others');
   const left = await api.as(ann).delete('/users/me/subscriptions', { subscriptions: ['a', 'b'] });
@@ -116,6 +117,10 @@ t.test('unsubscribe, properties, channel edits, archiving and default channels',
     { type: 'stream', op: 'update', stream_id: b, property: 'is_archived', value: true },
     { type: 'default_streams', default_streams: [] },
   ]);
+  // A client without the archived_channels capability sees the archived channel deleted instead.
+  const legacy = await events(api.as(ann), legacyQueue);
+  t.match(legacy.at(-1), { type: 'stream', op: 'delete', streams: [{ stream_id: b, name: 'b' }] });
+  t.notOk(legacy.some((e) => e.property === 'is_archived'), 'no is_archived update for it');
 });
 
 t.test('channels and subscriptions survive a restart', async (t) => {

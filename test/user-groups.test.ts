@@ -27,7 +27,8 @@ t.test('user groups: create, edit, members, subgroups, cycles, deactivation, eve
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');
   const bob = await api.createUser('bob@example.com', 'Bob');
-  const { queueId } = await api.as(bob).register({ event_types: ['user_group'] });
+  const { queueId } = await api.as(bob).register({ event_types: ['user_group'], client_capabilities: { include_deactivated_groups: true } });
+  const { queueId: legacyQueue } = await api.as(bob).register({ event_types: ['user_group'] });
 
   const created = await api.as(ann).post('/user_groups/create', { name: 'backend', description: 'Backend team', members: [ann.userId] });
   t.equal(created.status, 200, JSON.stringify(created.body));
@@ -79,6 +80,10 @@ t.test('user groups: create, edit, members, subgroups, cycles, deactivation, eve
     { type: 'user_group', op: 'update', group_id: backend, data: { deactivated: true } },
   ]);
   t.equal(events.length, 8, 'refused requests announce nothing');
+  // Without include_deactivated_groups, a deactivation arrives as a removal.
+  const legacy = (await api.as(bob).get('/events', { queue_id: legacyQueue, last_event_id: -1, dont_block: true })).body.events;
+  t.match(legacy.at(-1), { type: 'user_group', op: 'remove', group_id: backend });
+  t.equal(legacy.length, 8);
 });
 
 t.test('groups survive a restart', async (t) => {

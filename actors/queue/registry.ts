@@ -3,6 +3,7 @@ import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { newQueueId } from '../ids.ts';
 import { EventBuffer, type BufferRecord } from './buffer.ts';
+import { deliveryTypes, renderFor, shapeFor } from './capabilities.ts';
 import { queueMachine } from './machine.ts';
 import type { QueueContext, QueueSpec } from './spec.ts';
 
@@ -38,7 +39,13 @@ export class Queue {
 
   accepts(type: string): boolean {
     const types = this.context.spec.eventTypes;
-    return types === null || types.includes(type);
+    // A restart concerns every client, whatever it asked for.
+    return types === null || type === 'restart' || types.includes(type);
+  }
+
+  acceptsAny(types: readonly string[]): boolean {
+    const wanted = this.context.spec.eventTypes;
+    return wanted === null || types.some((type) => wanted.includes(type));
   }
 }
 
@@ -121,26 +128,46 @@ export class QueueRegistry {
   resolve(delivery: Delivery): Queue[] {
     const out: Queue[] = [];
     const { audience, event } = delivery;
+    const types = deliveryTypes(event);
     if (audience.kind === 'realm') {
-      for (const queue of this.byRealm.get(delivery.realmId) ?? []) if (queue.accepts(event.type)) out.push(queue);
+      for (const queue of this.byRealm.get(delivery.realmId) ?? []) if (queue.acceptsAny(types)) out.push(queue);
     } else {
       for (const userId of audience.userIds) {
         for (const queue of this.byUser.get(userKey(delivery.realmId, userId)) ?? []) {
-          if (queue.accepts(event.type)) out.push(queue);
+          if (queue.acceptsAny(types)) out.push(queue);
         }
       }
     }
     return out;
   }
 
-  /** Appends one event to many queues, serialized once, and wakes their held polls. */
+  /**
+   * Appends one event to many queues and wakes their held polls. The event is serialized once per shape
+   * (client capabilities may change it, see capabilities.ts), not once per queue.
+   */
   deliver(queues: readonly Queue[], event: ApiEvent): void {
-    const json = JSON.stringify(event);
+    const byShape = new Map<string, Queue[]>();
+    let plain: Queue[] | null = null;
     for (const queue of queues) {
       if (queue.collected) continue;
-      queue.buffer.push(event.type, json);
-      if (queue.held) this.scheduleWake(queue);
+      const shape = shapeFor(event, queue.context.spec);
+      if (shape === null) (plain ??= []).push(queue);
+      else {
+        let group = byShape.get(shape);
+        if (!group) byShape.set(shape, (group = []));
+        group.push(queue);
+      }
     }
+    if (plain) this.append(plain, [event]);
+    for (const group of byShape.values()) this.append(group, renderFor(event, group[0]!.context.spec));
+  }
+
+  private append(queues: readonly Queue[], events: readonly ApiEvent[]): void {
+    for (const event of events) {
+      const json = JSON.stringify(event);
+      for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.push(event.type, json);
+    }
+    for (const queue of queues) if (queue.held && !queue.buffer.isEmpty) this.scheduleWake(queue);
   }
 
   /**

@@ -1,0 +1,123 @@
+import type { ApiEvent } from '../events.ts';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
+import type { QueueSpec } from './spec.ts';
+
+/**
+ * Client capabilities change the shape of some events. Every such rule lives here, applied at delivery:
+ * queues that get the same shape share one serialization.
+ */
+interface Adapter {
+  /** the event types a queue may have asked for to receive this event: its own and its legacy forms */
+  types(event: ApiEvent): string[];
+  /** names the shape a queue gets; equal names get the very same events */
+  shape(event: ApiEvent, spec: QueueSpec): string;
+  /** the events a queue with that shape gets */
+  render(event: ApiEvent, spec: QueueSpec): ApiEvent[];
+}
+
+const has = (spec: QueueSpec, capability: string) => spec.capabilities[capability] === true;
+
+// Settings the legacy events announce, split as the original server splits them (display vs notifications).
+const LEGACY_DISPLAY_SETTINGS = new Set([
+  'color_scheme', 'default_language', 'demote_inactive_streams', 'emojiset', 'enter_sends', 'fluid_layout_width',
+  'high_contrast_mode', 'left_side_userlist', 'starred_message_counts', 'timezone', 'translate_emoticons',
+  'twenty_four_hour_time', 'user_list_style', 'web_home_view', 'web_escape_navigates_to_home_view',
+  'web_mark_read_on_scroll_policy', 'web_stream_unreads_count_display_policy', 'web_font_size_px',
+  'web_line_height_percent', 'display_emoji_reaction_users', 'web_animate_image_previews', 'web_channel_default_view',
+  'receives_typing_notifications', 'web_suggest_update_timezone', 'hide_ai_features', 'web_navigate_to_sent_message',
+]);
+
+function legacySettingEvent(event: ApiEvent): ApiEvent | null {
+  const property = String(event.property);
+  const user = event.user_email;
+  if (LEGACY_DISPLAY_SETTINGS.has(property)) {
+    const legacy: ApiEvent = { type: 'update_display_settings', user, setting_name: property, setting: event.value };
+    if (event.language_name !== undefined) legacy.language_name = event.language_name;
+    return legacy;
+  }
+  if (/notification|^enable_|wildcard_mentions_notify|presence_enabled|realm_name_in_email|desktop_icon_count/.test(property)) {
+    return { type: 'update_global_notifications', user, notification_name: property, setting: event.value };
+  }
+  return null;
+}
+
+/** Without `empty_topic_name`, a client sees the realm's display name where the topic is empty. */
+function withTopicNames(event: ApiEvent, fields: string[]): ApiEvent {
+  const copy: ApiEvent = { ...event };
+  for (const field of fields) if (copy[field] === '') copy[field] = EMPTY_TOPIC_DISPLAY_NAME;
+  return copy;
+}
+
+const emptyTopicShape = (spec: QueueSpec) => (has(spec, 'empty_topic_name') ? 'empty' : 'display');
+
+const adapters: Record<string, Adapter> = {
+  delete_message: {
+    types: () => ['delete_message'],
+    shape: (_event, spec) => (has(spec, 'bulk_message_deletion') ? 'bulk' : 'single'),
+    render(event, spec) {
+      if (has(spec, 'bulk_message_deletion')) return [event];
+      const { message_ids: ids, ...rest } = event;
+      return (ids as number[]).map((id) => ({ ...rest, message_id: id }));
+    },
+  },
+  stream: {
+    types: () => ['stream'],
+    shape: (event, spec) => (event.property === 'is_archived' && !has(spec, 'archived_channels') ? 'legacy' : 'modern'),
+    render(event, spec) {
+      if (event.property !== 'is_archived' || has(spec, 'archived_channels')) return [event];
+      // Clients that do not know archived channels see an archived one deleted (and a restored one nowhere).
+      return event.value === true ? [{ type: 'stream', op: 'delete', streams: [{ stream_id: event.stream_id, name: event.name }] }] : [];
+    },
+  },
+  user_group: {
+    types: () => ['user_group'],
+    shape: (event, spec) => (isDeactivation(event) && !has(spec, 'include_deactivated_groups') ? 'legacy' : 'modern'),
+    render: (event, spec) =>
+      isDeactivation(event) && !has(spec, 'include_deactivated_groups') ? [{ type: 'user_group', op: 'remove', group_id: event.group_id }] : [event],
+  },
+  user_settings: {
+    types: () => ['user_settings', 'update_display_settings', 'update_global_notifications'],
+    shape: (_event, spec) => (has(spec, 'user_settings_object') ? 'object' : 'legacy'),
+    render(event, spec) {
+      const { user_email: _email, ...modern } = event;
+      if (has(spec, 'user_settings_object')) return [modern];
+      const legacy = legacySettingEvent(event);
+      return legacy ? [modern, legacy] : [modern];
+    },
+  },
+  message: {
+    types: () => ['message'],
+    shape: (_event, spec) => emptyTopicShape(spec),
+    render: (event, spec) =>
+      has(spec, 'empty_topic_name') ? [event] : [{ ...event, message: withTopicNames(event.message as ApiEvent, ['subject']) }],
+  },
+  user_topic: {
+    types: () => ['user_topic'],
+    shape: (_event, spec) => emptyTopicShape(spec),
+    render: (event, spec) => (has(spec, 'empty_topic_name') ? [event] : [withTopicNames(event, ['topic_name'])]),
+  },
+  update_message: {
+    types: () => ['update_message'],
+    shape: (_event, spec) => emptyTopicShape(spec),
+    render: (event, spec) =>
+      has(spec, 'empty_topic_name') ? [event] : [withTopicNames(event, ['subject', 'topic', 'orig_subject', 'orig_topic'])],
+  },
+};
+
+function isDeactivation(event: ApiEvent): boolean {
+  return event.op === 'update' && (event.data as { deactivated?: boolean } | undefined)?.deactivated === true;
+}
+
+/** The event types under which a queue may receive this event. */
+export function deliveryTypes(event: ApiEvent): string[] {
+  return adapters[event.type]?.types(event) ?? [event.type];
+}
+
+/** Which shape of the event a queue gets (null: the event as it is, for every queue). */
+export function shapeFor(event: ApiEvent, spec: QueueSpec): string | null {
+  return adapters[event.type]?.shape(event, spec) ?? null;
+}
+
+export function renderFor(event: ApiEvent, spec: QueueSpec): ApiEvent[] {
+  return adapters[event.type]?.render(event, spec) ?? [event];
+}
