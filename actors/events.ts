@@ -1,3 +1,5 @@
+import type { QueueContext } from './queue/spec.ts';
+
 /** An event as the API delivers it, before the queue gives it its `id`. */
 export interface ApiEvent {
   type: string;
@@ -11,4 +13,9 @@ export interface Delivery {
   realmId: number;
   audience: Audience;
   event: ApiEvent;
+  /**
+   * Narrows the audience to some of its queues: events whose shape depends on what a queue asked for
+   * (`apply_markdown`, `client_extavatar`, the sender's `local_id` echo) go out as one delivery per shape.
+   */
+  only?: (queue: QueueContext) => boolean;
 }

@@ -1,5 +1,6 @@
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
+import type { MessageChange } from './messages/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
@@ -12,4 +13,5 @@ export type RealmChange =
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   | GroupChange
-  | ChannelChange;
+  | ChannelChange
+  | MessageChange;

@@ -4,6 +4,7 @@ import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
+import { decideMessage } from './messages/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -47,6 +48,14 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
     case 'channel.update':
     case 'subscription.properties':
       return decideChannel(state, command, clock);
+    case 'message.send':
+    case 'message.edit':
+    case 'message.delete':
+    case 'topic.delete':
+    case 'reaction.add':
+    case 'reaction.remove':
+    case 'message.flags':
+      return decideMessage(state, command, clock);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

@@ -2,6 +2,7 @@ import type { Delivery } from '../events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
+import { messageEvents } from './messages/events.ts';
 import type { RealmState } from './state.ts';
 import { personView } from './views.ts';
 
@@ -40,6 +41,13 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'subscriptions.removed':
     case 'subscription.properties_set':
       return channelEvents(state, change, now);
+    case 'message.sent':
+    case 'message.edited':
+    case 'messages.deleted':
+    case 'reaction.added':
+    case 'reaction.removed':
+    case 'message.flags_changed':
+      return messageEvents(state, change);
     case 'realm.created':
     case 'user.api_key_changed':
     case 'user.password_changed':

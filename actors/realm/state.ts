@@ -8,6 +8,7 @@ import {
 } from './groups/state.ts';
 import type { RealmPermission } from './permissions.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
 /** Role values of the Zulip API. Lower is more powerful. */
 export const Role = {
@@ -66,10 +67,12 @@ export interface RealmState {
   /** user -> channels left, with the properties they had */
   unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
   nextChannelId: number;
+  /** messages, their indexes and the per-user flags (messages/state.ts) */
+  messages: MessageStore;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -79,6 +82,8 @@ export type RealmRecord = Omit<RealmState, Derived> & {
   groups: UserGroupRecord[];
   channels: Channel[];
   subscriptions: SubscriptionRecord[];
+  /** absent in snapshots written before messages existed */
+  messages?: MessageStoreRecord;
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -102,11 +107,12 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     subscribedBy: new Map(),
     unsubscribedBy: new Map(),
     nextChannelId: 1,
+    messages: emptyMessageStore(),
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -120,11 +126,12 @@ export function realmToRecord(state: RealmState): RealmRecord {
     groups: [...groups.values()].map(groupToRecord),
     channels: [...channels.values()],
     subscriptions: subscriptionRecords,
+    messages: messageStoreToRecord(messages),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   for (const user of users) {
     state.users.set(user.userId, user);
@@ -142,6 +149,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     if (subscribed) addSubscription(state, channelId, userId, properties);
     else setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
   }
+  state.messages = messageStoreFromRecord(messages);
   return state;
 }
 

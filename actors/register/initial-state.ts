@@ -1,6 +1,7 @@
 import type { Builder, InitialStateOptions, RegistrationView } from './builder.ts';
 import { alertWordsState } from './builders/alert-words.ts';
 import { draftsState } from './builders/drafts.ts';
+import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
 import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
@@ -24,6 +25,10 @@ const builders: Record<string, Builder> = {
   user_settings: userSettingsState,
   alert_words: alertWordsState,
   muted_users: mutedUsersState,
+  message: maxMessageIdState,
+  update_message_flags: unreadMessagesState,
+  starred_messages: starredMessagesState,
+  recent_private_conversations: recentConversationsState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

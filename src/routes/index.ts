@@ -3,6 +3,9 @@ import { authRoutes } from './auth.ts';
 import { channelRoutes } from './channels.ts';
 import { draftRoutes } from './drafts.ts';
 import { eventRoutes } from './events.ts';
+import { messageEditRoutes } from './message-edits.ts';
+import { messageFlagRoutes } from './message-flags.ts';
+import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
@@ -16,4 +19,4 @@ import { userRoutes } from './users.ts';
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
-  ...channelRoutes, ...subscriptionRoutes];
+  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes];

@@ -1,0 +1,66 @@
+import type { Channel } from '../channels/state.ts';
+import { Role, type RealmState } from '../state.ts';
+import { hasSorted, type StoredMessage } from './state.ts';
+
+/** Does the message sit in the user's history (received when sent, or later starred/reacted to)? */
+export const holds = (message: StoredMessage, userId: number) => hasSorted(message.userIds, userId);
+
+/**
+ * May the user read the channel's history? Public channels: anyone but guests (guests when subscribed);
+ * private channels: subscribers, when the history is public to subscribers. Messages a user received stay
+ * readable either way (`holds`).
+ */
+export function readsChannelHistory(state: RealmState, channel: Channel, userId: number): boolean {
+  const user = state.users.get(userId);
+  if (!user) return false;
+  const subscribed = state.subscriptions.get(channel.id)?.has(userId) ?? false;
+  if (!channel.inviteOnly) return subscribed || user.role !== Role.guest;
+  return subscribed && channel.historyPublicToSubscribers;
+}
+
+/** The one visibility rule of every read path: fetches, narrows, single messages, events. */
+export function canRead(state: RealmState, userId: number, message: StoredMessage): boolean {
+  if (message.recipient.kind === 'direct') return message.recipient.userIds.includes(userId);
+  if (holds(message, userId)) return true;
+  const channel = state.channels.get(message.recipient.channelId);
+  return !!channel && readsChannelHistory(state, channel, userId);
+}
+
+/**
+ * Who hears about changes to a message (edits, reactions, deletion): everyone holding it, and for a channel
+ * message every subscriber who may read it.
+ */
+export function messageAudience(state: RealmState, message: StoredMessage): number[] {
+  const out = new Set(message.userIds);
+  if (message.recipient.kind === 'channel') {
+    const channel = state.channels.get(message.recipient.channelId);
+    for (const userId of state.subscriptions.get(message.recipient.channelId)?.keys() ?? []) {
+      if (channel && readsChannelHistory(state, channel, userId)) out.add(userId);
+    }
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The user's flags for a message, in the original's order. */
+export function flagsFor(state: RealmState, userId: number, message: StoredMessage): string[] {
+  const { flags } = state.messages;
+  const flagged = (set: Map<number, Set<number>>) => set.get(userId)?.has(message.id) ?? false;
+  const out: string[] = [];
+  if (!flagged(flags.unread)) out.push('read');
+  if (flagged(flags.starred)) out.push('starred');
+  if (flagged(flags.collapsed)) out.push('collapsed');
+  const historical = message.historicalUserIds.includes(userId) || !holds(message, userId);
+  if (historical) {
+    out.push('historical');
+    return out;
+  }
+  const { mentions } = message;
+  if (mentions.userIds.includes(userId)) out.push('mentioned');
+  const streamWildcard = mentions.streamWildcard;
+  const topicWildcard = mentions.topicWildcardUserIds.includes(userId);
+  if (streamWildcard) out.push('stream_wildcard_mentioned');
+  if (topicWildcard) out.push('topic_wildcard_mentioned');
+  // Deprecated at feature level 224, kept for older clients: either wildcard.
+  if (streamWildcard || topicWildcard) out.push('wildcard_mentioned');
+  return out;
+}

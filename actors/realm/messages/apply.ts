@@ -1,0 +1,160 @@
+import type { RealmState } from '../state.ts';
+import type { FirstMessageIds, MessageChange } from './changes.ts';
+import {
+  addToIndexes,
+  flagSet,
+  hasSorted,
+  insertSorted,
+  lowerBound,
+  mentionedUsers,
+  PERSONAL_FLAGS,
+  recipientKey,
+  removeFromIndexes,
+  setOf,
+  type EditHistoryEntry,
+  type StoredMessage,
+} from './state.ts';
+
+export function applyMessageChange(state: RealmState, change: MessageChange): void {
+  const store = state.messages;
+  switch (change.type) {
+    case 'message.sent': {
+      const message = structuredClone(change.message);
+      store.byId.set(message.id, message);
+      addToIndexes(store, message);
+      store.nextId = Math.max(store.nextId, message.id + 1);
+      store.recipientIds.set(recipientKey(message.recipient), message.recipientId);
+      store.nextRecipientId = Math.max(store.nextRecipientId, message.recipientId + 1);
+      for (const userId of message.userIds) {
+        if (userId !== message.senderId || !change.readBySender) flagSet(store, 'unread', userId).add(message.id);
+      }
+      indexMentions(state, message, true);
+      if (message.recipient.kind === 'channel') {
+        const channel = state.channels.get(message.recipient.channelId);
+        if (channel && channel.firstMessageId === null) channel.firstMessageId = message.id;
+      }
+      return;
+    }
+    case 'message.edited':
+      applyEdit(state, change);
+      return;
+    case 'messages.deleted':
+      for (const group of change.groups) {
+        for (const id of group.messageIds) {
+          const message = store.byId.get(id);
+          if (!message) continue;
+          removeFromIndexes(store, message);
+          indexMentions(state, message, false);
+          for (const userId of message.userIds) dropFlags(state, userId, id);
+          store.byId.delete(id);
+        }
+      }
+      setFirstMessageIds(state, change.firstMessageIds);
+      return;
+    case 'reaction.added': {
+      const message = store.byId.get(change.messageId);
+      if (!message) return;
+      message.reactions.push({ ...change.reaction });
+      // Reacting puts a message into the reactor's history, as starring does.
+      addHolder(message, change.reaction.userId);
+      return;
+    }
+    case 'reaction.removed': {
+      const message = store.byId.get(change.messageId);
+      if (!message) return;
+      const { userId, emojiCode, reactionType } = change.reaction;
+      message.reactions = message.reactions.filter((r) => !(r.userId === userId && r.emojiCode === emojiCode && r.reactionType === reactionType));
+      return;
+    }
+    case 'message.flags_changed': {
+      const stored = change.flag === 'read' ? 'unread' : change.flag;
+      // `read` is kept as unread: adding read removes from the set.
+      const adding = (change.flag === 'read') !== (change.op === 'add');
+      const set = flagSet(store, stored, change.userId);
+      for (const id of change.messageIds) {
+        if (adding) set.add(id);
+        else set.delete(id);
+        const message = store.byId.get(id);
+        if (message && change.op === 'add' && change.flag === 'starred') addHolder(message, change.userId);
+      }
+      return;
+    }
+  }
+}
+
+function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'message.edited' }>): void {
+  const store = state.messages;
+  const { move, content } = change;
+  for (const id of change.messageIds) {
+    const message = store.byId.get(id);
+    if (!message) continue;
+    const entry: EditHistoryEntry = { userId: change.editorId, timestamp: change.at };
+    if (content && id === change.targetId) {
+      entry.prevContent = message.content;
+      entry.prevRenderedContent = message.renderedContent;
+      indexMentions(state, message, false);
+      Object.assign(message, { content: content.content, renderedContent: content.renderedContent, isMeMessage: content.isMeMessage, mentions: structuredClone(content.mentions) });
+      message.lastEditTimestamp = change.at;
+    }
+    if (move && message.recipient.kind === 'channel') {
+      if (move.toChannelId !== move.fromChannelId) Object.assign(entry, { prevStream: move.fromChannelId, stream: move.toChannelId });
+      if (move.toTopic !== message.recipient.topic) Object.assign(entry, { prevTopic: message.recipient.topic, topic: move.toTopic });
+      removeFromIndexes(store, message);
+      message.recipient = { kind: 'channel', channelId: move.toChannelId, topic: move.toTopic };
+      addToIndexes(store, message);
+      if (!move.resolveOnly) message.lastMovedTimestamp = change.at;
+      if (move.toChannelId !== move.fromChannelId) moveHolders(state, message, move.lostAccess, move.gained);
+    }
+    message.editHistory.unshift(entry);
+    if (content && id === change.targetId) indexMentions(state, message, true);
+  }
+  if (move && move.toChannelId !== move.fromChannelId) {
+    const key = `c${move.toChannelId}`;
+    // A channel that never had a message has no recipient id yet: moved messages take the next one.
+    if (!store.recipientIds.has(key)) store.recipientIds.set(key, store.nextRecipientId++);
+    const recipientId = store.recipientIds.get(key)!;
+    for (const id of change.messageIds) {
+      const message = store.byId.get(id);
+      if (message) message.recipientId = recipientId;
+    }
+  }
+  setFirstMessageIds(state, change.firstMessageIds);
+}
+
+/** After a channel move: users who lost access drop the message and its flags; new subscribers hold it. */
+function moveHolders(state: RealmState, message: StoredMessage, lostAccess: number[], gained: number[]): void {
+  indexMentions(state, message, false);
+  for (const userId of lostAccess) {
+    const at = lowerBound(message.userIds, userId);
+    if (message.userIds[at] !== userId) continue;
+    message.userIds.splice(at, 1);
+    message.historicalUserIds = message.historicalUserIds.filter((id) => id !== userId);
+    dropFlags(state, userId, message.id);
+  }
+  for (const userId of gained) insertSorted(message.userIds, userId);
+  indexMentions(state, message, true);
+}
+
+function addHolder(message: StoredMessage, userId: number): void {
+  if (hasSorted(message.userIds, userId)) return;
+  insertSorted(message.userIds, userId);
+  message.historicalUserIds.push(userId);
+}
+
+function dropFlags(state: RealmState, userId: number, messageId: number): void {
+  for (const flag of PERSONAL_FLAGS) state.messages.flags[flag].get(userId)?.delete(messageId);
+}
+
+function indexMentions(state: RealmState, message: StoredMessage, add: boolean): void {
+  for (const userId of mentionedUsers(message)) {
+    if (add) setOf(state.messages.mentionedOf, userId).add(message.id);
+    else state.messages.mentionedOf.get(userId)?.delete(message.id);
+  }
+}
+
+function setFirstMessageIds(state: RealmState, firstMessageIds: FirstMessageIds): void {
+  for (const [channelId, firstMessageId] of firstMessageIds) {
+    const channel = state.channels.get(channelId);
+    if (channel) channel.firstMessageId = firstMessageId;
+  }
+}

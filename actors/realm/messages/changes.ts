@@ -1,0 +1,60 @@
+import type { PropagateMode } from './commands.ts';
+import type { Mentions, Reaction, StoredMessage } from './state.ts';
+
+/** The flags a user may change, as the API names them (`read` is stored as its inverse, unread). */
+export type EditableFlag = 'read' | 'starred' | 'collapsed';
+
+/** A channel whose oldest message changes: the `stream` update event for `first_message_id`. */
+export type FirstMessageIds = [channelId: number, firstMessageId: number | null][];
+
+/** The messages of one conversation that a deletion removed, and who is told (computed before they go). */
+export interface DeletedGroup {
+  messageType: 'stream' | 'private';
+  channelId?: number;
+  topic?: string;
+  messageIds: number[];
+  userIds: number[];
+}
+
+export interface ContentEdit {
+  content: string;
+  renderedContent: string;
+  isMeMessage: boolean;
+  mentions: Mentions;
+}
+
+export interface MoveEdit {
+  fromChannelId: number;
+  fromTopic: string;
+  toChannelId: number;
+  toTopic: string;
+  /** only the resolved-topic prefix changed: not a move for `last_moved_timestamp` */
+  resolveOnly: boolean;
+  /** channel moves: users who can no longer read the moved messages, and the new channel's subscribers */
+  lostAccess: number[];
+  gained: number[];
+}
+
+export type MessageChange =
+  | {
+      type: 'message.sent';
+      message: StoredMessage;
+      readBySender: boolean;
+      localEcho?: { queueId: string; localId: string };
+    }
+  | {
+      type: 'message.edited';
+      editorId: number;
+      /** UNIX seconds */
+      at: number;
+      targetId: number;
+      /** sorted; the target and, for moves, every message moved with it */
+      messageIds: number[];
+      propagateMode: PropagateMode;
+      content?: ContentEdit;
+      move?: MoveEdit;
+      firstMessageIds: FirstMessageIds;
+    }
+  | { type: 'messages.deleted'; groups: DeletedGroup[]; firstMessageIds: FirstMessageIds }
+  | { type: 'reaction.added' | 'reaction.removed'; messageId: number; reaction: Reaction }
+  | { type: 'message.flags_changed'; userId: number; flag: EditableFlag; op: 'add' | 'remove'; messageIds: number[] };

@@ -1,0 +1,41 @@
+import type { Caller } from '../commands.ts';
+import type { ReactionType } from './state.ts';
+
+export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
+
+/** Reactions are named by emoji name, and optionally by code and type (the code is then authoritative). */
+export interface ReactionSpec {
+  emojiName: string;
+  emojiCode?: string;
+  reactionType?: ReactionType;
+}
+
+export type MessageCommand =
+  | {
+      type: 'message.send';
+      caller: Caller;
+      kind: 'channel' | 'direct';
+      /** a channel id or name; for direct messages user ids or emails */
+      to: number | string | (number | string)[];
+      topic?: string;
+      content: string;
+      client: string;
+      /** undefined: read for the sender (see decide-send.ts) */
+      readBySender?: boolean;
+      /** local echo: the sender's queue that should see `local_message_id` */
+      localEcho?: { queueId: string; localId: string };
+    }
+  | {
+      type: 'message.edit';
+      caller: Caller;
+      messageId: number;
+      content?: string;
+      topic?: string;
+      channelId?: number;
+      propagateMode: PropagateMode;
+    }
+  | { type: 'message.delete'; caller: Caller; messageId: number }
+  /** deletes the newest `limit` messages of a topic (POST /streams/{id}/delete_topic runs it in batches) */
+  | { type: 'topic.delete'; caller: Caller; channelId: number; topic: string; limit: number }
+  | { type: 'reaction.add' | 'reaction.remove'; caller: Caller; messageId: number; reaction: ReactionSpec }
+  | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string };

@@ -1,0 +1,144 @@
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
+import type { Channel } from '../channels/state.ts';
+import { canSeeChannel } from '../channels/views.ts';
+import type { Clock } from '../decide.ts';
+import { allowed } from '../permissions.ts';
+import { Role, type RealmState, type UserProfile } from '../state.ts';
+import { canRead } from './access.ts';
+import type { FirstMessageIds, MessageChange, MoveEdit } from './changes.ts';
+import type { MessageCommand } from './commands.ts';
+import { callerUser, nowSeconds, readableMessage } from './decide.ts';
+import { renderContent } from './decide-send.ts';
+import {
+  EDIT_LIMIT_BUFFER_SECONDS,
+  MESSAGE_CONTENT_EDIT_LIMIT_SECONDS,
+  MOVE_BETWEEN_CHANNELS_LIMIT_SECONDS,
+  MOVE_WITHIN_CHANNEL_LIMIT_SECONDS,
+  normalizeContent,
+  normalizeTopic,
+  RESOLVED_TOPIC_PREFIX,
+} from './limits.ts';
+import { topicKey, type StoredMessage } from './state.ts';
+
+type Edit = Extract<MessageCommand, { type: 'message.edit' }>;
+
+const noPermission = () => badRequest("You don't have permission to edit this message");
+/** Administrators and moderators move messages without time limits. */
+const unlimited = (user: UserProfile) => user.role <= Role.moderator;
+
+export function decideEdit(state: RealmState, command: Edit, clock: Clock): MessageChange[] {
+  const editor = callerUser(state, command.caller);
+  const message = readableMessage(state, editor.userId, command.messageId);
+  const now = nowSeconds(clock);
+  if (command.content !== undefined && command.channelId !== undefined) throw badRequest('Cannot change message content while changing channel');
+  if (message.recipient.kind === 'direct') {
+    if (command.topic !== undefined) throw badRequest('Direct messages cannot have topics.');
+    if (command.channelId !== undefined) throw badRequest('Direct messages cannot be moved to channels.');
+  }
+  const move = message.recipient.kind === 'channel' ? planMove(state, editor, message, command, now) : undefined;
+  if (command.content === undefined && !move) throw badRequest('Nothing to change');
+  if (!move && command.propagateMode !== 'change_one') throw badRequest('Invalid propagate_mode without topic edit');
+  const change: Extract<MessageChange, { type: 'message.edited' }> = {
+    type: 'message.edited',
+    editorId: editor.userId,
+    at: now,
+    targetId: message.id,
+    messageIds: [message.id],
+    propagateMode: command.propagateMode,
+    firstMessageIds: [],
+  };
+  if (command.content !== undefined) {
+    if (message.senderId !== editor.userId) throw noPermission();
+    if (editor.role > Role.administrator && now > message.timestamp + MESSAGE_CONTENT_EDIT_LIMIT_SECONDS + EDIT_LIMIT_BUFFER_SECONDS) {
+      throw badRequest('The time limit for editing this message has passed');
+    }
+    const recipient = move ? { kind: 'channel' as const, channelId: move.edit.toChannelId, topic: move.edit.toTopic } : message.recipient;
+    change.content = renderContent(state, editor, recipient, normalizeContent(command.content), message.userIds);
+  }
+  if (move) {
+    change.move = move.edit;
+    change.messageIds = move.ids;
+    change.firstMessageIds = move.firstMessageIds;
+  }
+  return [change];
+}
+
+interface PlannedMove {
+  edit: MoveEdit;
+  ids: number[];
+  firstMessageIds: FirstMessageIds;
+}
+
+/** Checks a topic or channel change and picks the messages it moves; undefined when nothing moves. */
+function planMove(state: RealmState, editor: UserProfile, message: StoredMessage, command: Edit, now: number): PlannedMove | undefined {
+  if (message.recipient.kind !== 'channel') return undefined;
+  const from = message.recipient;
+  const toTopic = command.topic === undefined ? from.topic : normalizeTopic(command.topic);
+  const target = command.channelId === undefined || command.channelId === from.channelId ? undefined : targetChannel(state, editor, command.channelId);
+  const topicChanged = toTopic !== from.topic;
+  if (!topicChanged && !target) return undefined;
+  const resolveOnly = !target && (toTopic === RESOLVED_TOPIC_PREFIX + from.topic || from.topic === RESOLVED_TOPIC_PREFIX + toTopic);
+  if (resolveOnly && toTopic === RESOLVED_TOPIC_PREFIX) throw badRequest('The empty string topic cannot be marked as resolved.');
+  const permission = resolveOnly ? 'can_resolve_topics_group' : 'can_move_messages_between_topics_group';
+  if (topicChanged && !allowed(state, permission, editor.userId)) throw noPermission();
+  if (target && !allowed(state, 'can_move_messages_between_channels_group', editor.userId)) throw badRequest("You don't have permission to move this message");
+  const limit = target ? MOVE_BETWEEN_CHANNELS_LIMIT_SECONDS : MOVE_WITHIN_CHANNEL_LIMIT_SECONDS;
+  const limited = !resolveOnly && !unlimited(editor);
+  if (limited && now - message.timestamp > limit) {
+    throw badRequest(target ? "The time limit for editing this message's channel has passed" : "The time limit for editing this message's topic has passed");
+  }
+  const ids = movedIds(state, editor, message, command.propagateMode, limited ? now - limit : null);
+  const toChannelId = target?.id ?? from.channelId;
+  const edit: MoveEdit = { fromChannelId: from.channelId, fromTopic: from.topic, toChannelId, toTopic, resolveOnly, lostAccess: [], gained: [] };
+  if (target) {
+    const holders = new Set<number>();
+    for (const id of ids) for (const userId of state.messages.byId.get(id)!.userIds) holders.add(userId);
+    const subscribers = state.subscriptions.get(target.id) ?? new Map();
+    edit.lostAccess = [...holders].filter((userId) => !subscribers.has(userId) && (target.inviteOnly || state.users.get(userId)?.role === Role.guest)).sort((a, b) => a - b);
+    edit.gained = [...subscribers.keys()].sort((a, b) => a - b);
+  }
+  return { edit, ids, firstMessageIds: target ? firstIdsAfterMove(state, from.channelId, target.id, ids) : [] };
+}
+
+function targetChannel(state: RealmState, editor: UserProfile, channelId: number): Channel {
+  const channel = state.channels.get(channelId);
+  if (!channel || !canSeeChannel(state, channel, editor.userId)) throw badRequest('Invalid channel ID');
+  if (channel.isArchived) throw badRequest(`Channel '${channel.name}' is archived.`);
+  return channel;
+}
+
+/**
+ * The messages a move takes along, limited to those the editor can read (a private channel's protected
+ * history counts only what the editor received). With `change_all` under a time limit, the whole topic must
+ * be recent enough, or the error says how much of it may move.
+ */
+function movedIds(state: RealmState, editor: UserProfile, message: StoredMessage, mode: Edit['propagateMode'], oldestAllowed: number | null): number[] {
+  if (mode === 'change_one' || message.recipient.kind !== 'channel') return [message.id];
+  const all = state.messages.byTopic.get(topicKey(message.recipient.channelId, message.recipient.topic)) ?? [];
+  const readable = all.filter((id) => canRead(state, editor.userId, state.messages.byId.get(id)!));
+  if (mode === 'change_later') return readable.filter((id) => id >= message.id);
+  if (oldestAllowed !== null) {
+    const allowedIds = readable.filter((id) => state.messages.byId.get(id)!.timestamp >= oldestAllowed);
+    if (allowedIds.length < readable.length) {
+      throw new ChatError(
+        ErrorCode.MOVE_MESSAGES_TIME_LIMIT_EXCEEDED,
+        `You only have permission to move the ${allowedIds.length}/${readable.length} most recent messages in this topic.`,
+        400,
+        { first_message_id_allowed_to_move: allowedIds[0] ?? null, total_messages_in_topic: readable.length, total_messages_allowed_to_move: allowedIds.length },
+      );
+    }
+  }
+  return readable;
+}
+
+/** The oldest message of both channels once `ids` moved from one to the other, where it changes. */
+function firstIdsAfterMove(state: RealmState, fromId: number, toId: number, ids: number[]): FirstMessageIds {
+  const moved = new Set(ids);
+  const out: FirstMessageIds = [];
+  const oldFirst = (state.messages.byChannel.get(fromId) ?? []).find((id) => !moved.has(id)) ?? null;
+  if (oldFirst !== state.channels.get(fromId)?.firstMessageId) out.push([fromId, oldFirst]);
+  const current = state.channels.get(toId)?.firstMessageId ?? null;
+  const newFirst = current === null ? ids[0]! : Math.min(current, ids[0]!);
+  if (newFirst !== current) out.push([toId, newFirst]);
+  return out;
+}

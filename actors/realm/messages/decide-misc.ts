@@ -1,0 +1,127 @@
+import { badRequest, ChatError, ErrorCode, notAdmin } from '../../errors.ts';
+import { canSeeChannel } from '../channels/views.ts';
+import { allowed } from '../permissions.ts';
+import { isAdmin, type RealmState } from '../state.ts';
+import { canRead, holds, messageAudience } from './access.ts';
+import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from './changes.ts';
+import type { MessageCommand } from './commands.ts';
+import { callerUser, readableMessage } from './decide.ts';
+import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import { conversationKey, topicKey, type Reaction, type StoredMessage } from './state.ts';
+
+type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type: T }>;
+
+export function decideDelete(state: RealmState, command: Command<'message.delete'>): MessageChange[] {
+  const user = callerUser(state, command.caller);
+  const message = readableMessage(state, user.userId, command.messageId);
+  const own = message.senderId === user.userId && allowed(state, 'can_delete_own_message_group', user.userId);
+  if (!own && !allowed(state, 'can_delete_any_message_group', user.userId)) throw badRequest("You don't have permission to delete this message");
+  return [deletion(state, [message])];
+}
+
+/** The newest `limit` messages of a topic that the administrator can read; nothing when none are left. */
+export function decideDeleteTopic(state: RealmState, command: Command<'topic.delete'>): MessageChange[] {
+  const user = callerUser(state, command.caller);
+  if (!isAdmin(user)) throw notAdmin();
+  const channel = state.channels.get(command.channelId);
+  if (!channel || !canSeeChannel(state, channel, user.userId)) throw badRequest('Invalid channel ID');
+  const ids = state.messages.byTopic.get(topicKey(channel.id, command.topic)) ?? [];
+  const batch: StoredMessage[] = [];
+  for (let i = ids.length - 1; i >= 0 && batch.length < command.limit; i--) {
+    const message = state.messages.byId.get(ids[i]!)!;
+    if (canRead(state, user.userId, message)) batch.push(message);
+  }
+  return batch.length ? [deletion(state, batch.reverse())] : [];
+}
+
+/** A deletion, with who is told computed now: afterwards the messages are gone. */
+function deletion(state: RealmState, messages: StoredMessage[]): MessageChange {
+  const groups = new Map<string, DeletedGroup & { audience: Set<number> }>();
+  for (const message of messages) {
+    const { recipient } = message;
+    const key = recipient.kind === 'channel' ? topicKey(recipient.channelId, recipient.topic) : conversationKey(recipient.userIds);
+    let group = groups.get(key);
+    if (!group) {
+      group = recipient.kind === 'channel'
+        ? { messageType: 'stream', channelId: recipient.channelId, topic: recipient.topic, messageIds: [], userIds: [], audience: new Set() }
+        : { messageType: 'private', messageIds: [], userIds: [], audience: new Set() };
+      groups.set(key, group);
+    }
+    group.messageIds.push(message.id);
+    for (const userId of messageAudience(state, message)) group.audience.add(userId);
+  }
+  const out: DeletedGroup[] = [];
+  for (const { audience, ...group } of groups.values()) {
+    out.push({ ...group, messageIds: group.messageIds.sort((a, b) => a - b), userIds: [...audience].sort((a, b) => a - b) });
+  }
+  return { type: 'messages.deleted', groups: out, firstMessageIds: firstIdsAfterDelete(state, messages) };
+}
+
+function firstIdsAfterDelete(state: RealmState, messages: StoredMessage[]): FirstMessageIds {
+  const gone = new Set(messages.map((message) => message.id));
+  const channels = new Set(messages.flatMap((message) => (message.recipient.kind === 'channel' ? [message.recipient.channelId] : [])));
+  const out: FirstMessageIds = [];
+  for (const channelId of channels) {
+    const first = (state.messages.byChannel.get(channelId) ?? []).find((id) => !gone.has(id)) ?? null;
+    if (first !== state.channels.get(channelId)?.firstMessageId) out.push([channelId, first]);
+  }
+  return out;
+}
+
+export function decideReaction(state: RealmState, command: Command<'reaction.add' | 'reaction.remove'>): MessageChange[] {
+  const user = callerUser(state, command.caller);
+  const message = readableMessage(state, user.userId, command.messageId);
+  const { emojiName } = command.reaction;
+  const mine = message.reactions.filter((reaction) => reaction.userId === user.userId);
+  if (command.type === 'reaction.remove') {
+    const { emojiCode, reactionType = 'unicode_emoji' } = command.reaction;
+    const found = mine.find((r) => (emojiCode === undefined ? r.emojiName === emojiName : r.emojiCode === emojiCode && r.reactionType === reactionType));
+    if (!found) throw new ChatError(ErrorCode.REACTION_DOES_NOT_EXIST, "Reaction doesn't exist.");
+    return [{ type: 'reaction.removed', messageId: message.id, reaction: found }];
+  }
+  const reaction = resolveReaction(command.reaction.emojiName, command.reaction.emojiCode, command.reaction.reactionType, user.userId);
+  if (mine.some((r) => r.emojiCode === reaction.emojiCode && r.reactionType === reaction.reactionType)) {
+    throw new ChatError(ErrorCode.REACTION_ALREADY_EXISTS, 'Reaction already exists.');
+  }
+  return [{ type: 'reaction.added', messageId: message.id, reaction }];
+}
+
+function resolveReaction(emojiName: string, emojiCode: string | undefined, type: Reaction['reactionType'] | undefined, userId: number): Reaction {
+  const reactionType = type ?? 'unicode_emoji';
+  if (reactionType === 'realm_emoji') throw badRequest('Invalid custom emoji.');
+  if (reactionType === 'svc_extra_emoji') {
+    if (emojiName !== 'zulip' || (emojiCode !== undefined && emojiCode !== 'zulip')) throw badRequest('Invalid emoji code');
+    return { emojiName, emojiCode: 'zulip', reactionType, userId };
+  }
+  const code = emojiCode ?? emojiCodeOf(emojiName);
+  if (code === undefined) throw badRequest(`Emoji '${emojiName}' does not exist`);
+  if (!isUnicodeEmojiCode(code)) throw badRequest('Invalid emoji code');
+  if (!/^[a-z0-9_+-]+$/.test(emojiName)) throw badRequest('Invalid emoji name');
+  return { emojiName, emojiCode: code, reactionType, userId };
+}
+
+const EDITABLE_FLAGS: readonly string[] = ['read', 'starred', 'collapsed'];
+const FIXED_FLAGS: readonly string[] = [
+  'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'wildcard_mentioned', 'has_alert_word',
+  'historical', 'is_private', 'active_mobile_push_notification',
+];
+
+export function decideFlags(state: RealmState, command: Command<'message.flags'>): MessageChange[] {
+  const user = callerUser(state, command.caller);
+  if (FIXED_FLAGS.includes(command.flag)) throw badRequest(`Flag not editable: '${command.flag}'`);
+  if (!EDITABLE_FLAGS.includes(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
+  const flag = command.flag as EditableFlag;
+  const set = state.messages.flags[flag === 'read' ? 'unread' : flag].get(user.userId);
+  // Adding `read` clears unread; other flags are kept as they are named.
+  const present = flag === 'read' ? (id: number) => !set?.has(id) : (id: number) => !!set?.has(id);
+  const changed: number[] = [];
+  for (const id of new Set(command.messageIds)) {
+    const message = readableMessage(state, user.userId, id);
+    if (present(id) === (command.op === 'add')) continue;
+    // Only messages in the user's history can be unread, as in the original.
+    if (flag === 'read' && command.op === 'remove' && !holds(message, user.userId)) continue;
+    changed.push(id);
+  }
+  changed.sort((a, b) => a - b);
+  return changed.length ? [{ type: 'message.flags_changed', userId: user.userId, flag, op: command.op, messageIds: changed }] : [];
+}

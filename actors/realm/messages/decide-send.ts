@@ -1,0 +1,140 @@
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
+import type { Channel } from '../channels/state.ts';
+import { canSeeChannel } from '../channels/views.ts';
+import type { Clock } from '../decide.ts';
+import { settingIncludes } from '../groups/state.ts';
+import { allowed } from '../permissions.ts';
+import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
+import type { ContentEdit, MessageChange } from './changes.ts';
+import type { MessageCommand } from './commands.ts';
+import { callerUser, nowSeconds } from './decide.ts';
+import { normalizeContent, normalizeTopic, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
+import { groupMembers, renderMessage } from './render.ts';
+import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMessage } from './state.ts';
+
+type Send = Extract<MessageCommand, { type: 'message.send' }>;
+
+export function decideSend(state: RealmState, command: Send, clock: Clock): MessageChange[] {
+  const sender = callerUser(state, command.caller);
+  const content = normalizeContent(command.content);
+  let recipient: MessageRecipient;
+  let userIds: number[];
+  if (command.kind === 'channel') {
+    const channel = channelForSend(state, command.to, sender);
+    if (command.topic === undefined) throw badRequest('Missing topic');
+    recipient = { kind: 'channel', channelId: channel.id, topic: normalizeTopic(command.topic) };
+    userIds = [...new Set([...(state.subscriptions.get(channel.id)?.keys() ?? []), sender.userId])];
+  } else {
+    userIds = directRecipients(state, command.to, sender);
+    recipient = { kind: 'direct', userIds };
+  }
+  userIds.sort((a, b) => a - b);
+  const key = recipientKey(recipient);
+  const message: StoredMessage = {
+    id: state.messages.nextId,
+    senderId: sender.userId,
+    recipient,
+    recipientId: state.messages.recipientIds.get(key) ?? state.messages.nextRecipientId,
+    ...renderContent(state, sender, recipient, content, userIds),
+    timestamp: nowSeconds(clock),
+    client: command.client,
+    editHistory: [],
+    reactions: [],
+    userIds,
+    historicalUserIds: [],
+  };
+  const change: MessageChange = { type: 'message.sent', message, readBySender: command.readBySender ?? true };
+  if (command.localEcho) change.localEcho = command.localEcho;
+  return [change];
+}
+
+/**
+ * The channel a message goes to, by id or name. A private channel the sender cannot see answers like one
+ * that does not exist, so that sending does not reveal it.
+ */
+function channelForSend(state: RealmState, to: Send['to'], sender: UserProfile): Channel {
+  const target = Array.isArray(to) ? (to.length === 1 ? to[0]! : undefined) : to;
+  if (target === undefined) throw badRequest('Invalid channel: a channel message goes to exactly one channel');
+  const byId = typeof target === 'number' || /^\d+$/.test(target);
+  const id = byId ? Number(target) : state.channelIdByName.get(String(target).trim().toLowerCase());
+  const channel = id === undefined ? undefined : state.channels.get(id);
+  if (!channel || !canSeeChannel(state, channel, sender.userId)) {
+    throw byId
+      ? new ChatError(ErrorCode.STREAM_DOES_NOT_EXIST, `Channel with ID '${target}' does not exist`, 400, { stream_id: Number(target) })
+      : new ChatError(ErrorCode.STREAM_DOES_NOT_EXIST, `Channel '${target}' does not exist`, 400, { stream: String(target) });
+  }
+  const subscribed = state.subscriptions.get(channel.id)?.has(sender.userId) ?? false;
+  const mayAccess = subscribed || (!channel.inviteOnly && sender.role !== Role.guest);
+  if (channel.isArchived || !mayAccess) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+  if (!settingIncludes(state, channel.permissions.can_send_message_group, sender.userId)) {
+    throw badRequest('You do not have permission to post in this channel.');
+  }
+  return channel;
+}
+
+/** The participants of a direct message: the recipients named by id or email, and the sender. */
+function directRecipients(state: RealmState, to: Send['to'], sender: UserProfile): number[] {
+  const listed = Array.isArray(to) ? to : typeof to === 'number' ? [to] : to.split(',').map((part) => part.trim()).filter(Boolean);
+  if (listed.length === 0) throw badRequest('Message must have recipients');
+  const ids = new Set<number>([sender.userId]);
+  for (const entry of listed) {
+    const user = typeof entry === 'number' ? state.users.get(entry) : findUserByEmail(state, entry);
+    if (!user) throw badRequest(typeof entry === 'number' ? `Invalid user ID ${entry}` : `Invalid email '${entry}'`);
+    if (!user.isActive && user.userId !== sender.userId) throw badRequest(`'${user.email}' is no longer using this server.`);
+    ids.add(user.userId);
+  }
+  return [...ids];
+}
+
+/**
+ * Renders content for its recipients: the HTML and who it mentions (by name, through a group, or with a
+ * wildcard), after checking the sender may use those mentions.
+ */
+export function renderContent(
+  state: RealmState,
+  sender: UserProfile,
+  recipient: MessageRecipient,
+  content: string,
+  userIds: readonly number[],
+): ContentEdit {
+  const rendered = renderMessage(state, sender.userId, content);
+  const mentioned = new Set(rendered.userIds);
+  for (const groupId of rendered.groupIds) {
+    const group = state.groups.get(groupId)!;
+    if (!settingIncludes(state, group.permissions.can_mention_group, sender.userId)) {
+      throw badRequest(`You are not allowed to mention user group '${group.name}'.`);
+    }
+    for (const member of groupMembers(state, groupId)) mentioned.add(member);
+  }
+  const mayMentionMany = allowed(state, 'can_mention_many_users_group', sender.userId);
+  const channel = recipient.kind === 'channel';
+  const streamWildcard = channel && rendered.streamWildcard;
+  if (streamWildcard && !mayMentionMany && (state.subscriptions.get(recipient.channelId)?.size ?? 0) > WILDCARD_MENTION_THRESHOLD) {
+    throw new ChatError(ErrorCode.STREAM_WILDCARD_MENTION_NOT_ALLOWED, 'You do not have permission to use channel wildcard mentions in this channel.');
+  }
+  let topicWildcardUserIds: number[] = [];
+  if (recipient.kind === 'channel' && rendered.topicWildcard) {
+    const participants = topicParticipants(state, recipient.channelId, recipient.topic, sender.userId);
+    if (!mayMentionMany && participants.size > WILDCARD_MENTION_THRESHOLD) {
+      throw new ChatError(ErrorCode.TOPIC_WILDCARD_MENTION_NOT_ALLOWED, 'You do not have permission to use topic wildcard mentions in this topic.');
+    }
+    topicWildcardUserIds = [...participants].filter((id) => hasSorted(userIds, id)).sort((a, b) => a - b);
+  }
+  return {
+    content,
+    renderedContent: rendered.html,
+    isMeMessage: rendered.isMeMessage,
+    mentions: {
+      userIds: [...mentioned].filter((id) => hasSorted(userIds, id)).sort((a, b) => a - b),
+      streamWildcard,
+      topicWildcardUserIds,
+    },
+  };
+}
+
+/** The users who have sent to a topic, and the sender about to. */
+function topicParticipants(state: RealmState, channelId: number, topic: string, senderId: number): Set<number> {
+  const out = new Set([senderId]);
+  for (const id of state.messages.byTopic.get(topicKey(channelId, topic)) ?? []) out.add(state.messages.byId.get(id)!.senderId);
+  return out;
+}

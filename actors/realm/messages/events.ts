@@ -1,0 +1,210 @@
+import type { ApiEvent, Delivery } from '../../events.ts';
+import type { QueueContext } from '../../queue/spec.ts';
+import { canSeeChannel } from '../channels/views.ts';
+import { Role, type RealmState } from '../state.ts';
+import { canRead, flagsFor, holds, messageAudience, readsChannelHistory } from './access.ts';
+import type { FirstMessageIds, MessageChange } from './changes.ts';
+import { matches, resolveNarrow, type Clause } from './narrow.ts';
+import type { StoredMessage } from './state.ts';
+import { messageView, reactionView, type ViewOptions } from './views.ts';
+
+type Edited = Extract<MessageChange, { type: 'message.edited' }>;
+
+export function messageEvents(state: RealmState, change: MessageChange): Delivery[] {
+  const to = (userIds: readonly number[], event: ApiEvent): Delivery[] =>
+    userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
+  switch (change.type) {
+    case 'message.sent': {
+      const message = state.messages.byId.get(change.message.id)!;
+      const out = newMessageDeliveries(state, message, change.localEcho);
+      if (message.recipient.kind === 'channel' && state.channels.get(message.recipient.channelId)?.firstMessageId === message.id) {
+        out.push(...firstMessageIdEvents(state, [[message.recipient.channelId, message.id]]));
+      }
+      return out;
+    }
+    case 'message.edited':
+      return editDeliveries(state, change);
+    case 'messages.deleted': {
+      const out: Delivery[] = [];
+      for (const group of change.groups) {
+        const event: ApiEvent = { type: 'delete_message', message_ids: group.messageIds, message_type: group.messageType };
+        if (group.messageType === 'stream') Object.assign(event, { stream_id: group.channelId, topic: group.topic });
+        out.push(...to(group.userIds, event));
+      }
+      return [...out, ...firstMessageIdEvents(state, change.firstMessageIds)];
+    }
+    case 'reaction.added':
+    case 'reaction.removed': {
+      const message = state.messages.byId.get(change.messageId);
+      const user = state.users.get(change.reaction.userId);
+      if (!message || !user) return [];
+      const event = {
+        type: 'reaction',
+        op: change.type === 'reaction.added' ? 'add' : 'remove',
+        message_id: message.id,
+        ...reactionView(change.reaction),
+        user: { user_id: user.userId, email: user.email, full_name: user.fullName },
+      };
+      return to(messageAudience(state, message), event);
+    }
+    case 'message.flags_changed': {
+      const event: ApiEvent = { type: 'update_message_flags', op: change.op, operation: change.op, flag: change.flag, messages: change.messageIds, all: false };
+      if (change.flag === 'read' && change.op === 'remove') event.message_details = unreadDetails(state, change.userId, change.messageIds);
+      return to([change.userId], event);
+    }
+  }
+}
+
+/**
+ * The shapes of a `message` event that depend on what a queue asked for. The empty topic's display name
+ * (the `empty_topic_name` capability) is applied at delivery, by the queue registry's capability adapters.
+ */
+function variants(): (ViewOptions & { accepts: (queue: QueueContext) => boolean })[] {
+  const out = [];
+  for (const applyMarkdown of [true, false]) {
+    for (const clientExtavatar of [true, false]) {
+      out.push({
+        applyMarkdown, clientExtavatar, allowEmptyTopicName: true,
+        accepts: (queue: QueueContext) => queue.spec.applyMarkdown === applyMarkdown && queue.spec.clientExtavatar === clientExtavatar,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * `message` events: recipients grouped by identical flags, each group sent one delivery per shape; the
+ * sender's echoing queue gets its own with `local_message_id`; queues registered with `all_public_streams`
+ * get public channel messages they did not receive.
+ */
+function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: { queueId: string; localId: string }): Delivery[] {
+  const groups = new Map<string, { flags: string[]; userIds: number[] }>();
+  for (const userId of message.userIds) {
+    const flags = flagsFor(state, userId, message);
+    const key = flags.join(',');
+    const group = groups.get(key) ?? { flags, userIds: [] };
+    group.userIds.push(userId);
+    groups.set(key, group);
+  }
+  const shapes = variants();
+  const views = shapes.map((shape) => messageView(state, message, shape));
+  const narrowOk = narrowFilter(state, message);
+  const out: Delivery[] = [];
+  const push = (userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
+    out.push({ realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'realm' }, event, only });
+  for (const { flags, userIds } of groups.values()) {
+    shapes.forEach((shape, i) => {
+      push(userIds, { type: 'message', message: views[i], flags }, (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId && narrowOk(queue));
+      if (echo && userIds.includes(message.senderId)) {
+        const event = { type: 'message', message: views[i], flags, local_message_id: echo.localId };
+        push([message.senderId], event, (queue) => queue.queueId === echo.queueId && shape.accepts(queue) && narrowOk(queue));
+      }
+    });
+  }
+  const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
+  if (channel && !channel.inviteOnly) {
+    const others = (queue: QueueContext) =>
+      queue.spec.allPublicStreams && !holds(message, queue.userId) && state.users.get(queue.userId)?.role !== Role.guest && narrowOk(queue);
+    shapes.forEach((shape, i) => push(null, { type: 'message', message: views[i], flags: ['read', 'historical'] }, (queue) => shape.accepts(queue) && others(queue)));
+  }
+  return out;
+}
+
+/** A queue registered with a narrow takes only the messages matching it (pairs of operator and operand). */
+function narrowFilter(state: RealmState, message: StoredMessage): (queue: QueueContext) => boolean {
+  const resolved = new Map<string, Clause[] | null>();
+  return (queue) => {
+    if (queue.spec.narrow.length === 0) return true;
+    const key = `${queue.userId}:${JSON.stringify(queue.spec.narrow)}`;
+    if (!resolved.has(key)) {
+      try {
+        resolved.set(key, resolveNarrow(state, queue.userId, queue.spec.narrow.map(([operator, operand]) => ({ operator, operand }))));
+      } catch {
+        resolved.set(key, null);
+      }
+    }
+    const clauses = resolved.get(key);
+    return !!clauses && matches(state, queue.userId, message, clauses);
+  };
+}
+
+function editDeliveries(state: RealmState, change: Edited): Delivery[] {
+  const target = state.messages.byId.get(change.targetId);
+  if (!target) return [];
+  const { move, content } = change;
+  const base: ApiEvent = {
+    type: 'update_message',
+    user_id: change.editorId,
+    edit_timestamp: change.at,
+    message_id: change.targetId,
+    message_ids: change.messageIds,
+    rendering_only: false,
+  };
+  const fromChannelId = move?.fromChannelId ?? (target.recipient.kind === 'channel' ? target.recipient.channelId : undefined);
+  if (fromChannelId !== undefined) Object.assign(base, { stream_id: fromChannelId, stream_name: state.channels.get(fromChannelId)?.name });
+  if (move) {
+    Object.assign(base, { propagate_mode: change.propagateMode, orig_subject: move.fromTopic });
+    if (move.toTopic !== move.fromTopic) Object.assign(base, { subject: move.toTopic, topic_links: [] });
+    if (move.toChannelId !== move.fromChannelId) base.new_stream_id = move.toChannelId;
+  }
+  if (content) {
+    const previous = target.editHistory[0]!;
+    Object.assign(base, {
+      orig_content: previous.prevContent, orig_rendered_content: previous.prevRenderedContent,
+      content: content.content, rendered_content: content.renderedContent, is_me_message: content.isMeMessage,
+    });
+  }
+  const audience = messageAudience(state, target);
+  const groups = new Map<string, number[]>();
+  for (const userId of audience) {
+    const key = flagsFor(state, userId, target).join(',');
+    groups.set(key, [...(groups.get(key) ?? []), userId]);
+  }
+  const out: Delivery[] = [];
+  for (const [key, userIds] of groups) {
+    out.push({ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { ...base, flags: key ? key.split(',') : [] } });
+  }
+  if (move && move.toChannelId !== move.fromChannelId) out.push(...lostAccessDeliveries(state, change, new Set(audience)));
+  return [...out, ...firstMessageIdEvents(state, change.firstMessageIds)];
+}
+
+/** After a channel move, those who could read the messages where they were but not where they are. */
+function lostAccessDeliveries(state: RealmState, change: Edited, stillSee: Set<number>): Delivery[] {
+  const move = change.move!;
+  const from = state.channels.get(move.fromChannelId);
+  const lost = new Set(move.lostAccess);
+  for (const userId of state.subscriptions.get(move.fromChannelId)?.keys() ?? []) {
+    if (from && readsChannelHistory(state, from, userId) && !stillSee.has(userId)) lost.add(userId);
+  }
+  const sample = state.messages.byId.get(change.targetId)!;
+  const userIds = [...lost].filter((userId) => !canRead(state, userId, sample)).sort((a, b) => a - b);
+  const event = { type: 'delete_message', message_ids: change.messageIds, message_type: 'stream', stream_id: move.fromChannelId, topic: move.fromTopic };
+  return userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
+}
+
+/** `stream` update events for channels whose oldest message changed, to whoever may see the channel. */
+function firstMessageIdEvents(state: RealmState, changes: FirstMessageIds): Delivery[] {
+  const out: Delivery[] = [];
+  for (const [channelId, firstMessageId] of changes) {
+    const channel = state.channels.get(channelId);
+    if (!channel) continue;
+    const userIds = [...state.users.values()].filter((user) => user.isActive && canSeeChannel(state, channel, user.userId)).map((user) => user.userId);
+    const event = { type: 'stream', op: 'update', stream_id: channelId, name: channel.name, property: 'first_message_id', value: firstMessageId };
+    if (userIds.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds }, event });
+  }
+  return out;
+}
+
+/** For messages marked unread again: where they are, so clients can rebuild their unread counts. */
+function unreadDetails(state: RealmState, userId: number, ids: readonly number[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const id of ids) {
+    const message = state.messages.byId.get(id);
+    if (!message) continue;
+    const mentioned = state.messages.mentionedOf.get(userId)?.has(id) ? { mentioned: true } : {};
+    out[id] = message.recipient.kind === 'channel'
+      ? { type: 'stream', stream_id: message.recipient.channelId, topic: message.recipient.topic, unmuted_stream_msg: true, ...mentioned }
+      : { type: 'private', user_ids: message.recipient.userIds.filter((other) => other !== userId), ...mentioned };
+  }
+  return out;
+}

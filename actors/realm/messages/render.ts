@@ -1,0 +1,164 @@
+import MarkdownIt from 'markdown-it';
+import type { StateInline } from 'markdown-it';
+import { canSeeChannel } from '../channels/views.ts';
+import { groupClosure } from '../groups/state.ts';
+import type { RealmState } from '../state.ts';
+import { emojiCodeOf } from './emoji.ts';
+
+/** What a rendering found, besides its HTML: the mentions that set flags. */
+export interface Rendered {
+  html: string;
+  isMeMessage: boolean;
+  /** users mentioned by name (not silently) */
+  userIds: Set<number>;
+  /** groups mentioned (not silently) */
+  groupIds: Set<number>;
+  streamWildcard: boolean;
+  topicWildcard: boolean;
+}
+
+interface RenderEnv {
+  realm: RealmState;
+  senderId: number;
+  found: Omit<Rendered, 'html' | 'isMeMessage'>;
+  /** lower-cased full name -> active user ids, built on the first mention */
+  names?: Map<string, number[]>;
+}
+
+const STREAM_WILDCARDS = new Set(['all', 'everyone', 'stream', 'channel']);
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: true });
+const escape = md.utils.escapeHtml;
+
+/** Zulip syntax found at `state.pos`: returns the HTML and how many characters it used, or null. */
+type Syntax = (text: string, env: RenderEnv) => { html: string; length: number } | null;
+
+const userMention: Syntax = (text, env) => {
+  const match = /^@(_?)\*\*([^*\n]+?)\*\*/.exec(text);
+  if (!match) return null;
+  const silent = match[1] === '_';
+  const name = match[2]!;
+  const lower = name.toLowerCase();
+  if (STREAM_WILDCARDS.has(lower)) {
+    if (!silent) env.found.streamWildcard = true;
+    return { html: `<span class="user-mention channel-wildcard-mention${silent ? ' silent' : ''}" data-user-id="*">${silent ? '' : '@'}${escape(name)}</span>`, length: match[0].length };
+  }
+  if (lower === 'topic') {
+    if (!silent) env.found.topicWildcard = true;
+    return { html: `<span class="topic-mention${silent ? ' silent' : ''}">${silent ? '' : '@'}${escape(name)}</span>`, length: match[0].length };
+  }
+  const userId = findUser(env, name);
+  if (userId === null) return null;
+  if (!silent) env.found.userIds.add(userId);
+  const fullName = env.realm.users.get(userId)!.fullName;
+  return { html: `<span class="user-mention${silent ? ' silent' : ''}" data-user-id="${userId}">${silent ? '' : '@'}${escape(fullName)}</span>`, length: match[0].length };
+};
+
+/** `Name` or `Name|id`; an ambiguous name mentions nobody (the sender must give the id). */
+function findUser(env: RenderEnv, text: string): number | null {
+  const bar = text.lastIndexOf('|');
+  if (bar >= 0 && /^\d+$/.test(text.slice(bar + 1))) {
+    const user = env.realm.users.get(Number(text.slice(bar + 1)));
+    return user && user.isActive ? user.userId : null;
+  }
+  if (!env.names) {
+    env.names = new Map();
+    for (const user of env.realm.users.values()) {
+      if (!user.isActive) continue;
+      const key = user.fullName.toLowerCase();
+      env.names.set(key, [...(env.names.get(key) ?? []), user.userId]);
+    }
+  }
+  const ids = env.names.get(text.toLowerCase());
+  return ids && ids.length === 1 ? ids[0]! : null;
+}
+
+const groupMention: Syntax = (text, env) => {
+  const match = /^@(_?)\*([^*\n]+?)\*/.exec(text);
+  if (!match) return null;
+  const silent = match[1] === '_';
+  const group = [...env.realm.groups.values()].find((g) => !g.deactivated && g.name.toLowerCase() === match[2]!.toLowerCase());
+  if (!group) return null;
+  if (!silent) env.found.groupIds.add(group.id);
+  return { html: `<span class="user-group-mention${silent ? ' silent' : ''}" data-user-group-id="${group.id}">${silent ? '' : '@'}${escape(group.name)}</span>`, length: match[0].length };
+};
+
+const channelLink: Syntax = (text, env) => {
+  const match = /^#\*\*([^*\n]+?)\*\*/.exec(text);
+  if (!match) return null;
+  const [name, topic] = splitOnce(match[1]!, '>');
+  const id = env.realm.channelIdByName.get(name.trim().toLowerCase());
+  const channel = id === undefined ? undefined : env.realm.channels.get(id);
+  if (!channel || !canSeeChannel(env.realm, channel, env.senderId)) return null;
+  const base = `/#narrow/channel/${channel.id}-${encodeURIComponent(channel.name.replace(/ /g, '-'))}`;
+  if (topic === undefined) {
+    return { html: `<a class="stream" data-stream-id="${channel.id}" href="${escape(base)}">#${escape(channel.name)}</a>`, length: match[0].length };
+  }
+  const href = `${base}/topic/${encodeURIComponent(topic)}`;
+  return { html: `<a class="stream-topic" data-stream-id="${channel.id}" href="${escape(href)}">#${escape(channel.name)} &gt; ${escape(topic)}</a>`, length: match[0].length };
+};
+
+const emoji: Syntax = (text) => {
+  const match = /^:([a-z0-9_+-]+):/.exec(text);
+  const code = match ? emojiCodeOf(match[1]!) : undefined;
+  if (!match || !code) return null;
+  const name = escape(match[1]!);
+  return { html: `<span aria-label="${name.replace(/_/g, ' ')}" class="emoji emoji-${code}" role="img" title="${name.replace(/_/g, ' ')}">:${name}:</span>`, length: match[0].length };
+};
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.indexOf(separator);
+  return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
+}
+
+function inlineRule(trigger: string, syntaxes: Syntax[]) {
+  return (state: StateInline, silent: boolean): boolean => {
+    if (state.src[state.pos] !== trigger) return false;
+    const text = state.src.slice(state.pos, state.posMax);
+    for (const syntax of syntaxes) {
+      const found = syntax(text, state.env as unknown as RenderEnv);
+      if (!found) continue;
+      if (!silent) state.push('html_inline', '', 0).content = found.html;
+      state.pos += found.length;
+      return true;
+    }
+    return false;
+  };
+}
+
+md.inline.ruler.before('emphasis', 'zulip_mention', inlineRule('@', [userMention, groupMention]));
+md.inline.ruler.before('emphasis', 'zulip_channel_link', inlineRule('#', [channelLink]));
+md.inline.ruler.before('emphasis', 'zulip_emoji', inlineRule(':', [emoji]));
+
+// Fenced blocks: code in the original's markup, and the `quote` and `spoiler` blocks of Zulip's syntax.
+md.renderer.rules.fence = (tokens, idx, _options, env) => {
+  const token = tokens[idx]!;
+  const [language = '', ...rest] = token.info.trim().split(/\s+/);
+  if (language === 'quote') return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+  if (language === 'spoiler') {
+    const header = rest.length ? md.render(rest.join(' '), env) : '';
+    return `<div class="spoiler-block"><div class="spoiler-header">\n${header}</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`;
+  }
+  const attribute = language ? ` data-code-language="${escape(language)}"` : '';
+  return `<div class="codehilite"${attribute}><pre><span></span><code>${escape(token.content)}</code></pre></div>\n`;
+};
+
+/** Renders a message's Markdown with Zulip's syntax, as the sender sees the realm. */
+export function renderMessage(realm: RealmState, senderId: number, content: string): Rendered {
+  const env: RenderEnv = {
+    realm,
+    senderId,
+    found: { userIds: new Set(), groupIds: new Set(), streamWildcard: false, topicWildcard: false },
+  };
+  const html = md.render(content, env as unknown as Record<string, unknown>).trim();
+  // The original: a one-line message starting with "/me " is a status message.
+  const isMeMessage = content.startsWith('/me ') && !content.includes('\n');
+  return { html, isMeMessage, ...env.found };
+}
+
+/** Every user a group mention reaches: the members of the group and of its subgroups. */
+export function groupMembers(realm: RealmState, groupId: number): Set<number> {
+  const out = new Set<number>();
+  for (const id of groupClosure(realm, groupId)) for (const member of realm.groups.get(id)?.members ?? []) out.add(member);
+  return out;
+}

@@ -1,0 +1,243 @@
+/** Where a message went: a channel's topic, or a direct conversation (participants sorted, sender included). */
+export type MessageRecipient =
+  | { kind: 'channel'; channelId: number; topic: string }
+  | { kind: 'direct'; userIds: number[] };
+
+export type ReactionType = 'unicode_emoji' | 'realm_emoji' | 'svc_extra_emoji';
+
+export interface Reaction {
+  emojiName: string;
+  emojiCode: string;
+  reactionType: ReactionType;
+  userId: number;
+}
+
+/** One entry of a message's edit history; the optional fields say what the edit changed. */
+export interface EditHistoryEntry {
+  userId: number | null;
+  timestamp: number;
+  prevContent?: string;
+  prevRenderedContent?: string;
+  prevStream?: number;
+  stream?: number;
+  prevTopic?: string;
+  topic?: string;
+}
+
+/** Who a message's rendering mentions, among the users who received it. */
+export interface Mentions {
+  /** mentioned by name or through a user group */
+  userIds: number[];
+  /** @**all**, @**everyone**, @**channel** in a channel message: every recipient */
+  streamWildcard: boolean;
+  /** @**topic**: the topic's participants */
+  topicWildcardUserIds: number[];
+}
+
+export interface StoredMessage {
+  id: number;
+  senderId: number;
+  recipient: MessageRecipient;
+  /** the `recipient_id` of the API: one per channel and one per direct conversation */
+  recipientId: number;
+  /** raw Markdown */
+  content: string;
+  renderedContent: string;
+  isMeMessage: boolean;
+  /** UNIX seconds */
+  timestamp: number;
+  client: string;
+  /** newest first */
+  editHistory: EditHistoryEntry[];
+  lastEditTimestamp?: number;
+  lastMovedTimestamp?: number;
+  reactions: Reaction[];
+  mentions: Mentions;
+  /**
+   * The users who hold the message in their history (the original's UserMessage rows), sorted: the
+   * recipients when it was sent, and those who later starred or reacted to it (`historical`).
+   */
+  userIds: number[];
+  /** of `userIds`, those who did not receive it when it was sent */
+  historicalUserIds: number[];
+}
+
+/** The flags a user may set and clear; `read` is kept as its inverse, the (sparse) unread set. */
+export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
+
+/**
+ * Every message of a realm, its indexes and the per-user flags. Indexes are sorted id arrays, so a
+ * narrow naming a channel, topic or conversation reads only that array; they are rebuilt on load.
+ */
+export interface MessageStore {
+  byId: Map<number, StoredMessage>;
+  nextId: number;
+  /** channel -> ids */
+  byChannel: Map<number, number[]>;
+  /** topicKey(channel, topic) -> ids */
+  byTopic: Map<string, number[]>;
+  /** conversationKey(participants) -> ids */
+  byConversation: Map<string, number[]>;
+  /** user -> keys of the direct conversations they are part of */
+  conversationsOf: Map<number, Set<string>>;
+  /** recipientKey -> recipient id, assigned on first use */
+  recipientIds: Map<string, number>;
+  nextRecipientId: number;
+  /** user -> message ids carrying the flag (persisted) */
+  flags: Record<PersonalFlag, Map<number, Set<number>>>;
+  /** user -> ids of messages mentioning them, directly, through a group or a wildcard (derived) */
+  mentionedOf: Map<number, Set<number>>;
+}
+
+/** What a snapshot stores: messages and flags as arrays; indexes are rebuilt. */
+export interface MessageStoreRecord {
+  messages: StoredMessage[];
+  nextId: number;
+  recipientIds: [string, number][];
+  nextRecipientId: number;
+  flags: Record<PersonalFlag, [number, number[]][]>;
+}
+
+export const PERSONAL_FLAGS: readonly PersonalFlag[] = ['unread', 'starred', 'collapsed'];
+
+export const topicKey = (channelId: number, topic: string) => `${channelId}\u0000${topic.toLowerCase()}`;
+export const conversationKey = (userIds: readonly number[]) => [...userIds].sort((a, b) => a - b).join(',');
+
+export function recipientKey(recipient: MessageRecipient): string {
+  return recipient.kind === 'channel' ? `c${recipient.channelId}` : `d${conversationKey(recipient.userIds)}`;
+}
+
+export function emptyMessageStore(): MessageStore {
+  return {
+    byId: new Map(),
+    nextId: 1,
+    byChannel: new Map(),
+    byTopic: new Map(),
+    byConversation: new Map(),
+    conversationsOf: new Map(),
+    recipientIds: new Map(),
+    nextRecipientId: 1,
+    flags: { unread: new Map(), starred: new Map(), collapsed: new Map() },
+    mentionedOf: new Map(),
+  };
+}
+
+export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
+  const flags = {} as MessageStoreRecord['flags'];
+  for (const flag of PERSONAL_FLAGS) {
+    flags[flag] = [];
+    for (const [userId, ids] of store.flags[flag]) if (ids.size) flags[flag].push([userId, [...ids]]);
+  }
+  return {
+    messages: [...store.byId.values()],
+    nextId: store.nextId,
+    recipientIds: [...store.recipientIds],
+    nextRecipientId: store.nextRecipientId,
+    flags,
+  };
+}
+
+export function messageStoreFromRecord(record: MessageStoreRecord | undefined): MessageStore {
+  const store = emptyMessageStore();
+  // A snapshot written before messages existed has none.
+  if (!record) return store;
+  store.nextId = record.nextId;
+  store.nextRecipientId = record.nextRecipientId;
+  for (const [key, id] of record.recipientIds) store.recipientIds.set(key, id);
+  // Snapshots list messages in id order (Map insertion order), so every index array stays sorted.
+  for (const message of record.messages) indexMessage(store, message);
+  for (const flag of PERSONAL_FLAGS) {
+    for (const [userId, ids] of record.flags[flag] ?? []) store.flags[flag].set(userId, new Set(ids));
+  }
+  return store;
+}
+
+/** Adds a message to the store and to every index. */
+export function indexMessage(store: MessageStore, message: StoredMessage): void {
+  store.byId.set(message.id, message);
+  addToIndexes(store, message);
+  for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(message.id);
+}
+
+export function addToIndexes(store: MessageStore, message: StoredMessage): void {
+  const { recipient } = message;
+  if (recipient.kind === 'channel') {
+    insertSorted(listOf(store.byChannel, recipient.channelId), message.id);
+    insertSorted(listOf(store.byTopic, topicKey(recipient.channelId, recipient.topic)), message.id);
+  } else {
+    const key = conversationKey(recipient.userIds);
+    insertSorted(listOf(store.byConversation, key), message.id);
+    for (const userId of recipient.userIds) setOf(store.conversationsOf, userId).add(key);
+  }
+}
+
+export function removeFromIndexes(store: MessageStore, message: StoredMessage): void {
+  const { recipient } = message;
+  if (recipient.kind === 'channel') {
+    removeSorted(store.byChannel, recipient.channelId, message.id);
+    removeSorted(store.byTopic, topicKey(recipient.channelId, recipient.topic), message.id);
+  } else {
+    removeSorted(store.byConversation, conversationKey(recipient.userIds), message.id);
+  }
+}
+
+/** Every user whose flags on the message include a mention of any kind. */
+export function mentionedUsers(message: StoredMessage): Set<number> {
+  const out = new Set<number>();
+  const { mentions } = message;
+  const received = (userId: number) => hasSorted(message.userIds, userId);
+  for (const userId of mentions.userIds) if (received(userId)) out.add(userId);
+  for (const userId of mentions.topicWildcardUserIds) if (received(userId)) out.add(userId);
+  if (mentions.streamWildcard) for (const userId of message.userIds) if (!message.historicalUserIds.includes(userId)) out.add(userId);
+  return out;
+}
+
+export function flagSet(store: MessageStore, flag: PersonalFlag, userId: number): Set<number> {
+  return setOf(store.flags[flag], userId);
+}
+
+// ---- sorted number arrays ---------------------------------------------------------------------------------
+
+/** The index of the first element >= value. */
+export function lowerBound(list: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export const hasSorted = (list: readonly number[], value: number) => list[lowerBound(list, value)] === value;
+
+export function insertSorted(list: number[], value: number): void {
+  // Messages arrive in id order: appending is the common case.
+  if (list.length === 0 || list[list.length - 1]! < value) {
+    list.push(value);
+    return;
+  }
+  const at = lowerBound(list, value);
+  if (list[at] !== value) list.splice(at, 0, value);
+}
+
+function removeSorted<K>(map: Map<K, number[]>, key: K, value: number): void {
+  const list = map.get(key);
+  if (!list) return;
+  const at = lowerBound(list, value);
+  if (list[at] === value) list.splice(at, 1);
+  if (list.length === 0) map.delete(key);
+}
+
+export function listOf<K>(map: Map<K, number[]>, key: K): number[] {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  return list;
+}
+
+export function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  return set;
+}

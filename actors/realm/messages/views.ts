@@ -1,0 +1,72 @@
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
+import type { RealmState } from '../state.ts';
+import { avatarUrl } from '../views.ts';
+import type { EditHistoryEntry, Reaction, StoredMessage } from './state.ts';
+
+/** How a client asked to see messages. */
+export interface ViewOptions {
+  applyMarkdown: boolean;
+  clientExtavatar: boolean;
+  /** false: the empty topic is shown as the realm's display name (clients without `empty_topic_name`) */
+  allowEmptyTopicName: boolean;
+}
+
+export const topicForClient = (topic: string, allowEmpty: boolean) => (topic === '' && !allowEmpty ? EMPTY_TOPIC_DISPLAY_NAME : topic);
+
+export const reactionView = (reaction: Reaction) => ({
+  emoji_name: reaction.emojiName,
+  emoji_code: reaction.emojiCode,
+  reaction_type: reaction.reactionType,
+  user_id: reaction.userId,
+});
+
+function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<string, unknown> {
+  const view: Record<string, unknown> = { user_id: entry.userId, timestamp: entry.timestamp };
+  if (entry.prevContent !== undefined) {
+    view.prev_content = entry.prevContent;
+    view.prev_rendered_content = entry.prevRenderedContent;
+  }
+  if (entry.prevStream !== undefined) Object.assign(view, { prev_stream: entry.prevStream, stream: entry.stream });
+  if (entry.prevTopic !== undefined) {
+    Object.assign(view, { prev_topic: topicForClient(entry.prevTopic, allowEmpty), topic: topicForClient(entry.topic!, allowEmpty) });
+  }
+  return view;
+}
+
+/** The API Message object (without the per-user `flags`). */
+export function messageView(state: RealmState, message: StoredMessage, options: ViewOptions): Record<string, unknown> {
+  const sender = state.users.get(message.senderId)!;
+  const { recipient } = message;
+  const view: Record<string, unknown> = {
+    id: message.id,
+    sender_id: sender.userId,
+    content: options.applyMarkdown ? message.renderedContent : message.content,
+    recipient_id: message.recipientId,
+    timestamp: message.timestamp,
+    client: message.client,
+    subject: recipient.kind === 'channel' ? topicForClient(recipient.topic, options.allowEmptyTopicName) : '',
+    topic_links: [],
+    is_me_message: message.isMeMessage,
+    reactions: message.reactions.map(reactionView),
+    submessages: [],
+    sender_full_name: sender.fullName,
+    sender_email: sender.email,
+    sender_realm_str: state.stringId,
+    display_recipient: recipient.kind === 'channel' ? (state.channels.get(recipient.channelId)?.name ?? '') : directRecipientsView(state, recipient.userIds),
+    type: recipient.kind === 'channel' ? 'stream' : 'private',
+    avatar_url: avatarUrl(sender, options.clientExtavatar),
+    content_type: options.applyMarkdown ? 'text/html' : 'text/x-markdown',
+  };
+  if (recipient.kind === 'channel') view.stream_id = recipient.channelId;
+  if (message.editHistory.length) view.edit_history = message.editHistory.map((entry) => historyView(entry, options.allowEmptyTopicName));
+  if (message.lastEditTimestamp !== undefined) view.last_edit_timestamp = message.lastEditTimestamp;
+  if (message.lastMovedTimestamp !== undefined) view.last_moved_timestamp = message.lastMovedTimestamp;
+  return view;
+}
+
+function directRecipientsView(state: RealmState, userIds: readonly number[]) {
+  return userIds.map((id) => {
+    const user = state.users.get(id);
+    return { id, email: user?.email ?? '', full_name: user?.fullName ?? '', is_mirror_dummy: false };
+  });
+}

@@ -1,0 +1,100 @@
+import { canRead } from '../../realm/messages/access.ts';
+import type { StoredMessage } from '../../realm/messages/state.ts';
+import type { RealmState } from '../../realm/state.ts';
+import type { Builder } from '../builder.ts';
+
+/** The original reports at most this many unread messages, the newest. */
+const MAX_UNREAD_MESSAGES = 50_000;
+
+/** fetch type `message`: the newest message the user can see in their own history, or -1. */
+export const maxMessageIdState: Builder = ({ realm, user }) => {
+  let max = -1;
+  const store = realm.messages;
+  const lists = [
+    ...[...(realm.subscribedBy.get(user.userId) ?? [])].map((id) => store.byChannel.get(id)),
+    ...[...(store.conversationsOf.get(user.userId) ?? [])].map((key) => store.byConversation.get(key)),
+  ];
+  for (const list of lists) {
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const id = list![i]!;
+      if (id <= max) break;
+      if (canRead(realm, user.userId, store.byId.get(id)!)) {
+        max = id;
+        break;
+      }
+    }
+  }
+  return { max_message_id: max };
+};
+
+/** fetch type `starred_messages` */
+export const starredMessagesState: Builder = ({ realm, user }) => ({
+  starred_messages: [...(realm.messages.flags.starred.get(user.userId) ?? [])].sort((a, b) => a - b),
+});
+
+/**
+ * fetch type `update_message_flags` (with `message`): `unread_msgs`, the user's unread messages by
+ * conversation. Channel messages count only in subscribed channels, and not in muted ones.
+ */
+export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) => {
+  if (fetchTypes !== null && !fetchTypes.includes('message')) return {};
+  const ids = [...(realm.messages.flags.unread.get(user.userId) ?? [])].sort((a, b) => a - b);
+  const kept = ids.slice(-MAX_UNREAD_MESSAGES);
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const pms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const mentions: number[] = [];
+  let count = 0;
+  for (const id of kept) {
+    const message = realm.messages.byId.get(id);
+    if (!message || !canRead(realm, user.userId, message)) continue;
+    const { recipient } = message;
+    if (recipient.kind === 'channel') {
+      const subscription = realm.subscriptions.get(recipient.channelId)?.get(user.userId);
+      if (!subscription) continue;
+      const key = `${recipient.channelId}\u0000${recipient.topic}`;
+      const entry = streams.get(key) ?? { stream_id: recipient.channelId, topic: recipient.topic, unread_message_ids: [] };
+      entry.unread_message_ids.push(id);
+      streams.set(key, entry);
+      if (!subscription.isMuted) count++;
+    } else {
+      const others = recipient.userIds.filter((other) => other !== user.userId);
+      if (others.length <= 1) push(pms, others[0] ?? user.userId, id);
+      else push(huddles, recipient.userIds.join(','), id);
+      count++;
+    }
+    if (mentionsUser(realm, message, user.userId)) mentions.push(id);
+  }
+  return {
+    unread_msgs: {
+      count,
+      pms: [...pms].map(([other, list]) => ({ other_user_id: other, sender_id: other, unread_message_ids: list })),
+      streams: [...streams.values()],
+      huddles: [...huddles].map(([key, list]) => ({ user_ids_string: key, unread_message_ids: list })),
+      mentions,
+      old_unreads_missing: ids.length > kept.length,
+    },
+  };
+};
+
+/** fetch type `recent_private_conversations`: the user's direct conversations, newest first. */
+export const recentConversationsState: Builder = ({ realm, user }) => {
+  const out = [];
+  for (const key of realm.messages.conversationsOf.get(user.userId) ?? []) {
+    const list = realm.messages.byConversation.get(key);
+    if (!list?.length) continue;
+    const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
+    out.push({ max_message_id: list[list.length - 1]!, user_ids: userIds });
+  }
+  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) };
+};
+
+function mentionsUser(realm: RealmState, message: StoredMessage, userId: number): boolean {
+  return realm.messages.mentionedOf.get(userId)?.has(message.id) ?? false;
+}
+
+function push<K>(map: Map<K, number[]>, key: K, id: number): void {
+  const list = map.get(key);
+  if (list) list.push(id);
+  else map.set(key, [id]);
+}

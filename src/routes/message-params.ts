@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { badRequest } from '../../actors/errors.ts';
+import { flagsFor } from '../../actors/realm/messages/access.ts';
+import { highlight, highlightTopic, resolveNarrow, searchWords, type Clause, type NarrowTerm } from '../../actors/realm/messages/narrow.ts';
+import { firstUnread, LARGER_THAN_MAX_MESSAGE_ID } from '../../actors/realm/messages/query.ts';
+import type { StoredMessage } from '../../actors/realm/messages/state.ts';
+import { messageView, topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
+import type { RealmState } from '../../actors/realm/state.ts';
+import { p } from '../http/params.ts';
+
+const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
+const term = z.union([
+  z.object({ operator: z.string(), operand, negated: z.boolean().optional() }),
+  z.tuple([z.string(), z.union([z.string(), z.number().int()])]),
+]);
+
+/** `narrow`: terms in the object form or the legacy [operator, operand] pairs. */
+export const narrowParam = p.json(
+  z.array(term).transform((terms): NarrowTerm[] => terms.map((t) => (Array.isArray(t) ? { operator: t[0], operand: t[1] } : t))),
+);
+
+export const messageIdsParam = p.json(z.array(z.number().int()));
+
+/** The most messages one fetch may ask for, as in the original. */
+export const MAX_MESSAGES_PER_FETCH = 5000;
+
+/** `anchor`: a message id, or `newest`, `oldest`, `first_unread`. */
+export const anchorParam = p.text(
+  z.string().transform((text, context): number | 'newest' | 'oldest' | 'first_unread' => {
+    const value = text.replace(/^"|"$/g, '').trim();
+    if (value === 'newest' || value === 'oldest' || value === 'first_unread') return value;
+    if (/^-?\d+$/.test(value) && Number.isSafeInteger(Number(value))) return Math.max(0, Number(value));
+    context.addIssue({ code: 'custom', message: "must be a message ID, 'newest', 'oldest' or 'first_unread'" });
+    return z.NEVER;
+  }),
+);
+
+/** The numeric anchor a request means, and the narrow resolved for the user. */
+export function resolveAnchor(realm: RealmState, userId: number, anchor: number | 'newest' | 'oldest' | 'first_unread', clauses: readonly Clause[]): number {
+  if (anchor === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
+  if (anchor === 'oldest') return 0;
+  if (anchor === 'first_unread') return firstUnread(realm, userId, clauses) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  return anchor;
+}
+
+export function checkCounts(numBefore: number, numAfter: number): void {
+  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+}
+
+export const narrowFor = (realm: RealmState, userId: number, terms: readonly NarrowTerm[]) => resolveNarrow(realm, userId, terms);
+
+/** A message as a fetch returns it: the Message object, the user's flags, and search highlights. */
+export function fetchedMessage(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, clauses: readonly Clause[]) {
+  const view: Record<string, unknown> = { ...messageView(realm, message, options), flags: flagsFor(realm, userId, message) };
+  const words = searchWords(clauses);
+  if (words.length) Object.assign(view, searchMatch(message, words, options.allowEmptyTopicName));
+  return view;
+}
+
+export function searchMatch(message: StoredMessage, words: readonly string[], allowEmptyTopicName = true) {
+  const topic = message.recipient.kind === 'channel' ? topicForClient(message.recipient.topic, allowEmptyTopicName) : '';
+  return { match_content: highlight(message.renderedContent, words), match_subject: highlightTopic(topic, words) };
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { renderMessage } from '../../actors/realm/messages/render.ts';
+import { matches } from '../../actors/realm/messages/narrow.ts';
+import { fetchWindow } from '../../actors/realm/messages/query.ts';
+import { canRead } from '../../actors/realm/messages/access.ts';
+import { p } from '../http/params.ts';
+import {
+  anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, resolveAnchor, searchMatch,
+} from './message-params.ts';
+import { searchWords } from '../../actors/realm/messages/narrow.ts';
+import { route } from './route.ts';
+
+const messageId = p.int(z.number().int());
+
+/** `to` of POST /messages: a channel id or name, or direct recipients (JSON list, or comma-separated emails). */
+function parseTo(raw: string): number | string | (number | string)[] {
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (typeof value === 'number' && Number.isInteger(value)) return value;
+    if (typeof value === 'string') return value;
+    if (Array.isArray(value) && value.every((entry) => typeof entry === 'string' || Number.isInteger(entry))) return value as (number | string)[];
+  } catch {
+    // not JSON: a plain channel name or email list
+  }
+  return raw;
+}
+
+export const messageRoutes = [
+  route({
+    method: 'POST',
+    path: '/messages',
+    auth: 'user',
+    params: {
+      type: p.string(z.enum(['stream', 'channel', 'direct', 'private'])),
+      to: p.string(),
+      topic: p.string().optional(),
+      subject: p.string().optional(),
+      content: p.string(),
+      queue_id: p.string().optional(),
+      local_id: p.string().optional(),
+      read_by_sender: p.bool().optional(),
+    },
+    async handle({ services, realm, user }, params) {
+      const [change] = await services.runtime.execute(realm.realmId, {
+        type: 'message.send',
+        caller: { kind: 'user', userId: user.userId },
+        kind: params.type === 'stream' || params.type === 'channel' ? 'channel' : 'direct',
+        to: parseTo(params.to),
+        topic: params.topic ?? params.subject,
+        content: params.content,
+        client: 'API',
+        readBySender: params.read_by_sender,
+        localEcho: params.queue_id !== undefined && params.local_id !== undefined ? { queueId: params.queue_id, localId: params.local_id } : undefined,
+      });
+      return { id: change?.type === 'message.sent' ? change.message.id : null };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/messages',
+    auth: 'user',
+    params: {
+      anchor: anchorParam.optional(),
+      use_first_unread_anchor: p.bool().default(false),
+      num_before: p.int(z.number().int().min(0)).optional(),
+      num_after: p.int(z.number().int().min(0)).optional(),
+      include_anchor: p.bool().default(true),
+      narrow: narrowParam.default([]),
+      message_ids: messageIdsParam.optional(),
+      apply_markdown: p.bool().default(true),
+      client_extavatar: p.bool().default(true),
+      allow_empty_topic_name: p.bool().default(false),
+    },
+    handle({ realm, user }, params) {
+      const clauses = narrowFor(realm, user.userId, params.narrow);
+      const options = { applyMarkdown: params.apply_markdown, clientExtavatar: params.client_extavatar, allowEmptyTopicName: params.allow_empty_topic_name };
+      const view = (id: number) => fetchedMessage(realm, user.userId, realm.messages.byId.get(id)!, options, clauses);
+      if (params.message_ids !== undefined) {
+        if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
+          throw badRequest("Unsupported parameter combination: message_ids with anchor, num_before or num_after");
+        }
+        const ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter((id) => {
+          const message = realm.messages.byId.get(id);
+          return !!message && matches(realm, user.userId, message, clauses);
+        });
+        return { messages: ids.map(view), history_limited: false };
+      }
+      const requested = params.anchor ?? (params.use_first_unread_anchor ? 'first_unread' : undefined);
+      if (requested === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'anchor' argument", 400, { var_name: 'anchor' });
+      if (params.num_before === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_before' argument", 400, { var_name: 'num_before' });
+      if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
+      checkCounts(params.num_before, params.num_after);
+      const anchor = resolveAnchor(realm, user.userId, requested, clauses);
+      const window = fetchWindow(realm, user.userId, clauses, { anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
+      return {
+        messages: window.ids.map(view),
+        anchor,
+        found_anchor: window.foundAnchor,
+        found_oldest: window.foundOldest,
+        found_newest: window.foundNewest,
+        history_limited: false,
+      };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/messages/{message_id}',
+    auth: 'user',
+    params: { message_id: messageId, apply_markdown: p.bool().default(true), allow_empty_topic_name: p.bool().default(false) },
+    handle({ realm, user }, params) {
+      const message = realm.messages.byId.get(params.message_id);
+      if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
+      const options = { applyMarkdown: params.apply_markdown, clientExtavatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
+      return { message: fetchedMessage(realm, user.userId, message, options, []), raw_content: message.content };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/messages/matches_narrow',
+    auth: 'user',
+    params: { msg_ids: messageIdsParam, narrow: narrowParam },
+    handle({ realm, user }, params) {
+      const clauses = narrowFor(realm, user.userId, params.narrow);
+      const words = searchWords(clauses);
+      const messages: Record<string, unknown> = {};
+      for (const id of params.msg_ids) {
+        const message = realm.messages.byId.get(id);
+        if (message && matches(realm, user.userId, message, clauses)) messages[id] = searchMatch(message, words);
+      }
+      return { messages };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/messages/render',
+    auth: 'user',
+    params: { content: p.string() },
+    handle({ realm, user }, params) {
+      return { rendered: renderMessage(realm, user.userId, params.content).html };
+    },
+  }),
+];
