@@ -122,6 +122,14 @@ export class Runtime {
     return this.realmState(realmId);
   }
 
+  /**
+   * Delivers events that change no state and are never persisted (typing, presence): straight to the
+   * queues, in order with the committed events already delivered.
+   */
+  publish(deliveries: readonly Delivery[]): void {
+    for (const delivery of deliveries) this.queues.deliver(this.queues.resolve(delivery), delivery.event);
+  }
+
   /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */
   settled(): Promise<void> {
     return this.lastCommit;
