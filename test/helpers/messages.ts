@@ -29,11 +29,15 @@ export async function fetchIds(api: ApiClient, narrow: unknown[] = [], extra: Pa
 
 export type Event = Record<string, unknown> & { type: string };
 
-/** Everything queued so far, without blocking. */
+const acknowledged = new Map<string, number>();
+
+/** The events queued since the last drain of this queue, without blocking (and acknowledging them next time). */
 export async function drain(api: ApiClient, queueId: string): Promise<Event[]> {
-  const result = await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  const result = await api.get('/events', { queue_id: queueId, last_event_id: acknowledged.get(queueId) ?? -1, dont_block: true });
   if (result.status !== 200) throw new Error(`events failed: ${JSON.stringify(result.body)}`);
-  return result.body.events;
+  const events: (Event & { id: number })[] = result.body.events;
+  if (events.length) acknowledged.set(queueId, events[events.length - 1]!.id);
+  return events;
 }
 
 export const ofType = (events: Event[], type: string) => events.filter((event) => event.type === type);
