@@ -1,5 +1,5 @@
 import type { UserChange } from './changes.ts';
-import type { UserState } from './state.ts';
+import { userTopicKey, type UserState } from './state.ts';
 
 /** Applies one fact to a user's state, in place; the same code runs live and during log replay. */
 export function applyUserChange(state: UserState, change: UserChange): void {
@@ -40,6 +40,9 @@ export function applyUserChange(state: UserState, change: UserChange): void {
     case 'email.change_requested':
       state.pendingEmailChange = { ...change.pending };
       return;
+    case 'email.change_confirmed':
+      state.pendingEmailChange = null;
+      return;
     case 'push_token.added':
       state.pushTokens.set(change.token.token, { ...change.token });
       return;
@@ -58,5 +61,12 @@ export function applyUserChange(state: UserState, change: UserChange): void {
     case 'user.unmuted':
       state.mutedUsers.delete(change.mutedUserId);
       return;
+    case 'user_topic.changed': {
+      const key = userTopicKey(change.streamId, change.topicName);
+      if (change.policy === 0) state.userTopics.delete(key);
+      // A later spelling of the same topic replaces the earlier one, keeping its place.
+      else state.userTopics.set(key, { streamId: change.streamId, topicName: change.topicName, lastUpdated: change.at, visibilityPolicy: change.policy });
+      return;
+    }
   }
 }

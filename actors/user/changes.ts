@@ -1,5 +1,5 @@
 import type { SettingValue } from './settings.ts';
-import type { Draft, PendingEmailChange, PushToken, SavedSnippet, UserStatus } from './state.ts';
+import type { Draft, PendingEmailChange, PushToken, SavedSnippet, UserStatus, VisibilityPolicy } from './state.ts';
 
 /** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
@@ -13,6 +13,7 @@ export type UserChange =
   | { type: 'drafts.cleared' }
   | { type: 'setting.changed'; name: string; value: SettingValue }
   | { type: 'email.change_requested'; pending: PendingEmailChange }
+  | { type: 'email.change_confirmed' }
   | { type: 'push_token.added'; token: PushToken }
   | { type: 'push_token.removed'; token: string }
   /** the whole list after the change, as the event announces it */
@@ -20,4 +21,6 @@ export type UserChange =
   /** only the fields that were sent; `away` is announced here but stored as `presence_enabled` */
   | { type: 'status.changed'; away?: boolean; status: Partial<UserStatus> }
   | { type: 'user.muted'; mutedUserId: number; at: number }
-  | { type: 'user.unmuted'; mutedUserId: number };
+  | { type: 'user.unmuted'; mutedUserId: number }
+  /** policy 0 removes the topic's entry; `at` is UNIX seconds */
+  | { type: 'user_topic.changed'; streamId: number; topicName: string; policy: VisibilityPolicy; at: number };

@@ -1,4 +1,4 @@
-import type { DraftType } from './state.ts';
+import type { DraftType, VisibilityPolicy } from './state.ts';
 
 /** A draft as a client sends it (POST /drafts, PATCH /drafts/{id}); decide normalizes it. */
 export interface DraftInput {
@@ -29,6 +29,8 @@ export type UserCommand =
   | { type: 'draft.delete'; id: number }
   | { type: 'settings.update'; settings: Record<string, unknown> }
   | { type: 'email.request_change'; newEmail: string }
+  /** the link was followed and the realm has changed the address: the pending change is done */
+  | { type: 'email.confirm_change'; token: string }
   | { type: 'push_token.add'; token: string; appid: string }
   | { type: 'push_token.remove'; token: string }
   | { type: 'alert_words.add'; words: string[] }
@@ -36,4 +38,6 @@ export type UserCommand =
   | { type: 'status.update'; status: StatusInput }
   /** the route has checked that the target exists and is active */
   | { type: 'user.mute'; mutedUserId: number }
-  | { type: 'user.unmute'; mutedUserId: number };
+  | { type: 'user.unmute'; mutedUserId: number }
+  /** the route has checked that the user may use the channel; the topic is as the client sent it */
+  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy };

@@ -1,5 +1,3 @@
-import { randomString } from '../ids.ts';
-import type { Clock } from '../realm/decide.ts';
 import type { UserChange } from './changes.ts';
 import { checkSettings, settingValue } from './settings.ts';
 import type { UserState } from './state.ts';
@@ -15,18 +13,4 @@ export function decideSettings(state: UserState, requested: Record<string, unkno
     }
   }
   return changes;
-}
-
-// The original's confirmation keys are 24 characters.
-const CONFIRMATION_KEY_LENGTH = 24;
-
-/**
- * Records a pending email change with the key its confirmation link carries. The route has checked the
- * address (well-formed, not in use); the mail goes out once this is durable.
- */
-export function decideEmailChange(newEmail: string, clock: Clock): UserChange[] {
-  return [{
-    type: 'email.change_requested',
-    pending: { newEmail, token: randomString(CONFIRMATION_KEY_LENGTH), requestedAt: Math.floor(clock.now() / 1000) },
-  }];
 }

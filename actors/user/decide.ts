@@ -4,7 +4,9 @@ import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { decideDrafts } from './decide-drafts.ts';
 import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
-import { decideEmailChange, decideSettings } from './decide-settings.ts';
+import { decideSettings } from './decide-settings.ts';
+import { decideUserTopic } from './decide-topics.ts';
+import { decideConfirmEmailChange, decideEmailChange } from './email-change.ts';
 import type { UserState } from './state.ts';
 
 /** Validates a command against the user's state and returns the facts it produces; never mutates. */
@@ -34,7 +36,9 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'settings.update':
       return decideSettings(state, command.settings);
     case 'email.request_change':
-      return decideEmailChange(command.newEmail, clock);
+      return decideEmailChange(state, command.newEmail, clock);
+    case 'email.confirm_change':
+      return decideConfirmEmailChange(state, command.token, clock);
     case 'push_token.add':
       return decideAddToken(state, command.token, command.appid, clock);
     case 'push_token.remove':
@@ -49,6 +53,8 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
       return decideMute(state, command.mutedUserId, clock);
     case 'user.unmute':
       return decideUnmute(state, command.mutedUserId);
+    case 'user_topic.set':
+      return decideUserTopic(state, command.streamId, command.topic, command.policy, clock);
   }
 }
 

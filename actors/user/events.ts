@@ -36,9 +36,14 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
     case 'user.muted':
     case 'user.unmuted':
       return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) });
+    case 'user_topic.changed':
+      return toSelf({
+        type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy,
+      });
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':
+    case 'email.change_confirmed':
     case 'push_token.added':
     case 'push_token.removed':
       return [];

@@ -37,6 +37,23 @@ export interface UserStatus {
   reactionType: string;
 }
 
+/** Topic visibility policies of the API: 0 is none (no entry is kept), then muted, unmuted, followed. */
+export const VisibilityPolicy = { none: 0, muted: 1, unmuted: 2, followed: 3 } as const;
+export type VisibilityPolicy = (typeof VisibilityPolicy)[keyof typeof VisibilityPolicy];
+
+/** A user's policy for one topic of one channel; topics need not have messages. */
+export interface UserTopic {
+  streamId: number;
+  /** the spelling of the latest change (topics compare without regard to case) */
+  topicName: string;
+  /** UNIX seconds */
+  lastUpdated: number;
+  visibilityPolicy: Exclude<VisibilityPolicy, 0>;
+}
+
+/** Topic names compare without regard to case, as in the original. */
+export const userTopicKey = (streamId: number, topicName: string) => `${streamId}\0${topicName.toLowerCase()}`;
+
 /** An email change waiting for its confirmation link to be followed. */
 export interface PendingEmailChange {
   newEmail: string;
@@ -61,22 +78,26 @@ export interface UserState {
   status: UserStatus;
   /** muted user ID -> UNIX seconds when muted */
   mutedUsers: Map<number, number>;
+  /** userTopicKey -> policy, in the order they were first set */
+  userTopics: Map<string, UserTopic>;
 }
 
 /**
  * What a user snapshot stores: maps as arrays. The collections added after the first format are optional,
  * so an older snapshot loads with them empty.
  */
-export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'pushTokens' | 'mutedUsers'> & {
+export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'pushTokens' | 'mutedUsers' | 'userTopics'> & {
   snippets: SavedSnippet[];
   drafts?: Draft[];
   pushTokens?: PushToken[];
   mutedUsers?: [number, number][];
+  userTopics?: UserTopic[];
 };
 
 export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
 
-export function emptyUserState(realmId: number, userId: number): UserState {
+/** A new user's state; `settings` are the realm's defaults for new users when the account was made. */
+export function emptyUserState(realmId: number, userId: number, settings: SettingOverrides = {}): UserState {
   return {
     realmId,
     userId,
@@ -84,12 +105,13 @@ export function emptyUserState(realmId: number, userId: number): UserState {
     nextSnippetId: 1,
     drafts: new Map(),
     nextDraftId: 1,
-    settings: {},
+    settings: { ...settings },
     pendingEmailChange: null,
     pushTokens: new Map(),
     alertWords: [],
     status: emptyStatus(),
     mutedUsers: new Map(),
+    userTopics: new Map(),
   };
 }
 
@@ -100,6 +122,7 @@ export function userToRecord(state: UserState): UserRecord {
     drafts: [...state.drafts.values()],
     pushTokens: [...state.pushTokens.values()],
     mutedUsers: [...state.mutedUsers],
+    userTopics: [...state.userTopics.values()],
   };
 }
 
@@ -111,5 +134,6 @@ export function userFromRecord(record: UserRecord): UserState {
     drafts: new Map((record.drafts ?? []).map((d) => [d.id, d])),
     pushTokens: new Map((record.pushTokens ?? []).map((p) => [p.token, p])),
     mutedUsers: new Map(record.mutedUsers ?? []),
+    userTopics: new Map((record.userTopics ?? []).map((topic) => [userTopicKey(topic.streamId, topic.topicName), topic])),
   };
 }

@@ -1,3 +1,4 @@
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
 import { allSettings, settingValue } from './settings.ts';
 import type { Draft, SavedSnippet, UserState } from './state.ts';
@@ -46,3 +47,12 @@ export function statusView(state: UserState): Record<string, string | boolean> {
 }
 
 export const mutedUsersView = (state: UserState) => [...state.mutedUsers].map(([id, timestamp]) => ({ id, timestamp }));
+
+/** The `user_topics` list; without `empty_topic_name` a client sees the realm's display name for the empty topic. */
+export const userTopicsView = (state: UserState, emptyTopicName: boolean) =>
+  [...state.userTopics.values()].map((topic) => ({
+    stream_id: topic.streamId,
+    topic_name: topic.topicName === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic.topicName,
+    last_updated: topic.lastUpdated,
+    visibility_policy: topic.visibilityPolicy,
+  }));
