@@ -7,6 +7,9 @@ export interface Persistence {
   wasCleanShutdown(): boolean;
   append(record: LogRecord): Promise<void>;
   readLog(afterSeq: number): Iterable<LogRecord>;
+  /** after readLog: a record at the very end that could not be read (a write cut short), if any */
+  readonly tornTail: { seq: number; error: string } | null;
+  discardTornTail(): Promise<void>;
   readSnapshots(): Iterable<SnapshotRecord>;
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean): Promise<void>;
   logCount(): number;

@@ -243,7 +243,7 @@ export class Runtime {
   // ---- recovery and snapshots ---------------------------------------------------------------------------
 
   /** Boot: load the snapshots, replay the log after them through the same apply, then serve. */
-  recover(): { snapshots: number; replayed: number; queues: number } {
+  recover(): { snapshots: number; replayed: number; queues: number; tornTail: { seq: number; error: string } | null } {
     this.replaying = true;
     const clean = this.store.wasCleanShutdown();
     let snapshots = 0;
@@ -272,7 +272,7 @@ export class Runtime {
     }
     for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
     this.replaying = false;
-    return { snapshots, replayed, queues };
+    return { snapshots, replayed, queues, tornTail: this.store.tornTail };
   }
 
   /**

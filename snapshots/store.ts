@@ -70,10 +70,39 @@ export class Store {
     return (this.waitForFlush && written.flushed ? written.flushed : written).then(() => undefined);
   }
 
+  /** The log record at the tail that could not be read, if the last read found one (see readLog). */
+  tornTail: { seq: number; error: string } | null = null;
+
+  /**
+   * The log after `afterSeq`, in order. A record that does not decode at the very end of the log is a
+   * torn tail (a write cut short): reading stops before it and `tornTail` says so. One anywhere else is
+   * corruption, and reading fails rather than skip history.
+   */
   *readLog(afterSeq: number): Generator<LogRecord> {
-    for (const { value } of this.log.getRange({ start: afterSeq + 1 })) {
-      yield checkVersion('log record', decode<LogRecord>(value));
+    this.tornTail = null;
+    let last = 0;
+    for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
+    for (const { key, value } of this.log.getRange({ start: afterSeq + 1 })) {
+      let record: LogRecord;
+      try {
+        record = checkVersion('log record', decode<LogRecord>(value));
+        if (record.seq !== key || !Array.isArray(record.changes)) throw new Error(`record ${key} is malformed`);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (key === last) {
+          this.tornTail = { seq: key, error: message };
+          return;
+        }
+        throw new Error(`log record ${key} is corrupt (${message}); later records exist, so it is not a torn tail`);
+      }
+      yield record;
     }
+  }
+
+  /** Removes a torn tail record found by readLog, so the next append continues a clean log. */
+  async discardTornTail(): Promise<void> {
+    if (!this.tornTail) return;
+    await this.log.remove(this.tornTail.seq);
   }
 
   *readSnapshots(): Generator<SnapshotRecord> {

@@ -47,6 +47,11 @@ export async function startServer(
   });
   live = runtime;
   const recovered = runtime.recover();
+  if (recovered.tornTail) {
+    // Everything before it is intact and replayed; the unreadable record itself is reported and dropped.
+    log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
+    await store.discardTornTail();
+  }
   await runtime.markRunning();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 

@@ -13,9 +13,10 @@ function loadAndVerify(config: Config): { realms: number; users: number; channel
   const store = new Store(config.dataDir, { waitForFlush: true });
   try {
     const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs } });
-    const { snapshots, replayed } = runtime.recover();
+    const { snapshots, replayed, tornTail } = runtime.recover();
     const realms = runtime.realmStates();
     const problems = realms.flatMap(verifyRealm);
+    if (tornTail) problems.push(`log record ${tornTail.seq} at the end of the log cannot be read (${tornTail.error}); the server drops it at its next start`);
     const count = (pick: (realm: (typeof realms)[number]) => number) => realms.reduce((sum, realm) => sum + pick(realm), 0);
     return {
       realms: realms.length, users: count((r) => r.users.size), channels: count((r) => r.channels.size), groups: count((r) => r.groups.size),

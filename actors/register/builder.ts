@@ -13,6 +13,8 @@ export interface InitialStateOptions {
   fetchTypes: readonly string[] | null;
   clientExtavatar: boolean;
   includeSubscribers: boolean;
+  /** the client capabilities the queue was registered with (absent: none) */
+  capabilities?: Readonly<Record<string, boolean>>;
   /** UNIX ms when the state is taken */
   now: number;
   realmUrl: string;

@@ -9,6 +9,7 @@ import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
+import { userTopicsState } from './builders/user-topics.ts';
 
 export type { InitialStateOptions, RegistrationView };
 
@@ -25,6 +26,7 @@ const builders: Record<string, Builder> = {
   user_settings: userSettingsState,
   alert_words: alertWordsState,
   muted_users: mutedUsersState,
+  user_topic: userTopicsState,
   message: maxMessageIdState,
   update_message_flags: unreadMessagesState,
   starred_messages: starredMessagesState,

@@ -51,6 +51,7 @@ async function register(context: RouteContext<'user'>, params: RegisterParams) {
       fetchTypes,
       clientExtavatar: spec.clientExtavatar,
       includeSubscribers: params.include_subscribers,
+      capabilities: spec.capabilities,
       now: services.runtime.clock.now(),
       realmUrl: services.realmUrl(view.realm),
       generation: services.generation,

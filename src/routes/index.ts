@@ -14,9 +14,11 @@ import { savedSnippetRoutes } from './saved-snippets.ts';
 import { settingsRoutes } from './settings.ts';
 import { userGroupRoutes } from './user-groups.ts';
 import { userStatusRoutes } from './user-status.ts';
+import { userTopicRoutes } from './user-topics.ts';
 import { userRoutes } from './users.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
+  ...userTopicRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes];
