@@ -195,7 +195,7 @@ export class Runtime {
   private applyToUserActors(realmId: number, change: RealmChange): void {
     switch (change.type) {
       case 'user.created':
-        this.startUser(emptyUserState(realmId, change.user.userId));
+        this.startUser(emptyUserState(realmId, change.user.userId, change.settings));
         break;
       case 'user.deactivated':
       case 'user.reactivated':

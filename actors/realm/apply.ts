@@ -2,6 +2,7 @@ import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
+import { applySettingsDefaultsChange } from './settings-defaults/apply.ts';
 import type { RealmState } from './state.ts';
 
 /** Applies one fact to the realm state, in place. The same code runs live and during log replay. */
@@ -52,6 +53,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'subscriptions.removed':
     case 'subscription.properties_set':
       applyChannelChange(state, change);
+      return;
+    case 'settings_default.changed':
+      applySettingsDefaultsChange(state, change);
       return;
     case 'message.sent':
     case 'message.edited':

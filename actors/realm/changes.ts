@@ -1,17 +1,21 @@
+import type { SettingOverrides } from '../user/settings.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
+import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
 export type RealmChange =
   | { type: 'realm.created'; realmId: number; stringId: string; name: string; at: number }
-  | { type: 'user.created'; user: UserProfile }
+  /** `settings`: the realm's defaults for new users at that moment, which the user's own settings start from */
+  | { type: 'user.created'; user: UserProfile; settings?: SettingOverrides }
   | { type: 'user.deactivated'; userId: number }
   | { type: 'user.reactivated'; userId: number }
   | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   | GroupChange
+  | SettingsDefaultsChange
   | ChannelChange
   | MessageChange;

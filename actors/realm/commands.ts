@@ -1,6 +1,7 @@
 import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
+import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
 import type { Role } from './state.ts';
 
 /** Who asks: a user of the realm, or the operator through the command line. */
@@ -24,5 +25,6 @@ export type RealmCommand =
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
   | GroupCommand
+  | SettingsDefaultsCommand
   | ChannelCommand
   | MessageCommand;

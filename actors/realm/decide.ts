@@ -5,6 +5,7 @@ import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -48,6 +49,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
     case 'channel.update':
     case 'subscription.properties':
       return decideChannel(state, command, clock);
+    case 'settings_defaults.update':
+      return decideSettingsDefaults(state, command);
     case 'message.send':
     case 'message.edit':
     case 'message.delete':
@@ -99,7 +102,11 @@ function decideCreateUser(
     userId: user.userId,
     properties: defaultProperties(SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length]!),
   }));
-  return entries.length ? [{ type: 'user.created', user }, { type: 'subscriptions.added', entries }] : [{ type: 'user.created', user }];
+  // The user's settings start from the realm's defaults as they are now; the change carries them, so replay
+  // gives the same settings whatever the defaults became later.
+  const settings = { ...state.userSettingsDefaults };
+  const created: RealmChange = Object.keys(settings).length ? { type: 'user.created', user, settings } : { type: 'user.created', user };
+  return entries.length ? [created, { type: 'subscriptions.added', entries }] : [created];
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {

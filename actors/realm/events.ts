@@ -3,6 +3,7 @@ import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { messageEvents } from './messages/events.ts';
+import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
 import { personView } from './views.ts';
 
@@ -41,6 +42,8 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'subscriptions.removed':
     case 'subscription.properties_set':
       return channelEvents(state, change, now);
+    case 'settings_default.changed':
+      return settingsDefaultsEvents(change).flatMap(toRealm);
     case 'message.sent':
     case 'message.edited':
     case 'messages.deleted':

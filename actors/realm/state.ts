@@ -6,6 +6,7 @@ import {
   type UserGroup,
   type UserGroupRecord,
 } from './groups/state.ts';
+import type { SettingOverrides } from '../user/settings.ts';
 import type { RealmPermission } from './permissions.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
@@ -67,6 +68,8 @@ export interface RealmState {
   /** user -> channels left, with the properties they had */
   unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
   nextChannelId: number;
+  /** the settings new users start from: only those an administrator set; the rest are the table's defaults */
+  userSettingsDefaults: SettingOverrides;
   /** messages, their indexes and the per-user flags (messages/state.ts) */
   messages: MessageStore;
 }
@@ -77,11 +80,13 @@ type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channe
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
   subscriptions: SubscriptionRecord[];
+  /** absent in snapshots written before defaults for new users existed */
+  userSettingsDefaults?: SettingOverrides;
   /** absent in snapshots written before messages existed */
   messages?: MessageStoreRecord;
 };
@@ -107,6 +112,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     subscribedBy: new Map(),
     unsubscribedBy: new Map(),
     nextChannelId: 1,
+    userSettingsDefaults: {},
     messages: emptyMessageStore(),
   };
 }

@@ -7,6 +7,7 @@ import { defaultStreamsState, streamState, subscriptionState } from './builders/
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
+import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
 import { userTopicsState } from './builders/user-topics.ts';
@@ -27,6 +28,7 @@ const builders: Record<string, Builder> = {
   alert_words: alertWordsState,
   muted_users: mutedUsersState,
   user_topic: userTopicsState,
+  realm_user_settings_defaults: settingsDefaultsState,
   message: maxMessageIdState,
   update_message_flags: unreadMessagesState,
   starred_messages: starredMessagesState,

@@ -11,6 +11,7 @@ import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
+import { settingsDefaultsRoutes } from './settings-defaults.ts';
 import { settingsRoutes } from './settings.ts';
 import { userGroupRoutes } from './user-groups.ts';
 import { userStatusRoutes } from './user-status.ts';
@@ -19,6 +20,6 @@ import { userRoutes } from './users.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
-  ...userTopicRoutes,
+  ...settingsDefaultsRoutes, ...userTopicRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes];

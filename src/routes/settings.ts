@@ -14,7 +14,8 @@ const fullName = z
   .pipe(z.string().min(1, 'Name too short!').max(100, 'Name too long!').regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'));
 const email = z.string().trim().pipe(z.email('Invalid email address'));
 
-function paramFor(spec: SettingSpec): Param<unknown, true> {
+/** A setting's request parameter, by the kind of its value (the realm's defaults for new users use it too). */
+export function paramFor(spec: SettingSpec): Param<unknown, true> {
   if (spec.kind === 'bool') return p.bool().optional();
   if (spec.kind === 'int') return p.int(z.number().int()).optional();
   return p.string().optional();
