@@ -41,6 +41,14 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'user.password_changed':
       withUser(state, change.userId, (user) => (user.passwordHash = change.passwordHash));
       return;
+    case 'user.email_changed':
+      withUser(state, change.userId, (user) => {
+        // The old address stops naming the user (for login and API credentials) as the new one starts.
+        state.userIdByEmail.delete(user.email.toLowerCase());
+        state.userIdByEmail.set(change.email.toLowerCase(), user.userId);
+        user.email = change.email;
+      });
+      return;
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':

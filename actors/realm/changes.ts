@@ -15,6 +15,8 @@ export type RealmChange =
   | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
+  /** a confirmed email change: the address the user logs in with and is known by */
+  | { type: 'user.email_changed'; userId: number; email: string }
   | GroupChange
   | SettingsDefaultsChange
   | ChannelChange

@@ -24,6 +24,8 @@ export type RealmCommand =
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
+  /** the user followed the confirmation link of an email change (the front end checked its key) */
+  | { type: 'user.change_email'; caller: Caller; userId: number; email: string }
   | GroupCommand
   | SettingsDefaultsCommand
   | ChannelCommand

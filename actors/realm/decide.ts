@@ -68,6 +68,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
       const user = requireUser(state, command.userId);
       return [{ type: 'user.password_changed', userId: user.userId, passwordHash: command.passwordHash }];
     }
+    case 'user.change_email':
+      return decideChangeEmail(state, command);
   }
 }
 
@@ -125,6 +127,17 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
     change.role = command.role;
   }
   return change.fullName === undefined && change.role === undefined ? [] : [change];
+}
+
+/** A followed confirmation link: the address must still be free, as it may have been taken since the request. */
+function decideChangeEmail(state: RealmState, command: Extract<RealmCommand, { type: 'user.change_email' }>): RealmChange[] {
+  if (command.caller.kind === 'user' && command.caller.userId !== command.userId) throw notAdmin();
+  const user = requireUser(state, command.userId);
+  // Already the address: a confirmation repeated after the change was made, which changes nothing.
+  if (user.email === command.email) return [];
+  const holder = findUserByEmail(state, command.email);
+  if (holder && holder.userId !== user.userId) throw badRequest(`Email '${command.email}' already in use`);
+  return [{ type: 'user.email_changed', userId: user.userId, email: command.email }];
 }
 
 /** The calling user if it is an administrator; null for the operator (who may do anything). */

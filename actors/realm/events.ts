@@ -31,6 +31,13 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       }
       return out;
     }
+    // The delivery email and the API email are the same address here, so both updates go out, as the
+    // original sends them when the address is visible to everyone.
+    case 'user.email_changed':
+      return [
+        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, delivery_email: change.email } }),
+        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, new_email: change.email } }),
+      ];
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':

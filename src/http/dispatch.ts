@@ -18,12 +18,16 @@ export type Dispatch = (request: ApiRequest) => Promise<ApiResponse>;
  * handler, envelope. The uWS front end calls it, and so can a test.
  */
 export function createDispatch(services: AppServices, routes: readonly Route[]): Dispatch {
-  const router = new Router(routes);
+  const router = new Router(routes.filter((route) => !route.root));
+  // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
+  const rootRouter = new Router(routes.filter((route) => route.root));
+  for (const route of routes) if (route.root && route.auth !== 'public') throw new Error(`root route ${route.path} must not take API credentials`);
 
   const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
     try {
-      if (!request.path.startsWith(`${API_PREFIX}/`)) throw notFound();
-      const match = router.match(request.method, request.path.slice(API_PREFIX.length));
+      const match = request.path.startsWith(`${API_PREFIX}/`)
+        ? router.match(request.method, request.path.slice(API_PREFIX.length))
+        : rootRouter.match(request.method, request.path);
       if (match.kind === 'not-found') throw notFound();
       if (match.kind === 'method-not-allowed') {
         throw new ChatError(ErrorCode.BAD_REQUEST, 'Method Not Allowed', 405, {}, { Allow: match.allowed.join(', ') });

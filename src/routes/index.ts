@@ -1,3 +1,4 @@
+import { accountRoutes } from './accounts.ts';
 import { alertWordRoutes } from './alert-words.ts';
 import { authRoutes } from './auth.ts';
 import { channelRoutes } from './channels.ts';
@@ -20,6 +21,6 @@ import { userRoutes } from './users.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
-  ...settingsDefaultsRoutes, ...userTopicRoutes,
+  ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes];

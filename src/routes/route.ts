@@ -18,9 +18,14 @@ export interface RouteContext<A extends AuthMode> {
 
 export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = AuthMode> {
   method: Method;
-  /** relative to /api/v1, with {name} for path parameters */
+  /** relative to /api/v1 (to the site root with `root`), with {name} for path parameters */
   path: string;
   auth: A;
+  /**
+   * A page outside the API, at `path` from the site root: links people follow from a mail, whose key is the
+   * credential. Such a route takes no API credentials (auth 'public').
+   */
+  root?: boolean;
   params: S;
   /** long-polls are not counted against the per-user rate limit */
   rateLimited?: boolean;

@@ -51,8 +51,8 @@ async function checkNewPassword(user: UserProfile, oldPassword: string | undefin
 }
 
 /**
- * Records the pending change, then mails the confirmation link to the new address. The link's page
- * (/accounts/confirm_new_email/KEY) is outside the API and not served yet, so the address does not change.
+ * Records the pending change, then mails the confirmation link to the new address. The address changes when
+ * the link's page (/accounts/confirm_new_email/KEY, src/routes/accounts.ts) is opened.
  */
 async function startEmailChange(services: AppServices, realm: RealmState, user: UserProfile, newEmail: string): Promise<void> {
   const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail });
