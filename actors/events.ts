@@ -6,8 +6,11 @@ export interface ApiEvent {
   [field: string]: unknown;
 }
 
-/** Who may receive an event: every user of the realm, or the listed users. */
-export type Audience = { kind: 'realm' } | { kind: 'users'; userIds: readonly number[] };
+/**
+ * Who may receive an event: every user of the realm, the listed users, or the queues of the realm registered
+ * with `all_public_streams` (public channel messages for those who did not receive them as recipients).
+ */
+export type Audience = { kind: 'realm' } | { kind: 'users'; userIds: readonly number[] } | { kind: 'all_public_streams' };
 
 export interface Delivery {
   realmId: number;

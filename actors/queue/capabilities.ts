@@ -13,6 +13,11 @@ interface Adapter {
   shape(event: ApiEvent, spec: QueueSpec): string;
   /** the events a queue with that shape gets */
   render(event: ApiEvent, spec: QueueSpec): ApiEvent[];
+  /**
+   * Whether a queue gets the event at all, checked when recipients are resolved (absent: every queue that
+   * asked for the type). Returns null when the event is for every queue, so resolving skips the check.
+   */
+  gate?(event: ApiEvent): ((spec: QueueSpec) => boolean) | null;
 }
 
 const has = (spec: QueueSpec, capability: string) => spec.capabilities[capability] === true;
@@ -49,6 +54,29 @@ function withTopicNames(event: ApiEvent, fields: string[]): ApiEvent {
 }
 
 const emptyTopicShape = (spec: QueueSpec) => (has(spec, 'empty_topic_name') ? 'empty' : 'display');
+
+/**
+ * Presence events come in three shapes, built from one internal event that carries every field:
+ * `simplified_presence_events` (the modern `presences` map), `slim_presence` (no email), and legacy.
+ */
+function presenceShape(spec: QueueSpec): 'simplified' | 'slim' | 'legacy' {
+  if (has(spec, 'simplified_presence_events')) return 'simplified';
+  return spec.slimPresence === true ? 'slim' : 'legacy';
+}
+
+function renderPresence(event: ApiEvent, spec: QueueSpec): ApiEvent {
+  const { presences, email, ...legacy } = event;
+  switch (presenceShape(spec)) {
+    case 'simplified':
+      return { type: 'presence', presences };
+    case 'slim':
+      return legacy;
+    case 'legacy':
+      return { ...legacy, email };
+  }
+}
+
+const channelTyping = (event: ApiEvent) => event.message_type === 'stream';
 
 const adapters: Record<string, Adapter> = {
   delete_message: {
@@ -96,6 +124,18 @@ const adapters: Record<string, Adapter> = {
     shape: (_event, spec) => emptyTopicShape(spec),
     render: (event, spec) => (has(spec, 'empty_topic_name') ? [event] : [withTopicNames(event, ['topic_name'])]),
   },
+  typing: {
+    types: () => ['typing'],
+    // Channel typing notifications only reach clients that declared they can show them.
+    gate: (event) => (channelTyping(event) ? (spec) => has(spec, 'stream_typing_notifications') : null),
+    shape: (event, spec) => (channelTyping(event) && event.topic === '' ? emptyTopicShape(spec) : 'as-is'),
+    render: (event, spec) => (channelTyping(event) && !has(spec, 'empty_topic_name') ? [withTopicNames(event, ['topic'])] : [event]),
+  },
+  presence: {
+    types: () => ['presence'],
+    shape: (_event, spec) => presenceShape(spec),
+    render: (event, spec) => [renderPresence(event, spec)],
+  },
   update_message: {
     types: () => ['update_message'],
     shape: (_event, spec) => emptyTopicShape(spec),
@@ -111,6 +151,11 @@ function isDeactivation(event: ApiEvent): boolean {
 /** The event types under which a queue may receive this event. */
 export function deliveryTypes(event: ApiEvent): string[] {
   return adapters[event.type]?.types(event) ?? [event.type];
+}
+
+/** The capability check a queue must pass to get the event at all (null: none, every queue gets it). */
+export function gateFor(event: ApiEvent): ((spec: QueueSpec) => boolean) | null {
+  return adapters[event.type]?.gate?.(event) ?? null;
 }
 
 /** Which shape of the event a queue gets (null: the event as it is, for every queue). */

@@ -3,8 +3,9 @@ import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { newQueueId } from '../ids.ts';
 import { EventBuffer, type BufferRecord } from './buffer.ts';
-import { deliveryTypes, renderFor, shapeFor } from './capabilities.ts';
+import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
 import { queueMachine } from './machine.ts';
+import { compileEventNarrow, type MessageFilter } from './narrow.ts';
 import type { QueueContext, QueueSpec } from './spec.ts';
 
 export interface QueueTimings {
@@ -20,10 +21,14 @@ type HeldPoll = (eventsJson: string) => void;
 
 export class Queue {
   held: HeldPoll | null = null;
+  /** the queue's `narrow` as a test of message events, compiled once; null: every message */
+  readonly narrow: MessageFilter | null;
   constructor(
     readonly actor: Actor<typeof queueMachine>,
     readonly buffer: EventBuffer,
-  ) {}
+  ) {
+    this.narrow = compileEventNarrow(this.context.spec.narrow);
+  }
 
   get context(): QueueContext {
     return this.actor.getSnapshot().context;
@@ -64,6 +69,8 @@ export class QueueRegistry {
   private readonly byId = new Map<string, Queue>();
   private readonly byRealm = new Map<number, Set<Queue>>();
   private readonly byUser = new Map<string, Set<Queue>>();
+  /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
+  private readonly allPublicByRealm = new Map<number, Set<Queue>>();
   private readonly toWake = new Set<Queue>();
   private wakeScheduled = false;
   private sweeper: NodeJS.Timeout | null = null;
@@ -97,6 +104,7 @@ export class QueueRegistry {
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
     setOf(this.byUser, userKey(context.realmId, context.userId)).add(queue);
+    if (context.spec.allPublicStreams) setOf(this.allPublicByRealm, context.realmId).add(queue);
     return queue;
   }
 
@@ -124,19 +132,35 @@ export class QueueRegistry {
     return [...this.byId.values()].map((queue) => ({ context: queue.context, buffer: queue.buffer.toRecord() }));
   }
 
-  /** The queues that should receive a delivery; resolved when the change is applied, filled after commit. */
+  /**
+   * The queues that should receive a delivery; resolved when the change is applied, filled after commit.
+   * A queue takes it if it asked for the type, passes the event's capability gate (capabilities.ts), and,
+   * for a message, its narrow. Per queue that is a few lookups; the gate and the narrow are null for most.
+   */
   resolve(delivery: Delivery): Queue[] {
     const out: Queue[] = [];
     const { audience, event } = delivery;
     const types = deliveryTypes(event);
-    if (audience.kind === 'realm') {
-      for (const queue of this.byRealm.get(delivery.realmId) ?? []) if (queue.acceptsAny(types)) out.push(queue);
-    } else {
-      for (const userId of audience.userIds) {
-        for (const queue of this.byUser.get(userKey(delivery.realmId, userId)) ?? []) {
-          if (queue.acceptsAny(types)) out.push(queue);
-        }
+    const gate = gateFor(event);
+    const isMessage = event.type === 'message';
+    const take = (queues: Iterable<Queue>) => {
+      for (const queue of queues) {
+        if (!queue.acceptsAny(types)) continue;
+        if (gate && !gate(queue.context.spec)) continue;
+        if (isMessage && queue.narrow && !queue.narrow(event)) continue;
+        out.push(queue);
       }
+    };
+    switch (audience.kind) {
+      case 'realm':
+        take(this.byRealm.get(delivery.realmId) ?? []);
+        break;
+      case 'all_public_streams':
+        take(this.allPublicByRealm.get(delivery.realmId) ?? []);
+        break;
+      case 'users':
+        for (const userId of audience.userIds) take(this.byUser.get(userKey(delivery.realmId, userId)) ?? []);
+        break;
     }
     return out;
   }
@@ -233,6 +257,7 @@ export class QueueRegistry {
     this.byId.delete(queueId);
     this.byRealm.get(realmId)?.delete(queue);
     this.byUser.get(userKey(realmId, userId))?.delete(queue);
+    this.allPublicByRealm.get(realmId)?.delete(queue);
     this.toWake.delete(queue);
   }
 

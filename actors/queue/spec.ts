@@ -5,6 +5,8 @@ export interface QueueSpec {
   allPublicStreams: boolean;
   narrow: [string, string][];
   capabilities: Record<string, boolean>;
+  /** presence events without the email (absent in queues saved before it existed: false) */
+  slimPresence?: boolean;
   applyMarkdown: boolean;
   clientExtavatar: boolean;
   /** garbage-collect after this long without a poll starting */

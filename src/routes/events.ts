@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { initialState } from '../../actors/register/initial-state.ts';
+import { checkEventNarrow } from '../../actors/queue/narrow.ts';
 import type { QueueSpec } from '../../actors/queue/spec.ts';
+import { Role, type UserProfile } from '../../actors/realm/state.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
@@ -28,7 +30,10 @@ const registerParams = {
 
 type RegisterParams = ParamsOf<typeof registerParams>;
 
-function queueSpec(params: RegisterParams, services: AppServices): QueueSpec {
+function queueSpec(params: RegisterParams, services: AppServices, user: UserProfile): QueueSpec {
+  checkEventNarrow(params.narrow);
+  // Guests may not read public channels they are not in, so they may not ask for all of them.
+  if (params.all_public_streams && user.role === Role.guest) throw new ChatError(ErrorCode.BAD_REQUEST, 'User not authorized for this query');
   const { queueIdleMs, queueMaxIdleMs } = services.config;
   const requested = params.idle_queue_timeout === undefined ? queueIdleMs : params.idle_queue_timeout * 1000;
   return {
@@ -36,6 +41,7 @@ function queueSpec(params: RegisterParams, services: AppServices): QueueSpec {
     allPublicStreams: params.all_public_streams,
     narrow: params.narrow,
     capabilities: params.client_capabilities,
+    slimPresence: params.slim_presence,
     applyMarkdown: params.apply_markdown,
     clientExtavatar: params.client_extavatar ?? true,
     idleTimeoutMs: Math.min(requested, queueMaxIdleMs),
@@ -44,7 +50,7 @@ function queueSpec(params: RegisterParams, services: AppServices): QueueSpec {
 
 async function register(context: RouteContext<'user'>, params: RegisterParams) {
   const { services, realm, user } = context;
-  const spec = queueSpec(params, services);
+  const spec = queueSpec(params, services, user);
   const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
     initialState(view, {
@@ -91,7 +97,7 @@ export const eventRoutes = [
         if (!params.dont_block) {
           throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'queue_id' argument", 400, { var_name: 'queue_id' });
         }
-        const queue = runtime.queues.create(realm.realmId, user.userId, queueSpec(params, services));
+        const queue = runtime.queues.create(realm.realmId, user.userId, queueSpec(params, services, user));
         return { events: [], queue_id: queue.id };
       }
       const queue = runtime.queues.get(params.queue_id, realm.realmId, user.userId);

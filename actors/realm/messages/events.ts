@@ -4,7 +4,6 @@ import { canSeeChannel } from '../channels/views.ts';
 import { Role, type RealmState } from '../state.ts';
 import { canRead, flagsFor, holds, messageAudience, readsChannelHistory } from './access.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
-import { matches, resolveNarrow, type Clause } from './narrow.ts';
 import type { StoredMessage } from './state.ts';
 import { messageView, reactionView, type ViewOptions } from './views.ts';
 
@@ -75,7 +74,8 @@ function variants(): (ViewOptions & { accepts: (queue: QueueContext) => boolean 
 /**
  * `message` events: recipients grouped by identical flags, each group sent one delivery per shape; the
  * sender's echoing queue gets its own with `local_message_id`; queues registered with `all_public_streams`
- * get public channel messages they did not receive.
+ * get public channel messages they did not receive, with no flags (as the original). Queue narrows are
+ * applied by the queue registry when it resolves recipients.
  */
 function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: { queueId: string; localId: string }): Delivery[] {
   const groups = new Map<string, { flags: string[]; userIds: number[] }>();
@@ -88,44 +88,24 @@ function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: 
   }
   const shapes = variants();
   const views = shapes.map((shape) => messageView(state, message, shape));
-  const narrowOk = narrowFilter(state, message);
   const out: Delivery[] = [];
   const push = (userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
-    out.push({ realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'realm' }, event, only });
+    out.push({ realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'all_public_streams' }, event, only });
   for (const { flags, userIds } of groups.values()) {
     shapes.forEach((shape, i) => {
-      push(userIds, { type: 'message', message: views[i], flags }, (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId && narrowOk(queue));
+      push(userIds, { type: 'message', message: views[i], flags }, (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId);
       if (echo && userIds.includes(message.senderId)) {
         const event = { type: 'message', message: views[i], flags, local_message_id: echo.localId };
-        push([message.senderId], event, (queue) => queue.queueId === echo.queueId && shape.accepts(queue) && narrowOk(queue));
+        push([message.senderId], event, (queue) => queue.queueId === echo.queueId && shape.accepts(queue));
       }
     });
   }
   const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
   if (channel && !channel.inviteOnly) {
-    const others = (queue: QueueContext) =>
-      queue.spec.allPublicStreams && !holds(message, queue.userId) && state.users.get(queue.userId)?.role !== Role.guest && narrowOk(queue);
-    shapes.forEach((shape, i) => push(null, { type: 'message', message: views[i], flags: ['read', 'historical'] }, (queue) => shape.accepts(queue) && others(queue)));
+    const others = (queue: QueueContext) => !holds(message, queue.userId) && state.users.get(queue.userId)?.role !== Role.guest;
+    shapes.forEach((shape, i) => push(null, { type: 'message', message: views[i], flags: [] }, (queue) => shape.accepts(queue) && others(queue)));
   }
   return out;
-}
-
-/** A queue registered with a narrow takes only the messages matching it (pairs of operator and operand). */
-function narrowFilter(state: RealmState, message: StoredMessage): (queue: QueueContext) => boolean {
-  const resolved = new Map<string, Clause[] | null>();
-  return (queue) => {
-    if (queue.spec.narrow.length === 0) return true;
-    const key = `${queue.userId}:${JSON.stringify(queue.spec.narrow)}`;
-    if (!resolved.has(key)) {
-      try {
-        resolved.set(key, resolveNarrow(state, queue.userId, queue.spec.narrow.map(([operator, operand]) => ({ operator, operand }))));
-      } catch {
-        resolved.set(key, null);
-      }
-    }
-    const clauses = resolved.get(key);
-    return !!clauses && matches(state, queue.userId, message, clauses);
-  };
 }
 
 function editDeliveries(state: RealmState, change: Edited): Delivery[] {
