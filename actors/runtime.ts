@@ -127,7 +127,10 @@ export class Runtime {
    * queues, in order with the committed events already delivered.
    */
   publish(deliveries: readonly Delivery[]): void {
-    for (const delivery of deliveries) this.queues.deliver(this.queues.resolve(delivery), delivery.event);
+    for (const delivery of deliveries) {
+      const queues = this.queues.resolve(delivery);
+      this.queues.deliver(delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues, delivery.event);
+    }
   }
 
   /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */

@@ -59,11 +59,12 @@ t.test('narrows filter message events only; other events are unaffected', async 
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');
   const general = await channel(api, 'general', [1, ann.userId]);
-  const { queueId } = await api.as(ann).register({ event_types: ['message', 'reaction', 'update_message'], narrow: [['is', 'dm']] });
+  const { queueId } = await api.as(ann).register({ event_types: ['message', 'reaction', 'update_message', 'typing'], narrow: [['is', 'dm']] });
   const message = await sendToChannel(api, general, 'x', 'hello');
   await api.post(`/messages/${message}/reactions`, { emoji_name: 'tada' });
   await api.patch(`/messages/${message}`, { content: 'edited' });
-  t.same((await drain(api.as(ann), queueId)).map((event) => event.type), ['reaction', 'update_message']);
+  await api.post('/typing', { op: 'start', to: [ann.userId] });
+  t.same((await drain(api.as(ann), queueId)).map((event) => event.type), ['reaction', 'update_message', 'typing']);
 });
 
 t.test('a channel narrow yields nothing unless subscribed; all_public_streams widens it to public channels', async (t) => {

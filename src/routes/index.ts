@@ -14,6 +14,7 @@ import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
 import { settingsDefaultsRoutes } from './settings-defaults.ts';
 import { settingsRoutes } from './settings.ts';
+import { typingRoutes } from './typing.ts';
 import { userGroupRoutes } from './user-groups.ts';
 import { userStatusRoutes } from './user-status.ts';
 import { userTopicRoutes } from './user-topics.ts';
@@ -23,4 +24,5 @@ import { userRoutes } from './users.ts';
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
-  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes];
+  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
+  ...typingRoutes];

@@ -91,3 +91,29 @@ t.test('messages restored from snapshots, from the log, or from both equal the l
     await restored.store.close();
   }
 });
+
+t.test('messages to the same subscribers share one holder list, copied before it changes', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { store, runtime } = open(dir);
+  const { realmId } = await runtime.createRealm('', 'Test');
+  const run = (command: RealmCommand) => runtime.execute(realmId, command);
+  for (const email of ['owner@example.com', 'ann@example.com', 'cat@example.com']) {
+    await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email, passwordHash: null, role: email.startsWith('owner') ? Role.owner : Role.member });
+  }
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [1, 2], options, authorizationErrorsFatal: true });
+  const send = () => run({ type: 'message.send', caller: as(1), kind: 'channel', to: 'general', topic: 't', content: 'x', client: 'test' });
+  await send();
+  await send();
+  const state = runtime.realmState(realmId);
+  const [a, b] = [state.messages.byId.get(1)!, state.messages.byId.get(2)!];
+  t.equal(a.userIds, b.userIds, 'one list for both');
+  t.equal(realmToRecord(state).messages!.holderLists!.length, 1, 'written once in a snapshot');
+  await run({ type: 'message.flags', caller: as(3), messageIds: [1], op: 'add', flag: 'starred' });
+  t.same([a.userIds, b.userIds], [[1, 2, 3], [1, 2]], 'starring puts Cat in the first message only');
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [3], options, authorizationErrorsFatal: true });
+  await send();
+  t.not(state.messages.byId.get(3)!.userIds, b.userIds, 'a new subscriber: a new list');
+  await store.close();
+});

@@ -2,6 +2,8 @@ import type { RealmState } from '../state.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
 import {
   addToIndexes,
+  sameList,
+  type MessageStore,
   flagSet,
   hasSorted,
   insertSorted,
@@ -19,14 +21,19 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
   const store = state.messages;
   switch (change.type) {
     case 'message.sent': {
-      const message = structuredClone(change.message);
+      const message = copyMessage(change.message);
+      message.userIds = sharedHolders(store, message);
       store.byId.set(message.id, message);
       addToIndexes(store, message);
       store.nextId = Math.max(store.nextId, message.id + 1);
       store.recipientIds.set(recipientKey(message.recipient), message.recipientId);
       store.nextRecipientId = Math.max(store.nextRecipientId, message.recipientId + 1);
+      const unread = store.flags.unread;
       for (const userId of message.userIds) {
-        if (userId !== message.senderId || !change.readBySender) flagSet(store, 'unread', userId).add(message.id);
+        if (userId === message.senderId && change.readBySender) continue;
+        const set = unread.get(userId);
+        if (set) set.add(message.id);
+        else unread.set(userId, new Set([message.id]));
       }
       indexMentions(state, message, true);
       if (message.recipient.kind === 'channel') {
@@ -124,20 +131,51 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
 /** After a channel move: users who lost access drop the message and its flags; new subscribers hold it. */
 function moveHolders(state: RealmState, message: StoredMessage, lostAccess: number[], gained: number[]): void {
   indexMentions(state, message, false);
+  // Holder lists may be shared between messages: replaced, never changed in place.
+  const holders = [...message.userIds];
   for (const userId of lostAccess) {
-    const at = lowerBound(message.userIds, userId);
-    if (message.userIds[at] !== userId) continue;
-    message.userIds.splice(at, 1);
+    const at = lowerBound(holders, userId);
+    if (holders[at] !== userId) continue;
+    holders.splice(at, 1);
     message.historicalUserIds = message.historicalUserIds.filter((id) => id !== userId);
     dropFlags(state, userId, message.id);
   }
-  for (const userId of gained) insertSorted(message.userIds, userId);
+  for (const userId of gained) insertSorted(holders, userId);
+  message.userIds = holders;
   indexMentions(state, message, true);
+}
+
+/** A copy sharing nothing mutable with the change (which the log may still be encoding). */
+function copyMessage(message: StoredMessage): StoredMessage {
+  const { mentions } = message;
+  return {
+    ...message,
+    recipient: message.recipient.kind === 'channel' ? { ...message.recipient } : { kind: 'direct', userIds: [...message.recipient.userIds] },
+    editHistory: message.editHistory.map((entry) => ({ ...entry })),
+    reactions: message.reactions.map((reaction) => ({ ...reaction })),
+    mentions: { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
+    userIds: [...message.userIds],
+    historicalUserIds: [...message.historicalUserIds],
+  };
+}
+
+/**
+ * Consecutive messages of a channel nearly always reach the same subscribers: they share one holder list
+ * (a thousand subscribers cost 8 KB per message otherwise). Shared lists are never changed in place.
+ */
+function sharedHolders(store: MessageStore, message: StoredMessage): number[] {
+  if (message.recipient.kind !== 'channel') return message.userIds;
+  // Called before the message is indexed: the channel's last message is the one before it.
+  const ids = store.byChannel.get(message.recipient.channelId);
+  const previous = ids?.length ? store.byId.get(ids[ids.length - 1]!) : undefined;
+  return previous && sameList(previous.userIds, message.userIds) ? previous.userIds : message.userIds;
 }
 
 function addHolder(message: StoredMessage, userId: number): void {
   if (hasSorted(message.userIds, userId)) return;
-  insertSorted(message.userIds, userId);
+  const holders = [...message.userIds];
+  insertSorted(holders, userId);
+  message.userIds = holders;
   message.historicalUserIds.push(userId);
 }
 

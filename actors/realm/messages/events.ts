@@ -78,20 +78,24 @@ function variants(): (ViewOptions & { accepts: (queue: QueueContext) => boolean 
  * applied by the queue registry when it resolves recipients.
  */
 function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: { queueId: string; localId: string }): Delivery[] {
-  const groups = new Map<string, { flags: string[]; userIds: number[] }>();
+  // A new message's flags differ between recipients only by who sent it and whom it mentions by name or
+  // as a topic participant: group on those facts, then read each group's flags off one of its members.
+  const mentioned = new Set(message.mentions.userIds);
+  const topicMentioned = new Set(message.mentions.topicWildcardUserIds);
+  const byKey = new Map<number, number[]>();
   for (const userId of message.userIds) {
-    const flags = flagsFor(state, userId, message);
-    const key = flags.join(',');
-    const group = groups.get(key) ?? { flags, userIds: [] };
-    group.userIds.push(userId);
-    groups.set(key, group);
+    const key = (userId === message.senderId ? 1 : 0) | (mentioned.has(userId) ? 2 : 0) | (topicMentioned.has(userId) ? 4 : 0);
+    const list = byKey.get(key);
+    if (list) list.push(userId);
+    else byKey.set(key, [userId]);
   }
+  const groups = [...byKey.values()].map((userIds) => ({ flags: flagsFor(state, userIds[0]!, message), userIds }));
   const shapes = variants();
   const views = shapes.map((shape) => messageView(state, message, shape));
   const out: Delivery[] = [];
   const push = (userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
     out.push({ realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'all_public_streams' }, event, only });
-  for (const { flags, userIds } of groups.values()) {
+  for (const { flags, userIds } of groups) {
     shapes.forEach((shape, i) => {
       push(userIds, { type: 'message', message: views[i], flags }, (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId);
       if (echo && userIds.includes(message.senderId)) {

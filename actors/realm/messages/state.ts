@@ -89,9 +89,13 @@ export interface MessageStore {
   mentionedOf: Map<number, Set<number>>;
 }
 
-/** What a snapshot stores: messages and flags as arrays; indexes are rebuilt. */
+/**
+ * What a snapshot stores: messages and flags as arrays; indexes are rebuilt. Holder lists shared by several
+ * messages are written once, in `holderLists`, and a message names its list by index.
+ */
 export interface MessageStoreRecord {
-  messages: StoredMessage[];
+  messages: (Omit<StoredMessage, 'userIds'> & { userIds: number[] | number })[];
+  holderLists?: number[][];
   nextId: number;
   recipientIds: [string, number][];
   nextRecipientId: number;
@@ -128,8 +132,16 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
     flags[flag] = [];
     for (const [userId, ids] of store.flags[flag]) if (ids.size) flags[flag].push([userId, [...ids]]);
   }
+  const holderLists: number[][] = [];
+  const listIndex = new Map<number[], number>();
+  const messages = [...store.byId.values()].map((message) => {
+    let index = listIndex.get(message.userIds);
+    if (index === undefined) listIndex.set(message.userIds, (index = holderLists.push(message.userIds) - 1));
+    return { ...message, userIds: index };
+  });
   return {
-    messages: [...store.byId.values()],
+    messages,
+    holderLists,
     nextId: store.nextId,
     recipientIds: [...store.recipientIds],
     nextRecipientId: store.nextRecipientId,
@@ -145,7 +157,10 @@ export function messageStoreFromRecord(record: MessageStoreRecord | undefined): 
   store.nextRecipientId = record.nextRecipientId;
   for (const [key, id] of record.recipientIds) store.recipientIds.set(key, id);
   // Snapshots list messages in id order (Map insertion order), so every index array stays sorted.
-  for (const message of record.messages) indexMessage(store, message);
+  const lists = record.holderLists ?? [];
+  for (const message of record.messages) {
+    indexMessage(store, { ...message, userIds: typeof message.userIds === 'number' ? lists[message.userIds]! : message.userIds });
+  }
   for (const flag of PERSONAL_FLAGS) {
     for (const [userId, ids] of record.flags[flag] ?? []) store.flags[flag].set(userId, new Set(ids));
   }
@@ -209,6 +224,8 @@ export function lowerBound(list: readonly number[], value: number): number {
   }
   return lo;
 }
+
+export const sameList = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((value, i) => value === b[i]));
 
 export const hasSorted = (list: readonly number[], value: number) => list[lowerBound(list, value)] === value;
 
