@@ -73,6 +73,13 @@ t.test('topic moves: propagate modes, resolving, history and events', async (t) 
   const moved = (await api.get(`/messages/${ids[1]}`)).body.message;
   t.match(moved, { subject: 'LATER', last_moved_timestamp: Number, edit_history: [{ user_id: ann.userId, prev_topic: 'old', topic: 'LATER' }] });
   t.notOk('last_edit_timestamp' in moved, 'a move is no content edit (level 365)');
+  await api.patch(`/messages/${ids[1]}`, { content: 'm1 edited' });
+  t.match((await api.get(`/messages/${ids[1]}/history`)).body.message_history, [
+    { topic: 'old', content: 'm1', rendered_content: '<p>m1</p>', user_id: 1, timestamp: Number },
+    { topic: 'LATER', prev_topic: 'old', content: 'm1', user_id: ann.userId },
+    { topic: 'LATER', content: 'm1 edited', prev_content: 'm1', prev_rendered_content: '<p>m1</p>', rendered_content: '<p>m1 edited</p>', user_id: 1 },
+  ], 'the history, oldest first, as the message was after each edit');
+  t.equal((await api.get('/messages/999/history')).body.msg, 'Invalid message(s)');
 
   await api.patch(`/messages/${ids[1]}`, { topic: '✔ LATER', propagate_mode: 'change_all' });
   const resolved = (await api.get(`/messages/${ids[2]}`)).body.message;

@@ -9,6 +9,7 @@ import {
   anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, resolveAnchor, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
+import { editSnapshots } from '../../actors/realm/messages/views.ts';
 import { route } from './route.ts';
 
 const messageId = p.int(z.number().int());
@@ -115,6 +116,18 @@ export const messageRoutes = [
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
       return { message: fetchedMessage(realm, user.userId, message, options, []), raw_content: message.content };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/messages/{message_id}/history',
+    auth: 'user',
+    params: { message_id: messageId, allow_empty_topic_name: p.bool().default(false) },
+    handle({ realm, user }, params) {
+      const message = realm.messages.byId.get(params.message_id);
+      if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
+      return { message_history: editSnapshots(message, params.allow_empty_topic_name) };
     },
   }),
 

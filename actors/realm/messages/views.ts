@@ -70,3 +70,36 @@ function directRecipientsView(state: RealmState, userIds: readonly number[]) {
     return { id, email: user?.email ?? '', full_name: user?.fullName ?? '', is_mirror_dummy: false };
   });
 }
+
+/**
+ * GET /messages/{id}/history: the message as it was after each edit, oldest first, rebuilt by walking the
+ * stored history (newest first) back from the message as it is now.
+ */
+export function editSnapshots(message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+  const topicOf = (recipient: StoredMessage['recipient']) => (recipient.kind === 'channel' ? recipient.topic : '');
+  let current = {
+    topic: topicOf(message.recipient),
+    content: message.content,
+    rendered: message.renderedContent,
+    stream: message.recipient.kind === 'channel' ? message.recipient.channelId : undefined,
+  };
+  const out: Record<string, unknown>[] = [];
+  for (const entry of message.editHistory) {
+    const snapshot: Record<string, unknown> = {
+      topic: topicForClient(current.topic, allowEmptyTopicName), content: current.content, rendered_content: current.rendered,
+      timestamp: entry.timestamp, user_id: entry.userId,
+    };
+    if (entry.prevContent !== undefined) Object.assign(snapshot, { prev_content: entry.prevContent, prev_rendered_content: entry.prevRenderedContent });
+    if (entry.prevTopic !== undefined) snapshot.prev_topic = topicForClient(entry.prevTopic, allowEmptyTopicName);
+    if (entry.prevStream !== undefined) Object.assign(snapshot, { prev_stream: entry.prevStream, stream: current.stream });
+    out.push(snapshot);
+    current = {
+      topic: entry.prevTopic ?? current.topic,
+      content: entry.prevContent ?? current.content,
+      rendered: entry.prevRenderedContent ?? current.rendered,
+      stream: entry.prevStream ?? current.stream,
+    };
+  }
+  out.push({ topic: topicForClient(current.topic, allowEmptyTopicName), content: current.content, rendered_content: current.rendered, timestamp: message.timestamp, user_id: message.senderId });
+  return out.reverse();
+}
