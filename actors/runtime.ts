@@ -3,6 +3,7 @@ import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { ChatError, ErrorCode } from './errors.ts';
 import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
+import { PresenceStore } from './presence/store.ts';
 import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
 import type { QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
@@ -17,6 +18,7 @@ import type { UserCommand } from './user/commands.ts';
 import { decideUser } from './user/decide.ts';
 import { userEvents } from './user/events.ts';
 import { userMachine } from './user/machine.ts';
+import { settingValue } from './user/settings.ts';
 import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
@@ -46,6 +48,8 @@ export class Runtime {
   private readonly realmIdByStringId = new Map<string, number>();
   readonly users = new Map<string, UserActor>();
   readonly queues: QueueRegistry;
+  /** who was last active when: in memory only, never logged (see presence/store.ts) */
+  readonly presence: PresenceStore;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
   private readonly dirty: Dirty = { realms: new Set(), users: new Set() };
@@ -56,6 +60,10 @@ export class Runtime {
     private readonly options: RuntimeOptions,
   ) {
     this.queues = new QueueRegistry(options.queues, () => options.clock.now());
+    this.presence = new PresenceStore((realmId, userId) => {
+      const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
+      return !!settings && settingValue(settings, 'presence_enabled') === true;
+    });
     this.seq = store.lastSeq();
   }
 
@@ -238,7 +246,7 @@ export class Runtime {
     const user = realm.users.get(userId);
     if (!user) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     const queue = this.queues.create(realmId, userId, spec);
-    const initial = initialState({ realm, user, personal: this.userState(realmId, userId) });
+    const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence });
     await this.settled();
     return { queue, initial };
   }

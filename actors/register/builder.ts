@@ -1,3 +1,4 @@
+import type { PresenceStore } from '../presence/store.ts';
 import type { RealmState, UserProfile } from '../realm/state.ts';
 import type { UserState } from '../user/state.ts';
 
@@ -6,6 +7,8 @@ export interface RegistrationView {
   realm: RealmState;
   user: UserProfile;
   personal: UserState;
+  /** the realm's presence (in memory, not part of the realm actor) */
+  presence?: PresenceStore;
 }
 
 export interface InitialStateOptions {
@@ -15,6 +18,10 @@ export interface InitialStateOptions {
   includeSubscribers: boolean;
   /** the client capabilities the queue was registered with (absent: none) */
   capabilities?: Readonly<Record<string, boolean>>;
+  /** presences keyed by user id in the modern format (register `slim_presence`) */
+  slimPresence?: boolean;
+  /** register `presence_history_limit_days` (absent: the default, 14) */
+  presenceHistoryLimitDays?: number;
   /** UNIX ms when the state is taken */
   now: number;
   realmUrl: string;

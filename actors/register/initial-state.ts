@@ -3,6 +3,7 @@ import { alertWordsState } from './builders/alert-words.ts';
 import { draftsState } from './builders/drafts.ts';
 import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
+import { presenceState } from './builders/presence.ts';
 import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
@@ -33,6 +34,7 @@ const builders: Record<string, Builder> = {
   update_message_flags: unreadMessagesState,
   starred_messages: starredMessagesState,
   recent_private_conversations: recentConversationsState,
+  presence: presenceState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

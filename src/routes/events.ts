@@ -58,6 +58,8 @@ async function register(context: RouteContext<'user'>, params: RegisterParams) {
       clientExtavatar: spec.clientExtavatar,
       includeSubscribers: params.include_subscribers,
       capabilities: spec.capabilities,
+      slimPresence: params.slim_presence,
+      presenceHistoryLimitDays: params.presence_history_limit_days,
       now: services.runtime.clock.now(),
       realmUrl: services.realmUrl(view.realm),
       generation: services.generation,

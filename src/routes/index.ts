@@ -8,6 +8,7 @@ import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
+import { presenceRoutes } from './presence.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
@@ -25,4 +26,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
-  ...typingRoutes];
+  ...typingRoutes, ...presenceRoutes];

@@ -1,0 +1,14 @@
+import { realmPresences } from '../../presence/views.ts';
+import type { Builder } from '../builder.ts';
+
+/**
+ * fetch type `presence`: `presences` (modern and keyed by user id with `slim_presence`, else legacy and keyed
+ * by email), the `presence_last_update_id` to poll incrementally from, and the `server_timestamp` they are as of.
+ */
+export const presenceState: Builder = ({ realm, presence }, options) => {
+  const now = options.now / 1000;
+  const { presences, lastUpdateId } = presence
+    ? realmPresences(presence, realm, { slim: options.slimPresence ?? false, lastUpdateId: -1, historyLimitDays: options.presenceHistoryLimitDays, now })
+    : { presences: {}, lastUpdateId: -1 };
+  return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now };
+};
