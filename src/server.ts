@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { Disconnect } from '../actors/disconnect.ts';
 import { uWS } from './uws-native.ts';
 import type { Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse } from './http/request.ts';
@@ -38,11 +39,11 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const controller = new AbortController();
+    const disconnect = new Disconnect();
     let done = false;
     res.onAborted(() => {
       done = true;
-      controller.abort();
+      disconnect.abort();
     });
     if (draining) {
       done = true;
@@ -58,7 +59,7 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
       authorization: req.getHeader('authorization'),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
-      signal: controller.signal,
+      signal: disconnect,
     };
     const respond = (response: ApiResponse) => {
       if (!done) {

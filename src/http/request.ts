@@ -1,3 +1,5 @@
+import type { Disconnect } from '../../actors/disconnect.ts';
+
 /** A request as the front end copied it off the socket: plain data, so dispatch can run without uWS. */
 export interface ApiRequest {
   method: string;
@@ -10,7 +12,7 @@ export interface ApiRequest {
   contentType: string;
   body: Buffer;
   /** aborted when the client disconnects (a held long-poll then lets go) */
-  signal?: AbortSignal;
+  signal?: Disconnect;
 }
 
 export interface ApiResponse {

@@ -1,4 +1,4 @@
-import { Role } from '../state.ts';
+import { Role } from '../roles.ts';
 
 /** A permission setting: a group's id, or an anonymous group of users and groups. */
 export type GroupSetting = number | { direct_members: number[]; direct_subgroups: number[] };
