@@ -216,3 +216,25 @@ t.test('registration: presences with slim_presence, presence_history_limit_days,
   const other = (await api.register({ fetch_event_types: ['realm_user'] })).body;
   t.notOk('presences' in other || 'server_timestamp' in other, 'only when presence is fetched');
 });
+
+t.test('realms with more than 100 active users get no presence events', async (t) => {
+  const test = await frozenServer(t);
+  const { api, server } = test;
+  const queue = await api.register({ event_types: ['presence'] });
+  const userIds: number[] = [];
+  // 99 more users make 100 with the owner; made in-process: no password hashing per user.
+  for (let i = 0; i < 100; i++) {
+    const [change] = await server.runtime.execute(1, { type: 'user.create', caller: { kind: 'operator' }, email: `u${i}@example.com`, fullName: `U${i}`, passwordHash: null });
+    if (change?.type === 'user.created') userIds.push(change.user.userId);
+  }
+  const as = (userId: number) => {
+    const user = server.runtime.realmState(1).users.get(userId)!;
+    return api.as({ email: user.email, key: user.apiKey });
+  };
+  await report(as(userIds[0]!), 'active');
+  t.same(await drain(api, queue.queueId), [], '101 active users: no event');
+  await api.delete(`/users/${userIds[99]}`);
+  await report(as(userIds[1]!), 'active');
+  t.match(await drain(api, queue.queueId), [{ type: 'presence', user_id: userIds[1] }], 'at 100 the events come back');
+  t.ok(userIds[0]! in (await report(api, 'active', { slim_presence: true })).body.presences, 'polling still shows everyone');
+});

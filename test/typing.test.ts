@@ -157,3 +157,27 @@ t.test('typing while editing: typing_edit_message to whoever would see the edit'
   await setting(api, 'send_private_typing_notifications', false);
   t.equal((await api.post(`/messages/${direct}/typing`, { op: 'start' })).body.msg, 'User has disabled typing notifications for direct messages');
 });
+
+t.test('channels with more than 100 active subscribers get no typing notifications', async (t) => {
+  const { api, server } = await startTestServer(t);
+  const { runtime } = server;
+  // Many users, made in-process: no password hashing per user.
+  const userIds: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const [change] = await runtime.execute(1, { type: 'user.create', caller: { kind: 'operator' }, email: `u${i}@example.com`, fullName: `U${i}`, passwordHash: null });
+    if (change?.type === 'user.created') userIds.push(change.user.userId);
+  }
+  const first = runtime.realmState(1).users.get(userIds[0]!)!;
+  const firstApi = api.as({ email: first.email, key: first.apiKey });
+  const small = await channel(api, 'small', [1, first.userId]);
+  const crowd = await channel(api, 'crowd', [1, ...userIds]);
+  const queue = await firstApi.register({ event_types: ['typing'], ...STREAM_TYPING });
+
+  await api.post('/typing', { type: 'channel', op: 'start', stream_id: small, topic: 't' });
+  t.equal((await drain(firstApi, queue.queueId)).length, 1, 'a small channel gets them');
+  t.equal((await api.post('/typing', { type: 'channel', op: 'start', stream_id: crowd, topic: 't' })).status, 200);
+  t.same(await drain(firstApi, queue.queueId), [], '101 subscribers: none');
+  await api.delete(`/users/${userIds[99]}`);
+  await api.post('/typing', { type: 'channel', op: 'start', stream_id: crowd, topic: 't' });
+  t.equal((await drain(firstApi, queue.queueId)).length, 1, 'deactivated subscribers do not count: 100 is allowed');
+});
