@@ -24,3 +24,16 @@ t.test('settings changes: user_settings for capable clients, legacy events as we
   t.same((await drain(api, legacyOnly.queueId)).map((event) => event.type), ['update_display_settings', 'update_global_notifications'],
     'a client that asked only for the legacy types gets only those');
 });
+
+t.test('the empty topic is shown by its display name only to clients without empty_topic_name, and only for channels', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'lobby' }] });
+  const modern = await api.register({ event_types: ['message'], client_capabilities: { empty_topic_name: true } });
+  const legacy = await api.register({ event_types: ['message'] });
+  await api.post('/messages', { type: 'stream', to: 'lobby', topic: '', content: 'in the empty topic' });
+  await api.post('/messages', { type: 'direct', to: [ann.userId], content: 'direct' });
+  const subjects = async (queueId: string) => (await drain(api, queueId)).map((event) => (event.message as { subject: string }).subject);
+  t.same(await subjects(modern.queueId), ['', '']);
+  t.same(await subjects(legacy.queueId), ['general chat', ''], 'a direct message keeps its empty subject');
+});

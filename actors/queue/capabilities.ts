@@ -53,6 +53,8 @@ function withTopicNames(event: ApiEvent, fields: string[]): ApiEvent {
   return copy;
 }
 
+const isChannelMessage = (event: ApiEvent) => (event.message as { type?: string } | undefined)?.type === 'stream';
+
 const emptyTopicShape = (spec: QueueSpec) => (has(spec, 'empty_topic_name') ? 'empty' : 'display');
 
 /**
@@ -115,9 +117,12 @@ const adapters: Record<string, Adapter> = {
   },
   message: {
     types: () => ['message'],
-    shape: (_event, spec) => emptyTopicShape(spec),
+    // Only a channel message's empty topic is shown by name; a direct message's subject stays empty.
+    shape: (event, spec) => (isChannelMessage(event) ? emptyTopicShape(spec) : 'as-is'),
     render: (event, spec) =>
-      has(spec, 'empty_topic_name') ? [event] : [{ ...event, message: withTopicNames(event.message as ApiEvent, ['subject']) }],
+      !isChannelMessage(event) || has(spec, 'empty_topic_name')
+        ? [event]
+        : [{ ...event, message: withTopicNames(event.message as ApiEvent, ['subject']) }],
   },
   user_topic: {
     types: () => ['user_topic'],
