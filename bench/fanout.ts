@@ -18,12 +18,16 @@ export interface FanoutTarget {
   pollRequest(i: number): string;
   /** checks connection i's answer and advances its state; returns what is wrong, or null */
   accept(i: number, response: RawResponse): string | null;
-  /** sends the trigger on its own connection; resolves when it is answered */
-  trigger(round: number): Promise<RawResponse>;
-  close(): void;
+  /**
+   * Sends the trigger on a connection of its own (opened first: uWS closes connections idle for 10 s) and
+   * resolves with when it was sent and its answer.
+   */
+  trigger(round: number): Promise<{ sentAt: number; response: RawResponse }>;
 }
 
 export interface RoundResult {
+  /** the first poll's completion: how long before anything is delivered */
+  firstMs: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -41,6 +45,7 @@ export interface FanoutResult {
   n: number;
   rounds: RoundResult[];
   /** medians over the measured rounds */
+  firstMs: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -67,11 +72,14 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
     const rounds: RoundResult[] = [];
     let serverCpu = 0;
     let benchCpu = 0;
+    let errors = 0;
     for (let r = 0; r < options.warmupRounds + options.rounds; r++) {
       const measured = r >= options.warmupRounds;
       const serverBefore = cpuSeconds(target.pid);
       const benchBefore = selfCpuSeconds();
       const result = await runRound(target, connections, r, options.roundTimeoutMs);
+      // Warm-up rounds count here too: a target that fails from the start must not look clean.
+      errors += result.errors;
       if (measured) {
         serverCpu += cpuSeconds(target.pid) - serverBefore;
         benchCpu += selfCpuSeconds() - benchBefore;
@@ -84,19 +92,19 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
       target: target.label,
       n,
       rounds,
+      firstMs: median(rounds.map((round) => round.firstMs)),
       p50Ms: median(rounds.map((round) => round.p50Ms)),
       p99Ms: median(rounds.map((round) => round.p99Ms)),
       maxMs: median(rounds.map((round) => round.maxMs)),
       deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
       triggerAckMs: median(rounds.map((round) => round.triggerAckMs)),
-      errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+      errors,
       serverCpuSeconds: serverCpu,
       benchCpuSeconds: benchCpu,
       serverCpuUsPerDelivery: deliveries > 0 ? (serverCpu * 1e6) / deliveries : NaN,
     };
   } finally {
     for (const connection of connections) connection.close();
-    target.close();
   }
 }
 
@@ -120,8 +128,7 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
   // Held means the target has read and handled every poll: its main thread has gone quiet.
   await waitForIdle(target.pid);
   triggered = true;
-  const sentAt = performance.now();
-  const ack = await target.trigger(round);
+  const { sentAt, response: ack } = await target.trigger(round);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
   await Promise.race([done, timeout]);
@@ -141,10 +148,15 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
   }
   if (count < n) {
     // Polls still outstanding would answer into the next round: this connection set cannot go on.
-    throw new Error(`${target.label}: only ${count} of ${n} polls completed within ${timeoutMs} ms`);
+    const closed = connections.filter((connection) => connection.error !== null);
+    throw new Error(
+      `${target.label}: only ${count} of ${n} polls completed within ${timeoutMs} ms` +
+        (closed.length ? `; ${closed.length} connections failed, e.g. ${closed[0]!.error!.message}` : ''),
+    );
   }
   const last = max(latencies);
   return {
+    firstMs: percentile(latencies, 0),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     maxMs: last,
@@ -155,47 +167,52 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
   };
 }
 
+/** Opens a connection, sends one request on it at once, and closes it after the answer. */
+async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
+  const connection = await openConnection(port);
+  try {
+    const sentAt = performance.now();
+    return { sentAt, response: await connection.request(text) };
+  } finally {
+    connection.close();
+  }
+}
+
 /** The chat server as a fan-out target: GET /events on registered queues; PATCH a user's name to trigger. */
-export async function serverTarget(
+export function serverTarget(
   port: number,
   pid: number,
   queues: readonly RegisteredQueue[],
   owner: Credentials,
   renamedUserId: number,
-): Promise<FanoutTarget> {
-  const lastEventIds = new Int32Array(queues.length).fill(-1);
+): FanoutTarget {
   const headers = queues.map((queue) => ({ Authorization: basicAuth(queue.user) }));
-  const triggerConnection = await openConnection(port);
   return {
     label: 'server',
     port,
     pid,
     pollRequest: (i) =>
-      requestText('GET', `/api/v1/events?queue_id=${queues[i]!.queueId}&last_event_id=${lastEventIds[i]}`, port, headers[i]!),
+      requestText('GET', `/api/v1/events?queue_id=${queues[i]!.queueId}&last_event_id=${queues[i]!.lastEventId}`, port, headers[i]!),
     accept(i, response) {
       if (response.status !== 200) return `status ${response.status}: ${response.body.toString().slice(0, 200)}`;
       const body = JSON.parse(response.body.toString()) as { events?: { id: number; type: string }[] };
       const events = body.events ?? [];
       if (!events.some((event) => event.type === 'realm_user')) return `no realm_user event in ${response.body.toString().slice(0, 200)}`;
-      lastEventIds[i] = Math.max(...events.map((event) => event.id));
+      queues[i]!.lastEventId = Math.max(...events.map((event) => event.id));
       return null;
     },
     async trigger(round) {
       const body = `full_name=${encodeURIComponent(`Bench Fanout ${round} ${Date.now()}`)}`;
-      const response = await triggerConnection.request(
-        requestText('PATCH', `/api/v1/users/${renamedUserId}`, port, { Authorization: basicAuth(owner) }, body),
-      );
-      if (response.status !== 200) throw new Error(`trigger answered ${response.status}: ${response.body.toString()}`);
-      return response;
+      const sent = await sendOnce(port, requestText('PATCH', `/api/v1/users/${renamedUserId}`, port, { Authorization: basicAuth(owner) }, body));
+      if (sent.response.status !== 200) throw new Error(`trigger answered ${sent.response.status}: ${sent.response.body.toString()}`);
+      return sent;
     },
-    close: () => triggerConnection.close(),
   };
 }
 
 /** The raw uWS long-poll baseline as a fan-out target: any GET is held, a POST completes them all. */
-export async function rawTarget(port: number, pid: number): Promise<FanoutTarget> {
+export function rawTarget(port: number, pid: number): FanoutTarget {
   const poll = requestText('GET', '/poll', port, {});
-  const triggerConnection = await openConnection(port);
   return {
     label: 'raw',
     port,
@@ -203,10 +220,9 @@ export async function rawTarget(port: number, pid: number): Promise<FanoutTarget
     pollRequest: () => poll,
     accept: (_i, response) => (response.status === 200 ? null : `status ${response.status}`),
     async trigger() {
-      const response = await triggerConnection.request(requestText('POST', '/trigger', port, {}, 'go'));
-      if (response.status !== 200) throw new Error(`raw trigger answered ${response.status}`);
-      return response;
+      const sent = await sendOnce(port, requestText('POST', '/trigger', port, {}, 'go'));
+      if (sent.response.status !== 200) throw new Error(`raw trigger answered ${sent.response.status}`);
+      return sent;
     },
-    close: () => triggerConnection.close(),
   };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment } from './lib/env.ts';
-import { ROOT } from './lib/proc.ts';
+import { ROOT, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
 /** One line of the table: an HTTP scenario (medians of its runs) or one side of a fan-out. */
@@ -14,6 +14,8 @@ export interface Row {
   errors: number;
   /** HTTP: req/s over the raw JSON baseline's; fan-out: p99 over the raw long-poll baseline's p99 */
   ratio: number | null;
+  /** the baseline's server CPU per request over this one's: per-core throughput relative to raw uWS */
+  perCoreRatio: number | null;
   serverCpuUsPerRequest: number;
   rpsPerCore: number;
   /** how many runs the medians are over */
@@ -22,12 +24,16 @@ export interface Row {
 
 export interface Memory {
   users: number;
+  /** anonymous RSS growth per user between fresh boots of the empty and the seeded data directory */
   bytesPerUser: number;
+  /** V8 heap in use (after a full collection) per user, the same way */
+  heapBytesPerUser: number;
   idleQueues: number;
+  /** anonymous RSS growth per registered idle queue, in one process, each figure after a full collection */
   bytesPerIdleQueue: number;
-  rssBeforeUsersMb: number;
-  rssAfterUsersMb: number;
-  rssAfterQueuesMb: number;
+  heapBytesPerIdleQueue: number;
+  /** the raw figures */
+  probes: Record<string, MemoryProbe>;
 }
 
 export interface Results {
@@ -47,10 +53,15 @@ const COLUMNS: [string, (row: Row) => string][] = [
   ['p50 ms', (row) => fmt(row.p50Ms)],
   ['p99 ms', (row) => fmt(row.p99Ms)],
   ['errors', (row) => String(row.errors)],
-  ['ratio to baseline', (row) => (row.ratio === null ? '-' : `${fmt(row.ratio)}x`)],
+  ['ratio to baseline', (row) => times(row.ratio)],
   ['server CPU us/req', (row) => fmt(row.serverCpuUsPerRequest)],
   ['req/s per core', (row) => fmt(row.rpsPerCore)],
+  ['per-core ratio', (row) => times(row.perCoreRatio)],
 ];
+
+function times(ratio: number | null): string {
+  return ratio !== null && Number.isFinite(ratio) ? `${fmt(ratio)}x` : '-';
+}
 
 function fmt(value: number): string {
   return Number.isFinite(value) ? String(round(value)) : '-';
@@ -65,16 +76,26 @@ function table(header: string[], lines: string[][]): string {
 export function printTable(rows: readonly Row[]): void {
   console.log(table(COLUMNS.map(([title]) => title), rows.map((row) => COLUMNS.map(([, cell]) => cell(row)))));
   console.log(
-    'ratio: HTTP = req/s over the raw uWS JSON baseline; fanout = server p99 over raw long-poll p99 (target <= 2x).\n' +
-      'fanout rows: req/s = deliveries/s, latency = trigger sent to each poll answered, CPU per delivery.',
+    'ratio to baseline: HTTP = req/s over the raw uWS JSON baseline\'s (both limited by the one-core load generator);\n' +
+      '  fanout = server p99 over the raw long-poll baseline\'s p99 (target <= 2x).\n' +
+      'req/s per core = 1e6 / server CPU us per request; per-core ratio = baseline CPU per request over this one\'s (the fair figure).\n' +
+      'fanout rows: req/s = deliveries/s (N / time to the last completion), latency = trigger sent to each poll answered,\n' +
+      '  CPU per delivery (the poll request and its answer).',
   );
 }
 
 export function printMemory(memory: Memory): void {
+  const mb = (bytes: number | undefined) => fmt((bytes ?? NaN) / 1024 / 1024);
+  const { empty, seeded, withQueues } = memory.probes;
   console.log(
-    `Memory (server RSS): ${memory.users} users -> ${fmt(memory.bytesPerUser)} B/user ` +
-      `(${fmt(memory.rssBeforeUsersMb)} -> ${fmt(memory.rssAfterUsersMb)} MB); ` +
-      `${memory.idleQueues} idle queues -> ${fmt(memory.bytesPerIdleQueue)} B/queue (-> ${fmt(memory.rssAfterQueuesMb)} MB; target < 10 KB)`,
+    `Memory (server, after a full GC; RSS = anonymous RSS, without the LMDB map): per user ${fmt(memory.bytesPerUser)} B RSS, ` +
+      `${fmt(memory.heapBytesPerUser)} B heap (${memory.users} users; RSS ${mb(empty?.rssAnon)} -> ${mb(seeded?.rssAnon)} MB ` +
+      `between fresh boots${memory.users < 500 ? '; too few users for a steady RSS figure' : ''})`,
+  );
+  console.log(
+    `  per idle queue ${fmt(memory.bytesPerIdleQueue)} B RSS, ${fmt(memory.heapBytesPerIdleQueue)} B heap ` +
+      `(${memory.idleQueues} queues; RSS ${mb(seeded?.rssAnon)} -> ${mb(withQueues?.rssAnon)} MB, ` +
+      `total VmRSS ${mb(withQueues?.rss)} MB; target < 10 KB, 10,000 queues < 100 MB)`,
   );
 }
 
@@ -106,7 +127,9 @@ export function compare(fileA: string, fileB: string): void {
   });
   if (a.memory || b.memory) {
     lines.push(['memory B/idle queue', ...side(a.memory?.bytesPerIdleQueue, b.memory?.bytesPerIdleQueue), '', '', '', '', '', '']);
+    lines.push(['memory heap B/idle queue', ...side(a.memory?.heapBytesPerIdleQueue, b.memory?.heapBytesPerIdleQueue), '', '', '', '', '', '']);
     lines.push(['memory B/user', ...side(a.memory?.bytesPerUser, b.memory?.bytesPerUser), '', '', '', '', '', '']);
+    lines.push(['memory heap B/user', ...side(a.memory?.heapBytesPerUser, b.memory?.heapBytesPerUser), '', '', '', '', '', '']);
   }
   console.log(table(header, lines));
 }

@@ -7,6 +7,8 @@ export interface SeededUser extends Credentials {
 export interface RegisteredQueue {
   queueId: string;
   user: SeededUser;
+  /** the newest event id acknowledged so far (the harness advances it as it polls) */
+  lastEventId: number;
 }
 
 /**
@@ -18,14 +20,17 @@ const QUEUE_CONCURRENCY = 8;
 
 /** Creates `count` users through the API, as the owner, and fetches each one's API key by password. */
 export async function seedUsers(api: Api, owner: Credentials, count: number): Promise<SeededUser[]> {
+  const started = performance.now();
   const indexes = Array.from({ length: count }, (_, i) => i);
-  return mapLimit(indexes, SEED_CONCURRENCY, async (i) => {
+  const users = await mapLimit(indexes, SEED_CONCURRENCY, async (i) => {
     const email = `bench-user-${i}@example.com`;
     const password = `bench-Passw0rd-long-${i}`;
     const created = await api.ok('POST', '/users', { email, password, full_name: `Bench User ${i}` }, owner);
     const fetched = await api.ok('POST', '/fetch_api_key', { username: email, password }, null);
     return { email, key: String(fetched.api_key), userId: Number(created.user_id) };
   });
+  console.log(`Seeded ${count} users in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return users;
 }
 
 /**
@@ -37,7 +42,7 @@ export async function registerQueues(api: Api, users: readonly SeededUser[], cou
   return mapLimit(indexes, QUEUE_CONCURRENCY, async (i) => {
     const user = users[i % users.length]!;
     const body = await api.ok('POST', '/register', { event_types: ['realm_user'], fetch_event_types: [] }, user);
-    return { queueId: String(body.queue_id), user };
+    return { queueId: String(body.queue_id), user, lastEventId: Number(body.last_event_id) };
   });
 }
 

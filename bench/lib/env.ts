@@ -12,6 +12,8 @@ export interface Environment {
   taskset: boolean;
   pinned: boolean;
   openFilesLimit: number;
+  /** /proc/loadavg when the run started: other work on a shared machine shows here */
+  loadAverage: string;
   uws: string;
   autocannon: string;
 }
@@ -35,6 +37,11 @@ export function openFilesLimit(): number {
   }
 }
 
+/** The 1, 5 and 15 minute load averages. */
+export function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
 export function environment(pinned: boolean): Environment {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
   return {
@@ -45,6 +52,7 @@ export function environment(pinned: boolean): Environment {
     taskset: tasksetAvailable,
     pinned,
     openFilesLimit: openFilesLimit(),
+    loadAverage: loadAverage(),
     uws: packageVersion('uWebSockets.js'),
     autocannon: packageVersion('autocannon'),
   };
@@ -58,6 +66,10 @@ export function printEnvironment(env: Environment): void {
     `  taskset: ${env.taskset ? 'available' : 'missing'}; ` +
       (env.pinned ? 'server and baselines on CPU 0, load generator on CPU 1' : 'NOT pinned (server and load generator share cores)'),
   );
-  console.log(`  open files limit (ulimit -n): ${env.openFilesLimit}`);
+  console.log(`  open files limit (ulimit -n): ${env.openFilesLimit}; load average ${env.loadAverage}`);
   console.log(`  uWebSockets.js ${env.uws}, autocannon ${env.autocannon}`);
+  if (Number(env.loadAverage.split(' ')[0]) >= env.cores / 2) {
+    console.log('  WARNING: other work is running on this machine (see the load average): expect noisy figures;');
+    console.log('  the CPU-per-request columns and the ratios measured in this same run hold up best.');
+  }
 }

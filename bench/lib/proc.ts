@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: children run from here so that `--import tsx` resolves. */
@@ -64,9 +65,9 @@ export function mainThreadRunNs(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 }
 
-/** Resident set size in bytes, from /proc/<pid>/status. */
-export function rssBytes(pid: number): number {
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A size field of /proc/<pid>/status in bytes: VmRSS (resident set) or RssAnon (without mapped files). */
+export function statusBytes(pid: number, field: 'VmRSS' | 'RssAnon'): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) * 1024 : NaN;
 }
 
@@ -87,6 +88,8 @@ export interface Child {
 }
 
 const children = new Set<Child>();
+/** every process spawned and not yet exited, listening or not: what `killAll` ends */
+const spawned = new Set<ChildProcess>();
 
 /**
  * Starts a Node program as its own process on the server's core and waits for its "Listening on http://..."
@@ -104,6 +107,8 @@ export function startNode(name: string, args: string[], env: Record<string, stri
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.add(proc);
+  proc.once('exit', () => spawned.delete(proc));
   let output = '';
   proc.stdout!.on('data', (chunk) => (output += chunk));
   proc.stderr!.on('data', (chunk) => (output += chunk));
@@ -147,12 +152,26 @@ export function startNode(name: string, args: string[], env: Record<string, stri
   });
 }
 
-/** Ends every child still running, at once (for errors and signals). */
+const tempDirs = new Set<string>();
+
+/** A fresh temporary directory, removed by `removeTempDir` or, at the latest, by `killAll`. */
+export function makeTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+/** Ends every child still running, at once, and removes the temporary directories (for errors and signals). */
 export function killAll(): void {
-  for (const child of children) {
-    if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
-  }
+  for (const proc of spawned) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  spawned.clear();
   children.clear();
+  for (const dir of tempDirs) removeTempDir(dir);
 }
 
 /** Stops every child still running, gracefully. */
@@ -162,23 +181,58 @@ export async function stopAll(): Promise<void> {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Main-thread CPU share below which a process counts as quiet (a profiler's sampling alone costs ~1%). */
+const QUIET_SHARE = 0.03;
+
 /**
- * Waits until a process's main thread has been quiet (under 1 ms of CPU) for `quietMs`: by then it has read
+ * Waits until a process's main thread has been quiet (under 3% of a core) for `quietMs`: by then it has read
  * and handled everything sent to it. Gives up after `maxMs` and says so.
  */
 export async function waitForIdle(pid: number, quietMs = 100, maxMs = 15_000): Promise<boolean> {
   const started = performance.now();
-  let last = mainThreadRunNs(pid);
+  let since = mainThreadRunNs(pid);
   let quietSince = performance.now();
   for (let i = 0; i < maxMs / 10 && performance.now() - started < maxMs; i++) {
     await sleep(10);
-    const now = mainThreadRunNs(pid);
-    if (now - last > 1_000_000) {
-      last = now;
+    const elapsedMs = performance.now() - quietSince;
+    const busyMs = (mainThreadRunNs(pid) - since) / 1e6;
+    if (busyMs > Math.max(1, elapsedMs * QUIET_SHARE)) {
+      since = mainThreadRunNs(pid);
       quietSince = performance.now();
-    } else if (performance.now() - quietSince >= quietMs) {
+    } else if (elapsedMs >= quietMs) {
       return true;
     }
   }
+  console.error(`  warning: process ${pid} did not go quiet within ${maxMs} ms`);
   return false;
+}
+
+/** What bench/lib/heap-probe.ts prints: process.memoryUsage() after a full garbage collection. */
+export interface MemoryProbe {
+  collected: boolean;
+  rss: number;
+  /** RSS without file mappings (the LMDB map, code): read from /proc by the bench right after the probe */
+  rssAnon: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+const PROBE_MARK = 'bench-memory ';
+
+/** Node flags that preload the heap probe into a child: pass them before the script. */
+export const HEAP_PROBE_FLAGS = ['--expose-gc', '--import', './bench/lib/heap-probe.ts'];
+
+/** Asks a child started with HEAP_PROBE_FLAGS for its memory after a full collection. */
+export async function probeMemory(child: Child, timeoutMs = 10_000): Promise<MemoryProbe> {
+  const seen = child.output().split(PROBE_MARK).length;
+  child.process.kill('SIGUSR2');
+  for (let i = 0; i < timeoutMs / 10; i++) {
+    await sleep(10);
+    const parts = child.output().split(PROBE_MARK);
+    const line = parts.length > seen ? parts[seen]!.split('\n') : null;
+    if (line && line.length > 1) return { ...(JSON.parse(line[0]!) as MemoryProbe), rssAnon: statusBytes(child.pid, 'RssAnon') };
+  }
+  throw new Error(`${child.name} did not answer the memory probe within ${timeoutMs} ms`);
 }

@@ -38,9 +38,21 @@ export class RawConnection {
   /** Sends one request and resolves with its response (the connection must have nothing else in flight). */
   request(text: string, timeoutMs = 30_000): Promise<RawResponse> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
+      if (this.error || this.socket.destroyed) {
+        reject(this.error ?? new Error('connection closed'));
+        return;
+      }
+      const fail = (error: Error) => {
+        clearTimeout(timer);
+        this.onResponse = null;
+        reject(error);
+      };
+      const timer = setTimeout(() => fail(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
+      const closed = () => fail(this.error ?? new Error('connection closed before the response'));
+      this.socket.once('close', closed);
       this.onResponse = (response) => {
         clearTimeout(timer);
+        this.socket.off('close', closed);
         this.onResponse = null;
         resolve(response);
       };

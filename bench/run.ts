@@ -1,0 +1,71 @@
+/**
+ * The benchmark suite's entry point.
+ *
+ *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each)
+ *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each)
+ *   npm run bench -- --compare A.json B.json
+ */
+import { parseArgs } from 'node:util';
+import { environment, loadAverage, printEnvironment } from './lib/env.ts';
+import { killAll, pinSelf, stopAll } from './lib/proc.ts';
+import { compare, printMemory, printTable, writeResults, type Results } from './report.ts';
+import { FULL, QUICK, runSuite } from './suite.ts';
+
+const HELP = `Usage: npm run bench -- [--quick] | --compare A.json B.json
+
+Starts the chat server and the raw uWS baselines as their own processes (pinned to CPU 0, this load
+generator to CPU 1 when taskset is there), seeds users, runs the HTTP scenarios with autocannon and the
+fan-out harness, prints one table and writes bench/results/<timestamp>.json.`;
+
+/** Headroom beyond the polls themselves: the trigger, autocannon, stdio, the LMDB files. */
+const SPARE_FILES = 200;
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    options: { quick: { type: 'boolean' }, compare: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  if (values.help) return void console.log(HELP);
+  if (values.compare) {
+    if (positionals.length !== 2) throw new Error('--compare needs two result files');
+    return compare(positionals[0]!, positionals[1]!);
+  }
+  const settings = values.quick ? QUICK : FULL;
+  const startedAt = new Date().toISOString();
+  const env = environment(pinSelf());
+  printEnvironment(env);
+  const needed = Math.max(...settings.fanoutSizes) + SPARE_FILES;
+  if (env.openFilesLimit < needed) {
+    throw new Error(`ulimit -n is ${env.openFilesLimit}; the fan-out needs ${needed} open files (raise it in your shell)`);
+  }
+  console.log(`Mode: ${settings.mode}\n`);
+  const began = performance.now();
+  const output = await runSuite(settings);
+  console.log(
+    `\nResults (${settings.mode}, ${settings.runs} run(s) per HTTP scenario, medians; ` +
+      `${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()})`,
+  );
+  printTable(output.rows);
+  printMemory(output.memory);
+  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output };
+  console.log(`\nWrote ${writeResults(results)}`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+process.on('exit', killAll);
+
+main()
+  .catch(async (error: unknown) => {
+    console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    await stopAll();
+    // autocannon and undici keep-alive sockets would hold the event loop open.
+    process.exit();
+  });

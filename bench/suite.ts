@@ -1,0 +1,253 @@
+import { join } from 'node:path';
+import { runFanout, rawTarget, serverTarget, type FanoutOptions, type FanoutResult } from './fanout.ts';
+import { runHttp, type HttpMeasurement, type HttpOptions, type HttpScenario } from './http.ts';
+import { Api, basicAuth, formEncode, readZuliprc, type Credentials } from './lib/api.ts';
+import { HEAP_PROBE_FLAGS, makeTempDir, probeMemory, removeTempDir, startNode, waitForIdle, type Child, type MemoryProbe } from './lib/proc.ts';
+import { median, round } from './lib/stats.ts';
+import type { Memory, Row } from './report.ts';
+import { deleteQueues, registerQueues, seedUsers, type RegisteredQueue, type SeededUser } from './seed.ts';
+
+export interface Settings {
+  mode: 'quick' | 'full';
+  users: number;
+  http: HttpOptions;
+  /** runs of each HTTP scenario; the table shows medians */
+  runs: number;
+  /** long-poll counts, largest first: the extra queues are deleted before each smaller one */
+  fanoutSizes: number[];
+  fanout: FanoutOptions;
+}
+
+export const QUICK: Settings = {
+  mode: 'quick',
+  users: 50,
+  http: { seconds: 2, warmupSeconds: 0.5, connections: 16 },
+  runs: 1,
+  fanoutSizes: [1000],
+  fanout: { rounds: 5, warmupRounds: 1, roundTimeoutMs: 30_000 },
+};
+
+export const FULL: Settings = {
+  mode: 'full',
+  users: 1000,
+  http: { seconds: 5, warmupSeconds: 1, connections: 16 },
+  runs: 3,
+  fanoutSizes: [10_000, 1000],
+  fanout: { rounds: 10, warmupRounds: 1, roundTimeoutMs: 60_000 },
+};
+
+const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';
+const MB = 1024 * 1024;
+
+export interface SuiteOutput {
+  rows: Row[];
+  memory: Memory;
+  details: Record<string, unknown>;
+}
+
+const log = (line: string) => console.log(line);
+
+/** Everything the bench measures, in an order that keeps the phases from disturbing each other. */
+export async function runSuite(settings: Settings): Promise<SuiteOutput> {
+  const details: Record<string, unknown> = {};
+  const dataDir = makeTempDir('chat-bench-');
+  let server: Child | null = null;
+  try {
+    log(`\nStarting the server on ${dataDir}`);
+    // The first start makes the organization (hashing the owner's password): the empty figure is a reboot.
+    server = await startServer(dataDir);
+    await server.stop();
+    server = await startServer(dataDir);
+    const owner = readZuliprc(join(dataDir, 'zuliprc'));
+    const empty = await settledMemory(server);
+    const users = await seedUsers(new Api(server.url), owner, settings.users);
+    // Seeding leaves scrypt's 16 MB buffers in the malloc arenas: the per-user figure compares two fresh
+    // boots instead, of the empty and of the seeded directory. RSS figures leave out file mappings (RssAnon):
+    // the LMDB map's pages count towards VmRSS as recovery reads them.
+    await server.stop();
+    server = await startServer(dataDir);
+    const api = new Api(server.url);
+    const seeded = await settledMemory(server);
+    const idleQueues = Math.max(...settings.fanoutSizes);
+    const queues = await registerQueues(api, users, idleQueues);
+    const withQueues = await settledMemory(server);
+    const memory: Memory = {
+      users: users.length,
+      bytesPerUser: (seeded.rssAnon - empty.rssAnon) / users.length,
+      heapBytesPerUser: (seeded.heapUsed - empty.heapUsed) / users.length,
+      idleQueues,
+      bytesPerIdleQueue: (withQueues.rssAnon - seeded.rssAnon) / idleQueues,
+      heapBytesPerIdleQueue: (withQueues.heapUsed - seeded.heapUsed) / idleQueues,
+      probes: { empty, seeded, withQueues },
+    };
+    log(
+      `Registered ${idleQueues} idle queues: anonymous RSS ${round(seeded.rssAnon / MB)} -> ${round(withQueues.rssAnon / MB)} MB, ` +
+        `heap ${round(seeded.heapUsed / MB)} -> ${round(withQueues.heapUsed / MB)} MB`,
+    );
+    const fanoutRows = await fanoutPhase(server, api, owner, users, queues, settings, details);
+    const httpRows = await httpPhase(server, api, owner, users, settings, details);
+    return { rows: [...httpRows, ...fanoutRows], memory, details };
+  } finally {
+    await server?.stop();
+    removeTempDir(dataDir);
+  }
+}
+
+function startServer(dataDir: string): Promise<Child> {
+  return startNode('server', [...HEAP_PROBE_FLAGS, 'src/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+    CHAT_RATE_LIMIT: 'off',
+    CHAT_LOG_LEVEL: 'warn',
+    CHAT_OWNER_PASSWORD: OWNER_PASSWORD,
+  });
+}
+
+/** Memory once the process has gone quiet (boot, or the requests just sent, are done with) and collected. */
+async function settledMemory(child: Child): Promise<MemoryProbe> {
+  await waitForIdle(child.pid, 300);
+  return probeMemory(child);
+}
+
+/** One run of the raw JSON baseline, in a fresh process: no run carries state into the next. */
+async function rawJsonRun(settings: Settings, run: number): Promise<HttpMeasurement> {
+  const raw = await startNode('raw-json', ['bench/baselines/raw-json.ts']);
+  try {
+    const measurement = await runHttp(raw.url, raw.pid, { name: 'raw', method: 'GET', path: '/' }, settings.http);
+    logRun('raw uWS JSON', run, measurement);
+    return measurement;
+  } finally {
+    await raw.stop();
+  }
+}
+
+/** Largest first, on the queues registered for the memory figure; raw baseline and server with the same N. */
+async function fanoutPhase(
+  server: Child,
+  api: Api,
+  owner: Credentials,
+  users: SeededUser[],
+  queues: RegisteredQueue[],
+  settings: Settings,
+  details: Record<string, unknown>,
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const n of [...settings.fanoutSizes].sort((a, b) => b - a)) {
+    // Every realm_user queue of the realm gets the trigger's event: only the polled ones may exist.
+    if (queues.length > n) await deleteQueues(api, queues.splice(n));
+    await waitForIdle(server.pid, 200);
+    const raw = await startNode('raw-longpoll', ['bench/baselines/raw-longpoll.ts']);
+    let rawResult: FanoutResult;
+    try {
+      rawResult = await runFanout(rawTarget(raw.port, raw.pid), n, settings.fanout);
+    } finally {
+      await raw.stop();
+    }
+    logFanout(rawResult);
+    const serverResult = await runFanout(serverTarget(server.port, server.pid, queues, owner, users[0]!.userId), n, settings.fanout);
+    logFanout(serverResult);
+    details[`fanout ${n}`] = { raw: rawResult, server: serverResult };
+    rows.push(fanoutRow(`fanout ${n} raw uWS (baseline)`, rawResult, null));
+    rows.push(fanoutRow(`fanout ${n} server`, serverResult, rawResult));
+  }
+  await deleteQueues(api, queues.splice(0));
+  return rows;
+}
+
+/**
+ * Each run: the raw baseline in a fresh process, then every scenario against the server, so that the
+ * baseline shares the machine's conditions of the moment (it is shared and noisy).
+ */
+async function httpPhase(
+  server: Child,
+  api: Api,
+  owner: Credentials,
+  users: SeededUser[],
+  settings: Settings,
+  details: Record<string, unknown>,
+): Promise<Row[]> {
+  const auth = { authorization: basicAuth(owner) };
+  const registered = await api.ok('POST', '/register', { event_types: ['realm_user'], fetch_event_types: [] }, owner);
+  const scenarios: HttpScenario[] = [
+    { name: 'GET /users/me', method: 'GET', path: '/api/v1/users/me', headers: auth },
+    { name: `GET /users (${users.length + 1} users)`, method: 'GET', path: '/api/v1/users', headers: auth },
+    {
+      name: 'GET /events dont_block',
+      method: 'GET',
+      path: `/api/v1/events?queue_id=${String(registered.queue_id)}&last_event_id=-1&dont_block=true`,
+      headers: auth,
+    },
+    // Last in each run: every register leaves a queue behind (collected after 10 idle minutes).
+    {
+      name: `POST /register (${users.length + 1} users)`,
+      method: 'POST',
+      path: '/api/v1/register',
+      headers: auth,
+      body: formEncode({ event_types: ['realm_user'], fetch_event_types: ['realm'] }),
+    },
+  ];
+  const rawRuns: HttpMeasurement[] = [];
+  const runs = new Map<string, HttpMeasurement[]>(scenarios.map((scenario) => [scenario.name, []]));
+  for (let run = 1; run <= settings.runs; run++) {
+    rawRuns.push(await rawJsonRun(settings, run));
+    for (const scenario of scenarios) {
+      await waitForIdle(server.pid, 200);
+      const measurement = await runHttp(server.url, server.pid, scenario, settings.http);
+      logRun(scenario.name, run, measurement);
+      runs.get(scenario.name)!.push(measurement);
+    }
+  }
+  details['raw uWS JSON'] = rawRuns;
+  for (const [name, measurements] of runs) details[name] = measurements;
+  return [
+    httpRow('raw uWS JSON (baseline)', rawRuns, null),
+    ...scenarios.map((scenario) => httpRow(scenario.name, runs.get(scenario.name)!, rawRuns)),
+  ];
+}
+
+function httpRow(scenario: string, runs: HttpMeasurement[], baseline: HttpMeasurement[] | null): Row {
+  const rps = median(runs.map((run) => run.requestsPerSecond));
+  const usPerRequest = median(runs.map((run) => run.serverCpuUsPerRequest));
+  return {
+    scenario,
+    rps,
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    ratio: baseline === null ? null : rps / median(baseline.map((run) => run.requestsPerSecond)),
+    perCoreRatio: baseline === null ? null : median(baseline.map((run) => run.serverCpuUsPerRequest)) / usPerRequest,
+    serverCpuUsPerRequest: usPerRequest,
+    rpsPerCore: 1e6 / usPerRequest,
+    runs: runs.length,
+  };
+}
+
+function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResult | null): Row {
+  return {
+    scenario,
+    rps: result.deliveriesPerSecond,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    errors: result.errors,
+    ratio: baseline && result.p99Ms / baseline.p99Ms,
+    perCoreRatio: baseline && baseline.serverCpuUsPerDelivery / result.serverCpuUsPerDelivery,
+    serverCpuUsPerRequest: result.serverCpuUsPerDelivery,
+    rpsPerCore: 1e6 / result.serverCpuUsPerDelivery,
+    runs: result.rounds.length,
+  };
+}
+
+function logRun(name: string, run: number, m: HttpMeasurement): void {
+  log(
+    `  ${name} run ${run}: ${round(m.requestsPerSecond)} req/s, p50 ${round(m.p50Ms)} ms, p99 ${round(m.p99Ms)} ms, ` +
+      `errors ${m.errors}; CPU server ${m.serverCpuSeconds.toFixed(2)} s, bench ${m.benchCpuSeconds.toFixed(2)} s; ` +
+      `${round(m.serverCpuUsPerRequest)} us/req = ${round(m.requestsPerSecondPerCore)} req/s per server core`,
+  );
+}
+
+function logFanout(r: FanoutResult): void {
+  log(
+    `  fanout ${r.n} ${r.target}: first ${round(r.firstMs)} ms, p50 ${round(r.p50Ms)} ms, p99 ${round(r.p99Ms)} ms, max ${round(r.maxMs)} ms, ` +
+      `${round(r.deliveriesPerSecond)} deliveries/s, trigger answered after ${round(r.triggerAckMs)} ms, errors ${r.errors} ` +
+      `(medians of ${r.rounds.length} rounds); CPU ${r.target} ${r.serverCpuSeconds.toFixed(2)} s, bench ${r.benchCpuSeconds.toFixed(2)} s, ` +
+      `${round(r.serverCpuUsPerDelivery)} us/delivery`,
+  );
+}
