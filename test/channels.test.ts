@@ -146,3 +146,41 @@ t.test('new users join the default channels', async (t) => {
   t.match(await events(api, queueId), [{ type: 'subscription', op: 'peer_add', stream_ids: [welcome], user_ids: [ann.userId] }]);
   t.equal((await api.as(ann).delete('/default_streams', { stream_id: welcome })).body.code, 'BAD_REQUEST', 'only administrators manage default channels');
 });
+
+t.test('topics of a channel, and activity computed from its messages', async (t) => {
+  const { api, server } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'work' }, { name: 'hidden' }] });
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true });
+  const work = (await api.get('/get_stream_id', { stream: 'work' })).body.stream_id;
+  const secret = (await api.get('/get_stream_id', { stream: 'secret' })).body.stream_id;
+  const send = (to: string, topic: string) => api.post('/messages', { type: 'stream', to, topic, content: 'hi' });
+  const first = (await send('work', 'Alpha')).body.id;
+  const second = (await send('work', 'beta')).body.id;
+  const third = (await send('work', 'alpha')).body.id;
+  const empty = (await send('work', '')).body.id;
+  await send('secret', 'plans');
+
+  t.same((await api.get(`/users/me/${work}/topics`)).body.topics, [
+    { name: 'general chat', max_id: empty }, { name: 'alpha', max_id: third }, { name: 'beta', max_id: second },
+  ], 'newest first, one entry per topic whatever its case, the latest spelling');
+  t.equal((await api.get(`/users/me/${work}/topics`, { allow_empty_topic_name: true })).body.topics[0].name, '');
+  t.ok(first < second, 'ids grow');
+  t.same((await api.as(ann).get(`/users/me/${work}/topics`)).body.topics.length, 3, 'a public channel is readable by members');
+  t.equal((await api.as(ann).get(`/users/me/${secret}/topics`)).body.code, 'BAD_REQUEST', 'a private channel is not');
+
+  const stream = (await api.get(`/streams/${work}`)).body.stream;
+  t.equal(stream.is_recently_active, true);
+  t.equal(stream.stream_weekly_traffic, null, 'no traffic figure for a channel under a week old');
+  // Five weeks later: the channel is old enough for a traffic figure, and quiet.
+  const clock = server.runtime.clock as { now: () => number };
+  const realNow = clock.now;
+  const later = realNow() + 35 * 24 * 3600 * 1000;
+  clock.now = () => later;
+  t.teardown(() => void (clock.now = realNow));
+  const quiet = (await api.get(`/streams/${work}`)).body.stream;
+  t.same([quiet.is_recently_active, quiet.stream_weekly_traffic], [false, 0]);
+  await send('work', 'again');
+  const busy = (await api.get(`/streams/${work}`)).body.stream;
+  t.same([busy.is_recently_active, busy.stream_weekly_traffic], [true, 0], 'one message in four weeks rounds to 0 a week');
+});

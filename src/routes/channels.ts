@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
+import { channelTopics } from '../../actors/realm/channels/activity.ts';
 import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
+import { canRead } from '../../actors/realm/messages/access.ts';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
 import { channelPermissionParams, groupSetting, pickChannelPermissions, retentionDays } from './channel-params.ts';
@@ -83,6 +86,22 @@ export const channelRoutes = [
     params: { stream_id: channelId },
     handle({ realm, user }, params) {
       return { subscribers: subscriberIds(realm, visibleChannel(realm, params.stream_id, user).id) };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/users/me/{stream_id}/topics',
+    auth: 'user',
+    params: { stream_id: channelId, allow_empty_topic_name: p.bool().default(false) },
+    handle({ realm, user }, params) {
+      const channel = visibleChannel(realm, params.stream_id, user);
+      const topics = channelTopics(realm, channel.id, (id) => {
+        const message = realm.messages.byId.get(id);
+        return !!message && canRead(realm, user.userId, message);
+      });
+      if (!params.allow_empty_topic_name) for (const topic of topics) if (topic.name === '') topic.name = EMPTY_TOPIC_DISPLAY_NAME;
+      return { topics };
     },
   }),
 

@@ -1,8 +1,7 @@
 import { CHANNEL_PERMISSIONS, type Channel, type SubscriptionProperties } from './state.ts';
 import type { RealmState } from '../state.ts';
 import { systemGroupId } from '../permissions.ts';
-
-const WEEK_SECONDS = 7 * 24 * 3600;
+import { isRecentlyActive, weeklyTraffic } from './activity.ts';
 
 /** The deprecated `stream_post_policy`, derived from who may post (inaccurate since feature level 333). */
 function postPolicy(state: RealmState, channel: Channel): number {
@@ -16,7 +15,7 @@ function postPolicy(state: RealmState, channel: Channel): number {
 /** The channel fields every view shares (GET /streams, stream events, subscriptions). */
 export function channelView(state: RealmState, channel: Channel, now: number) {
   const policy = postPolicy(state, channel);
-  const age = Math.floor(now / 1000) - channel.dateCreated;
+  const seconds = Math.floor(now / 1000);
   const view: Record<string, unknown> = {
     stream_id: channel.id,
     name: channel.name,
@@ -32,10 +31,8 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     stream_post_policy: policy,
     is_announcement_only: policy === 2,
     is_archived: channel.isArchived,
-    // No messages are stored yet, so a channel is recently active only while it is new, and its traffic
-    // is null until it is a week old (the original's rule), then counted from its messages.
-    is_recently_active: age < WEEK_SECONDS,
-    stream_weekly_traffic: age < WEEK_SECONDS ? null : 0,
+    is_recently_active: isRecentlyActive(state, channel.id, channel.dateCreated, seconds),
+    stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
     subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
   };
   for (const permission of CHANNEL_PERMISSIONS) view[permission] = channel.permissions[permission];
