@@ -3,7 +3,8 @@ import { badRequest } from '../../actors/errors.ts';
 import { CHANNEL_PERMISSIONS, type ChannelPermission } from '../../actors/realm/channels/state.ts';
 import type { GroupSetting } from '../../actors/realm/groups/state.ts';
 import { findUserByEmail, type RealmState } from '../../actors/realm/state.ts';
-import { p, type Param } from '../http/params.ts';
+import { p, type Param, type ParamsOf } from '../http/params.ts';
+import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 
 const ids = z.array(z.number().int());
 export const groupSetting: z.ZodType<GroupSetting> = z.union([z.number().int(), z.object({ direct_members: ids, direct_subgroups: ids })]);
@@ -41,4 +42,26 @@ export function resolvePrincipals(realm: RealmState, given: number[] | string[] 
     if (!user || !user.isActive) throw badRequest(`No such user: ${principal}`);
     return user.userId;
   });
+}
+
+/** The parameters that shape a new channel, shared by POST /users/me/subscriptions and /channels/create. */
+export const newChannelParams = {
+  announce: p.bool().default(false),
+  invite_only: p.bool().default(false),
+  is_web_public: p.bool().default(false),
+  is_default_stream: p.bool().default(false),
+  history_public_to_subscribers: p.bool().optional(),
+  message_retention_days: retentionDays.optional(),
+  ...channelPermissionParams(groupSetting),
+};
+
+export function newChannelOptions(params: ParamsOf<typeof newChannelParams>): NewChannelOptions {
+  return {
+    inviteOnly: params.invite_only,
+    isWebPublic: params.is_web_public,
+    historyPublicToSubscribers: params.history_public_to_subscribers,
+    messageRetentionDays: params.message_retention_days ?? null,
+    isDefault: params.is_default_stream,
+    permissions: pickChannelPermissions(params),
+  };
 }

@@ -7,7 +7,7 @@ import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
-import { channelPermissionParams, groupSetting, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { channelPermissionParams, groupSetting, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
 import { route } from './route.ts';
 
 const channelId = p.int(z.number().int());
@@ -113,13 +113,7 @@ export const channelRoutes = [
       name: p.string(),
       description: p.string().default(''),
       subscribers: p.json(z.array(z.number().int())),
-      announce: p.bool().default(false),
-      invite_only: p.bool().default(false),
-      is_web_public: p.bool().default(false),
-      is_default_stream: p.bool().default(false),
-      history_public_to_subscribers: p.bool().optional(),
-      message_retention_days: retentionDays.optional(),
-      ...channelPermissionParams(groupSetting),
+      ...newChannelParams,
     },
     async handle({ services, realm, user }, params) {
       const changes = await services.runtime.execute(realm.realmId, {
@@ -129,14 +123,7 @@ export const channelRoutes = [
         userIds: params.subscribers,
         authorizationErrorsFatal: true,
         mustCreate: true,
-        options: {
-          inviteOnly: params.invite_only,
-          isWebPublic: params.is_web_public,
-          historyPublicToSubscribers: params.history_public_to_subscribers,
-          messageRetentionDays: params.message_retention_days ?? null,
-          isDefault: params.is_default_stream,
-          permissions: pickChannelPermissions(params),
-        },
+        options: newChannelOptions(params),
       });
       const created = changes.find((change) => change.type === 'channel.created');
       return { id: created?.type === 'channel.created' ? created.channel.id : null };

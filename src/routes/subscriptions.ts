@@ -4,7 +4,7 @@ import { channelKey } from '../../actors/realm/channels/state.ts';
 import { PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
-import { channelPermissionParams, groupSetting, pickChannelPermissions, principals, resolvePrincipals, retentionDays } from './channel-params.ts';
+import { newChannelOptions, newChannelParams, principals, resolvePrincipals } from './channel-params.ts';
 import { route } from './route.ts';
 
 const subscriptionList = z.array(z.object({ name: z.string(), description: z.string().optional() }));
@@ -49,13 +49,7 @@ export const subscriptionRoutes = [
       subscriptions: p.json(subscriptionList),
       principals: principals.optional(),
       authorization_errors_fatal: p.bool().default(true),
-      announce: p.bool().default(false),
-      invite_only: p.bool().default(false),
-      is_web_public: p.bool().default(false),
-      is_default_stream: p.bool().default(false),
-      history_public_to_subscribers: p.bool().optional(),
-      message_retention_days: retentionDays.optional(),
-      ...channelPermissionParams(groupSetting),
+      ...newChannelParams,
     },
     async handle({ services, realm, user }, params) {
       const userIds = resolvePrincipals(realm, params.principals, user.userId);
@@ -66,14 +60,7 @@ export const subscriptionRoutes = [
         channels: params.subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
         userIds,
         authorizationErrorsFatal: params.authorization_errors_fatal,
-        options: {
-          inviteOnly: params.invite_only,
-          isWebPublic: params.is_web_public,
-          historyPublicToSubscribers: params.history_public_to_subscribers,
-          messageRetentionDays: params.message_retention_days ?? null,
-          isDefault: params.is_default_stream,
-          permissions: pickChannelPermissions(params),
-        },
+        options: newChannelOptions(params),
       });
       const added = new Set<string>();
       for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);

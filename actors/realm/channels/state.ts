@@ -54,28 +54,4 @@ export function defaultProperties(color: string): SubscriptionProperties {
   };
 }
 
-/** Channel ids a user was ever subscribed to but is not now: the `unsubscribed` list. */
-export interface ChannelIndex {
-  channels: Map<number, Channel>;
-  channelIdByName: Map<string, number>;
-  /** channel -> subscriber -> that subscription's properties */
-  subscriptions: Map<number, Map<number, SubscriptionProperties>>;
-  /** user -> channels subscribed to */
-  subscribedBy: Map<number, Set<number>>;
-  /** user -> channels left (kept for `unsubscribed`, with their last properties) */
-  unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
-  nextChannelId: number;
-}
-
 export const channelKey = (name: string) => name.trim().toLowerCase();
-
-export function pickColor(index: ChannelIndex, userId: number, channelId: number): string {
-  const used = new Set<string>();
-  for (const id of index.subscribedBy.get(userId) ?? []) {
-    const color = index.subscriptions.get(id)?.get(userId)?.color;
-    if (color) used.add(color);
-  }
-  const previous = index.unsubscribedBy.get(userId)?.get(channelId)?.color;
-  if (previous) return previous;
-  return SUBSCRIPTION_COLORS.find((color) => !used.has(color)) ?? SUBSCRIPTION_COLORS[channelId % SUBSCRIPTION_COLORS.length]!;
-}
