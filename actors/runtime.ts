@@ -4,6 +4,7 @@ import { ChatError, ErrorCode } from './errors.ts';
 import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
+import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
 import type { QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
@@ -50,6 +51,8 @@ export class Runtime {
   readonly queues: QueueRegistry;
   /** who was last active when: in memory only, never logged (see presence/store.ts) */
   readonly presence: PresenceStore;
+  /** the one timer service of scheduled messages; started by the app once recovery is done */
+  readonly scheduled: ScheduledDeliveries;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
   private readonly dirty: Dirty = { realms: new Set(), users: new Set() };
@@ -65,6 +68,7 @@ export class Runtime {
       return !!settings && settingValue(settings, 'presence_enabled') === true;
     });
     this.seq = store.lastSeq();
+    this.scheduled = new ScheduledDeliveries(this);
   }
 
   get clock(): Clock {
@@ -112,6 +116,45 @@ export class Runtime {
     const changes = decideUser(actor.getSnapshot().context.state, command, this.options.clock);
     if (changes.length > 0) await this.commit({ realmId, userId }, changes, () => this.applyUser(realmId, userId, changes));
     return changes;
+  }
+
+  /**
+   * Sends a due scheduled message as its sender would: the realm command of POST /messages with its checks
+   * made now, at delivery. The send carries the scheduled message's id and applying it removes the entry from
+   * the sender's actor (applyToUserActors): one log record, so a crash can neither send it twice nor lose the
+   * removal. A send the realm refuses marks the entry failed instead. Decides and applies synchronously, before
+   * its first await, so nothing can change the entry between the check and the send.
+   */
+  async deliverScheduled(realmId: number, userId: number, id: number): Promise<'sent' | 'failed' | 'skipped'> {
+    const realm = this.realms.get(realmId);
+    const actor = this.users.get(userKey(realmId, userId));
+    const message = actor?.getSnapshot().context.state.scheduled.get(id);
+    if (!realm || realm.getSnapshot().value !== 'ready' || !message || message.failed) return 'skipped';
+    if (message.deliverAt * 1000 > this.options.clock.now()) return 'skipped';
+    const command: RealmCommand = {
+      type: 'message.send',
+      caller: { kind: 'user', userId },
+      kind: message.type === 'stream' ? 'channel' : 'direct',
+      to: message.type === 'stream' ? message.to[0]! : [...message.to],
+      topic: message.topic,
+      content: message.content,
+      client: 'API',
+      readBySender: message.readBySender,
+      scheduledMessageId: id,
+    };
+    let changes: RealmChange[];
+    try {
+      changes = decideRealm(realm.getSnapshot().context.state, command, this.options.clock);
+    } catch (error) {
+      const reason = error instanceof ChatError ? error.message : 'Internal server error';
+      const failed = decideUser(actor!.getSnapshot().context.state, { type: 'scheduled.fail', id, reason }, this.options.clock);
+      // A deactivated sender's actor takes this change too (see user/machine.ts).
+      if (failed.length > 0) await this.commit({ realmId, userId }, failed, () => this.applyUser(realmId, userId, failed));
+      if (!(error instanceof ChatError)) throw error;
+      return 'failed';
+    }
+    await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
+    return 'sent';
   }
 
   userState(realmId: number, userId: number): UserState {
@@ -176,6 +219,7 @@ export class Runtime {
     this.dirty.users.add(userKey(realmId, userId));
     if (this.replaying) return [];
     const state = actor.getSnapshot().context.state;
+    this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const email = this.realms.get(realmId)?.getSnapshot().context.state.users.get(userId)?.email;
@@ -197,13 +241,14 @@ export class Runtime {
     this.dirty.realms.add(realmId);
     const deliveries: Delivery[] = [];
     for (const change of changes) {
-      this.applyToUserActors(realmId, change);
-      if (!this.replaying) deliveries.push(...realmEvents(state, change, this.options.clock.now()));
+      const personal = this.applyToUserActors(realmId, change);
+      if (!this.replaying) deliveries.push(...realmEvents(state, change, this.options.clock.now()), ...personal);
     }
     return deliveries;
   }
 
-  private applyToUserActors(realmId: number, change: RealmChange): void {
+  /** The part of a realm change that user actors hold; returns the events of their changes. */
+  private applyToUserActors(realmId: number, change: RealmChange): Delivery[] {
     switch (change.type) {
       case 'user.created':
         this.startUser(emptyUserState(realmId, change.user.userId, change.settings));
@@ -212,11 +257,16 @@ export class Runtime {
       case 'user.reactivated':
         this.userActor(realmId, change.userId)?.send({ type: change.type });
         break;
+      case 'message.sent':
+        // A delivered scheduled message leaves its sender's list with the same record that sent it.
+        if (change.scheduledMessageId === undefined) return [];
+        return this.applyUser(realmId, change.message.senderId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId }]);
       default:
-        return;
+        return [];
     }
     if ('userId' in change) this.dirty.users.add(userKey(realmId, change.userId));
     else if (change.type === 'user.created') this.dirty.users.add(userKey(realmId, change.user.userId));
+    return [];
   }
 
   private startRealm(state: RealmState, ready = !this.replaying): RealmActor {

@@ -79,6 +79,8 @@ export async function startServer(
     });
   }
   runtime.queues.startSweeping();
+  // Due messages (those that fell due while the server was down too) go on the next turn.
+  runtime.scheduled.start((error, key) => log.error({ err: error, scheduledMessage: key }, 'scheduled message delivery failed'));
   const snapshots = startSnapshotting(runtime, store, config, log, () => (metrics.lastSnapshotAt = Date.now()));
   log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');
 
@@ -93,6 +95,7 @@ export async function startServer(
     stop() {
       stopping ??= (async () => {
         clearInterval(snapshots);
+        runtime.scheduled.stop();
         // Held long-polls are answered with what they have, so the drain does not wait a heartbeat.
         const drained = http.drain();
         runtime.queues.stop();

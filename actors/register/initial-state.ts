@@ -8,6 +8,7 @@ import { defaultStreamsState, streamState, subscriptionState } from './builders/
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
+import { scheduledMessagesState } from './builders/scheduled-messages.ts';
 import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
@@ -25,6 +26,7 @@ const builders: Record<string, Builder> = {
   saved_snippets: savedSnippetsState,
   user_groups: userGroupsState,
   drafts: draftsState,
+  scheduled_messages: scheduledMessagesState,
   user_settings: userSettingsState,
   alert_words: alertWordsState,
   muted_users: mutedUsersState,

@@ -34,6 +34,22 @@ export function applyUserChange(state: UserState, change: UserChange): void {
       // Ids are not reused: nextDraftId stays where it is.
       state.drafts.clear();
       return;
+    case 'scheduled.created':
+      state.scheduled.set(change.message.id, { ...change.message, to: [...change.message.to] });
+      state.nextScheduledId = Math.max(state.nextScheduledId, change.message.id + 1);
+      return;
+    case 'scheduled.edited':
+      if (state.scheduled.has(change.message.id)) state.scheduled.set(change.message.id, { ...change.message, to: [...change.message.to] });
+      return;
+    case 'scheduled.deleted':
+    case 'scheduled.delivered':
+      state.scheduled.delete(change.id);
+      return;
+    case 'scheduled.failed': {
+      const message = state.scheduled.get(change.id);
+      if (message) message.failed = true;
+      return;
+    }
     case 'setting.changed':
       state.settings[change.name] = change.value;
       return;

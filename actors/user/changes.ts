@@ -1,5 +1,5 @@
 import type { SettingValue } from './settings.ts';
-import type { Draft, PendingEmailChange, PushToken, SavedSnippet, UserStatus, VisibilityPolicy } from './state.ts';
+import type { Draft, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
 
 /** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
@@ -11,6 +11,16 @@ export type UserChange =
   | { type: 'draft.deleted'; id: number }
   /** sync was turned off: the stored drafts go, with no event (clients keep their local copies) */
   | { type: 'drafts.cleared' }
+  | { type: 'scheduled.created'; message: ScheduledMessage }
+  /** the whole message after the edit, `failed` cleared */
+  | { type: 'scheduled.edited'; message: ScheduledMessage }
+  | { type: 'scheduled.deleted'; id: number }
+  /**
+   * Sent: never logged as a user change, but applied by the realm's `message.sent` that carries the
+   * scheduled message's id (see Runtime.applyToUserActors), so that the send and the removal are one record.
+   */
+  | { type: 'scheduled.delivered'; id: number }
+  | { type: 'scheduled.failed'; id: number; reason: string }
   | { type: 'setting.changed'; name: string; value: SettingValue }
   | { type: 'email.change_requested'; pending: PendingEmailChange }
   | { type: 'email.change_confirmed' }

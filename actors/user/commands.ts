@@ -1,4 +1,4 @@
-import type { DraftType, VisibilityPolicy } from './state.ts';
+import type { DraftType, ScheduledMessage, VisibilityPolicy } from './state.ts';
 
 /** A draft as a client sends it (POST /drafts, PATCH /drafts/{id}); decide normalizes it. */
 export interface DraftInput {
@@ -19,6 +19,12 @@ export interface StatusInput {
   reactionType?: string;
 }
 
+/**
+ * A scheduled message as the route has checked it: a dry run of the realm's send normalized the recipients,
+ * topic and content and rendered the content. The actor assigns the id and checks the time.
+ */
+export type ScheduledInput = Omit<ScheduledMessage, 'id' | 'failed'>;
+
 /** Commands a user sends to its own actor. */
 export type UserCommand =
   | { type: 'snippet.create'; title: string; content: string }
@@ -27,6 +33,12 @@ export type UserCommand =
   | { type: 'draft.create'; drafts: DraftInput[] }
   | { type: 'draft.edit'; id: number; draft: DraftInput }
   | { type: 'draft.delete'; id: number }
+  | { type: 'scheduled.create'; message: ScheduledInput }
+  /** the whole message after the edit; `deliverAtGiven`: the client sent a new time (a failed message needs one) */
+  | { type: 'scheduled.edit'; id: number; message: ScheduledInput; deliverAtGiven: boolean }
+  | { type: 'scheduled.delete'; id: number }
+  /** the timer service could not send it: the realm refused the send with `reason` */
+  | { type: 'scheduled.fail'; id: number; reason: string }
   | { type: 'settings.update'; settings: Record<string, unknown> }
   | { type: 'email.request_change'; newEmail: string }
   /** the link was followed and the realm has changed the address: the pending change is done */

@@ -4,6 +4,7 @@ import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { decideDrafts } from './decide-drafts.ts';
 import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
+import { decideScheduled } from './decide-scheduled.ts';
 import { decideSettings } from './decide-settings.ts';
 import { decideUserTopic } from './decide-topics.ts';
 import { decideConfirmEmailChange, decideEmailChange } from './email-change.ts';
@@ -33,6 +34,11 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'draft.edit':
     case 'draft.delete':
       return decideDrafts(state, command, clock);
+    case 'scheduled.create':
+    case 'scheduled.edit':
+    case 'scheduled.delete':
+    case 'scheduled.fail':
+      return decideScheduled(state, command, clock);
     case 'settings.update':
       return decideSettings(state, command.settings);
     case 'email.request_change':

@@ -2,7 +2,7 @@ import type { ApiEvent, Delivery } from '../events.ts';
 import type { UserChange } from './changes.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
-import { draftView, mutedUsersView, snippetView } from './views.ts';
+import { draftView, mutedUsersView, scheduledView, snippetView } from './views.ts';
 
 /** The events a personal change announces: to the user's own queues, except a status, which all may see. */
 export function userEvents(state: UserState, change: UserChange): Delivery[] {
@@ -24,6 +24,16 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
       return toSelf({ type: 'drafts', op: 'update', draft: draftView(change.draft) });
     case 'draft.deleted':
       return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id });
+    case 'scheduled.created':
+      return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] });
+    case 'scheduled.edited':
+    case 'scheduled.failed': {
+      const message = state.scheduled.get(change.type === 'scheduled.edited' ? change.message.id : change.id);
+      return message ? toSelf({ type: 'scheduled_messages', op: 'update', scheduled_message: scheduledView(message) }) : [];
+    }
+    case 'scheduled.deleted':
+    case 'scheduled.delivered':
+      return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id });
     case 'setting.changed': {
       const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
       if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';

@@ -24,12 +24,16 @@ export const userMachine = setup({
       for (const change of event.changes) applyUserChange(context.state, change);
     },
   },
+  guards: {
+    onlyScheduledFailures: ({ event }) => event.type === 'user.apply' && event.changes.every((change) => change.type === 'scheduled.failed'),
+  },
 }).createMachine({
   id: 'user',
   initial: 'active',
   context: ({ input }) => ({ state: input.state }),
   states: {
     active: { on: { 'user.apply': { actions: 'applyChanges' }, 'user.deactivated': 'deactivated' } },
-    deactivated: { on: { 'user.reactivated': 'active' } },
+    // The timer service still tries a deactivated user's due scheduled messages, and marks them failed.
+    deactivated: { on: { 'user.reactivated': 'active', 'user.apply': { guard: 'onlyScheduledFailures', actions: 'applyChanges' } } },
   },
 });

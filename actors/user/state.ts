@@ -22,6 +22,24 @@ export interface Draft {
   timestamp: number;
 }
 
+/** A message waiting to be sent at `deliverAt`; its fields are already normalized by a dry run of the send. */
+export interface ScheduledMessage {
+  id: number;
+  type: 'stream' | 'private';
+  /** a channel: its one ID; direct: the other participants' IDs, sorted (the own ID for a note to self) */
+  to: number[];
+  /** channel messages only; '' for direct messages */
+  topic: string;
+  content: string;
+  renderedContent: string;
+  /** UNIX seconds: the absolute deadline the runtime's timer service delivers at */
+  deliverAt: number;
+  /** as POST /messages takes it; undefined leaves the choice to the send */
+  readBySender?: boolean;
+  /** the server tried to send it and could not; it waits for an edit with a new time */
+  failed: boolean;
+}
+
 export interface PushToken {
   token: string;
   appid: string;
@@ -70,6 +88,9 @@ export interface UserState {
   nextSnippetId: number;
   drafts: Map<number, Draft>;
   nextDraftId: number;
+  /** pending and failed ones; a delivered message leaves the map */
+  scheduled: Map<number, ScheduledMessage>;
+  nextScheduledId: number;
   settings: SettingOverrides;
   pendingEmailChange: PendingEmailChange | null;
   pushTokens: Map<string, PushToken>;
@@ -86,9 +107,11 @@ export interface UserState {
  * What a user snapshot stores: maps as arrays. The collections added after the first format are optional,
  * so an older snapshot loads with them empty.
  */
-export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'pushTokens' | 'mutedUsers' | 'userTopics'> & {
+export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | 'nextScheduledId' | 'pushTokens' | 'mutedUsers' | 'userTopics'> & {
   snippets: SavedSnippet[];
   drafts?: Draft[];
+  scheduled?: ScheduledMessage[];
+  nextScheduledId?: number;
   pushTokens?: PushToken[];
   mutedUsers?: [number, number][];
   userTopics?: UserTopic[];
@@ -105,6 +128,8 @@ export function emptyUserState(realmId: number, userId: number, settings: Settin
     nextSnippetId: 1,
     drafts: new Map(),
     nextDraftId: 1,
+    scheduled: new Map(),
+    nextScheduledId: 1,
     settings: { ...settings },
     pendingEmailChange: null,
     pushTokens: new Map(),
@@ -120,6 +145,7 @@ export function userToRecord(state: UserState): UserRecord {
     ...state,
     snippets: [...state.snippets.values()],
     drafts: [...state.drafts.values()],
+    scheduled: [...state.scheduled.values()],
     pushTokens: [...state.pushTokens.values()],
     mutedUsers: [...state.mutedUsers],
     userTopics: [...state.userTopics.values()],
@@ -132,6 +158,8 @@ export function userFromRecord(record: UserRecord): UserState {
     ...record,
     snippets: new Map(record.snippets.map((s) => [s.id, s])),
     drafts: new Map((record.drafts ?? []).map((d) => [d.id, d])),
+    scheduled: new Map((record.scheduled ?? []).map((m) => [m.id, m])),
+    nextScheduledId: record.nextScheduledId ?? 1,
     pushTokens: new Map((record.pushTokens ?? []).map((p) => [p.token, p])),
     mutedUsers: new Map(record.mutedUsers ?? []),
     userTopics: new Map((record.userTopics ?? []).map((topic) => [userTopicKey(topic.streamId, topic.topicName), topic])),

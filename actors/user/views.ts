@@ -1,7 +1,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
 import { allSettings, settingValue } from './settings.ts';
-import type { Draft, SavedSnippet, UserState } from './state.ts';
+import type { Draft, SavedSnippet, ScheduledMessage, UserState } from './state.ts';
 
 export const snippetView = (snippet: SavedSnippet) => ({
   id: snippet.id,
@@ -24,6 +24,24 @@ export function draftsByTime(state: UserState, order: 'oldest' | 'newest') {
   const sign = order === 'oldest' ? 1 : -1;
   return [...state.drafts.values()].sort((a, b) => sign * (a.timestamp - b.timestamp || a.id - b.id)).map(draftView);
 }
+
+/** The ScheduledMessage object: a channel message names its one channel and has a topic; a direct one neither. */
+export function scheduledView(message: ScheduledMessage) {
+  const common = {
+    scheduled_message_id: message.id,
+    content: message.content,
+    rendered_content: message.renderedContent,
+    scheduled_delivery_timestamp: message.deliverAt,
+    failed: message.failed,
+  };
+  return message.type === 'stream'
+    ? { ...common, type: 'stream' as const, to: message.to[0]!, topic: message.topic }
+    : { ...common, type: 'private' as const, to: [...message.to] };
+}
+
+/** Undelivered scheduled messages, failed ones included, soonest first (GET /scheduled_messages, registration). */
+export const scheduledByTime = (state: UserState) =>
+  [...state.scheduled.values()].sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id).map(scheduledView);
 
 /** The `user_settings` object: every setting, plus the read-only choices clients build their menus from. */
 export const userSettingsView = (state: UserState) => ({

@@ -13,6 +13,7 @@ import { pushTokenRoutes } from './push-tokens.ts';
 import type { Route } from './route.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
+import { scheduledMessageRoutes } from './scheduled-messages.ts';
 import { settingsDefaultsRoutes } from './settings-defaults.ts';
 import { settingsRoutes } from './settings.ts';
 import { typingRoutes } from './typing.ts';
@@ -24,6 +25,6 @@ import { userRoutes } from './users.ts';
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
-  ...draftRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
+  ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes];

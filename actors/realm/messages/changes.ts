@@ -41,6 +41,11 @@ export type MessageChange =
       message: StoredMessage;
       readBySender: boolean;
       localEcho?: { queueId: string; localId: string };
+      /**
+       * The sender's scheduled message this delivers: applying the send also removes it from the sender's
+       * actor, so the send and the removal are one log record and a crash can never send it twice.
+       */
+      scheduledMessageId?: number;
     }
   | {
       type: 'message.edited';

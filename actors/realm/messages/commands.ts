@@ -24,6 +24,8 @@ export type MessageCommand =
       readBySender?: boolean;
       /** local echo: the sender's queue that should see `local_message_id` */
       localEcho?: { queueId: string; localId: string };
+      /** the sender's scheduled message this send delivers (the timer service) */
+      scheduledMessageId?: number;
     }
   | {
       type: 'message.edit';

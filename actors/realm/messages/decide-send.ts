@@ -45,6 +45,7 @@ export function decideSend(state: RealmState, command: Send, clock: Clock): Mess
   };
   const change: MessageChange = { type: 'message.sent', message, readBySender: command.readBySender ?? true };
   if (command.localEcho) change.localEcho = command.localEcho;
+  if (command.scheduledMessageId !== undefined) change.scheduledMessageId = command.scheduledMessageId;
   return [change];
 }
 
