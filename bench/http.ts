@@ -4,11 +4,20 @@ import { percentile } from './lib/stats.ts';
 
 export interface HttpScenario {
   name: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   headers?: Record<string, string>;
   /** form-encoded */
   body?: string;
+  /**
+   * Requests that differ per connection (autocannon's `setupClient`): called once for every connection of
+   * every autocannon invocation (warm-up included), it gives that connection's headers (added to `headers`)
+   * and the body of each of its requests in turn. A connection has one request in flight at a time, so a
+   * connection that acts as its own user sees its requests applied in order.
+   */
+  perConnection?: () => { headers: Record<string, string>; body(): string };
+  /** instead of the run's connection count: 1 makes a client that waits for each answer (latency unloaded) */
+  connections?: number;
 }
 
 export interface HttpOptions {
@@ -32,6 +41,18 @@ export interface HttpMeasurement {
   requestsPerSecondPerCore: number;
 }
 
+/** autocannon's per-connection hook for a scenario with `perConnection`: headers once, a new body after each answer. */
+function setupClient(scenario: HttpScenario, headers: Record<string, string>): ((client: autocannon.Client) => void) | undefined {
+  const perConnection = scenario.perConnection;
+  if (!perConnection) return undefined;
+  return (client) => {
+    const connection = perConnection();
+    client.setHeadersAndBody({ ...headers, ...connection.headers, 'content-type': 'application/x-www-form-urlencoded' }, connection.body());
+    // Runs before autocannon writes this connection's next request (pipelining 1), which then carries it.
+    client.on('response', () => client.setBody(connection.body()));
+  };
+}
+
 function cannon(url: string, scenario: HttpScenario, connections: number, seconds: number, latencies: number[] | null) {
   const headers: Record<string, string> = { ...scenario.headers };
   if (scenario.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -45,6 +66,7 @@ function cannon(url: string, scenario: HttpScenario, connections: number, second
         connections,
         duration: seconds,
         timeout: 10,
+        setupClient: setupClient(scenario, headers),
       },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
@@ -55,11 +77,12 @@ function cannon(url: string, scenario: HttpScenario, connections: number, second
 
 /** One measured run of a scenario against a process (whose CPU time is read before and after). */
 export async function runHttp(url: string, pid: number, scenario: HttpScenario, options: HttpOptions): Promise<HttpMeasurement> {
-  if (options.warmupSeconds > 0) await cannon(url, scenario, options.connections, options.warmupSeconds, null);
+  if (options.warmupSeconds > 0) await cannon(url, scenario, scenario.connections ?? options.connections, options.warmupSeconds, null);
+  const connections = scenario.connections ?? options.connections;
   const latencies: number[] = [];
   const serverBefore = cpuSeconds(pid);
   const benchBefore = selfCpuSeconds();
-  const result = await cannon(url, scenario, options.connections, options.seconds, latencies);
+  const result = await cannon(url, scenario, connections, options.seconds, latencies);
   const serverCpu = cpuSeconds(pid) - serverBefore;
   const benchCpu = selfCpuSeconds() - benchBefore;
   const requests = result.requests.total;

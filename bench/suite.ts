@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { runFanout, rawTarget, serverTarget, type FanoutOptions, type FanoutResult } from './fanout.ts';
 import { runHttp, type HttpMeasurement, type HttpOptions, type HttpScenario } from './http.ts';
 import { Api, basicAuth, formEncode, readZuliprc, type Credentials } from './lib/api.ts';
-import { HEAP_PROBE_FLAGS, makeTempDir, probeMemory, removeTempDir, startNode, waitForIdle, type Child, type MemoryProbe } from './lib/proc.ts';
+import { HEAP_PROBE_FLAGS, makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
 import { median, round } from './lib/stats.ts';
 import type { Memory, Row } from './report.ts';
 import { deleteQueues, registerQueues, seedUsers, type RegisteredQueue, type SeededUser } from './seed.ts';
@@ -99,12 +99,6 @@ function startServer(dataDir: string): Promise<Child> {
     CHAT_LOG_LEVEL: 'warn',
     CHAT_OWNER_PASSWORD: OWNER_PASSWORD,
   });
-}
-
-/** Memory once the process has gone quiet (boot, or the requests just sent, are done with) and collected. */
-async function settledMemory(child: Child): Promise<MemoryProbe> {
-  await waitForIdle(child.pid, 300);
-  return probeMemory(child);
 }
 
 /** One run of the raw JSON baseline, in a fresh process: no run carries state into the next. */

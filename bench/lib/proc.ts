@@ -95,7 +95,7 @@ const spawned = new Set<ChildProcess>();
  * Starts a Node program as its own process on the server's core and waits for its "Listening on http://..."
  * line. Every child is remembered so that `killAll` can end it whatever happens to this process.
  */
-export function startNode(name: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
+export function startNode(name: string, args: string[], env: Record<string, string> = {}, startTimeoutMs = START_TIMEOUT_MS): Promise<Child> {
   const nodeArgs = ['--import', 'tsx', ...args];
   const pinned = tasksetAvailable && cpuCount() >= 2;
   // taskset execs node in place, so the pid we get is the node process's pid.
@@ -114,7 +114,7 @@ export function startNode(name: string, args: string[], env: Record<string, stri
   proc.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${name} did not start in time:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(new Error(`${name} did not start within ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
     const fail = (error: Error) => {
       clearTimeout(timer);
       proc.kill('SIGKILL');
@@ -149,6 +149,41 @@ export function startNode(name: string, args: string[], env: Record<string, stri
       resolve(child);
     };
     proc.stdout!.on('data', check);
+  });
+}
+
+/**
+ * Runs a Node program (with tsx) to completion, unpinned beyond this process's own affinity, and resolves
+ * with its output; a non-zero exit or `timeoutMs` passing (the child is then killed) is an error. The child
+ * is tracked like the servers, so `killAll` ends it whatever happens to this process.
+ */
+export function runNode(
+  name: string,
+  args: string[],
+  timeoutMs: number,
+  env: Record<string, string> = {},
+  /** told each complete line the child prints, as it prints it (progress) */
+  onLine: (line: string) => void = () => {},
+): Promise<string> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  spawned.add(proc);
+  let output = '';
+  let partial = '';
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk;
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onLine(line);
+  });
+  proc.stderr!.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      spawned.delete(proc);
+      if (code === 0) resolve(output);
+      else reject(new Error(`${name} ${signal === 'SIGKILL' ? `was killed (limit ${timeoutMs} ms)` : `exited with ${code ?? signal}`}:\n${output.slice(-4000)}`));
+    });
   });
 }
 
@@ -235,4 +270,10 @@ export async function probeMemory(child: Child, timeoutMs = 10_000): Promise<Mem
     if (line && line.length > 1) return { ...(JSON.parse(line[0]!) as MemoryProbe), rssAnon: statusBytes(child.pid, 'RssAnon') };
   }
   throw new Error(`${child.name} did not answer the memory probe within ${timeoutMs} ms`);
+}
+
+/** Memory once the process has gone quiet (boot, or the requests just sent, are done with) and collected. */
+export async function settledMemory(child: Child): Promise<MemoryProbe> {
+  await waitForIdle(child.pid, 300);
+  return probeMemory(child);
 }
