@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment } from './lib/env.ts';
+import type { MessageMemory } from './messages.ts';
 import { ROOT, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
@@ -32,6 +33,8 @@ export interface Memory {
   /** anonymous RSS growth per registered idle queue, in one process, each figure after a full collection */
   bytesPerIdleQueue: number;
   heapBytesPerIdleQueue: number;
+  /** growth per stored message, in one process (absent in result files from before it was measured) */
+  messages?: MessageMemory;
   /** the raw figures */
   probes: Record<string, MemoryProbe>;
 }
@@ -99,6 +102,15 @@ export function printMemory(memory: Memory): void {
   );
 }
 
+export function printMessageMemory(memory: MessageMemory | undefined): void {
+  if (!memory) return;
+  console.log(
+    `  per stored message ${fmt(memory.bytesPerMessage)} B RSS, ${fmt(memory.heapBytesPerMessage)} B heap ` +
+      `(${memory.messages} messages of ${memory.contentLength} characters to ${memory.subscribers} subscribers; ` +
+      `heap ${fmt(memory.before.heapUsed / 1024 / 1024)} -> ${fmt(memory.after.heapUsed / 1024 / 1024)} MB; target < 2 KB beyond the text)`,
+  );
+}
+
 export function writeResults(results: Results): string {
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
@@ -130,6 +142,8 @@ export function compare(fileA: string, fileB: string): void {
     lines.push(['memory heap B/idle queue', ...side(a.memory?.heapBytesPerIdleQueue, b.memory?.heapBytesPerIdleQueue), '', '', '', '', '', '']);
     lines.push(['memory B/user', ...side(a.memory?.bytesPerUser, b.memory?.bytesPerUser), '', '', '', '', '', '']);
     lines.push(['memory heap B/user', ...side(a.memory?.heapBytesPerUser, b.memory?.heapBytesPerUser), '', '', '', '', '', '']);
+    lines.push(['memory B/message', ...side(a.memory?.messages?.bytesPerMessage, b.memory?.messages?.bytesPerMessage), '', '', '', '', '', '']);
+    lines.push(['memory heap B/message', ...side(a.memory?.messages?.heapBytesPerMessage, b.memory?.messages?.heapBytesPerMessage), '', '', '', '', '', '']);
   }
   console.log(table(header, lines));
 }

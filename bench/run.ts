@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
-import { compare, printMemory, printTable, writeResults, type Results } from './report.ts';
+import { compare, printMemory, printMessageMemory, printTable, writeResults, type Results } from './report.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
 
 const HELP = `Usage: npm run bench -- [--quick] | --compare A.json B.json
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
   );
   printTable(output.rows);
   printMemory(output.memory);
+  printMessageMemory(output.memory.messages);
   const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output };
   console.log(`\nWrote ${writeResults(results)}`);
 }

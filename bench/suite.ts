@@ -5,6 +5,7 @@ import { Api, basicAuth, formEncode, readZuliprc, type Credentials } from './lib
 import { HEAP_PROBE_FLAGS, makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
 import { median, round } from './lib/stats.ts';
 import type { Memory, Row } from './report.ts';
+import { measureMessageMemory, messageReadScenarios, messageWriteScenarios, seedChannel, type MessageScenarioContext } from './messages.ts';
 import { deleteQueues, registerQueues, seedUsers, type RegisteredQueue, type SeededUser } from './seed.ts';
 
 export interface Settings {
@@ -16,6 +17,10 @@ export interface Settings {
   /** long-poll counts, largest first: the extra queues are deleted before each smaller one */
   fanoutSizes: number[];
   fanout: FanoutOptions;
+  /** subscribers of the two channels POST /messages sends to (capped by the users there are) */
+  channelSizes: [small: number, large: number];
+  /** messages stored for the memory-per-message figure (they also make the history GET /messages reads) */
+  memoryMessages: number;
 }
 
 export const QUICK: Settings = {
@@ -25,6 +30,9 @@ export const QUICK: Settings = {
   runs: 1,
   fanoutSizes: [1000],
   fanout: { rounds: 5, warmupRounds: 1, roundTimeoutMs: 30_000 },
+  // With 50 users the large channel holds all 51: seeding 1,000 users (scrypt) alone takes 80-100 s.
+  channelSizes: [10, 1000],
+  memoryMessages: 2000,
 };
 
 export const FULL: Settings = {
@@ -34,6 +42,8 @@ export const FULL: Settings = {
   runs: 3,
   fanoutSizes: [10_000, 1000],
   fanout: { rounds: 10, warmupRounds: 1, roundTimeoutMs: 60_000 },
+  channelSizes: [10, 1000],
+  memoryMessages: 20_000,
 };
 
 const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';
@@ -85,7 +95,9 @@ export async function runSuite(settings: Settings): Promise<SuiteOutput> {
         `heap ${round(seeded.heapUsed / MB)} -> ${round(withQueues.heapUsed / MB)} MB`,
     );
     const fanoutRows = await fanoutPhase(server, api, owner, users, queues, settings, details);
-    const httpRows = await httpPhase(server, api, owner, users, settings, details);
+    // After the fan-out (its queues deleted): no queue takes message events while messages are stored.
+    const context = await messagePhase(server, api, owner, users, settings, memory);
+    const httpRows = await httpPhase(server, api, owner, context, settings, details);
     return { rows: [...httpRows, ...fanoutRows], memory, details };
   } finally {
     await server?.stop();
@@ -99,6 +111,29 @@ function startServer(dataDir: string): Promise<Child> {
     CHAT_LOG_LEVEL: 'warn',
     CHAT_OWNER_PASSWORD: OWNER_PASSWORD,
   });
+}
+
+/**
+ * The two channels of the message scenarios, subscribed through the API, then the memory per stored
+ * message, measured by storing the history that GET /messages reads.
+ */
+async function messagePhase(
+  server: Child,
+  api: Api,
+  owner: Credentials,
+  users: SeededUser[],
+  settings: Settings,
+  memory: Memory,
+): Promise<MessageScenarioContext> {
+  const [smallSize, largeSize] = settings.channelSizes;
+  const small = await seedChannel(api, owner, users, 'bench small', smallSize);
+  const large = await seedChannel(api, owner, users, 'bench large', Math.min(largeSize, users.length + 1));
+  log(`Subscribed channels: ${small.name} (${small.subscribers} subscribers), ${large.name} (${large.subscribers} subscribers)`);
+  memory.messages = await measureMessageMemory(server, owner, small, settings.memoryMessages);
+  const newest = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: small.id }] }, owner);
+  const messageId = Number((newest.messages as { id: number }[])[0]?.id);
+  if (!Number.isInteger(messageId)) throw new Error(`no message in ${small.name} after the memory phase`);
+  return { owner, users, small, large, messageId };
 }
 
 /** One run of the raw JSON baseline, in a fresh process: no run carries state into the next. */
@@ -154,10 +189,11 @@ async function httpPhase(
   server: Child,
   api: Api,
   owner: Credentials,
-  users: SeededUser[],
+  context: MessageScenarioContext,
   settings: Settings,
   details: Record<string, unknown>,
 ): Promise<Row[]> {
+  const { users } = context;
   const auth = { authorization: basicAuth(owner) };
   const registered = await api.ok('POST', '/register', { event_types: ['realm_user'], fetch_event_types: [] }, owner);
   const scenarios: HttpScenario[] = [
@@ -169,6 +205,8 @@ async function httpPhase(
       path: `/api/v1/events?queue_id=${String(registered.queue_id)}&last_event_id=-1&dont_block=true`,
       headers: auth,
     },
+    ...messageReadScenarios(context),
+    ...messageWriteScenarios(context),
     // Last in each run: every register leaves a queue behind (collected after 10 idle minutes).
     {
       name: `POST /register (${users.length + 1} users)`,
