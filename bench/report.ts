@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment } from './lib/env.ts';
 import type { MessageMemory } from './messages.ts';
+import type { RecoveryResult } from './recovery.ts';
 import { ROOT, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
@@ -46,6 +47,8 @@ export interface Results {
   environment: Environment;
   rows: Row[];
   memory: Memory | null;
+  /** boot times of a data directory with many messages (absent in older result files) */
+  recovery?: RecoveryResult | null;
   /** per-scenario extras: every run, fan-out rounds, CPU of each process */
   details: Record<string, unknown>;
 }
@@ -111,6 +114,23 @@ export function printMessageMemory(memory: MessageMemory | undefined): void {
   );
 }
 
+export function printRecovery(recovery: RecoveryResult | null | undefined): void {
+  if (!recovery) return;
+  const { writer } = recovery;
+  console.log(
+    `Recovery (${recovery.messages} messages, ${writer.subscribers} subscribers, ${fmt(recovery.diskBytes / 1024 / 1024)} MB on disk; ` +
+      `written in-process at ${fmt(writer.messagesPerSecond)} messages/s, a snapshot of ${writer.snapshotAfter} took ${fmt(writer.snapshotMs / 1000)} s; target < 10 s):`,
+  );
+  for (const boot of recovery.boots) {
+    const replay = boot.variant === 'log tail' ? `, ${boot.replayed} log entries replayed` : '';
+    console.log(
+      `  ${boot.variant.padEnd(8)}: ${fmt(boot.wallMs / 1000)} s spawn to listening, ${fmt(boot.recoveredMs / 1000)} s recovery (server's 'recovered' ms${replay}); ` +
+        `heap ${fmt(boot.memory.heapUsed / 1024 / 1024)} MB = ${fmt(boot.memory.heapUsed / recovery.messages)} B per message all told; ` +
+        `graceful stop ${fmt(boot.stopMs / 1000)} s`,
+    );
+  }
+}
+
 export function writeResults(results: Results): string {
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
@@ -145,8 +165,15 @@ export function compare(fileA: string, fileB: string): void {
     lines.push(['memory B/message', ...side(a.memory?.messages?.bytesPerMessage, b.memory?.messages?.bytesPerMessage), '', '', '', '', '', '']);
     lines.push(['memory heap B/message', ...side(a.memory?.messages?.heapBytesPerMessage, b.memory?.messages?.heapBytesPerMessage), '', '', '', '', '', '']);
   }
+  for (const variant of ['log tail', 'snapshot'] as const) {
+    const bootOf = (results: Results) => results.recovery?.boots.find((boot) => boot.variant === variant);
+    lines.push([`recovery ${variant} s to listening`, ...side(seconds(bootOf(a)?.wallMs), seconds(bootOf(b)?.wallMs)), '', '', '', '', '', '']);
+    lines.push([`recovery ${variant} s recovered`, ...side(seconds(bootOf(a)?.recoveredMs), seconds(bootOf(b)?.recoveredMs)), '', '', '', '', '', '']);
+  }
   console.log(table(header, lines));
 }
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
 
 function side(a: number | undefined, b: number | undefined): string[] {
   const change = a !== undefined && b !== undefined && a !== 0 && Number.isFinite(a) && Number.isFinite(b) ? `${(((b - a) / a) * 100).toFixed(1)}%` : '-';

@@ -1,21 +1,24 @@
 /**
  * The benchmark suite's entry point.
  *
- *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each)
- *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each)
+ *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each,
+ *                                          recovery of 1,000,000 messages)
+ *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000)
  *   npm run bench -- --compare A.json B.json
  */
 import { parseArgs } from 'node:util';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
-import { compare, printMemory, printMessageMemory, printTable, writeResults, type Results } from './report.ts';
+import { runRecovery } from './recovery.ts';
+import { compare, printMemory, printMessageMemory, printRecovery, printTable, writeResults, type Results } from './report.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
 
 const HELP = `Usage: npm run bench -- [--quick] | --compare A.json B.json
 
 Starts the chat server and the raw uWS baselines as their own processes (pinned to CPU 0, this load
-generator to CPU 1 when taskset is there), seeds users, runs the HTTP scenarios with autocannon and the
-fan-out harness, prints one table and writes bench/results/<timestamp>.json.`;
+generator to CPU 1 when taskset is there), seeds users and channels, runs the HTTP scenarios with autocannon
+and the fan-out harness, measures memory per queue, user and message, then writes a data directory of many
+messages and times the server's boot on it. Prints one table and writes bench/results/<timestamp>.json.`;
 
 /** Headroom beyond the polls themselves: the trigger, autocannon, stdio, the LMDB files. */
 const SPARE_FILES = 200;
@@ -41,6 +44,8 @@ async function main(): Promise<void> {
   console.log(`Mode: ${settings.mode}\n`);
   const began = performance.now();
   const output = await runSuite(settings);
+  // Last, on its own: no other server runs while the recovery directory is written and booted.
+  const recovery = await runRecovery(settings.recovery);
   console.log(
     `\nResults (${settings.mode}, ${settings.runs} run(s) per HTTP scenario, medians; ` +
       `${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()})`,
@@ -48,7 +53,8 @@ async function main(): Promise<void> {
   printTable(output.rows);
   printMemory(output.memory);
   printMessageMemory(output.memory.messages);
-  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output };
+  printRecovery(recovery);
+  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery };
   console.log(`\nWrote ${writeResults(results)}`);
 }
 

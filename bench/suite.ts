@@ -6,6 +6,7 @@ import { HEAP_PROBE_FLAGS, makeTempDir, removeTempDir, settledMemory, startNode,
 import { median, round } from './lib/stats.ts';
 import type { Memory, Row } from './report.ts';
 import { measureMessageMemory, messageReadScenarios, messageWriteScenarios, seedChannel, type MessageScenarioContext } from './messages.ts';
+import type { RecoveryOptions } from './recovery.ts';
 import { deleteQueues, registerQueues, seedUsers, type RegisteredQueue, type SeededUser } from './seed.ts';
 
 export interface Settings {
@@ -21,6 +22,7 @@ export interface Settings {
   channelSizes: [small: number, large: number];
   /** messages stored for the memory-per-message figure (they also make the history GET /messages reads) */
   memoryMessages: number;
+  recovery: RecoveryOptions;
 }
 
 export const QUICK: Settings = {
@@ -33,6 +35,7 @@ export const QUICK: Settings = {
   // With 50 users the large channel holds all 51: seeding 1,000 users (scrypt) alone takes 80-100 s.
   channelSizes: [10, 1000],
   memoryMessages: 2000,
+  recovery: { messages: 50_000, logTailShare: 0.1, writeTimeoutMs: 120_000, bootTimeoutMs: 60_000 },
 };
 
 export const FULL: Settings = {
@@ -44,6 +47,7 @@ export const FULL: Settings = {
   fanout: { rounds: 10, warmupRounds: 1, roundTimeoutMs: 60_000 },
   channelSizes: [10, 1000],
   memoryMessages: 20_000,
+  recovery: { messages: 1_000_000, logTailShare: 0.1, writeTimeoutMs: 900_000, bootTimeoutMs: 300_000 },
 };
 
 const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';

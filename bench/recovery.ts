@@ -1,0 +1,301 @@
+/**
+ * Recovery: how long the server takes to boot a data directory that holds many messages.
+ *
+ *   npx tsx bench/recovery.ts [--messages 1000000] [--log-tail 0.1]    this measurement on its own
+ *   node --import tsx bench/recovery.ts write --dir D --messages N --log-tail F   the writer (the bench runs it)
+ *
+ * Seeding a million messages through HTTP would take longer than the rest of the bench, so the directory
+ * is written by the server's own code in a process of its own: `Store` and `Runtime` as src/app.ts opens
+ * them (durable group commits included), the organization, users and channel made with the commands the
+ * API sends, and the messages sent with the command of POST /messages (src/routes/messages.ts), a thousand
+ * per event-loop turn so that group commit batches them. A snapshot is written once all but the last
+ * `logTail` share are sent: those stay in the log, as after a crash between two snapshots.
+ *
+ * Then the real server (`src/main.ts serve --port 0 --data-dir D`, pinned like the bench's server) boots
+ * that directory twice: first with the log tail to replay (its boot ends with a snapshot of everything it
+ * replayed, as every boot does), then, after a graceful stop, from the snapshot alone. Each boot reports
+ * the wall time from spawn to "Listening on" (Node and tsx startup included) and the server's own
+ * 'recovered' log line (`ms`: open, load, replay, the boot snapshot), then reads the newest message back
+ * over HTTP and probes its memory.
+ */
+import { statSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Api, readZuliprc } from './lib/api.ts';
+import { HEAP_PROBE_FLAGS, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { round } from './lib/stats.ts';
+
+export interface RecoveryOptions {
+  messages: number;
+  /** the share of the messages sent after the last snapshot, left for the boot to replay from the log */
+  logTailShare: number;
+  /** bounds on the writer and on each boot (spawn to listening) */
+  writeTimeoutMs: number;
+  bootTimeoutMs: number;
+}
+
+/** Messages sent per event-loop turn by the writer: one group commit each. */
+const BATCH = 1000;
+/** The channel's subscribers (the owner and nine users) and its topics, which the messages cycle through. */
+const SUBSCRIBERS = 10;
+const TOPICS = 100;
+const WRITER_MARK = 'recovery-writer ';
+const MB = 1024 * 1024;
+
+export interface WriterResult {
+  messages: number;
+  subscribers: number;
+  /** in-process sends, decide to durable commit, without HTTP */
+  sendSeconds: number;
+  messagesPerSecond: number;
+  /** the writer's snapshot (all but the log tail), as the server's snapshot timer would write it */
+  snapshotMs: number;
+  snapshotAfter: number;
+  logEntries: number;
+  lastMessageId: number;
+}
+
+export interface Boot {
+  variant: 'log tail' | 'snapshot';
+  /** spawn to the "Listening on" line */
+  wallMs: number;
+  /** the server's own 'recovered' line: open, snapshots, replay and the boot snapshot */
+  recoveredMs: number;
+  snapshots: number;
+  replayed: number;
+  /** graceful stop: drain, final snapshot, close */
+  stopMs: number;
+  memory: MemoryProbe;
+}
+
+export interface RecoveryResult {
+  messages: number;
+  logTail: number;
+  writer: WriterResult;
+  /** the data directory's allocated size before the first boot */
+  diskBytes: number;
+  boots: Boot[];
+}
+
+// ---- the writer (its own process) ------------------------------------------------------------------------
+
+async function writeDataDir(dir: string, messages: number, logTailShare: number): Promise<WriterResult> {
+  // Imported here: the measuring side never loads the server's code.
+  const { Runtime } = await import('../actors/runtime.ts');
+  const { Store } = await import('../snapshots/store.ts');
+  const { Role } = await import('../actors/realm/state.ts');
+  const { channelKey } = await import('../actors/realm/channels/state.ts');
+  const { DEFAULT_REALM_NAME, writeZuliprc } = await import('../src/bootstrap.ts');
+
+  const store = new Store(dir);
+  const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
+  runtime.recover();
+  // The organization the server's first start makes (src/bootstrap.ts), with an owner who has no password.
+  const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
+  const userIds: number[] = [];
+  for (let i = 0; i < SUBSCRIBERS; i++) {
+    const [created] = await runtime.execute(realm.realmId, {
+      type: 'user.create',
+      caller: { kind: 'operator' },
+      email: i === 0 ? 'owner@example.com' : `recovery-user-${i}@example.com`,
+      fullName: i === 0 ? 'Owner' : `Recovery User ${i}`,
+      passwordHash: null,
+      ...(i === 0 ? { role: Role.owner, canCreateUsers: true } : {}),
+    });
+    if (created?.type !== 'user.created') throw new Error('user.create made no user');
+    userIds.push(created.user.userId);
+    if (i === 0) await writeZuliprc(join(dir, 'zuliprc'), created.user.email, created.user.apiKey, 'http://127.0.0.1');
+  }
+  const owner = { kind: 'user' as const, userId: userIds[0]! };
+  await runtime.execute(realm.realmId, {
+    type: 'channel.subscribe',
+    caller: owner,
+    channels: [{ name: 'recovery', description: 'Messages for the recovery benchmark' }],
+    userIds,
+    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} },
+    authorizationErrorsFatal: true,
+  });
+  const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey('recovery'))!;
+
+  const snapshotAfter = Math.round(messages * (1 - logTailShare));
+  let snapshotMs = NaN;
+  let lastMessageId = 0;
+  const started = performance.now();
+  for (let sent = 0; sent < messages; ) {
+    // A batch never crosses the snapshot point, so exactly the tail stays in the log.
+    const end = Math.min(messages, sent + BATCH, sent < snapshotAfter ? snapshotAfter : messages);
+    const batch: Promise<unknown[]>[] = [];
+    for (let n = sent; n < end; n++) {
+      // The command POST /messages sends (src/routes/messages.ts), from each subscriber in turn.
+      batch.push(
+        runtime.execute(realm.realmId, {
+          type: 'message.send',
+          caller: { kind: 'user', userId: userIds[n % SUBSCRIBERS]! },
+          kind: 'channel',
+          to: channelId,
+          topic: `topic ${n % TOPICS}`,
+          content: `Message ${n}: the quick brown fox jumps over the **lazy** dog, then naps.`,
+          client: 'API',
+        }),
+      );
+    }
+    const changes = await Promise.all(batch);
+    const last = changes.at(-1)?.[0] as { type: string; message?: { id: number } } | undefined;
+    if (last?.type === 'message.sent') lastMessageId = last.message!.id;
+    sent = end;
+    if (sent === snapshotAfter) {
+      const began = performance.now();
+      await runtime.snapshot();
+      snapshotMs = performance.now() - began;
+    }
+    if (sent % Math.max(BATCH, Math.round(messages / 10 / BATCH) * BATCH) === 0 || sent === messages) {
+      console.log(`  writer: ${sent} messages, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+  }
+  const sendSeconds = (performance.now() - started - (Number.isFinite(snapshotMs) ? snapshotMs : 0)) / 1000;
+  await runtime.settled();
+  const logEntries = store.logCount();
+  await store.close();
+  return {
+    messages,
+    subscribers: SUBSCRIBERS,
+    sendSeconds,
+    messagesPerSecond: messages / sendSeconds,
+    snapshotMs,
+    snapshotAfter,
+    logEntries,
+    lastMessageId,
+  };
+}
+
+// ---- the measurement -------------------------------------------------------------------------------------
+
+/** Allocated bytes of the files in a directory (LMDB's data file is sparse: its length says little). */
+function diskBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) total += statSync(join(dir, name)).blocks * 512;
+  return total;
+}
+
+/** The fields of the server's 'recovered' log line (pino JSON at log level info). */
+function recoveredLine(output: string): { ms: number; snapshots: number; replayed: number } {
+  for (const line of output.split('\n')) {
+    if (!line.includes('"msg":"recovered"')) continue;
+    const fields = JSON.parse(line) as { ms: number; snapshots: number; replayed: number };
+    return { ms: fields.ms, snapshots: fields.snapshots, replayed: fields.replayed };
+  }
+  throw new Error(`no 'recovered' line in the server's output:\n${output.slice(0, 2000)}`);
+}
+
+async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number; replayed: number | null }, timeoutMs: number): Promise<Boot> {
+  const started = performance.now();
+  const server: Child = await startNode(
+    'server (recovery)',
+    [...HEAP_PROBE_FLAGS, 'src/main.ts', 'serve', '--port', '0', '--data-dir', dir],
+    { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'info' },
+    timeoutMs,
+  );
+  const wallMs = performance.now() - started;
+  try {
+    const recovered = recoveredLine(server.output());
+    if (expected.replayed !== null && recovered.replayed < expected.replayed) {
+      throw new Error(`the ${variant} boot replayed ${recovered.replayed} log entries, expected at least ${expected.replayed}`);
+    }
+    // The newest message, read back over HTTP: the boot recovered everything.
+    const owner = readZuliprc(join(dir, 'zuliprc'));
+    const body = await new Api(server.url).ok('GET', `/messages/${expected.lastMessageId}`, {}, owner);
+    if ((body.message as { id?: number } | undefined)?.id !== expected.lastMessageId) throw new Error(`message ${expected.lastMessageId} not served after the ${variant} boot`);
+    const memory = await settledMemory(server);
+    const stopping = performance.now();
+    await server.stop();
+    const result: Boot = {
+      variant,
+      wallMs,
+      recoveredMs: recovered.ms,
+      snapshots: recovered.snapshots,
+      replayed: recovered.replayed,
+      stopMs: performance.now() - stopping,
+      memory,
+    };
+    console.log(
+      `  boot (${variant}): ${(wallMs / 1000).toFixed(2)} s from spawn to listening, recovered in ${(recovered.ms / 1000).toFixed(2)} s ` +
+        `(${recovered.snapshots} snapshot records, ${recovered.replayed} log entries replayed); stop ${(result.stopMs / 1000).toFixed(2)} s; ` +
+        `heap ${round(memory.heapUsed / MB)} MB, anonymous RSS ${round(memory.rssAnon / MB)} MB`,
+    );
+    return result;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Writes a data directory of `options.messages` messages in a child process, then boots it twice. */
+export async function runRecovery(options: RecoveryOptions): Promise<RecoveryResult> {
+  const dir = makeTempDir('chat-bench-recovery-');
+  try {
+    console.log(`\nRecovery: writing ${options.messages} messages in-process (${Math.round(options.logTailShare * 100)}% left in the log) to ${dir}`);
+    const output = await runNode(
+      'recovery writer',
+      ['bench/recovery.ts', 'write', '--dir', dir, '--messages', String(options.messages), '--log-tail', String(options.logTailShare)],
+      options.writeTimeoutMs,
+      {},
+      (line) => line.startsWith('  writer:') && console.log(line),
+    );
+    const mark = output.lastIndexOf(WRITER_MARK);
+    if (mark < 0) throw new Error(`the writer printed no result:\n${output.slice(-2000)}`);
+    const writer = JSON.parse(output.slice(mark + WRITER_MARK.length).split('\n')[0]!) as WriterResult;
+    const disk = diskBytes(dir);
+    console.log(
+      `  writer: ${writer.messages} messages in ${writer.sendSeconds.toFixed(1)} s (${round(writer.messagesPerSecond)}/s in-process, ` +
+        `${writer.subscribers} subscribers), snapshot at ${writer.snapshotAfter} took ${(writer.snapshotMs / 1000).toFixed(2)} s, ` +
+        `${writer.logEntries} log entries after it; ${round(disk / MB)} MB on disk`,
+    );
+    const tail = writer.messages - writer.snapshotAfter;
+    const boots = [await boot(dir, 'log tail', { lastMessageId: writer.lastMessageId, replayed: tail }, options.bootTimeoutMs)];
+    boots.push(await boot(dir, 'snapshot', { lastMessageId: writer.lastMessageId, replayed: null }, options.bootTimeoutMs));
+    return { messages: writer.messages, logTail: tail, writer, diskBytes: disk, boots };
+  } finally {
+    removeTempDir(dir);
+  }
+}
+
+// ---- command line ----------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    options: { dir: { type: 'string' }, messages: { type: 'string', default: '1000000' }, 'log-tail': { type: 'string', default: '0.1' } },
+    allowPositionals: true,
+  });
+  const messages = Number(values.messages);
+  const logTailShare = Number(values['log-tail']);
+  if (!Number.isInteger(messages) || messages < BATCH) throw new Error(`--messages must be an integer of at least ${BATCH}`);
+  if (!(logTailShare >= 0 && logTailShare < 1)) throw new Error('--log-tail must be in [0, 1)');
+  if (positionals[0] === 'write') {
+    if (!values.dir) throw new Error('write needs --dir');
+    const result = await writeDataDir(values.dir, messages, logTailShare);
+    console.log(`${WRITER_MARK}${JSON.stringify(result)}`);
+    return;
+  }
+  pinSelf();
+  const result = await runRecovery({ messages, logTailShare, writeTimeoutMs: 1_800_000, bootTimeoutMs: 600_000 });
+  console.log(JSON.stringify({ ...result, boots: result.boots.map(({ memory: _memory, ...rest }) => rest) }, null, 2));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+  main()
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await stopAll();
+      killAll();
+      process.exit();
+    });
+}
