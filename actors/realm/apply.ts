@@ -1,7 +1,10 @@
+import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
+import { applyProfileFieldChange } from './profile-fields/apply.ts';
+import { applyRealmSettingsChange } from './settings/apply.ts';
 import { applySettingsDefaultsChange } from './settings-defaults/apply.ts';
 import type { RealmState } from './state.ts';
 
@@ -15,7 +18,7 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       if (state.groups.size === 0) createSystemGroups(state);
       return;
     case 'user.created':
-      state.users.set(change.user.userId, { ...change.user });
+      state.users.set(change.user.userId, change.user.bot ? { ...change.user, bot: structuredClone(change.user.bot) } : { ...change.user });
       state.userIdByEmail.set(change.user.email.toLowerCase(), change.user.userId);
       state.nextUserId = Math.max(state.nextUserId, change.user.userId + 1);
       setRoleMembership(state, change.user.userId, null, change.user.role);
@@ -64,6 +67,20 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       return;
     case 'settings_default.changed':
       applySettingsDefaultsChange(state, change);
+      return;
+    case 'realm.property_changed':
+    case 'realm.permission_changed':
+      applyRealmSettingsChange(state, change);
+      return;
+    case 'profile_field.created':
+    case 'profile_field.updated':
+    case 'profile_field.deleted':
+    case 'profile_fields.reordered':
+    case 'profile_data.changed':
+      applyProfileFieldChange(state, change);
+      return;
+    case 'bot.updated':
+      applyBotChange(state, change);
       return;
     case 'message.sent':
     case 'message.edited':

@@ -1,7 +1,10 @@
 import type { SettingOverrides } from '../user/settings.ts';
+import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
+import type { ProfileFieldChange } from './profile-fields/changes.ts';
+import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 
@@ -20,4 +23,7 @@ export type RealmChange =
   | GroupChange
   | SettingsDefaultsChange
   | ChannelChange
-  | MessageChange;
+  | MessageChange
+  | RealmSettingsChange
+  | ProfileFieldChange
+  | BotChange;

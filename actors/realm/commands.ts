@@ -1,6 +1,9 @@
+import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
+import type { ProfileFieldCommand } from './profile-fields/commands.ts';
+import type { RealmSettingsCommand } from './settings/commands.ts';
 import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
 import type { Role } from './state.ts';
 
@@ -29,4 +32,7 @@ export type RealmCommand =
   | GroupCommand
   | SettingsDefaultsCommand
   | ChannelCommand
-  | MessageCommand;
+  | MessageCommand
+  | RealmSettingsCommand
+  | ProfileFieldCommand
+  | BotCommand;

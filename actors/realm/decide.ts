@@ -1,10 +1,13 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
+import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { decideProfileField } from './profile-fields/decide.ts';
+import { decideRealmSettings } from './settings/decide.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
@@ -30,7 +33,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
         if (caller && caller.role !== Role.owner) throw ownerRequired();
         if (activeOwnerCount(state) <= 1) throw badRequest('Cannot deactivate the only organization owner');
       }
-      return [{ type: 'user.deactivated', userId: target.userId }];
+      // The user's bots stop with it (the original's rule: a bot acts for its owner).
+      const bots = [...state.users.values()].filter((user) => user.isBot && user.isActive && user.bot?.ownerId === target.userId);
+      return [target, ...bots].map((user): RealmChange => ({ type: 'user.deactivated', userId: user.userId }));
     }
     case 'user.reactivate': {
       requireAdmin(state, command.caller);
@@ -51,6 +56,19 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
       return decideChannel(state, command, clock);
     case 'settings_defaults.update':
       return decideSettingsDefaults(state, command);
+    case 'realm.update':
+      return decideRealmSettings(state, command);
+    case 'profile_field.create':
+    case 'profile_field.update':
+    case 'profile_field.delete':
+    case 'profile_field.reorder':
+    case 'profile_data.update':
+      return decideProfileField(state, command);
+    case 'bot.create':
+    case 'bot.update':
+    case 'bot.deactivate':
+    case 'bot.regenerate_api_key':
+      return decideBot(state, command, clock);
     case 'message.send':
     case 'message.edit':
     case 'message.delete':

@@ -1,8 +1,11 @@
 import type { Delivery } from '../events.ts';
+import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { messageEvents } from './messages/events.ts';
+import { profileFieldEvents } from './profile-fields/events.ts';
+import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
 import { personView } from './views.ts';
@@ -14,13 +17,21 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'user.created': {
       const user = state.users.get(change.user.userId);
       // Avatar URLs in events are always sent in full; clients that compute them locally ignore the field.
-      return user ? toRealm({ type: 'realm_user', op: 'add', person: personView(user, false) }) : [];
+      if (!user) return [];
+      // A bot's key and configuration go to those who administer it; everyone learns of the account.
+      return [...toRealm({ type: 'realm_user', op: 'add', person: personView(user, false) }), ...botAccountEvent(state, user.userId, 'add')];
     }
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':
-      return toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } });
+      return [
+        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } }),
+        ...botAccountEvent(state, change.userId, 'update', { is_active: false }),
+      ];
     case 'user.reactivated':
-      return toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } });
+      return [
+        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } }),
+        ...botAccountEvent(state, change.userId, 'update', { is_active: true }),
+      ];
     case 'user.updated': {
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
@@ -51,6 +62,20 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       return channelEvents(state, change, now);
     case 'settings_default.changed':
       return settingsDefaultsEvents(change).flatMap(toRealm);
+    case 'realm.property_changed':
+    case 'realm.permission_changed':
+      return realmSettingsEvents(change).flatMap(toRealm);
+    case 'profile_field.created':
+    case 'profile_field.updated':
+    case 'profile_field.deleted':
+    case 'profile_fields.reordered':
+    case 'profile_data.changed':
+      return profileFieldEvents(state, change).flatMap(toRealm);
+    case 'bot.updated':
+      return botEvents(state, change);
+    // A bot's new key goes to those who administer it; a person's to nobody (the response carries it).
+    case 'user.api_key_changed':
+      return botAccountEvent(state, change.userId, 'update', { api_key: change.apiKey });
     case 'message.sent':
     case 'message.edited':
     case 'messages.deleted':
@@ -59,7 +84,6 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'message.flags_changed':
       return messageEvents(state, change);
     case 'realm.created':
-    case 'user.api_key_changed':
     case 'user.password_changed':
       return [];
   }

@@ -22,6 +22,9 @@ export const REALM_PERMISSION_DEFAULTS = {
   can_access_all_users_group: 'role:everyone',
   direct_message_initiator_group: 'role:everyone',
   direct_message_permission_group: 'role:everyone',
+  can_create_bots_group: 'role:members',
+  /** incoming-webhook bots only, on top of `can_create_bots_group` */
+  can_create_write_only_bots_group: 'role:members',
 } as const satisfies Record<string, SystemGroupName>;
 
 export type RealmPermission = keyof typeof REALM_PERMISSION_DEFAULTS;
@@ -30,6 +33,16 @@ export function systemGroupId(state: RealmState, name: SystemGroupName): number 
   const id = state.systemGroupIds.get(name);
   if (id === undefined) throw new Error(`realm ${state.realmId} has no system group ${name}`);
   return id;
+}
+
+/**
+ * Fills in the permissions a realm snapshot predates (added to the table above after it was written) with
+ * their defaults; a realm replayed from its creation gets them from `createSystemGroups`.
+ */
+export function fillPermissionDefaults(state: RealmState): void {
+  for (const [permission, group] of Object.entries(REALM_PERMISSION_DEFAULTS)) {
+    state.permissions[permission as RealmPermission] ??= systemGroupId(state, group);
+  }
 }
 
 /** Is the user in the group setting (a realm permission name, or a setting value)? */

@@ -7,7 +7,10 @@ import {
   type UserGroupRecord,
 } from './groups/state.ts';
 import type { SettingOverrides } from '../user/settings.ts';
-import type { RealmPermission } from './permissions.ts';
+import { fillPermissionDefaults, type RealmPermission } from './permissions.ts';
+import type { BotProfile } from './bots/state.ts';
+import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
+import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
@@ -32,6 +35,8 @@ export interface UserProfile {
   dateJoined: number;
   timezone: string;
   avatarVersion: number;
+  /** a bot's type, owner and configuration; absent for people */
+  bot?: BotProfile;
 }
 
 export interface RealmState {
@@ -65,15 +70,19 @@ export interface RealmState {
   userSettingsDefaults: SettingOverrides;
   /** messages, their indexes and the per-user flags (messages/state.ts) */
   messages: MessageStore;
+  /** the settings of PATCH /realm that the server obeys (settings/state.ts) */
+  settings: RealmSettings;
+  /** custom profile fields and every user's values (profile-fields/state.ts) */
+  profileFields: ProfileFieldStore;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults'> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
@@ -82,6 +91,10 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults'> & {
   userSettingsDefaults?: SettingOverrides;
   /** absent in snapshots written before messages existed */
   messages?: MessageStoreRecord;
+  /** absent in snapshots written before realm settings existed; settings added later than the snapshot are absent from it */
+  settings?: Partial<RealmSettings>;
+  /** absent in snapshots written before custom profile fields existed */
+  profileFields?: ProfileFieldStoreRecord;
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -107,11 +120,13 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     nextChannelId: 1,
     userSettingsDefaults: {},
     messages: emptyMessageStore(),
+    settings: { ...DEFAULT_REALM_SETTINGS },
+    profileFields: emptyProfileFieldStore(),
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -126,12 +141,15 @@ export function realmToRecord(state: RealmState): RealmRecord {
     channels: [...channels.values()],
     subscriptions: subscriptionRecords,
     messages: messageStoreToRecord(messages),
+    profileFields: profileFieldStoreToRecord(profileFields),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, settings, profileFields, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
+  state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
+  state.profileFields = profileFieldStoreFromRecord(profileFields);
   for (const user of users) {
     state.users.set(user.userId, user);
     state.userIdByEmail.set(user.email.toLowerCase(), user.userId);
@@ -149,6 +167,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     else setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
   }
   state.messages = messageStoreFromRecord(messages);
+  if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }
 

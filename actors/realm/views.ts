@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ProfileData } from './profile-fields/views.ts';
 import { Role, type UserProfile } from './state.ts';
 
 /** The Zulip `User` object for the API, with the flags derived from the role. */
@@ -19,7 +20,7 @@ export interface PersonView {
   timezone: string;
   avatar_url: string | null;
   avatar_version: number;
-  profile_data?: Record<string, never>;
+  profile_data?: ProfileData;
 }
 
 /**
@@ -32,7 +33,11 @@ export function avatarUrl(user: UserProfile, clientExtavatar: boolean): string |
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;
 }
 
-export function personView(user: UserProfile, clientExtavatar: boolean): PersonView {
+/**
+ * `profileData`: the user's custom profile field values (profile-fields/views.ts `profileDataOf`); null leaves
+ * `profile_data` out (GET /users without include_custom_profile_fields). Bots never have it.
+ */
+export function personView(user: UserProfile, clientExtavatar: boolean, profileData: ProfileData | null = {}): PersonView {
   const person: PersonView = {
     user_id: user.userId,
     email: user.email,
@@ -44,13 +49,13 @@ export function personView(user: UserProfile, clientExtavatar: boolean): PersonV
     is_admin: user.role <= Role.administrator,
     is_guest: user.role === Role.guest,
     is_bot: user.isBot,
-    bot_type: user.isBot ? 1 : null,
-    bot_owner_id: null,
+    bot_type: user.isBot ? (user.bot?.type ?? 1) : null,
+    bot_owner_id: user.bot?.ownerId ?? null,
     role: user.role,
     timezone: user.timezone,
     avatar_url: avatarUrl(user, clientExtavatar),
     avatar_version: user.avatarVersion,
   };
-  if (!user.isBot) person.profile_data = {};
+  if (!user.isBot && profileData) person.profile_data = profileData;
   return person;
 }

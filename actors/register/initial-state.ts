@@ -1,5 +1,7 @@
 import type { Builder, InitialStateOptions, RegistrationView } from './builder.ts';
 import { alertWordsState } from './builders/alert-words.ts';
+import { realmBotsState } from './builders/bots.ts';
+import { customProfileFieldsState } from './builders/profile-fields.ts';
 import { draftsState } from './builders/drafts.ts';
 import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
@@ -37,6 +39,8 @@ const builders: Record<string, Builder> = {
   starred_messages: starredMessagesState,
   recent_private_conversations: recentConversationsState,
   presence: presenceState,
+  custom_profile_fields: customProfileFieldsState,
+  realm_bot: realmBotsState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

@@ -1,4 +1,5 @@
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { renderMarkdown } from '../../actors/markdown.ts';
 import { findUserByEmail } from '../../actors/realm/state.ts';
 import { requireActive } from '../http/auth.ts';
 import { p } from '../http/params.ts';
@@ -73,7 +74,8 @@ export const authRoutes = [
         realm_url: url,
         realm_uri: url,
         realm_name: realm.name,
-        realm_description: realm.description,
+        // Shown on login pages: rendered, unlike registration's raw `realm_description` (what the settings form edits).
+        realm_description: renderMarkdown(realm.description),
         realm_web_public_access_enabled: false,
       };
     },

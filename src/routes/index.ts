@@ -1,6 +1,7 @@
 import { accountRoutes } from './accounts.ts';
 import { alertWordRoutes } from './alert-words.ts';
 import { authRoutes } from './auth.ts';
+import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
 import { draftRoutes } from './drafts.ts';
 import { eventRoutes } from './events.ts';
@@ -9,7 +10,9 @@ import { messageFlagRoutes } from './message-flags.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
 import { presenceRoutes } from './presence.ts';
+import { profileFieldRoutes } from './profile-fields.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
+import { realmRoutes } from './realm.ts';
 import type { Route } from './route.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
@@ -27,4 +30,5 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
-  ...typingRoutes, ...presenceRoutes];
+  ...typingRoutes, ...presenceRoutes,
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes];

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
 import { findUserByEmail, isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
+import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
+import { profileDataParam } from './profile-fields.ts';
 import { route } from './route.ts';
 
 // The original's limits on display names.
@@ -48,7 +50,9 @@ export const userRoutes = [
     handle({ realm }, params) {
       const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
       const members = [];
-      for (const user of users) if (user) members.push(personView(user, params.client_extavatar));
+      for (const user of users) {
+        if (user) members.push(personView(user, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
+      }
       return { members };
     },
   }),
@@ -58,8 +62,8 @@ export const userRoutes = [
     path: '/users/me',
     auth: 'user',
     params: {},
-    handle({ user }) {
-      return { ...personView(user, false) };
+    handle({ realm, user }) {
+      return { ...personView(user, false, profileDataOf(realm.profileFields, user.userId)) };
     },
   }),
 
@@ -73,7 +77,8 @@ export const userRoutes = [
       include_custom_profile_fields: p.bool().default(false),
     },
     handle({ realm }, params) {
-      return { user: personView(lookUp(realm, params.user_id), params.client_extavatar) };
+      const target = lookUp(realm, params.user_id);
+      return { user: personView(target, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
     },
   }),
 
@@ -133,9 +138,17 @@ export const userRoutes = [
     method: 'PATCH',
     path: '/users/{user_id}',
     auth: 'user',
-    params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional() },
+    params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional(), profile_data: profileDataParam.optional() },
     async handle({ services, realm, user }, params) {
       const target = lookUp(realm, params.user_id);
+      if (params.profile_data) {
+        // An empty value (or null) clears the field, as in the original. Checked before the name and role change.
+        const clears = (value: unknown) => value === null || value === '' || (Array.isArray(value) && value.length === 0);
+        await services.runtime.execute(realm.realmId, {
+          type: 'profile_data.update', caller: caller(user), userId: target.userId,
+          set: params.profile_data.filter(({ value }) => !clears(value)), remove: params.profile_data.filter(({ value }) => clears(value)).map(({ id }) => id),
+        });
+      }
       await services.runtime.execute(realm.realmId, {
         type: 'user.update',
         caller: caller(user),

@@ -8,7 +8,8 @@ import { findUserByEmail, Role, type RealmState, type UserProfile } from '../sta
 import type { ContentEdit, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds } from './decide.ts';
-import { normalizeContent, normalizeTopic, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
+import { topicsRequired } from '../settings/state.ts';
+import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
 import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMessage } from './state.ts';
 
@@ -23,6 +24,7 @@ export function decideSend(state: RealmState, command: Send, clock: Clock): Mess
     const channel = channelForSend(state, command.to, sender);
     if (command.topic === undefined) throw badRequest('Missing topic');
     recipient = { kind: 'channel', channelId: channel.id, topic: normalizeTopic(command.topic) };
+    if (recipient.topic === '' && topicsRequired(state.settings)) throw badRequest(TOPICS_REQUIRED);
     userIds = [...new Set([...(state.subscriptions.get(channel.id)?.keys() ?? []), sender.userId])];
   } else {
     userIds = directRecipients(state, command.to, sender);

@@ -1,12 +1,13 @@
 import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../../register/realm-limits.ts';
 
-/** The realm's editing windows; the same values the registration's `realm` state reports. */
-export const MESSAGE_CONTENT_EDIT_LIMIT_SECONDS = 600;
-export const MOVE_WITHIN_CHANNEL_LIMIT_SECONDS = 604_800;
-export const MOVE_BETWEEN_CHANNELS_LIMIT_SECONDS = 604_800;
+// The editing windows themselves are realm settings (realm/settings/state.ts), changed with PATCH /realm.
+
 /** The original's grace period on the content edit window, for edits started just before it closed. */
 export const EDIT_LIMIT_BUFFER_SECONDS = 20;
+
+/** Sending or moving to the empty topic when the realm's topics policy disables it. */
+export const TOPICS_REQUIRED = 'Topics are required in this organization';
 
 /** Wildcard mentions are refused to users without `can_mention_many_users_group` above this many. */
 export const WILDCARD_MENTION_THRESHOLD = 15;

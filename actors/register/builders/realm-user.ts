@@ -1,4 +1,5 @@
 import { isAdmin, Role } from '../../realm/state.ts';
+import { profileDataOf } from '../../realm/profile-fields/views.ts';
 import { avatarUrl, personView } from '../../realm/views.ts';
 import type { Builder } from '../builder.ts';
 
@@ -7,7 +8,7 @@ export const realmUserState: Builder = ({ realm, user }, { clientExtavatar }) =>
   const active: unknown[] = [];
   const inactive: unknown[] = [];
   for (const other of realm.users.values()) {
-    (other.isActive ? active : inactive).push(personView(other, clientExtavatar));
+    (other.isActive ? active : inactive).push(personView(other, clientExtavatar, profileDataOf(realm.profileFields, other.userId)));
   }
   const admin = isAdmin(user);
   const member = user.role <= Role.member;

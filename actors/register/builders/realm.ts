@@ -1,3 +1,4 @@
+import { realmSettingsView } from '../../realm/settings/views.ts';
 import type { Builder } from '../builder.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS } from '../realm-limits.ts';
 
@@ -10,15 +11,8 @@ export const realmState: Builder = ({ realm }, { realmUrl, generation, passwordL
   realm_uri: realmUrl,
   realm_date_created: realm.dateCreated,
   realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
-  realm_default_language: 'en',
-  realm_allow_message_editing: true,
-  realm_message_content_edit_limit_seconds: 600,
-  realm_move_messages_within_stream_limit_seconds: 604_800,
-  realm_move_messages_between_streams_limit_seconds: 604_800,
-  realm_message_retention_days: -1,
-  realm_topics_policy: 'allow_empty_topic',
-  realm_mandatory_topics: false,
-  realm_enable_spectator_access: false,
+  // The settings of PATCH /realm and the group-setting permissions, as the realm has them.
+  ...realmSettingsView(realm),
   realm_presence_disabled: false,
   realm_email_auth_enabled: true,
   realm_password_auth_enabled: true,

@@ -1,0 +1,34 @@
+import type { Caller } from '../commands.ts';
+
+export type BotCommand =
+  | {
+      type: 'bot.create';
+      caller: Caller;
+      fullName: string;
+      shortName: string;
+      botType: number;
+      /** the domain of bot emails, `<short_name>-bot@<domain>` (the realm's host, which the front end knows) */
+      domain: string;
+      serviceName?: string;
+      payloadUrl?: string;
+      interfaceType?: number;
+      /** channel names; '' or absent: none */
+      defaultSendingStream?: string;
+      defaultEventsRegisterStream?: string;
+      defaultAllPublicStreams?: boolean;
+    }
+  | {
+      type: 'bot.update';
+      caller: Caller;
+      botId: number;
+      fullName?: string;
+      ownerId?: number;
+      /** a channel name; null or '' clears it */
+      defaultSendingStream?: string | null;
+      defaultEventsRegisterStream?: string | null;
+      defaultAllPublicStreams?: boolean;
+      servicePayloadUrl?: string;
+      serviceInterface?: number;
+    }
+  | { type: 'bot.deactivate'; caller: Caller; botId: number }
+  | { type: 'bot.regenerate_api_key'; caller: Caller; botId: number };

@@ -1,0 +1,36 @@
+/** Bot types of the API. */
+export const BotType = {
+  generic: 1,
+  incomingWebhook: 2,
+  outgoingWebhook: 3,
+  embedded: 4,
+} as const;
+export type BotType = (typeof BotType)[keyof typeof BotType];
+
+/**
+ * Embedded bots run inside the original server (its EMBEDDED_BOTS_ENABLED, off by default); this server
+ * runs none, so it offers the other three types.
+ */
+export const CREATABLE_BOT_TYPES: readonly BotType[] = [BotType.generic, BotType.incomingWebhook, BotType.outgoingWebhook];
+
+/** Outgoing webhook interfaces: the generic one and the Slack-compatible one. */
+export const SERVICE_INTERFACES = [1, 2] as const;
+
+/** Where an outgoing webhook bot would post the messages it is mentioned in (stored; this server sends nothing). */
+export interface BotService {
+  name: string;
+  baseUrl: string;
+  interface: number;
+  token: string;
+}
+
+/** What a bot account has beyond a user's (UserProfile.bot). */
+export interface BotProfile {
+  type: BotType;
+  /** null only for bots the server itself owns */
+  ownerId: number | null;
+  defaultSendingChannelId: number | null;
+  defaultEventsRegisterChannelId: number | null;
+  defaultAllPublicStreams: boolean;
+  services: BotService[];
+}

@@ -1,0 +1,139 @@
+import { badRequest, ChatError, ErrorCode, notAdmin } from '../../errors.ts';
+import { LANGUAGES } from '../../user/setting-values.ts';
+import type { Caller } from '../commands.ts';
+import type { GroupSetting } from '../groups/state.ts';
+import type { RealmPermission } from '../permissions.ts';
+import { isAdmin, Role, type RealmState } from '../state.ts';
+import type { RealmSettingsChange } from './changes.ts';
+import type { RealmSettingsCommand } from './commands.ts';
+import { OWNER_ONLY_SETTINGS, TOPICS_POLICIES, type RealmSettingName, type RealmSettings } from './state.ts';
+
+/** The original's limits on an organization's name and description. */
+export const MAX_REALM_NAME_LENGTH = 40;
+export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+
+/** Permissions that only a system group may hold, and which ones (the original's `allowed_system_groups`). */
+const SYSTEM_GROUPS_ONLY: Partial<Record<RealmPermission, readonly string[]>> = {
+  can_access_all_users_group: ['role:everyone', 'role:members'],
+};
+
+type Property = Extract<RealmSettingsChange, { type: 'realm.property_changed' }>;
+type Value = Property['value'];
+
+/**
+ * PATCH /realm: administrators, and owners for the owner-only settings. Every value is checked before
+ * anything changes; values equal to the current ones change nothing and announce nothing.
+ */
+export function decideRealmSettings(state: RealmState, command: RealmSettingsCommand): RealmSettingsChange[] {
+  const caller = requireAdmin(state, command.caller);
+  const touched = [...Object.keys(command.settings), ...Object.keys(command.permissions)];
+  if (caller && caller.role !== Role.owner && touched.some((name) => OWNER_ONLY_SETTINGS.has(name))) {
+    throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Must be an organization owner');
+  }
+  const changes: RealmSettingsChange[] = [];
+  const property = (name: Property['name'], value: Value, current: Value) => {
+    if (value !== current) changes.push({ type: 'realm.property_changed', name, value });
+  };
+  if (command.name !== undefined) property('name', checkName(command.name), state.name);
+  if (command.description !== undefined) {
+    if (command.description.length > MAX_REALM_DESCRIPTION_LENGTH) {
+      throw badRequest(`description is too long (limit: ${MAX_REALM_DESCRIPTION_LENGTH} characters)`);
+    }
+    property('description', command.description, state.description);
+  }
+  for (const [name, value] of Object.entries(command.settings) as [RealmSettingName, RealmSettings[RealmSettingName]][]) {
+    if (value === undefined) continue;
+    property(name, checkSetting(name, value), state.settings[name]);
+  }
+  for (const [name, edit] of Object.entries(command.permissions) as [RealmPermission, { new: GroupSetting; old?: GroupSetting }][]) {
+    if (!edit) continue;
+    if (edit.old !== undefined && !sameSetting(edit.old, state.permissions[name])) {
+      throw badRequest("'old' value does not match the expected value.");
+    }
+    const value = checkPermission(state, name, edit.new);
+    if (!sameSetting(value, state.permissions[name])) changes.push({ type: 'realm.permission_changed', name, value });
+  }
+  return changes;
+}
+
+function requireAdmin(state: RealmState, caller: Caller) {
+  if (caller.kind === 'operator') return null;
+  const user = state.users.get(caller.userId);
+  if (!user || !isAdmin(user)) throw notAdmin();
+  return user;
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw badRequest("Organization name can't be empty.");
+  if (trimmed.length > MAX_REALM_NAME_LENGTH) throw badRequest(`name is too long (limit: ${MAX_REALM_NAME_LENGTH} characters)`);
+  return trimmed;
+}
+
+const badValue = (name: string, value: unknown) => badRequest(`Bad value for '${name}': ${value === null ? 'null' : String(value)}`);
+const positive = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+
+function checkSetting(name: RealmSettingName, value: unknown): Value {
+  switch (name) {
+    case 'allow_message_editing':
+    case 'enable_spectator_access':
+      if (typeof value !== 'boolean') throw badValue(name, value);
+      return value;
+    case 'message_content_edit_limit_seconds':
+    case 'move_messages_within_stream_limit_seconds':
+    case 'move_messages_between_streams_limit_seconds':
+      // null is "no limit"; zero is not a limit (it meant "no limit" before feature level 138).
+      if (value !== null && !positive(value)) throw badValue(name, value);
+      return value as number | null;
+    case 'message_retention_days':
+      if (value !== -1 && !positive(value)) throw badValue(name, value);
+      return value as number;
+    case 'topics_policy':
+      if (!TOPICS_POLICIES.includes(value as never)) throw badRequest(`Invalid topics_policy '${String(value)}'`);
+      return value as string;
+    case 'default_language':
+      if (typeof value !== 'string' || !LANGUAGES.has(value)) throw badRequest(`Invalid language '${String(value)}'`);
+      return value;
+  }
+}
+
+/** A valid value for a realm permission, in its canonical form. */
+function checkPermission(state: RealmState, name: RealmPermission, value: GroupSetting): GroupSetting {
+  const systemOnly = SYSTEM_GROUPS_ONLY[name];
+  const groupOf = (id: number) => {
+    const group = state.groups.get(id);
+    if (!group || group.deactivated) throw badRequest(`Invalid user group ID: ${id}`);
+    // Nobody outside the organization holds a permission in it.
+    if (group.name === 'role:internet' && group.isSystemGroup) throw badRequest(`'${name}' setting cannot be set to 'role:internet' group.`);
+    return group;
+  };
+  const normalized = normalize(value);
+  if (typeof normalized === 'number') {
+    const group = groupOf(normalized);
+    if (systemOnly && !(group.isSystemGroup && systemOnly.includes(group.name))) throw badRequest(`'${name}' must be a system user group.`);
+    return normalized;
+  }
+  if (systemOnly) throw badRequest(`'${name}' must be a system user group.`);
+  for (const id of normalized.direct_members) {
+    const user = state.users.get(id);
+    if (!user || !user.isActive) throw badRequest(`Invalid user ID: ${id}`);
+  }
+  for (const id of normalized.direct_subgroups) groupOf(id);
+  return normalized;
+}
+
+/** Sorted, without repeats; an anonymous group of exactly one group is that group. */
+function normalize(value: GroupSetting): GroupSetting {
+  if (typeof value === 'number') return value;
+  const sorted = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
+  const direct_members = sorted(value.direct_members);
+  const direct_subgroups = sorted(value.direct_subgroups);
+  if (direct_members.length === 0 && direct_subgroups.length === 1) return direct_subgroups[0]!;
+  return { direct_members, direct_subgroups };
+}
+
+function sameSetting(first: GroupSetting, second: GroupSetting): boolean {
+  const [a, b] = [normalize(first), normalize(second)];
+  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  return a.direct_members.join(',') === b.direct_members.join(',') && a.direct_subgroups.join(',') === b.direct_subgroups.join(',');
+}

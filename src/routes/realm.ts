@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { notAdmin } from '../../actors/errors.ts';
+import { REALM_PERMISSION_DEFAULTS, type RealmPermission } from '../../actors/realm/permissions.ts';
+import type { RealmSettings } from '../../actors/realm/settings/state.ts';
+import { isAdmin } from '../../actors/realm/state.ts';
+import { p, Param } from '../http/params.ts';
+import { groupSetting } from './channel-params.ts';
+import { route } from './route.ts';
+
+/** Text that clients send either plainly or as a JSON string. */
+const unquote = (raw: string) => raw.trim().replace(/^"(.*)"$/, '$1');
+
+/** A time limit in seconds: an integer, or `unlimited` (JSON null too) for none. The realm checks it is positive. */
+const limitSeconds = Param.of(unquote, z.string().transform((text, context): number | null => {
+  if (text === 'unlimited' || text === 'null') return null;
+  if (/^-?\d+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  context.addIssue({ code: 'custom', message: "must be a number of seconds or 'unlimited'" });
+  return z.NEVER;
+})).optional();
+
+/** `message_retention_days`: a number of days, or `unlimited` (-1, the original's encoding). */
+const retentionDays = Param.of(unquote, z.string().transform((text, context): number => {
+  if (text === 'unlimited') return -1;
+  if (/^-?\d+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  context.addIssue({ code: 'custom', message: "must be a positive number of days or 'unlimited'" });
+  return z.NEVER;
+})).optional();
+
+const settingEdit = z.object({ new: groupSetting, old: groupSetting.optional() });
+const PERMISSIONS = Object.keys(REALM_PERMISSION_DEFAULTS) as RealmPermission[];
+const permissionParams = Object.fromEntries(PERMISSIONS.map((name) => [name, p.json(settingEdit).optional()])) as Record<
+  RealmPermission,
+  Param<z.infer<typeof settingEdit>, true>
+>;
+
+export const realmRoutes = [
+  // Administrators change the realm's settings; owners also the owner-only ones (settings/state.ts).
+  route({
+    method: 'PATCH',
+    path: '/realm',
+    auth: 'user',
+    authorize(user) {
+      if (!isAdmin(user)) throw notAdmin();
+    },
+    params: {
+      name: p.string().optional(),
+      description: p.string().optional(),
+      allow_message_editing: p.bool().optional(),
+      message_content_edit_limit_seconds: limitSeconds,
+      move_messages_within_stream_limit_seconds: limitSeconds,
+      move_messages_between_streams_limit_seconds: limitSeconds,
+      topics_policy: Param.of(unquote, z.string()).optional(),
+      /** before topics_policy (feature level 392): true is `disable_empty_topic` */
+      mandatory_topics: p.bool().optional(),
+      default_language: Param.of(unquote, z.string()).optional(),
+      message_retention_days: retentionDays,
+      enable_spectator_access: p.bool().optional(),
+      ...permissionParams,
+    },
+    async handle({ services, realm, user }, params) {
+      const settings: Partial<RealmSettings> = {};
+      const set = <K extends keyof RealmSettings>(name: K, value: RealmSettings[K] | undefined) => {
+        if (value !== undefined) settings[name] = value;
+      };
+      set('allow_message_editing', params.allow_message_editing);
+      set('message_content_edit_limit_seconds', params.message_content_edit_limit_seconds);
+      set('move_messages_within_stream_limit_seconds', params.move_messages_within_stream_limit_seconds);
+      set('move_messages_between_streams_limit_seconds', params.move_messages_between_streams_limit_seconds);
+      if (params.mandatory_topics !== undefined) settings.topics_policy = params.mandatory_topics ? 'disable_empty_topic' : 'allow_empty_topic';
+      set('topics_policy', params.topics_policy as RealmSettings['topics_policy'] | undefined);
+      set('default_language', params.default_language);
+      set('message_retention_days', params.message_retention_days);
+      set('enable_spectator_access', params.enable_spectator_access);
+      const permissions: Partial<Record<RealmPermission, z.infer<typeof settingEdit>>> = {};
+      for (const name of PERMISSIONS) if (params[name] !== undefined) permissions[name] = params[name];
+      const changes = await services.runtime.execute(realm.realmId, {
+        type: 'realm.update', caller: { kind: 'user', userId: user.userId }, name: params.name, description: params.description, settings, permissions,
+      });
+      // The original answers with what changed: each new value, or 'updated' for text.
+      const data: Record<string, unknown> = {};
+      for (const change of changes) {
+        if (change.type === 'realm.permission_changed') data[change.name] = change.value;
+        else if (change.type === 'realm.property_changed') data[change.name] = typeof change.value === 'string' ? 'updated' : change.value;
+      }
+      return data;
+    },
+  }),
+];
