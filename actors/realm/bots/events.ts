@@ -14,9 +14,10 @@ export function botEvents(state: RealmState, change: BotChange): Delivery[] {
   const toRealm = (person: Record<string, unknown>) =>
     out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'realm_user', op: 'update', person: { user_id: bot.userId, ...person } } });
   let administrators = botAdministrators(state, bot.bot);
-  const toAdministrators = (fields: Record<string, unknown>) =>
-    administrators.length &&
+  const toAdministrators = (fields: Record<string, unknown>) => {
+    if (administrators.length === 0) return;
     out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.userId, ...fields } } });
+  };
 
   if (change.fullName !== undefined) {
     toRealm({ full_name: change.fullName });
