@@ -82,6 +82,10 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'bot.updated':
       applyBotChange(state, change);
       return;
+    case 'notification_bot.created':
+      state.notificationBot = { ...change.bot };
+      state.nextUserId = Math.max(state.nextUserId, change.bot.userId + 1);
+      return;
     case 'message.sent':
     case 'message.edited':
     case 'messages.deleted':

@@ -3,6 +3,7 @@ import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
+import type { NotificationChange } from './notifications/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -26,4 +27,5 @@ export type RealmChange =
   | MessageChange
   | RealmSettingsChange
   | ProfileFieldChange
-  | BotChange;
+  | BotChange
+  | NotificationChange;

@@ -6,8 +6,11 @@ import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { newNotificationBot } from './notifications/state.ts';
+import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
+import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
@@ -23,8 +26,10 @@ export interface Clock {
  */
 export function decideRealm(state: RealmState, command: RealmCommand, clock: Clock): RealmChange[] {
   switch (command.type) {
-    case 'user.create':
-      return decideCreateUser(state, command, clock);
+    case 'user.create': {
+      const changes = decideCreateUser(state, command, clock);
+      return [...changes, ...signupNotices(state, changes, clock)];
+    }
     case 'user.deactivate': {
       const caller = requireAdmin(state, command.caller);
       const target = requireHuman(state, command.userId);
@@ -49,15 +54,25 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Clo
     case 'group.update':
     case 'group.members':
       return decideGroup(state, command, clock);
-    case 'channel.subscribe':
+    case 'channel.subscribe': {
+      const changes = decideChannel(state, command, clock);
+      return [...changes, ...newChannelNotices(state, command, changes, clock)];
+    }
     case 'channel.unsubscribe':
     case 'channel.update':
     case 'subscription.properties':
       return decideChannel(state, command, clock);
     case 'settings_defaults.update':
       return decideSettingsDefaults(state, command);
-    case 'realm.update':
-      return decideRealmSettings(state, command);
+    case 'realm.update': {
+      const changes: RealmChange[] = decideRealmSettings(state, command);
+      // Naming a channel for notices brings the bot that posts them into being, in the same record.
+      const needsBot = changes.some((change) => change.type === 'realm.property_changed' && (ANNOUNCEMENT_SETTINGS as readonly string[]).includes(change.name) && change.value !== -1);
+      if (needsBot && !state.notificationBot && command.botDomain) {
+        changes.unshift({ type: 'notification_bot.created', bot: newNotificationBot(state, command.botDomain, clock.now()) });
+      }
+      return changes;
+    }
     case 'profile_field.create':
     case 'profile_field.update':
     case 'profile_field.delete':

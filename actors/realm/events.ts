@@ -83,8 +83,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'reaction.removed':
     case 'message.flags_changed':
       return messageEvents(state, change);
+    // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
     case 'realm.created':
     case 'user.password_changed':
+    case 'notification_bot.created':
       return [];
   }
 }

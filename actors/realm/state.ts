@@ -74,6 +74,11 @@ export interface RealmState {
   settings: RealmSettings;
   /** custom profile fields and every user's values (profile-fields/state.ts) */
   profileFields: ProfileFieldStore;
+  /**
+   * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
+   * directory and its counts show people and their bots only; null until a notice first needs it.
+   */
+  notificationBot: UserProfile | null;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
@@ -82,7 +87,7 @@ type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channe
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings'> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
@@ -95,6 +100,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   settings?: Partial<RealmSettings>;
   /** absent in snapshots written before custom profile fields existed */
   profileFields?: ProfileFieldStoreRecord;
+  /** absent in snapshots written before the notification bot existed */
+  notificationBot?: UserProfile | null;
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -122,6 +129,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     messages: emptyMessageStore(),
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
+    notificationBot: null,
   };
 }
 

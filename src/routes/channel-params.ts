@@ -63,5 +63,6 @@ export function newChannelOptions(params: ParamsOf<typeof newChannelParams>): Ne
     messageRetentionDays: params.message_retention_days ?? null,
     isDefault: params.is_default_stream,
     permissions: pickChannelPermissions(params),
+    announce: params.announce,
   };
 }

@@ -4,6 +4,7 @@ import { REALM_PERMISSION_DEFAULTS, type RealmPermission } from '../../actors/re
 import type { RealmSettings } from '../../actors/realm/settings/state.ts';
 import { isAdmin } from '../../actors/realm/state.ts';
 import { p, Param } from '../http/params.ts';
+import { botDomain } from './bots.ts';
 import { groupSetting } from './channel-params.ts';
 import { route } from './route.ts';
 
@@ -55,6 +56,8 @@ export const realmRoutes = [
       default_language: Param.of(unquote, z.string()).optional(),
       message_retention_days: retentionDays,
       enable_spectator_access: p.bool().optional(),
+      new_stream_announcements_stream_id: p.int().optional(),
+      signup_announcements_stream_id: p.int().optional(),
       ...permissionParams,
     },
     async handle({ services, realm, user }, params) {
@@ -71,10 +74,13 @@ export const realmRoutes = [
       set('default_language', params.default_language);
       set('message_retention_days', params.message_retention_days);
       set('enable_spectator_access', params.enable_spectator_access);
+      set('new_stream_announcements_stream_id', params.new_stream_announcements_stream_id);
+      set('signup_announcements_stream_id', params.signup_announcements_stream_id);
       const permissions: Partial<Record<RealmPermission, z.infer<typeof settingEdit>>> = {};
       for (const name of PERMISSIONS) if (params[name] !== undefined) permissions[name] = params[name];
       const changes = await services.runtime.execute(realm.realmId, {
         type: 'realm.update', caller: { kind: 'user', userId: user.userId }, name: params.name, description: params.description, settings, permissions,
+        botDomain: botDomain(services, realm),
       });
       // The original answers with what changed: each new value, or 'updated' for text.
       const data: Record<string, unknown> = {};

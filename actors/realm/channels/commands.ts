@@ -10,6 +10,8 @@ export interface NewChannelOptions {
   messageRetentionDays: number | null;
   isDefault: boolean;
   permissions: Partial<Record<ChannelPermission, GroupSetting>>;
+  /** the notification bot announces the new public channels (notifications/decide.ts) */
+  announce?: boolean;
 }
 
 export type ChannelCommand =

@@ -1,4 +1,5 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
+import { senderProfile } from '../notifications/state.ts';
 import type { RealmState } from '../state.ts';
 import { avatarUrl } from '../views.ts';
 import type { EditHistoryEntry, Reaction, StoredMessage } from './state.ts';
@@ -35,7 +36,7 @@ function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<strin
 
 /** The API Message object (without the per-user `flags`). */
 export function messageView(state: RealmState, message: StoredMessage, options: ViewOptions): Record<string, unknown> {
-  const sender = state.users.get(message.senderId)!;
+  const sender = senderProfile(state, message.senderId)!;
   const { recipient } = message;
   const view: Record<string, unknown> = {
     id: message.id,

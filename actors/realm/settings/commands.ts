@@ -11,4 +11,6 @@ export type RealmSettingsCommand = {
   settings: Partial<RealmSettings>;
   /** each change names the value it expects to replace, so concurrent edits do not overwrite each other */
   permissions: Partial<Record<RealmPermission, { new: GroupSetting; old?: GroupSetting }>>;
+  /** the domain of the notification bot's email (the realm's host, which the front end knows), if it must be made */
+  botDomain?: string;
 };

@@ -43,7 +43,7 @@ export function decideRealmSettings(state: RealmState, command: RealmSettingsCom
   }
   for (const [name, value] of Object.entries(command.settings) as [RealmSettingName, RealmSettings[RealmSettingName]][]) {
     if (value === undefined) continue;
-    property(name, checkSetting(name, value), state.settings[name]);
+    property(name, checkSetting(state, name, value), state.settings[name]);
   }
   for (const [name, edit] of Object.entries(command.permissions) as [RealmPermission, { new: GroupSetting; old?: GroupSetting }][]) {
     if (!edit) continue;
@@ -73,7 +73,7 @@ function checkName(name: string): string {
 const badValue = (name: string, value: unknown) => badRequest(`Bad value for '${name}': ${value === null ? 'null' : String(value)}`);
 const positive = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
-function checkSetting(name: RealmSettingName, value: unknown): Value {
+function checkSetting(state: RealmState, name: RealmSettingName, value: unknown): Value {
   switch (name) {
     case 'allow_message_editing':
     case 'enable_spectator_access':
@@ -94,6 +94,14 @@ function checkSetting(name: RealmSettingName, value: unknown): Value {
     case 'default_language':
       if (typeof value !== 'string' || !LANGUAGES.has(value)) throw badRequest(`Invalid language '${String(value)}'`);
       return value;
+    case 'new_stream_announcements_stream_id':
+    case 'signup_announcements_stream_id': {
+      // -1 is "none"; otherwise a channel that can still take messages.
+      if (value === -1) return value;
+      const channel = typeof value === 'number' ? state.channels.get(value) : undefined;
+      if (!channel || channel.isArchived) throw badRequest('Invalid channel ID');
+      return value as number;
+    }
   }
 }
 

@@ -18,6 +18,10 @@ export interface RealmSettings {
   /** -1: keep messages forever (the original's encoding of `unlimited`) */
   message_retention_days: number;
   enable_spectator_access: boolean;
+  /** the channel where the notification bot announces new channels; -1: none */
+  new_stream_announcements_stream_id: number;
+  /** the channel where the notification bot announces new users; -1: none */
+  signup_announcements_stream_id: number;
 }
 
 export type RealmSettingName = keyof RealmSettings;
@@ -32,7 +36,14 @@ export const DEFAULT_REALM_SETTINGS: Readonly<RealmSettings> = {
   default_language: 'en',
   message_retention_days: -1,
   enable_spectator_access: false,
+  // The original defaults new-channel announcements to the realm's first default channel; here nothing is
+  // announced until an administrator picks a channel, so a fresh realm's message history stays empty.
+  new_stream_announcements_stream_id: -1,
+  signup_announcements_stream_id: -1,
 };
+
+/** The settings that name a channel the notification bot posts to. */
+export const ANNOUNCEMENT_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id'] as const;
 
 export const REALM_SETTING_NAMES = Object.keys(DEFAULT_REALM_SETTINGS) as RealmSettingName[];
 

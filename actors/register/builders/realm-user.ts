@@ -15,7 +15,7 @@ export const realmUserState: Builder = ({ realm, user }, { clientExtavatar }) =>
   return {
     realm_users: active,
     realm_non_active_users: inactive,
-    cross_realm_bots: [],
+    cross_realm_bots: realm.notificationBot ? [{ ...personView(realm.notificationBot, clientExtavatar, null), is_system_bot: true }] : [],
     avatar_source: 'G',
     avatar_url: avatarUrl(user, false),
     avatar_url_medium: avatarUrl(user, false),
