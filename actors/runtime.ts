@@ -10,7 +10,7 @@ import type { QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
-import { decideRealm, type Clock } from './realm/decide.ts';
+import { decideRealm, type Clock, type DecideContext } from './realm/decide.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
@@ -98,13 +98,21 @@ export class Runtime {
     return this.users.get(userKey(realmId, userId));
   }
 
+  /** The time, and the personal facts of the realm's user actors that a realm decision may record. */
+  private decideContext(realmId: number): DecideContext {
+    return {
+      now: () => this.options.clock.now(),
+      alertWords: (userId) => this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.alertWords ?? [],
+    };
+  }
+
   /** Decides a realm command and commits its changes; resolves once they are durable. */
   async execute(realmId: number, command: RealmCommand): Promise<RealmChange[]> {
     const actor = this.realms.get(realmId);
     if (!actor || actor.getSnapshot().value !== 'ready') {
       throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
     }
-    const changes = decideRealm(actor.getSnapshot().context.state, command, this.options.clock);
+    const changes = decideRealm(actor.getSnapshot().context.state, command, this.decideContext(realmId));
     if (changes.length > 0) await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
     return changes;
   }
@@ -144,7 +152,7 @@ export class Runtime {
     };
     let changes: RealmChange[];
     try {
-      changes = decideRealm(realm.getSnapshot().context.state, command, this.options.clock);
+      changes = decideRealm(realm.getSnapshot().context.state, command, this.decideContext(realmId));
     } catch (error) {
       const reason = error instanceof ChatError ? error.message : 'Internal server error';
       const failed = decideUser(actor!.getSnapshot().context.state, { type: 'scheduled.fail', id, reason }, this.options.clock);

@@ -69,8 +69,9 @@ function compileTerm(operator: string, operand: string): Term | null {
         case 'unread':
           return (_message, flags) => !flags.includes('read');
         case 'mentioned':
-        case 'alerted':
           return (_message, flags) => flags.includes('mentioned');
+        case 'alerted':
+          return (_message, flags) => flags.includes('has_alert_word');
         case 'resolved':
           return (message) => isChannel(message) && topicOf(message).startsWith(RESOLVED_TOPIC_PREFIX);
         default:

@@ -21,10 +21,19 @@ export interface Clock {
 }
 
 /**
+ * What a realm decision may read beyond the realm: the time, and personal facts kept by user actors that a
+ * decision records into its changes (so replay never needs to read them again).
+ */
+export interface DecideContext extends Clock {
+  /** the user's alert words (lower-case); absent: none */
+  alertWords?(userId: number): readonly string[];
+}
+
+/**
  * Validates a command against the current realm state and returns the facts it produces. Pure: it reads
  * the state, never changes it; every value the server chooses (ids, keys, times) is in the changes.
  */
-export function decideRealm(state: RealmState, command: RealmCommand, clock: Clock): RealmChange[] {
+export function decideRealm(state: RealmState, command: RealmCommand, clock: DecideContext): RealmChange[] {
   switch (command.type) {
     case 'user.create': {
       const changes = decideCreateUser(state, command, clock);

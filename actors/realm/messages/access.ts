@@ -60,5 +60,6 @@ export function flagsFor(state: RealmState, userId: number, message: StoredMessa
   if (topicWildcard) out.push('topic_wildcard_mentioned');
   // Deprecated at feature level 224, kept for older clients: either wildcard.
   if (mentions.streamWildcard || topicWildcard) out.push('wildcard_mentioned');
+  if (message.alertedUserIds?.includes(userId)) out.push('has_alert_word');
   return out;
 }

@@ -1,7 +1,7 @@
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Channel } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
-import type { Clock } from '../decide.ts';
+import type { Clock, DecideContext } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
@@ -15,7 +15,7 @@ import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMe
 
 type Send = Extract<MessageCommand, { type: 'message.send' }>;
 
-export function decideSend(state: RealmState, command: Send, clock: Clock): MessageChange[] {
+export function decideSend(state: RealmState, command: Send, clock: DecideContext): MessageChange[] {
   const sender = callerUser(state, command.caller);
   const content = normalizeContent(command.content);
   let recipient: MessageRecipient;
@@ -45,6 +45,8 @@ export function decideSend(state: RealmState, command: Send, clock: Clock): Mess
     userIds,
     historicalUserIds: [],
   };
+  const alerted = alertedRecipients(content, userIds, sender.userId, clock);
+  if (alerted.length) message.alertedUserIds = alerted;
   const change: MessageChange = { type: 'message.sent', message, readBySender: command.readBySender ?? true };
   if (command.localEcho) change.localEcho = command.localEcho;
   if (command.scheduledMessageId !== undefined) change.scheduledMessageId = command.scheduledMessageId;
@@ -140,4 +142,29 @@ function topicParticipants(state: RealmState, channelId: number, topic: string, 
   const out = new Set([senderId]);
   for (const id of state.messages.byTopic.get(topicKey(channelId, topic)) ?? []) out.add(state.messages.byId.get(id)!.senderId);
   return out;
+}
+
+/**
+ * The recipients (never the sender) one of whose alert words the content holds, as a whole word and
+ * without regard to case: they get the `has_alert_word` flag.
+ */
+function alertedRecipients(content: string, userIds: readonly number[], senderId: number, context: DecideContext): number[] {
+  if (!context.alertWords) return [];
+  const text = content.toLowerCase();
+  const out: number[] = [];
+  for (const userId of userIds) {
+    if (userId === senderId) continue;
+    const words = context.alertWords(userId);
+    if (words.some((word) => containsWord(text, word.toLowerCase()))) out.push(userId);
+  }
+  return out;
+}
+
+function containsWord(text: string, word: string): boolean {
+  if (!word) return false;
+  const isWordChar = (char: string | undefined) => char !== undefined && /[\p{L}\p{N}_]/u.test(char);
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
+    if (!isWordChar(text[at - 1]) && !isWordChar(text[at + word.length])) return true;
+  }
+  return false;
 }

@@ -1,6 +1,6 @@
 import { badRequest } from '../../errors.ts';
 import type { Caller } from '../commands.ts';
-import type { Clock } from '../decide.ts';
+import type { Clock, DecideContext } from '../decide.ts';
 import type { RealmState, UserProfile } from '../state.ts';
 import { canRead } from './access.ts';
 import type { MessageChange } from './changes.ts';
@@ -10,7 +10,7 @@ import { decideDelete, decideDeleteTopic, decideFlags, decideReaction } from './
 import { decideSend } from './decide-send.ts';
 import type { StoredMessage } from './state.ts';
 
-export function decideMessage(state: RealmState, command: MessageCommand, clock: Clock): MessageChange[] {
+export function decideMessage(state: RealmState, command: MessageCommand, clock: DecideContext): MessageChange[] {
   switch (command.type) {
     case 'message.send':
       return decideSend(state, command, clock);

@@ -167,9 +167,10 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
           return holds(message, userId) && flagged(state.messages.mentionedOf);
         case 'resolved':
           return recipient.kind === 'channel' && recipient.topic.startsWith(RESOLVED_TOPIC_PREFIX);
-        // No topics are followed and no alert words are matched yet (both live in personal state).
-        case 'followed':
         case 'alerted':
+          return holds(message, userId) && (message.alertedUserIds?.includes(userId) ?? false);
+        // No topics are followed yet (followed topics live in personal state).
+        case 'followed':
           return false;
       }
   }

@@ -60,6 +60,8 @@ export interface StoredMessage {
   userIds: number[];
   /** of `userIds`, those who did not receive it when it was sent */
   historicalUserIds: number[];
+  /** recipients one of whose alert words the message held when sent (`has_alert_word`); absent: none */
+  alertedUserIds?: number[];
 }
 
 /** The flags a user may set and clear; `read` is kept as its inverse, the (sparse) unread set. */
