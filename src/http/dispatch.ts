@@ -46,6 +46,12 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       const { params, ignored } = readParams(route.params, values);
       const context: RouteContext<'public'> = { services, realm, user, request };
       const result = await route.handle(context as RouteContext<never>, params as never);
+      // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
+      // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
+      // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
+      // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
+      // later commits: that would add a commit to every delivery.
+      if (request.method === 'GET' && route.rateLimited !== false) await services.runtime.settled();
       return successResponse(result, ignored);
     } catch (error) {
       if (error instanceof ChatError) return errorResponse(error);
