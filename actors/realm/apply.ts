@@ -1,3 +1,4 @@
+import { applyAttachmentChange, relinkMessage } from './attachments/apply.ts';
 import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
@@ -87,7 +88,18 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       state.nextUserId = Math.max(state.nextUserId, change.bot.userId + 1);
       return;
     case 'message.sent':
+      applyMessageChange(state, change);
+      relinkMessage(state, change.message.id, [], change.message.attachmentIds ?? []);
+      return;
     case 'message.edited':
+      // The links change before the edit applies, while the message still holds its old list.
+      if (change.content) relinkMessage(state, change.targetId, state.messages.byId.get(change.targetId)?.attachmentIds ?? [], change.content.attachmentIds ?? []);
+      applyMessageChange(state, change);
+      return;
+    case 'attachment.uploaded':
+    case 'attachment.deleted':
+      applyAttachmentChange(state, change);
+      return;
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

@@ -1,4 +1,5 @@
 import type { SettingOverrides } from '../user/settings.ts';
+import type { AttachmentChange } from './attachments/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
@@ -28,4 +29,5 @@ export type RealmChange =
   | RealmSettingsChange
   | ProfileFieldChange
   | BotChange
-  | NotificationChange;
+  | NotificationChange
+  | AttachmentChange;

@@ -1,3 +1,4 @@
+import type { AttachmentCommand } from './attachments/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
@@ -35,4 +36,5 @@ export type RealmCommand =
   | MessageCommand
   | RealmSettingsCommand
   | ProfileFieldCommand
-  | BotCommand;
+  | BotCommand
+  | AttachmentCommand;

@@ -1,5 +1,6 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
+import { decideAttachment } from './attachments/decide.ts';
 import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
@@ -101,6 +102,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'reaction.remove':
     case 'message.flags':
       return decideMessage(state, command, clock);
+    case 'attachment.upload':
+    case 'attachment.delete':
+      return decideAttachment(state, command, clock);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

@@ -1,4 +1,5 @@
 import type { Delivery } from '../events.ts';
+import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
@@ -78,6 +79,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       return botAccountEvent(state, change.userId, 'update', { api_key: change.apiKey });
     case 'message.sent':
     case 'message.edited':
+      return [...messageEvents(state, change), ...attachmentLinkEvents(state, change)];
+    case 'attachment.uploaded':
+    case 'attachment.deleted':
+      return attachmentEvents(state, change);
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

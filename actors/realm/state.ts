@@ -12,6 +12,7 @@ import type { BotProfile } from './bots/state.ts';
 import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
 import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
 // Roles live in their own module: the groups module needs them, and this one needs the groups.
@@ -74,6 +75,8 @@ export interface RealmState {
   settings: RealmSettings;
   /** custom profile fields and every user's values (profile-fields/state.ts) */
   profileFields: ProfileFieldStore;
+  /** uploaded files and the messages linking them (attachments/state.ts) */
+  attachments: AttachmentStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -82,7 +85,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -100,6 +103,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   settings?: Partial<RealmSettings>;
   /** absent in snapshots written before custom profile fields existed */
   profileFields?: ProfileFieldStoreRecord;
+  /** absent in snapshots written before uploads existed */
+  attachments?: AttachmentStoreRecord;
   /** absent in snapshots written before the notification bot existed */
   notificationBot?: UserProfile | null;
 };
@@ -129,12 +134,13 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     messages: emptyMessageStore(),
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
+    attachments: emptyAttachmentStore(),
     notificationBot: null,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -150,11 +156,12 @@ export function realmToRecord(state: RealmState): RealmRecord {
     subscriptions: subscriptionRecords,
     messages: messageStoreToRecord(messages),
     profileFields: profileFieldStoreToRecord(profileFields),
+    attachments: attachmentStoreToRecord(attachments),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, settings, profileFields, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -175,6 +182,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     else setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
   }
   state.messages = messageStoreFromRecord(messages);
+  state.attachments = attachmentStoreFromRecord(attachments);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

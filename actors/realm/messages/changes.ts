@@ -21,6 +21,8 @@ export interface ContentEdit {
   renderedContent: string;
   isMeMessage: boolean;
   mentions: Mentions;
+  /** the uploaded files the new content links (attachments/decide.ts); absent: none */
+  attachmentIds?: number[];
 }
 
 export interface MoveEdit {
@@ -59,6 +61,9 @@ export type MessageChange =
       content?: ContentEdit;
       move?: MoveEdit;
       firstMessageIds: FirstMessageIds;
+      /** files the old content linked and the new one does not; of those, the editor's that nothing links now */
+      unlinkedAttachmentIds?: number[];
+      detachedAttachmentIds?: number[];
     }
   | { type: 'messages.deleted'; groups: DeletedGroup[]; firstMessageIds: FirstMessageIds }
   | { type: 'reaction.added' | 'reaction.removed'; messageId: number; reaction: Reaction }

@@ -8,6 +8,7 @@ import { canRead } from './access.ts';
 import type { FirstMessageIds, MessageChange, MoveEdit } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds, readableMessage } from './decide.ts';
+import { detachedAttachmentIds, linkedAttachmentIds } from '../attachments/decide.ts';
 import { renderContent } from './decide-send.ts';
 import { topicsRequired } from '../settings/state.ts';
 import { EDIT_LIMIT_BUFFER_SECONDS, normalizeContent, normalizeTopic, RESOLVED_TOPIC_PREFIX, TOPICS_REQUIRED } from './limits.ts';
@@ -49,7 +50,9 @@ export function decideEdit(state: RealmState, command: Edit, clock: Clock): Mess
       throw badRequest('The time limit for editing this message has passed');
     }
     const recipient = move ? { kind: 'channel' as const, channelId: move.edit.toChannelId, topic: move.edit.toTopic } : message.recipient;
-    change.content = renderContent(state, editor, recipient, normalizeContent(command.content), message.userIds);
+    const content = normalizeContent(command.content);
+    change.content = renderContent(state, editor, recipient, content, message.userIds);
+    linkAttachments(state, editor, message, content, change);
   }
   if (move) {
     change.move = move.edit;
@@ -138,4 +141,15 @@ function firstIdsAfterMove(state: RealmState, fromId: number, toId: number, ids:
   const newFirst = current === null ? ids[0]! : Math.min(current, ids[0]!);
   if (newFirst !== current) out.push([toId, newFirst]);
   return out;
+}
+
+/** The files the new content links, and those the edit unlinks (`detached_uploads`: the editor's left unlinked). */
+function linkAttachments(state: RealmState, editor: UserProfile, message: StoredMessage, content: string, change: Extract<MessageChange, { type: 'message.edited' }>): void {
+  const after = linkedAttachmentIds(state, editor, content);
+  if (after.length) change.content!.attachmentIds = after;
+  const unlinked = (message.attachmentIds ?? []).filter((id) => !after.includes(id));
+  if (!unlinked.length) return;
+  change.unlinkedAttachmentIds = unlinked;
+  const detached = detachedAttachmentIds(state, editor.userId, message, after);
+  if (detached.length) change.detachedAttachmentIds = detached;
 }

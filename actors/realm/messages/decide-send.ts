@@ -8,6 +8,7 @@ import { findUserByEmail, Role, type RealmState, type UserProfile } from '../sta
 import type { ContentEdit, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds } from './decide.ts';
+import { linkedAttachmentIds } from '../attachments/decide.ts';
 import { topicsRequired } from '../settings/state.ts';
 import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
@@ -47,6 +48,8 @@ export function decideSend(state: RealmState, command: Send, clock: DecideContex
   };
   const alerted = alertedRecipients(content, userIds, sender.userId, clock);
   if (alerted.length) message.alertedUserIds = alerted;
+  const attachmentIds = linkedAttachmentIds(state, sender, content);
+  if (attachmentIds.length) message.attachmentIds = attachmentIds;
   const change: MessageChange = { type: 'message.sent', message, readBySender: command.readBySender ?? true };
   if (command.localEcho) change.localEcho = command.localEcho;
   if (command.scheduledMessageId !== undefined) change.scheduledMessageId = command.scheduledMessageId;

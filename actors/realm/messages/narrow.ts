@@ -2,6 +2,7 @@ import { ChatError, ErrorCode } from '../../errors.ts';
 import { findUserByEmail, type RealmState } from '../state.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
+import { isImageName } from '../attachments/state.ts';
 import { conversationKey, type StoredMessage } from './state.ts';
 
 /** One narrow term as the client sent it (object form, or the legacy [operator, operand] pair). */
@@ -153,8 +154,9 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
     }
     case 'has':
       if (clause.what === 'reaction') return message.reactions.length > 0;
-      if (clause.what === 'attachment') return message.renderedContent.includes('/user_uploads/');
-      return message.renderedContent.includes(clause.what === 'link' ? '<a ' : '<img ');
+      if (clause.what === 'attachment') return (message.attachmentIds?.length ?? 0) > 0;
+      if (clause.what === 'link') return message.renderedContent.includes('<a ');
+      return hasImage(state, message);
     case 'is':
       switch (clause.what) {
         case 'dm':
@@ -190,3 +192,14 @@ export function highlight(html: string, words: readonly string[]): string {
 }
 
 export const highlightTopic = (topic: string, words: readonly string[]) => highlight(escapeHtml(topic), words);
+
+/** `has:image`: an inline image, an uploaded image file the message links, or a link to an image. */
+function hasImage(state: RealmState, message: StoredMessage): boolean {
+  if (message.renderedContent.includes('<img ')) return true;
+  for (const id of message.attachmentIds ?? []) {
+    const attachment = state.attachments.byId.get(id);
+    if (attachment && isImageName(attachment.name)) return true;
+  }
+  for (const match of message.renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) return true;
+  return false;
+}

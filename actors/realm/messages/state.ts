@@ -62,6 +62,8 @@ export interface StoredMessage {
   historicalUserIds: number[];
   /** recipients one of whose alert words the message held when sent (`has_alert_word`); absent: none */
   alertedUserIds?: number[];
+  /** the uploaded files its content links (attachments/), sorted ids; absent: none */
+  attachmentIds?: number[];
 }
 
 /** The flags a user may set and clear; `read` is kept as its inverse, the (sparse) unread set. */

@@ -1,0 +1,5 @@
+import type { Attachment } from './state.ts';
+
+export type AttachmentChange =
+  | { type: 'attachment.uploaded'; attachment: Attachment }
+  | { type: 'attachment.deleted'; attachmentId: number; ownerId: number };
