@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { Disconnect } from '../actors/disconnect.ts';
+import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
 import type { Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse } from './http/request.ts';
@@ -70,9 +71,10 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
     };
     const run = () => dispatch(request).then(respond, () => respond(INTERNAL_ERROR));
 
+    const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
     const declared = Number(req.getHeader('content-length') || 0);
-    if (declared > maxBodyBytes) {
-      respond(tooLarge(maxBodyBytes));
+    if (declared > cap) {
+      respond(tooLarge(cap));
       return;
     }
     if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
@@ -84,8 +86,8 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
     res.onData((chunk, isLast) => {
       if (done) return;
       size += chunk.byteLength;
-      if (size > maxBodyBytes) {
-        respond(tooLarge(maxBodyBytes));
+      if (size > cap) {
+        respond(tooLarge(cap));
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
@@ -118,6 +120,14 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * The upload endpoint takes bodies up to the realm's file size limit plus room for the multipart framing;
+ * every other route keeps the general cap, so a large body is buffered only where one is expected. The
+ * route itself refuses a file over the limit with the API's error (the body cap answers 413 beyond it).
+ */
+const UPLOAD_PATHS = new Set(['/api/v1/user_uploads']);
+const UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024;
+
 const INTERNAL_ERROR: ApiResponse = {
   status: 500,
   headers: { 'Content-Type': 'application/json' },
@@ -140,5 +150,5 @@ function write(res: HttpResponse, response: ApiResponse): void {
     if (name === 'Connection') close = value === 'close';
     else res.writeHeader(name, value);
   }
-  res.end(response.body, close);
+  res.end(response.bytes ?? response.body, close);
 }

@@ -4,7 +4,7 @@ import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
 import { authenticate, realmForHost } from './auth.ts';
 import { errorResponse, successResponse } from './envelope.ts';
-import { readForm } from './form.ts';
+import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
 import type { ApiRequest, ApiResponse } from './request.ts';
 import { Router } from './router.ts';
@@ -21,7 +21,6 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   const router = new Router(routes.filter((route) => !route.root));
   // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
   const rootRouter = new Router(routes.filter((route) => route.root));
-  for (const route of routes) if (route.root && route.auth !== 'public') throw new Error(`root route ${route.path} must not take API credentials`);
 
   const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
     try {
@@ -41,10 +40,11 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
         route.authorize?.(user, realm);
       }
-      const values = await readForm(request.query, request.contentType, request.body);
+      const files: UploadedFile[] = [];
+      const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
       for (const [name, value] of match.pathParams) values.set(name, value);
       const { params, ignored } = readParams(route.params, values);
-      const context: RouteContext<'public'> = { services, realm, user, request };
+      const context: RouteContext<'public'> = { services, realm, user, request, files };
       const result = await route.handle(context as RouteContext<never>, params as never);
       // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
       // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught

@@ -8,10 +8,16 @@ export class RawFields {
   constructor(readonly json: string) {}
 }
 
-export type HandlerResult = Record<string, unknown> | RawFields;
+/** A handler result that is the whole response, without the envelope: a file's bytes. */
+export class DirectResponse {
+  constructor(readonly response: ApiResponse) {}
+}
+
+export type HandlerResult = Record<string, unknown> | RawFields | DirectResponse;
 
 /** The success envelope: result, msg, the operation's fields, and the parameters that were ignored. */
 export function successResponse(result: HandlerResult, ignored: readonly string[]): ApiResponse {
+  if (result instanceof DirectResponse) return result.response;
   let body: string;
   if (result instanceof RawFields) {
     body = `{"result":"success","msg":"",${result.json}`;

@@ -19,4 +19,6 @@ export interface ApiResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** a body of bytes (uploaded files), sent instead of `body` */
+  bytes?: Buffer;
 }

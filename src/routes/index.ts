@@ -20,6 +20,7 @@ import { scheduledMessageRoutes } from './scheduled-messages.ts';
 import { settingsDefaultsRoutes } from './settings-defaults.ts';
 import { settingsRoutes } from './settings.ts';
 import { typingRoutes } from './typing.ts';
+import { uploadRoutes } from './uploads.ts';
 import { userGroupRoutes } from './user-groups.ts';
 import { userStatusRoutes } from './user-status.ts';
 import { userTopicRoutes } from './user-topics.ts';
@@ -31,4 +32,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
-  ...realmRoutes, ...profileFieldRoutes, ...botRoutes];
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes];

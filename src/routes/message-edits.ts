@@ -4,6 +4,7 @@ import { badRequest } from '../../actors/errors.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
 import type { MessageChange } from '../../actors/realm/messages/changes.ts';
 import { normalizeTopic } from '../../actors/realm/messages/limits.ts';
+import { attachmentView } from '../../actors/realm/attachments/views.ts';
 import type { ReactionType } from '../../actors/realm/messages/state.ts';
 import { p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
@@ -40,7 +41,7 @@ export const messageEditRoutes = [
           throw badRequest("'prev_content_sha256' value does not match the expected value.");
         }
       }
-      await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'message.edit',
         caller: { kind: 'user', userId: user.userId },
         messageId: params.message_id,
@@ -49,8 +50,14 @@ export const messageEditRoutes = [
         channelId: params.stream_id,
         propagateMode: params.propagate_mode,
       });
-      // No uploads exist yet, so an edit never detaches one.
-      return { detached_uploads: [] };
+      const edited = changes.find((change) => change.type === 'message.edited');
+      const detached = edited?.type === 'message.edited' ? (edited.detachedAttachmentIds ?? []) : [];
+      return {
+        detached_uploads: detached.flatMap((id) => {
+          const attachment = realm.attachments.byId.get(id);
+          return attachment ? [attachmentView(realm, attachment)] : [];
+        }),
+      };
     },
   }),
 

@@ -2,6 +2,7 @@ import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import type { AppServices } from '../services.ts';
 import type { HandlerResult } from '../http/envelope.ts';
 import type { ParamSpec, ParamsOf } from '../http/params.ts';
+import type { UploadedFile } from '../http/form.ts';
 import type { ApiRequest } from '../http/request.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -14,6 +15,8 @@ export interface RouteContext<A extends AuthMode> {
   realm: RealmState;
   user: A extends 'user' ? UserProfile : UserProfile | null;
   request: ApiRequest;
+  /** the multipart body's files, for routes with `files` (empty otherwise) */
+  files: UploadedFile[];
 }
 
 export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = AuthMode> {
@@ -23,9 +26,11 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
   auth: A;
   /**
    * A page outside the API, at `path` from the site root: links people follow from a mail, whose key is the
-   * credential. Such a route takes no API credentials (auth 'public').
+   * credential (auth 'public'), and uploaded files, which clients fetch with their API credentials (auth 'user').
    */
   root?: boolean;
+  /** reads the files of a multipart body into the context's `files` */
+  files?: boolean;
   params: S;
   /** long-polls are not counted against the per-user rate limit */
   rateLimited?: boolean;

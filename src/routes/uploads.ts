@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { canReadAttachment, tooLarge } from '../../actors/realm/attachments/decide.ts';
+import { attachmentsOf, attachmentView, uploadSpaceUsed } from '../../actors/realm/attachments/views.ts';
+import { DirectResponse } from '../http/envelope.ts';
+import { p } from '../http/params.ts';
+import { UploadStore } from '../uploads.ts';
+import { route } from './route.ts';
+
+const fileNotFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'File not found', 404);
+
+export const uploadRoutes = [
+  route({
+    method: 'POST',
+    path: '/user_uploads',
+    auth: 'user',
+    files: true,
+    params: {},
+    async handle({ services, realm, user, files }) {
+      if (files.length !== 1) throw badRequest(files.length ? 'You may only upload one file at a time' : 'You must specify a file to upload');
+      const file = files[0]!;
+      if (file.truncated) throw tooLarge();
+      const store = new UploadStore(services.config.dataDir);
+      // The bytes are durable before the realm records them; a refused record takes them away again.
+      const pathId = await store.save(realm.realmId, file.name, file.data);
+      try {
+        await services.runtime.execute(realm.realmId, {
+          type: 'attachment.upload', caller: { kind: 'user', userId: user.userId }, pathId, name: file.name || 'uploaded-file', size: file.data.length,
+        });
+      } catch (error) {
+        await store.remove(pathId);
+        throw error;
+      }
+      const url = `/user_uploads/${pathId}`;
+      return { uri: url, url, filename: file.name };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/attachments',
+    auth: 'user',
+    params: {},
+    handle({ realm, user }) {
+      return {
+        attachments: attachmentsOf(realm, user.userId).map((attachment) => attachmentView(realm, attachment)),
+        upload_space_used: uploadSpaceUsed(realm, user.userId),
+      };
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/attachments/{attachment_id}',
+    auth: 'user',
+    params: { attachment_id: p.int(z.number().int()) },
+    async handle({ services, realm, user }, params) {
+      const pathId = realm.attachments.byId.get(params.attachment_id)?.pathId;
+      await services.runtime.execute(realm.realmId, { type: 'attachment.delete', caller: { kind: 'user', userId: user.userId }, attachmentId: params.attachment_id });
+      // The record is gone (durably) before the bytes: a crash in between leaves an unreferenced file.
+      if (pathId) await new UploadStore(services.config.dataDir).remove(pathId);
+      return {};
+    },
+  }),
+
+  // The file itself, outside the API. Clients send their API credentials (Basic auth); the uploader and
+  // whoever can read a message linking the file may fetch it, anyone else is told it does not exist.
+  route({
+    method: 'GET',
+    path: '/user_uploads/{realm_id_str}/{dir}/{filename}',
+    root: true,
+    auth: 'user',
+    params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
+    async handle({ services, realm, user }, params) {
+      if (params.realm_id_str !== String(realm.realmId)) throw fileNotFound();
+      const pathId = `${params.realm_id_str}/${params.dir}/${params.filename}`;
+      const id = realm.attachments.byPathId.get(pathId);
+      const attachment = id === undefined ? undefined : realm.attachments.byId.get(id);
+      if (!attachment || !canReadAttachment(realm, user.userId, attachment)) throw fileNotFound();
+      const bytes = await new UploadStore(services.config.dataDir).read(pathId);
+      if (!bytes) throw fileNotFound();
+      const type = contentType(attachment.name);
+      const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
+      return new DirectResponse({
+        status: 200,
+        headers: {
+          'Content-Type': type,
+          'Content-Disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(attachment.name)}`,
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'private, max-age=86400',
+        },
+        body: '',
+        bytes,
+      });
+    },
+  }),
+];
+
+const TYPES: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', avif: 'image/avif',
+  svg: 'image/svg+xml', pdf: 'application/pdf', txt: 'text/plain', md: 'text/plain', csv: 'text/csv', json: 'application/json',
+  mp4: 'video/mp4', webm: 'video/webm', mp3: 'audio/mpeg', ogg: 'audio/ogg', wav: 'audio/wav', zip: 'application/zip', html: 'text/html',
+};
+
+/**
+ * Shown in the browser: media and PDFs. Anything else is a download: an HTML or SVG file served inline from
+ * this origin could run script with the viewer's session.
+ */
+const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'application/pdf', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/plain']);
+
+function contentType(name: string): string {
+  const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
+  return TYPES[extension] ?? 'application/octet-stream';
+}
