@@ -5,6 +5,7 @@ import { bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { withWebClient } from './http/static.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
@@ -13,6 +14,7 @@ import { listen } from './server.ts';
 import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from './version.ts';
+import { buildWebClient } from './web/build.ts';
 import { join } from 'node:path';
 
 export interface RunningServer {
@@ -68,7 +70,8 @@ export async function startServer(
     externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
   };
-  const dispatch = createDispatch(services, allRoutes);
+  // The web client at / and /static/ in front of the API.
+  const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes);
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
   const zuliprc = await bootstrap(services, announce);

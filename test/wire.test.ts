@@ -271,8 +271,10 @@ t.test('unknown routes and wrong methods', async (t) => {
   const outside = await raw(`${url}/definitely/not/api`);
   isErrorEnvelope(t, outside, 404, 'a path outside /api/v1');
 
+  // The root path is the web client's page (test/web.test.ts); everything else outside /api/v1 is a 404 envelope.
   const root = await raw(`${url}/`);
-  isErrorEnvelope(t, root, 404, 'the root path');
+  t.equal(root.status, 200, 'the root path serves the web client');
+  t.match(root.headers.get('content-type'), /^text\/html/, 'the root path is HTML');
 
   const wrongMethod = await raw(`${url}/api/v1/register`, { method: 'PUT', headers: auth });
   isErrorEnvelope(t, wrongMethod, 405, 'PUT /register');

@@ -1,0 +1,232 @@
+import { Api, type Credentials, type Json } from './api.ts';
+import { h } from './dom.ts';
+import { EventQueue } from './events.ts';
+import { icon } from './icons.ts';
+import { Model, type Changed } from './model.ts';
+import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
+import { Compose } from './views/compose.ts';
+import { Feed } from './views/feed.ts';
+import { Sidebar } from './views/sidebar.ts';
+
+/** How many messages a narrow opens with. */
+const FEED_SIZE = 100;
+
+const SCHEMES = ['', 'auto', 'dark', 'light'] as const;
+const SCHEME_NAMES: Record<string, string> = { auto: 'automatic', dark: 'dark', light: 'light' };
+
+/** The signed-in client: the event queue feeds the model, and the views are redrawn from it. */
+export class ChatApp {
+  private readonly api: Api;
+  private readonly model = new Model();
+  private readonly queue: EventQueue;
+  private readonly sidebar: Sidebar;
+  private readonly feed: Feed;
+  private readonly compose: Compose;
+  private readonly title = h('h1', { class: 'pane-title' });
+  private readonly subtitle = h('span', { class: 'pane-subtitle' });
+  private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
+  private readonly banner = h('div', { class: 'banner', role: 'status', hidden: true });
+  private readonly themeButton = h('button', { type: 'button', class: 'ghost icon', onclick: () => this.cycleScheme() });
+  private narrow: Narrow | null = null;
+  /** the latest feed request; answers to older ones are dropped */
+  private feedRequest = 0;
+  private started = false;
+  private typingTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly root: HTMLElement,
+    credentials: Credentials,
+    private readonly signedOut: (reason: string) => void,
+  ) {
+    this.api = new Api(credentials);
+    this.sidebar = new Sidebar({ select: (narrow) => this.select(narrow), joinChannel: (name) => this.joinChannel(name), signOut: () => this.signOut('') });
+    this.feed = new Feed({
+      toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
+      rawContent: async (message) => (await this.api.get(`/messages/${message.id}`, { apply_markdown: false })).raw_content,
+      saveEdit: async (message, content) => void (await this.api.patch(`/messages/${message.id}`, { content })),
+      remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
+      selectTopic: (streamId, topic) => this.select({ kind: 'channel', streamId, topic }),
+    });
+    this.compose = new Compose(this.api, this.model);
+    this.queue = new EventQueue(this.api, {
+      registered: (state) => this.registered(state),
+      events: (events) => this.onEvents(events),
+      unauthorized: () => this.signOut('Your session has ended. Sign in again.'),
+      offline: (offline) => {
+        this.banner.hidden = !offline;
+        this.banner.textContent = offline ? 'Reconnecting to the server…' : '';
+      },
+    });
+  }
+
+  start(): void {
+    this.root.replaceChildren(h('div', { class: 'splash', role: 'status' }, 'Loading…'));
+    this.queue.start();
+    addEventListener('hashchange', this.onHash);
+    document.addEventListener('visibilitychange', this.markRead);
+    addEventListener('focus', this.markRead);
+    // Typing notices whose stop never came fade out on their own.
+    this.typingTimer = setInterval(() => this.renderTyping(), 1_000);
+  }
+
+  private registered(state: Json): void {
+    this.model.load(state);
+    this.applyScheme();
+    if (!this.started) {
+      this.started = true;
+      this.layout();
+    }
+    this.compose.updateSettings();
+    const wanted = narrowFromHash(location.hash) ?? this.narrow ?? this.defaultNarrow();
+    this.narrow = null;
+    this.select(wanted, false);
+  }
+
+  private layout(): void {
+    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.themeButton);
+    const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
+    this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
+  }
+
+  /** The first channel with unread messages, else the first channel, else one's own notes. */
+  private defaultNarrow(): Narrow {
+    const channels = this.model.channels();
+    const first = channels.find((sub) => this.model.channelUnread(sub.stream_id) > 0) ?? channels[0];
+    return first ? { kind: 'channel', streamId: first.stream_id } : { kind: 'dm', userIds: [] };
+  }
+
+  private readonly onHash = () => {
+    const narrow = narrowFromHash(location.hash);
+    if (narrow && !sameNarrow(narrow, this.narrow)) this.select(narrow, false);
+  };
+
+  select(narrow: Narrow, focus = true): void {
+    if (narrow.kind === 'channel' && !this.model.subscriptions.has(narrow.streamId)) narrow = this.defaultNarrow();
+    const changed = !sameNarrow(narrow, this.narrow);
+    this.narrow = narrow;
+    if (location.hash !== narrowToHash(narrow)) history.replaceState(null, '', narrowToHash(narrow));
+    this.model.setFeed(narrow, changed ? [] : this.model.feed);
+    this.compose.setNarrow(narrow);
+    this.renderHeader();
+    this.sidebar.update(this.model, narrow);
+    if (narrow.kind === 'channel') void this.loadTopics(narrow.streamId);
+    if (changed) this.feed.reset();
+    void this.loadFeed(narrow);
+    if (focus) this.compose.focus();
+  }
+
+  private async loadFeed(narrow: Narrow): Promise<void> {
+    const request = ++this.feedRequest;
+    if (!this.model.feed.length) this.feed.render(this.model, { loading: true });
+    try {
+      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: 'newest', num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
+      if (request !== this.feedRequest) return;
+      this.model.setFeed(narrow, answer.messages as Message[]);
+      this.feed.render(this.model, { toBottom: true });
+      this.renderTyping();
+      this.markRead();
+    } catch (error) {
+      if (request === this.feedRequest) this.feed.render(this.model, { error: (error as Error).message });
+    }
+  }
+
+  private async loadTopics(streamId: number): Promise<void> {
+    if (this.model.topics.has(streamId)) return;
+    try {
+      const answer = await this.api.get(`/users/me/${streamId}/topics`);
+      this.model.setTopics(streamId, answer.topics);
+      this.sidebar.update(this.model, this.narrow);
+    } catch {
+      // the channel list still works without its topics
+    }
+  }
+
+  private onEvents(events: Json[]): void {
+    const all: Changed = {};
+    for (const event of events) Object.assign(all, Object.fromEntries(Object.entries(this.model.apply(event)).filter(([, value]) => value)));
+    if (all.settings) {
+      this.applyScheme();
+      this.compose.updateSettings();
+    }
+    if (all.sidebar) {
+      if (this.narrow?.kind === 'channel') void this.loadTopics(this.narrow.streamId);
+      this.sidebar.update(this.model, this.narrow);
+      this.renderHeader();
+    }
+    if (all.refetch && this.narrow) void this.loadFeed(this.narrow);
+    else if (all.feed) {
+      this.feed.render(this.model);
+      this.markRead();
+    }
+    if (all.typing) this.renderTyping();
+  }
+
+  /** Messages on screen are read once the page is in view. */
+  private readonly markRead = () => {
+    if (document.visibilityState !== 'visible') return;
+    const ids = this.model.feed.filter((message) => this.model.unread.has(message.id)).map((message) => message.id);
+    if (!ids.length) return;
+    for (const id of ids) this.model.unread.delete(id);
+    this.sidebar.update(this.model, this.narrow);
+    void this.api.post('/messages/flags', { op: 'add', flag: 'read', messages: ids }).catch(() => {});
+  };
+
+  private renderHeader(): void {
+    const narrow = this.narrow;
+    if (!narrow) return;
+    if (narrow.kind === 'dm') {
+      const names = narrow.userIds.map((id) => this.model.userName(id));
+      this.title.textContent = names.length ? names.join(', ') : `${this.model.me.fullName} (you)`;
+      this.subtitle.textContent = narrow.userIds.length === 1 ? this.model.users.get(narrow.userIds[0]!)?.email ?? '' : 'Notes to yourself';
+    } else {
+      const sub = this.model.subscriptions.get(narrow.streamId);
+      this.title.replaceChildren(`#${sub?.name ?? ''}`, ...(narrow.topic !== undefined ? [h('span', { class: 'pane-topic' }, ` › ${narrow.topic || 'general chat'}`)] : []));
+      this.subtitle.textContent = sub?.description ?? '';
+    }
+    document.title = `${this.title.textContent} · ${this.model.realmName || 'Chat'}`;
+  }
+
+  private renderTyping(): void {
+    const names = this.narrow ? this.model.typing(this.narrow) : [];
+    const text = names.length === 0 ? '' : names.length === 1 ? `${names[0]} is typing…` : names.length === 2 ? `${names[0]} and ${names[1]} are typing…` : 'Several people are typing…';
+    if (this.typing.textContent !== text) this.typing.textContent = text;
+  }
+
+  private toggleReaction(message: Message, reaction: { emoji_name: string; emoji_code: string; reaction_type: string }): void {
+    const mine = message.reactions.some((r) => r.user_id === this.model.me.userId && r.emoji_code === reaction.emoji_code && r.reaction_type === reaction.reaction_type);
+    const call = mine ? this.api.delete : this.api.post;
+    void call(`/messages/${message.id}/reactions`, reaction).catch((error: Error) => alert(error.message));
+  }
+
+  private async joinChannel(name: string): Promise<void> {
+    await this.api.post('/users/me/subscriptions', { subscriptions: [{ name }] });
+    // The subscription event follows; the channel opens once the model has it.
+    const opened = () => [...this.model.subscriptions.values()].find((sub) => sub.name.toLowerCase() === name.toLowerCase());
+    for (let tries = 0; tries < 50 && !opened(); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const sub = opened();
+    if (sub) this.select({ kind: 'channel', streamId: sub.stream_id });
+  }
+
+  private applyScheme(): void {
+    const scheme = SCHEMES[this.model.settings.colorScheme] || 'auto';
+    document.documentElement.dataset.theme = scheme;
+    this.themeButton.replaceChildren(icon(scheme === 'dark' ? 'moon' : scheme === 'light' ? 'sun' : 'auto'));
+    this.themeButton.setAttribute('aria-label', `Colour scheme: ${SCHEME_NAMES[scheme]}. Change it`);
+    this.themeButton.title = `Colour scheme: ${SCHEME_NAMES[scheme]}`;
+  }
+
+  /** automatic → dark → light → automatic, saved to the user's settings (the event applies it). */
+  private cycleScheme(): void {
+    const next = (this.model.settings.colorScheme % 3) + 1;
+    void this.api.patch('/settings', { color_scheme: next }).catch((error: Error) => alert(error.message));
+  }
+
+  private signOut(reason: string): void {
+    this.queue.stop();
+    clearInterval(this.typingTimer);
+    removeEventListener('hashchange', this.onHash);
+    removeEventListener('focus', this.markRead);
+    document.removeEventListener('visibilitychange', this.markRead);
+    this.signedOut(reason);
+  }
+}

@@ -1,0 +1,62 @@
+/** A tiny element builder: no framework, just typed DOM calls. */
+
+type Child = Node | string | number | null | undefined | false;
+type Handler = (event: Event) => void;
+export type Attrs = Record<string, string | number | boolean | null | undefined | Handler>;
+
+/** `h('button', { class: 'x', 'aria-label': 'Send', onclick: send }, 'Send')`; false/null attributes are left out. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') element.addEventListener(name.slice(2), value);
+    else if (name === 'value' && 'value' in element) (element as HTMLInputElement).value = String(value);
+    else element.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+function append(parent: Node, children: (Child | Child[])[]): void {
+  for (const child of children) {
+    if (Array.isArray(child)) append(parent, child);
+    else if (child === null || child === undefined || child === false) continue;
+    else parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+  }
+}
+
+/**
+ * Makes `parent`'s children exactly `wanted`, moving only nodes that are out of place: unchanged nodes stay
+ * put, so a focused editor inside one keeps its focus and caret when messages arrive around it.
+ */
+export function reconcile(parent: Element, wanted: readonly Node[]): void {
+  let cursor = parent.firstChild;
+  for (const node of wanted) {
+    if (node === cursor) {
+      cursor = cursor.nextSibling;
+      continue;
+    }
+    parent.insertBefore(node, cursor);
+  }
+  while (cursor) {
+    const next = cursor.nextSibling;
+    parent.removeChild(cursor);
+    cursor = next;
+  }
+}
+
+/** Initials for an avatar: "Ada Lovelace" → "AL". */
+export function initials(name: string): string {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  const letters = words.length > 1 ? [words[0]![0], words[words.length - 1]![0]] : [...(words[0] ?? '?')].slice(0, 2);
+  return letters.join('').toUpperCase();
+}
+
+/** A stable hue per user, so a person keeps one colour everywhere. */
+export function hueFor(id: number): number {
+  return (id * 137) % 360;
+}
+
+export function avatar(id: number, name: string, size: 'small' | 'large' = 'large'): HTMLElement {
+  return h('span', { class: `avatar avatar-${size}`, style: `--hue: ${hueFor(id)}`, 'aria-hidden': 'true' }, initials(name));
+}

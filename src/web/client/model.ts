@@ -1,0 +1,360 @@
+import type { Json } from './api.ts';
+import { matches, narrowKey, narrowOf, sameTopic, type Message, type Narrow } from './narrow.ts';
+
+export interface User {
+  user_id: number;
+  full_name: string;
+  email: string;
+  is_active: boolean;
+  is_bot: boolean;
+}
+
+export interface Subscription {
+  stream_id: number;
+  name: string;
+  color: string;
+  description: string;
+  invite_only: boolean;
+}
+
+export interface Topic {
+  name: string;
+  maxId: number;
+}
+
+export interface Draft {
+  id: number;
+  type: 'stream' | 'private' | '';
+  to: number[];
+  topic: string;
+  content: string;
+  timestamp: number;
+}
+
+/** Where an unread message lives, to count it per channel, topic and conversation. */
+interface UnreadPlace {
+  streamId?: number;
+  topic?: string;
+  /** the conversation's narrow key */
+  dm?: string;
+}
+
+interface Typist {
+  userId: number;
+  /** where they type: a topic or a conversation */
+  narrow: Narrow;
+  expiresAt: number;
+}
+
+/** Which parts of the page an event changed. */
+export interface Changed {
+  sidebar?: boolean;
+  feed?: boolean;
+  /** the feed must be fetched again (a message moved in or out of it) */
+  refetch?: boolean;
+  typing?: boolean;
+  /** the user's settings (colour scheme, Enter sends) */
+  settings?: boolean;
+  drafts?: boolean;
+}
+
+/**
+ * Everything the client knows: the registration state, kept current by the queue's events, and the
+ * messages of the narrow on screen. Only this class changes it.
+ */
+export class Model {
+  me = { userId: 0, email: '', fullName: '' };
+  realmName = '';
+  users = new Map<number, User>();
+  subscriptions = new Map<number, Subscription>();
+  /** the topics of channels whose list was fetched, most recent first */
+  topics = new Map<number, Topic[]>();
+  unread = new Map<number, UnreadPlace>();
+  drafts = new Map<number, Draft>();
+  settings = { colorScheme: 1, enterSends: false, typingNotifications: true };
+  typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
+  typists = new Map<string, Typist>();
+  narrow: Narrow | null = null;
+  /** the narrow's messages, oldest first */
+  feed: Message[] = [];
+
+  /** Replaces everything with a registration's state. */
+  load(state: Json): void {
+    this.me = { userId: state.user_id, email: state.email, fullName: state.full_name };
+    this.realmName = state.realm_name ?? '';
+    this.users = new Map((state.realm_users as User[]).map((user) => [user.user_id, user]));
+    this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
+    this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
+    const settings = state.user_settings ?? {};
+    this.settings = { colorScheme: settings.color_scheme ?? 1, enterSends: settings.enter_sends ?? false, typingNotifications: settings.send_stream_typing_notifications ?? true };
+    this.typingTimes = {
+      startedWaitMs: state.server_typing_started_wait_period_milliseconds ?? 10_000,
+      stoppedWaitMs: state.server_typing_stopped_wait_period_milliseconds ?? 5_000,
+      startedExpiryMs: state.server_typing_started_expiry_period_milliseconds ?? 15_000,
+    };
+    this.unread.clear();
+    const unread = state.unread_msgs ?? {};
+    for (const entry of unread.streams ?? []) for (const id of entry.unread_message_ids) this.unread.set(id, { streamId: entry.stream_id, topic: entry.topic });
+    for (const entry of unread.pms ?? []) {
+      const peers = entry.other_user_id === this.me.userId ? [] : [entry.other_user_id];
+      for (const id of entry.unread_message_ids) this.unread.set(id, { dm: narrowKey({ kind: 'dm', userIds: peers }) });
+    }
+    for (const entry of unread.huddles ?? []) {
+      const peers = String(entry.user_ids_string).split(',').map(Number).filter((id) => id !== this.me.userId).sort((a, b) => a - b);
+      for (const id of entry.unread_message_ids) this.unread.set(id, { dm: narrowKey({ kind: 'dm', userIds: peers }) });
+    }
+    this.topics.clear();
+    this.typists.clear();
+  }
+
+  userName(id: number): string {
+    return this.users.get(id)?.full_name ?? 'Unknown user';
+  }
+
+  /** Active people, for the direct-message list: oneself first, then by name. */
+  people(): User[] {
+    return [...this.users.values()]
+      .filter((user) => user.is_active && !user.is_bot)
+      .sort((a, b) => (a.user_id === this.me.userId ? -1 : b.user_id === this.me.userId ? 1 : a.full_name.localeCompare(b.full_name)));
+  }
+
+  /**
+   * Group conversations worth listing: those with unread messages, and the one on screen (one-to-one
+   * conversations are listed by person).
+   */
+  groupConversations(open: Narrow | null): number[][] {
+    const keys = new Set<string>();
+    for (const place of this.unread.values()) if (place.dm?.includes(',')) keys.add(place.dm);
+    if (open?.kind === 'dm' && open.userIds.length > 1) keys.add(narrowKey(open));
+    return [...keys].sort().map((key) => key.slice('dm:'.length).split(',').map(Number));
+  }
+
+  channels(): Subscription[] {
+    return [...this.subscriptions.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  unreadCount(filter: (place: UnreadPlace) => boolean): number {
+    let count = 0;
+    for (const place of this.unread.values()) if (filter(place)) count++;
+    return count;
+  }
+
+  channelUnread = (streamId: number) => this.unreadCount((place) => place.streamId === streamId);
+  topicUnread = (streamId: number, topic: string) => this.unreadCount((place) => place.streamId === streamId && sameTopic(place.topic ?? '', topic));
+  dmUnread = (userIds: number[]) => {
+    const key = narrowKey({ kind: 'dm', userIds });
+    return this.unreadCount((place) => place.dm === key);
+  };
+
+  setTopics(streamId: number, topics: { name: string; max_id: number }[]): void {
+    this.topics.set(streamId, topics.map((topic) => ({ name: topic.name, maxId: topic.max_id })).sort((a, b) => b.maxId - a.maxId));
+  }
+
+  /** The draft kept for a narrow's compose box, if any. */
+  draftFor(narrow: Narrow): Draft | undefined {
+    for (const draft of this.drafts.values()) {
+      if (narrow.kind === 'dm' && draft.type === 'private' && sortedKey(draft.to.filter((id) => id !== this.me.userId)) === narrow.userIds.join(',')) return draft;
+      if (narrow.kind === 'channel' && draft.type === 'stream' && draft.to[0] === narrow.streamId && sameTopic(draft.topic, narrow.topic ?? '')) return draft;
+    }
+    return undefined;
+  }
+
+  /**
+   * Others typing in a narrow (a channel's view includes all its topics), by name; expired notices (a stop
+   * that never came) are dropped.
+   */
+  typing(narrow: Narrow, now = Date.now()): string[] {
+    const names: string[] = [];
+    for (const [id, typist] of this.typists) {
+      if (typist.expiresAt <= now) this.typists.delete(id);
+      else if (within(typist.narrow, narrow)) names.push(this.userName(typist.userId));
+    }
+    return names;
+  }
+
+  setFeed(narrow: Narrow, messages: Message[]): void {
+    this.narrow = narrow;
+    this.feed = messages;
+  }
+
+  apply(event: Json): Changed {
+    switch (event.type) {
+      case 'message': return this.addMessage({ ...event.message, flags: event.flags ?? [] });
+      case 'update_message': return this.updateMessage(event);
+      case 'delete_message': return this.deleteMessages(event.message_ids ?? [event.message_id]);
+      case 'reaction': return this.react(event);
+      case 'update_message_flags': return this.updateFlags(event);
+      case 'typing': return this.typingEvent(event);
+      case 'subscription': return this.subscriptionEvent(event);
+      case 'stream': return this.streamEvent(event);
+      case 'realm_user': return this.userEvent(event);
+      case 'user_settings': return this.settingsEvent(event);
+      case 'drafts': return this.draftsEvent(event);
+      case 'realm':
+        if (event.op === 'update' && event.property === 'name') this.realmName = event.value;
+        if (event.op === 'update_dict' && event.data?.name) this.realmName = event.data.name;
+        return { sidebar: true };
+      default: return {};
+    }
+  }
+
+  private addMessage(message: Message): Changed {
+    const me = this.me.userId;
+    const changed: Changed = { sidebar: true };
+    if (!message.flags.includes('read') && message.sender_id !== me) {
+      this.unread.set(message.id, message.type === 'stream' ? { streamId: message.stream_id!, topic: message.subject } : { dm: narrowKey(narrowOf(message, me)) });
+    }
+    if (message.type === 'stream') {
+      const topics = this.topics.get(message.stream_id!);
+      if (topics) {
+        const rest = topics.filter((topic) => !sameTopic(topic.name, message.subject));
+        this.topics.set(message.stream_id!, [{ name: message.subject, maxId: message.id }, ...rest]);
+      }
+    }
+    // Someone who sent a message has stopped typing it.
+    this.typists.delete(`${narrowKey(narrowOf(message, me))}|${message.sender_id}`);
+    if (this.narrow && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
+      this.feed.push(message);
+      changed.feed = true;
+      changed.typing = true;
+    }
+    return changed;
+  }
+
+  private updateMessage(event: Json): Changed {
+    const changed: Changed = {};
+    const message = this.feed.find((known) => known.id === event.message_id);
+    if (message && event.rendered_content !== undefined) {
+      message.content = event.rendered_content;
+      message.last_edit_timestamp = event.edit_timestamp;
+      changed.feed = true;
+    }
+    // A move of topic or channel: unread places and topic lists follow it; the feed is simply fetched again.
+    if (event.new_stream_id !== undefined || event.subject !== undefined || event.topic !== undefined) {
+      const topic: string | undefined = event.subject ?? event.topic;
+      for (const id of event.message_ids ?? []) {
+        const place = this.unread.get(id);
+        if (place?.streamId !== undefined) this.unread.set(id, { streamId: event.new_stream_id ?? place.streamId, topic: topic ?? place.topic });
+      }
+      this.topics.delete(event.stream_id);
+      if (event.new_stream_id !== undefined) this.topics.delete(event.new_stream_id);
+      changed.sidebar = true;
+      changed.refetch = true;
+    }
+    return changed;
+  }
+
+  private deleteMessages(ids: number[]): Changed {
+    for (const id of ids) this.unread.delete(id);
+    const before = this.feed.length;
+    this.feed = this.feed.filter((message) => !ids.includes(message.id));
+    return { sidebar: true, feed: this.feed.length !== before };
+  }
+
+  private react(event: Json): Changed {
+    const message = this.feed.find((known) => known.id === event.message_id);
+    if (!message) return {};
+    const same = (reaction: Reaction) => reaction.user_id === event.user_id && reaction.emoji_code === event.emoji_code && reaction.reaction_type === event.reaction_type;
+    message.reactions = message.reactions.filter((reaction) => !same(reaction));
+    if (event.op === 'add') {
+      message.reactions.push({ emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type, user_id: event.user_id });
+    }
+    return { feed: true };
+  }
+
+  private updateFlags(event: Json): Changed {
+    if (event.flag !== 'read') return {};
+    if (event.op === 'add') {
+      if (event.all) this.unread.clear();
+      for (const id of event.messages) this.unread.delete(id);
+    } else {
+      // message_details says where each message that became unread again lives.
+      for (const id of event.messages) {
+        const details = event.message_details?.[id];
+        if (!details) continue;
+        if (details.type === 'stream') this.unread.set(id, { streamId: details.stream_id, topic: details.topic });
+        else {
+          const peers = ((details.user_ids ?? []) as number[]).filter((user) => user !== this.me.userId).sort((a, b) => a - b);
+          this.unread.set(id, { dm: narrowKey({ kind: 'dm', userIds: peers }) });
+        }
+      }
+    }
+    for (const message of this.feed) {
+      if (!event.all && !event.messages.includes(message.id)) continue;
+      message.flags = event.op === 'add' ? [...new Set([...message.flags, 'read'])] : message.flags.filter((flag) => flag !== 'read');
+    }
+    return { sidebar: true };
+  }
+
+  private typingEvent(event: Json): Changed {
+    const sender: number = event.sender.user_id;
+    if (sender === this.me.userId) return {};
+    const narrow: Narrow = event.message_type === 'stream'
+      ? { kind: 'channel', streamId: event.stream_id, topic: event.topic }
+      : { kind: 'dm', userIds: sortedIds([sender, ...(event.recipients as { user_id: number }[]).map((user) => user.user_id)].filter((id) => id !== this.me.userId)) };
+    const key = `${narrowKey(narrow)}|${sender}`;
+    if (event.op === 'start') this.typists.set(key, { userId: sender, narrow, expiresAt: Date.now() + this.typingTimes.startedExpiryMs });
+    else this.typists.delete(key);
+    return { typing: true };
+  }
+
+  private subscriptionEvent(event: Json): Changed {
+    if (event.op === 'add') for (const sub of event.subscriptions as Subscription[]) this.subscriptions.set(sub.stream_id, sub);
+    else if (event.op === 'remove') for (const sub of event.subscriptions as { stream_id: number }[]) this.subscriptions.delete(sub.stream_id);
+    else if (event.op === 'update') {
+      const sub = this.subscriptions.get(event.stream_id);
+      if (sub) (sub as unknown as Record<string, unknown>)[event.property] = event.value;
+    } else return {};
+    return { sidebar: true };
+  }
+
+  private streamEvent(event: Json): Changed {
+    if (event.op === 'update') {
+      const sub = this.subscriptions.get(event.stream_id);
+      if (sub && (event.property === 'name' || event.property === 'description')) sub[event.property as 'name' | 'description'] = event.value;
+      return { sidebar: true, feed: true };
+    }
+    if (event.op === 'delete') for (const stream of event.streams as { stream_id: number }[]) this.subscriptions.delete(stream.stream_id);
+    return { sidebar: true };
+  }
+
+  private userEvent(event: Json): Changed {
+    const person = event.person as Partial<User> & { user_id: number };
+    if (event.op === 'add') this.users.set(person.user_id, person as User);
+    else if (event.op === 'remove') this.users.delete(person.user_id);
+    else if (event.op === 'update') {
+      const user = this.users.get(person.user_id);
+      if (user) Object.assign(user, person);
+      if (person.user_id === this.me.userId && person.full_name) this.me.fullName = person.full_name;
+    }
+    return { sidebar: true, feed: true };
+  }
+
+  private settingsEvent(event: Json): Changed {
+    if (event.op !== 'update') return {};
+    if (event.property === 'color_scheme') this.settings.colorScheme = event.value;
+    else if (event.property === 'enter_sends') this.settings.enterSends = event.value;
+    else if (event.property === 'send_stream_typing_notifications') this.settings.typingNotifications = event.value;
+    else return {};
+    return { settings: true };
+  }
+
+  private draftsEvent(event: Json): Changed {
+    if (event.op === 'add') for (const draft of event.drafts as Draft[]) this.drafts.set(draft.id, draft);
+    else if (event.op === 'update') this.drafts.set(event.draft.id, event.draft);
+    else if (event.op === 'remove') this.drafts.delete(event.draft_id);
+    return { drafts: true };
+  }
+}
+
+type Reaction = Message['reactions'][number];
+
+/** Whether `inner` (a topic or a conversation) is shown by `outer`. */
+function within(inner: Narrow, outer: Narrow): boolean {
+  if (outer.kind === 'channel' && outer.topic === undefined) return inner.kind === 'channel' && inner.streamId === outer.streamId;
+  return narrowKey(inner) === narrowKey(outer);
+}
+
+const sortedIds = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
+const sortedKey = (ids: number[]) => sortedIds(ids).join(',');
+

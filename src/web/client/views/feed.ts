@@ -1,0 +1,238 @@
+import { avatar, h, reconcile } from '../dom.ts';
+import { icon } from '../icons.ts';
+import type { Model } from '../model.ts';
+import type { Message, Reaction } from '../narrow.ts';
+
+export interface FeedActions {
+  toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
+  /** the message's Markdown source, for the editor */
+  rawContent(message: Message): Promise<string>;
+  saveEdit(message: Message, content: string): Promise<void>;
+  remove(message: Message): Promise<void>;
+  selectTopic(streamId: number, topic: string): void;
+}
+
+const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
+
+/** Messages by one sender within this long of each other share one header. */
+const GROUP_SECONDS = 5 * 60;
+
+interface Editing {
+  raw: string | null;
+  error: string;
+}
+
+interface Cached {
+  signature: string;
+  node: HTMLElement;
+}
+
+/**
+ * The message list. Each message's element is kept while what it shows is unchanged, and the list is
+ * reconciled rather than rebuilt, so an open editor survives new messages arriving around it.
+ */
+export class Feed {
+  readonly element = h('div', { class: 'feed', role: 'log', 'aria-label': 'Messages', 'aria-live': 'polite', tabindex: '0' });
+  private readonly cache = new Map<string, Cached>();
+  private readonly editing = new Map<number, Editing>();
+  private lastModel: Model | null = null;
+
+  constructor(private readonly actions: FeedActions) {}
+
+  /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
+  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string } = {}): void {
+    this.lastModel = model;
+    const el = this.element;
+    const atBottom = options.toBottom || el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    const nodes: Node[] = [];
+    const keep = new Set<string>();
+    const cached = (key: string, signature: string, build: () => HTMLElement) => {
+      keep.add(key);
+      let entry = this.cache.get(key);
+      if (!entry || entry.signature !== signature) {
+        entry = { signature, node: build() };
+        this.cache.set(key, entry);
+      }
+      nodes.push(entry.node);
+    };
+
+    if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
+    else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
+    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, 'No messages here yet. Say hello!')));
+
+    const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
+    let previous: Message | null = null;
+    for (const message of options.loading || options.error ? [] : model.feed) {
+      const day = dayOf(message.timestamp);
+      const newDay = !previous || dayOf(previous.timestamp) !== day;
+      if (newDay) cached(`day:${day}`, day, () => h('div', { class: 'day-divider', role: 'separator' }, h('span', {}, dayLabel(message.timestamp))));
+      const newTopic = showTopics && (!previous || previous.subject.toLowerCase() !== message.subject.toLowerCase());
+      if (newTopic) {
+        cached(`topic:${message.id}`, message.subject, () =>
+          h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open topic ${message.subject || 'general chat'}`, onclick: () => this.actions.selectTopic(message.stream_id!, message.subject) },
+            h('span', { 'aria-hidden': 'true' }, '›'), message.subject || 'general chat'));
+      }
+      const continued = !newDay && !newTopic && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
+      const editing = this.editing.get(message.id);
+      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
+      cached(`message:${message.id}`, signature, () => this.messageView(model, message, continued, editing));
+      previous = message;
+    }
+
+    for (const key of this.cache.keys()) if (!keep.has(key)) this.cache.delete(key);
+    reconcile(el, nodes);
+    if (atBottom) el.scrollTop = el.scrollHeight;
+  }
+
+  /** Forgets open editors and cached elements (a new narrow). */
+  reset(): void {
+    this.editing.clear();
+    this.cache.clear();
+    this.element.replaceChildren();
+  }
+
+  private rerender(): void {
+    if (this.lastModel) this.render(this.lastModel);
+  }
+
+  private messageView(model: Model, message: Message, continued: boolean, editing: Editing | undefined): HTMLElement {
+    const mine = message.sender_id === model.me.userId;
+    const sender = model.userName(message.sender_id) || message.sender_full_name;
+    const time = new Date(message.timestamp * 1000);
+    const content = h('div', { class: 'content' });
+    content.innerHTML = message.content;
+    // Links in messages open beside the chat, never in place of it.
+    for (const anchor of content.querySelectorAll('a')) {
+      anchor.target = '_blank';
+      anchor.rel = 'noopener noreferrer';
+    }
+    // "(edited)" ends the last paragraph, where a reader looks for it, rather than taking a line of its own.
+    if (message.last_edit_timestamp) {
+      const last = content.lastElementChild?.tagName === 'P' ? content.lastElementChild : content;
+      last.append(h('span', { class: 'edited', title: `Edited ${new Date(message.last_edit_timestamp * 1000).toLocaleString()}` }, '(edited)'));
+    }
+    const thumbs = message.reactions.some((r) => r.user_id === model.me.userId && r.emoji_code === THUMBS_UP.emoji_code);
+
+    const actions = h('div', { class: 'msg-actions', role: 'toolbar', 'aria-label': 'Message actions' },
+      h('button', { type: 'button', class: 'icon', 'aria-label': thumbs ? 'Remove thumbs up' : 'React with thumbs up', 'aria-pressed': String(thumbs), title: 'Thumbs up', onclick: () => this.actions.toggleReaction(message, THUMBS_UP) }, icon('thumbsUp')),
+      mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Edit message', title: 'Edit', onclick: () => this.startEdit(message) }, icon('edit')),
+      mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
+    );
+
+    return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })}` },
+      continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : avatar(message.sender_id, sender),
+      h('div', { class: 'msg-body' },
+        continued ? null : h('div', { class: 'msg-meta' },
+          h('span', { class: 'sender' }, sender),
+          h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time))),
+        editing ? this.editor(message, editing) : content,
+        reactionsView(model, message, this.actions),
+      ),
+      editing ? null : actions,
+    );
+  }
+
+  private editor(message: Message, editing: Editing): HTMLElement {
+    if (editing.raw === null) return h('p', { class: 'feed-note' }, 'Loading…');
+    const text = h('textarea', { class: 'edit-box', 'aria-label': 'Edit message', rows: Math.min(10, editing.raw.split('\n').length + 1) });
+    text.value = editing.raw;
+    // Kept as typed, so that a redraw of this message (a reaction arriving) does not lose the edit.
+    text.addEventListener('input', () => (editing.raw = text.value));
+    const save = async () => {
+      try {
+        await this.actions.saveEdit(message, text.value);
+        this.editing.delete(message.id);
+      } catch (error) {
+        this.editing.set(message.id, { raw: text.value, error: (error as Error).message });
+      }
+      this.rerender();
+    };
+    const cancel = () => {
+      this.editing.delete(message.id);
+      this.rerender();
+    };
+    text.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') cancel();
+      else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        void save();
+      }
+    });
+    queueMicrotask(() => {
+      text.focus();
+      text.setSelectionRange(text.value.length, text.value.length);
+    });
+    return h('div', { class: 'editor' }, text,
+      editing.error ? h('p', { class: 'form-error', role: 'alert' }, editing.error) : null,
+      h('div', { class: 'editor-buttons' },
+        h('button', { type: 'button', class: 'primary small', 'aria-label': 'Save edit', onclick: save }, 'Save'),
+        h('button', { type: 'button', class: 'ghost small', 'aria-label': 'Cancel edit', onclick: cancel }, 'Cancel')));
+  }
+
+  private async startEdit(message: Message): Promise<void> {
+    this.editing.set(message.id, { raw: null, error: '' });
+    this.rerender();
+    try {
+      this.editing.set(message.id, { raw: await this.actions.rawContent(message), error: '' });
+    } catch (error) {
+      this.editing.delete(message.id);
+      alert((error as Error).message);
+    }
+    this.rerender();
+  }
+
+  private async remove(message: Message): Promise<void> {
+    if (!confirm('Delete this message?')) return;
+    try {
+      await this.actions.remove(message);
+    } catch (error) {
+      alert((error as Error).message);
+    }
+  }
+}
+
+function reactionsView(model: Model, message: Message, actions: FeedActions): HTMLElement | null {
+  if (!message.reactions.length) return null;
+  const groups = new Map<string, Reaction[]>();
+  for (const reaction of message.reactions) {
+    const key = `${reaction.reaction_type}:${reaction.emoji_code}`;
+    groups.set(key, [...(groups.get(key) ?? []), reaction]);
+  }
+  return h('div', { class: 'reactions' }, [...groups.values()].map((reactions) => {
+    const first = reactions[0]!;
+    const mine = reactions.some((r) => r.user_id === model.me.userId);
+    const who = reactions.map((r) => model.userName(r.user_id)).join(', ');
+    return h('button', {
+      type: 'button',
+      class: `reaction${mine ? ' mine' : ''}`,
+      'aria-pressed': String(mine),
+      'aria-label': `${first.emoji_name} by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
+      title: who,
+      onclick: () => actions.toggleReaction(message, first),
+    }, h('span', { class: 'reaction-emoji' }, emojiGlyph(first)), h('span', { class: 'reaction-count' }, reactions.length));
+  }));
+}
+
+function emojiGlyph(reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reaction_type'>): string {
+  if (reaction.reaction_type !== 'unicode_emoji') return `:${reaction.emoji_name}:`;
+  try {
+    return String.fromCodePoint(...reaction.emoji_code.split('-').map((hex) => parseInt(hex, 16)));
+  } catch {
+    return `:${reaction.emoji_name}:`;
+  }
+}
+
+const shortTime = (time: Date) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+
+function dayOf(timestamp: number): string {
+  const date = new Date(timestamp * 1000);
+  return `${date.getFullYear()}-${date.getMonth() + 1}-${date.getDate()}`;
+}
+
+function dayLabel(timestamp: number): string {
+  const day = dayOf(timestamp);
+  const now = Date.now();
+  if (day === dayOf(now / 1000)) return 'Today';
+  if (day === dayOf(now / 1000 - 86_400)) return 'Yesterday';
+  return new Date(timestamp * 1000).toLocaleDateString([], { weekday: 'long', month: 'long', day: 'numeric', year: 'numeric' });
+}
