@@ -1,0 +1,186 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import t from 'tap';
+import { startTestServer } from './helpers/server.ts';
+
+// The web client in a real browser: Debian's Chromium driven by playwright-core (whose own browser download
+// does not work here). CI installs Chromium (.ci/run); without it this test fails rather than skip, so a
+// broken client can never pass unseen.
+const CHROMIUM = '/usr/bin/chromium';
+const OUTPUT = join(import.meta.dirname, '..', 'test-output', 'web');
+const BOB_PASSWORD = 'a-Strong-passw0rd-for-bob';
+
+// Headless as root in a sandbox, and quiet: without the background-networking flags Chromium keeps trying to
+// reach Google's hosts, which this network refuses.
+const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function signIn(page: Page, url: string, email: string, password: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+if (!existsSync(CHROMIUM)) {
+  t.fail(`Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y --no-install-recommends chromium" (.ci/run does)`);
+} else {
+  t.test('the web client in Chromium, as two users', async (t) => {
+    const server = await startTestServer(t);
+    const { api } = server;
+    const bob = await api.createUser('bob@example.com', 'Bob Marsh', BOB_PASSWORD);
+    const created = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general', description: 'Everyone' }], principals: [server.owner.email, bob.email] });
+    t.equal(created.status, 200, 'channel created');
+    const generalId: number = (await api.get('/get_stream_id', { stream: 'general' })).body.stream_id;
+
+    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    t.teardown(() => browser.close());
+    const ownerContext = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light' });
+    const bobContext = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light' });
+    const owner = await ownerContext.newPage();
+    const bobPage = await bobContext.newPage();
+    const errors: string[] = [];
+    for (const page of [owner, bobPage]) page.on('pageerror', (error) => errors.push(error.message));
+    // Deleting a message asks first.
+    owner.on('dialog', (dialog) => void dialog.accept());
+
+    await t.test('the page and its bundle are served with types and caching', async (t) => {
+      const page = await fetch(`${server.url}/`);
+      t.equal(page.status, 200);
+      t.match(page.headers.get('content-type'), /^text\/html/);
+      t.equal(page.headers.get('cache-control'), 'no-cache');
+      t.match(page.headers.get('content-security-policy'), /script-src 'self'/);
+      const html = await page.text();
+      const script = /src="(\/static\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+      const style = /href="(\/static\/main-[A-Z0-9]+\.css)"/.exec(html)?.[1];
+      t.ok(script && style, 'index.html names the hashed bundle files');
+      const js = await fetch(`${server.url}${script}`);
+      t.equal(js.status, 200);
+      t.match(js.headers.get('content-type'), /^text\/javascript/);
+      t.match(js.headers.get('cache-control'), /immutable/);
+      const css = await fetch(`${server.url}${style}`);
+      t.match(css.headers.get('content-type'), /^text\/css/);
+      t.equal((await fetch(`${server.url}/static/missing.js`)).status, 404);
+      t.equal((await fetch(`${server.url}/api/v1/nope`)).status, 404, 'the API is still behind it');
+    });
+
+    await t.test('a wrong password shows an error; the right one signs in', async (t) => {
+      await signIn(owner, server.url, server.owner.email, 'not-the-password');
+      const alert = owner.locator('.login-card [role="alert"]');
+      await alert.filter({ hasText: /incorrect/i }).waitFor();
+      t.match(await alert.textContent(), /username or password is incorrect/i);
+      await owner.getByLabel('Password').fill(server.ownerPassword);
+      await owner.getByRole('button', { name: 'Sign in' }).click();
+      await owner.getByRole('button', { name: /^Channel general/ }).waitFor();
+      t.ok(await owner.evaluate(() => localStorage.getItem('chat.credentials')), 'the API key is kept in the browser');
+      await signIn(bobPage, server.url, bob.email, BOB_PASSWORD);
+      await bobPage.getByRole('button', { name: /^Channel general/ }).waitFor();
+    });
+
+    await t.test('a message sent by one user appears live for the other', async (t) => {
+      // Both open #general (the default narrow: the only channel).
+      await owner.getByRole('heading', { name: '#general' }).waitFor();
+      await bobPage.getByRole('heading', { name: '#general' }).waitFor();
+      await owner.getByLabel('Topic', { exact: true }).fill('greetings');
+      const text = owner.getByRole('textbox', { name: 'Message' });
+      await text.fill('Hello **Bob**, welcome aboard');
+      // enter_sends is off by default: Ctrl+Enter sends, Enter alone is a new line.
+      await text.press('Control+Enter');
+      const seen = bobPage.locator('.msg').filter({ hasText: 'Hello Bob, welcome aboard' });
+      await seen.waitFor();
+      t.equal(await seen.locator('strong').textContent(), 'Bob', 'server-rendered HTML');
+      t.equal(await text.inputValue(), '', 'the compose box is cleared');
+      await bobPage.getByRole('button', { name: /^Topic greetings/ }).waitFor();
+    });
+
+    await t.test('typing, reactions, edits and deletions reach the other side', async (t) => {
+      await bobPage.getByRole('button', { name: /^Topic greetings/ }).click();
+      await bobPage.getByRole('textbox', { name: 'Message' }).pressSequentially('Thanks', { delay: 20 });
+      await owner.locator('.typing').filter({ hasText: 'Bob Marsh is typing…' }).waitFor();
+      t.pass('typing notice shown');
+
+      const bobsView = bobPage.locator('.msg').filter({ hasText: 'welcome aboard' });
+      await bobsView.hover();
+      await bobsView.getByRole('button', { name: 'React with thumbs up' }).click();
+      const chip = owner.locator('.msg').filter({ hasText: 'welcome aboard' }).locator('.reaction');
+      await chip.filter({ hasText: '1' }).waitFor();
+      t.match(await chip.getAttribute('aria-label'), /by Bob Marsh/);
+
+      const mine = owner.locator('.msg').filter({ hasText: 'welcome aboard' });
+      await mine.hover();
+      await mine.getByRole('button', { name: 'Edit message' }).click();
+      const editor = owner.getByRole('textbox', { name: 'Edit message' });
+      t.equal(await editor.inputValue(), 'Hello **Bob**, welcome aboard', 'the editor holds the Markdown source');
+      await editor.fill('Hello **Bob**, welcome aboard!');
+      await owner.getByRole('button', { name: 'Save edit' }).click();
+      await bobPage.locator('.msg').filter({ hasText: 'welcome aboard!' }).locator('.edited').waitFor();
+
+      const doomed = (await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'A message to delete' })).body.id;
+      const ownersCopy = owner.locator(`.msg[data-id="${doomed}"]`);
+      await ownersCopy.hover();
+      await ownersCopy.getByRole('button', { name: 'Delete message' }).click();
+      await bobPage.locator(`.msg[data-id="${doomed}"]`).waitFor({ state: 'detached' });
+      t.pass('deleted for both');
+    });
+
+    await t.test('unread counts, drafts and a lost event queue', async (t) => {
+      // Bob looks at his notes; a new channel message is counted as unread.
+      await bobPage.getByRole('button', { name: /^Direct messages with Bob Marsh \(you\)/ }).click();
+      await bobPage.getByRole('textbox', { name: 'Message' }).fill('note to self: reply later');
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Are you there?' });
+      await bobPage.getByRole('button', { name: 'Channel general, 1 unread' }).waitFor();
+      await t.resolves(async () => {
+        for (let i = 0; i < 50; i++) {
+          const drafts = await api.as(bob).get('/drafts');
+          if (drafts.body.drafts?.some((draft: { content: string }) => draft.content === 'note to self: reply later')) return;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        throw new Error('draft not saved');
+      }, 'the unsent text is saved as a draft on the server');
+
+      // The server forgets Bob's queue: his next poll is told BAD_EVENT_QUEUE_ID, and he registers again.
+      let registrations = 0;
+      bobPage.on('request', (request) => void (request.url().endsWith('/api/v1/register') && registrations++));
+      await bobPage.route('**/api/v1/events?*', (route) => route.fulfill({
+        status: 400,
+        contentType: 'application/json',
+        body: JSON.stringify({ result: 'error', msg: 'Bad event queue ID', code: 'BAD_EVENT_QUEUE_ID' }),
+      }), { times: 1 });
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Still there?' });
+      await bobPage.getByRole('button', { name: 'Channel general, 2 unread' }).waitFor();
+      await bobPage.getByRole('button', { name: /^Channel general/ }).click();
+      await bobPage.locator('.msg').filter({ hasText: 'Still there?' }).waitFor();
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'After the new queue' });
+      await bobPage.locator('.msg').filter({ hasText: 'After the new queue' }).waitFor();
+      t.ok(registrations >= 1, 'registered again');
+    });
+
+    await t.test('a new channel from the sidebar, and Enter sends once the setting says so', async (t) => {
+      await owner.getByRole('textbox', { name: 'Channel name to create or join' }).fill('random');
+      await owner.getByRole('button', { name: 'Create or join channel' }).click();
+      await owner.getByRole('heading', { name: '#random' }).waitFor();
+      await owner.getByRole('checkbox', { name: 'Press Enter to send' }).check();
+      await owner.locator('.compose-hint').filter({ hasText: /^Enter to send/ }).waitFor();
+      await owner.getByLabel('Topic', { exact: true }).fill('first');
+      await owner.getByRole('textbox', { name: 'Message' }).fill('The first message here');
+      await owner.getByRole('textbox', { name: 'Message' }).press('Enter');
+      await owner.locator('.msg').filter({ hasText: 'The first message here' }).waitFor();
+      t.equal((await api.get('/users/me/subscriptions')).body.subscriptions.length, 2, 'created and subscribed');
+    });
+
+    await t.test('screenshots of the main view, light and dark', async (t) => {
+      mkdirSync(OUTPUT, { recursive: true });
+      await owner.getByRole('button', { name: /^Channel general/ }).click();
+      await owner.getByRole('button', { name: /^Topic greetings/ }).click();
+      await owner.locator('.msg').filter({ hasText: 'After the new queue' }).waitFor();
+      await owner.mouse.move(0, 0);
+      await owner.screenshot({ path: join(OUTPUT, 'main-view.png') });
+      // The colour scheme button cycles automatic → dark and saves it; the settings event applies it.
+      await owner.getByRole('button', { name: /^Colour scheme: automatic/ }).click();
+      await owner.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+      await owner.screenshot({ path: join(OUTPUT, 'main-view-dark.png') });
+      t.ok(existsSync(join(OUTPUT, 'main-view.png')), `saved ${join(OUTPUT, 'main-view.png')}`);
+      t.same(errors, [], 'no script errors in either page');
+    });
+  });
+}
