@@ -177,7 +177,8 @@ export class ChatApp {
     if (narrow.kind === 'dm') {
       const names = narrow.userIds.map((id) => this.model.userName(id));
       this.title.textContent = names.length ? names.join(', ') : `${this.model.me.fullName} (you)`;
-      this.subtitle.textContent = narrow.userIds.length === 1 ? this.model.users.get(narrow.userIds[0]!)?.email ?? '' : 'Notes to yourself';
+      const count = narrow.userIds.length;
+      this.subtitle.textContent = count === 0 ? 'Notes to yourself' : count === 1 ? this.model.users.get(narrow.userIds[0]!)?.email ?? '' : `${count + 1} people`;
     } else {
       const sub = this.model.subscriptions.get(narrow.streamId);
       this.title.replaceChildren(`#${sub?.name ?? ''}`, ...(narrow.topic !== undefined ? [h('span', { class: 'pane-topic' }, ` › ${narrow.topic || 'general chat'}`)] : []));
