@@ -33,9 +33,9 @@ t.test('content edits: by the sender, within the time limit, with history and ev
 
   t.equal((await api.patch(`/messages/${id}`, { content: 'mine now' })).body.msg, "You don't have permission to edit this message", 'only the sender edits content');
   const dm = await sendDirect(api.as(ann), [1], 'dm');
-  t.equal((await api.as(ann).patch(`/messages/${dm}`, { topic: 'x' })).body.msg, 'Direct messages cannot have topics.');
-  t.equal((await api.as(ann).patch(`/messages/${dm}`, { stream_id: general })).body.msg, 'Direct messages cannot be moved to channels.');
-  t.equal((await api.as(ann).patch(`/messages/${id}`, { content: 'x', stream_id: general })).body.msg, 'Cannot change message content while changing channel');
+  t.equal((await api.as(ann).patch(`/messages/${dm}`, { topic: 'x', send_notification_to_new_thread: false })).body.msg, 'Direct messages cannot have topics.');
+  t.equal((await api.as(ann).patch(`/messages/${dm}`, { stream_id: general, send_notification_to_new_thread: false })).body.msg, 'Direct messages cannot be moved to channels.');
+  t.equal((await api.as(ann).patch(`/messages/${id}`, { content: 'x', stream_id: general, send_notification_to_new_thread: false })).body.msg, 'Cannot change message content while changing channel');
   t.equal((await api.as(ann).patch(`/messages/${id}`, {})).body.msg, 'Nothing to change');
   t.equal((await api.as(ann).patch(`/messages/${id}`, { content: 'x', propagate_mode: 'change_all' })).body.msg, 'Invalid propagate_mode without topic edit');
   t.equal((await api.as(ann).patch(`/messages/${id}`, { content: '' })).body.msg, 'Message must not be empty');
@@ -58,11 +58,11 @@ t.test('topic moves: propagate modes, resolving, history and events', async (t) 
   const { queueId } = await api.as(ann).register({ event_types: ['update_message'], ...caps });
   const topicIds = async (topic: string) => fetchIds(api.as(ann), [['channel', 'general'], ['topic', topic]]);
 
-  await api.as(ann).patch(`/messages/${ids[3]}`, { topic: 'later', propagate_mode: 'change_later' });
+  await api.as(ann).patch(`/messages/${ids[3]}`, { topic: 'later', propagate_mode: 'change_later', send_notification_to_new_thread: false });
   t.same(await topicIds('later'), ids.slice(3));
-  await api.as(ann).patch(`/messages/${ids[0]}`, { topic: 'one' });
+  await api.as(ann).patch(`/messages/${ids[0]}`, { topic: 'one', send_notification_to_new_thread: false });
   t.same(await topicIds('one'), [ids[0]], 'change_one is the default');
-  await api.as(ann).patch(`/messages/${ids[2]}`, { topic: 'LATER', propagate_mode: 'change_all' });
+  await api.as(ann).patch(`/messages/${ids[2]}`, { topic: 'LATER', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   t.same(await topicIds('later'), ids.slice(1), 'change_all moves the whole topic, into one that matches case-insensitively');
   t.same(await topicIds('old'), []);
   t.same(await fetchIds(api.as(ann), [['topic', 'elsewhere']]), [other], 'other topics stay');
@@ -82,12 +82,12 @@ t.test('topic moves: propagate modes, resolving, history and events', async (t) 
   ], 'the history, oldest first, as the message was after each edit');
   t.equal((await api.get('/messages/999/history')).body.msg, 'Invalid message(s)');
 
-  await api.patch(`/messages/${ids[1]}`, { topic: '✔ LATER', propagate_mode: 'change_all' });
+  await api.patch(`/messages/${ids[1]}`, { topic: '✔ LATER', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   const resolved = (await api.get(`/messages/${ids[2]}`)).body.message;
   t.equal(resolved.subject, '✔ LATER');
   t.equal(resolved.last_moved_timestamp, moved.last_moved_timestamp, 'resolving does not count as a move');
   t.same(await fetchIds(api, [['is', 'resolved']]), ids.slice(1));
-  t.equal((await api.patch(`/messages/${ids[1]}`, { topic: 'general chat', propagate_mode: 'change_all' })).status, 200, 'moving into the empty topic');
+  t.equal((await api.patch(`/messages/${ids[1]}`, { topic: 'general chat', propagate_mode: 'change_all', send_notification_to_new_thread: false })).status, 200, 'moving into the empty topic');
   t.same(await fetchIds(api, [['topic', '']]), ids.slice(1));
 });
 
@@ -99,17 +99,17 @@ t.test('move permissions and time limits', async (t) => {
   const old = [await sendToChannel(api, general, 'topic', 'a'), await sendToChannel(api, general, 'topic', 'b')];
   advanceClock(server, 8 * 24 * 3600);
   const recent = [await sendToChannel(api, general, 'topic', 'c'), await sendToChannel(api, general, 'topic', 'd')];
-  const refused = await api.as(ann).patch(`/messages/${recent[0]}`, { topic: 'moved', propagate_mode: 'change_all' });
+  const refused = await api.as(ann).patch(`/messages/${recent[0]}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   t.same(refused.body, {
     result: 'error', code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', msg: 'You only have permission to move the 2/4 most recent messages in this topic.',
     first_message_id_allowed_to_move: recent[0], total_messages_in_topic: 4, total_messages_allowed_to_move: 2,
   });
-  t.equal((await api.as(ann).patch(`/messages/${old[0]}`, { topic: 'moved' })).body.msg, "The time limit for editing this message's topic has passed");
-  t.equal((await api.as(ann).patch(`/messages/${recent[0]}`, { topic: 'moved', propagate_mode: 'change_later' })).status, 200, 'the recent ones may move');
+  t.equal((await api.as(ann).patch(`/messages/${old[0]}`, { topic: 'moved', send_notification_to_new_thread: false })).body.msg, "The time limit for editing this message's topic has passed");
+  t.equal((await api.as(ann).patch(`/messages/${recent[0]}`, { topic: 'moved', propagate_mode: 'change_later', send_notification_to_new_thread: false })).status, 200, 'the recent ones may move');
   t.same(await fetchIds(api, [['topic', 'moved']]), recent);
-  t.equal((await api.patch(`/messages/${old[0]}`, { topic: 'moved', propagate_mode: 'change_all' })).status, 200, 'administrators have no time limit');
+  t.equal((await api.patch(`/messages/${old[0]}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false })).status, 200, 'administrators have no time limit');
   t.same(await fetchIds(api, [['topic', 'moved']]), [...old, ...recent]);
-  t.equal((await api.as(ann).patch(`/messages/${recent[1]}`, { topic: '✔ moved', propagate_mode: 'change_all' })).status, 200, 'resolving has no time limit');
+  t.equal((await api.as(ann).patch(`/messages/${recent[1]}`, { topic: '✔ moved', propagate_mode: 'change_all', send_notification_to_new_thread: false })).status, 200, 'resolving has no time limit');
 
   // Realm permissions: members may move between channels by default; guests may not.
   const gus = await api.createUser('gus@example.com', 'Gus');
@@ -117,8 +117,8 @@ t.test('move permissions and time limits', async (t) => {
   const target = await channel(api, 'target', [1, ann.userId, gus.userId]);
   await channel(api, 'general', [gus.userId]);
   const mine = await sendToChannel(api.as(gus), general, 'g', 'guest post');
-  t.equal((await api.as(gus).patch(`/messages/${mine}`, { stream_id: target })).body.msg, "You don't have permission to move this message");
-  t.equal((await api.as(ann).patch(`/messages/${mine}`, { stream_id: 999 })).body.msg, 'Invalid channel ID');
+  t.equal((await api.as(gus).patch(`/messages/${mine}`, { stream_id: target, send_notification_to_new_thread: false })).body.msg, "You don't have permission to move this message");
+  t.equal((await api.as(ann).patch(`/messages/${mine}`, { stream_id: 999, send_notification_to_new_thread: false })).body.msg, 'Invalid channel ID');
 });
 
 t.test('moving to another channel: indexes, first_message_id, and who loses sight', async (t) => {
@@ -132,7 +132,7 @@ t.test('moving to another channel: indexes, first_message_id, and who loses sigh
   const annQueue = await api.as(ann).register({ event_types: ['update_message', 'delete_message', 'stream'], ...caps });
   const bobQueue = await api.as(bob).register({ event_types: ['update_message', 'delete_message', 'stream'], ...caps });
 
-  t.equal((await api.patch(`/messages/${ids[0]}`, { stream_id: secret, topic: 'hidden', propagate_mode: 'change_all' })).status, 200);
+  t.equal((await api.patch(`/messages/${ids[0]}`, { stream_id: secret, topic: 'hidden', propagate_mode: 'change_all', send_notification_to_new_thread: false })).status, 200);
   t.same(await fetchIds(api.as(ann), [['channel', 'secret'], ['topic', 'hidden']]), ids);
   t.same(await fetchIds(api.as(ann), [['channel', 'general']]), [stays]);
   const moved = (await api.as(ann).get(`/messages/${ids[1]}`)).body.message;

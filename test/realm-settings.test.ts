@@ -158,7 +158,7 @@ t.test('allow_message_editing and the content edit window govern content edits, 
   for (const [client, id] of [[ann, mine], [admin, theirs], [ann, dm]] as const) {
     t.equal((await client.patch(`/messages/${id}`, { content: 'edited' })).body.msg, 'Your organization has turned off message editing');
   }
-  t.equal((await ann.patch(`/messages/${mine}`, { topic: 'renamed' })).status, 200, 'moving a topic is not content editing');
+  t.equal((await ann.patch(`/messages/${mine}`, { topic: 'renamed', send_notification_to_new_thread: false })).status, 200, 'moving a topic is not content editing');
   await admin.patch('/realm', { allow_message_editing: true, message_content_edit_limit_seconds: 60 });
   t.equal((await ann.patch(`/messages/${mine}`, { content: 'edited' })).status, 200, 'editing is back');
 
@@ -183,27 +183,27 @@ t.test('the move windows and the move permissions govern topic and channel moves
   advanceClock(server, 5000);
   const recent = await sendToChannel(ann, general, 'plans', 'recent');
 
-  t.equal((await ann.patch(`/messages/${old}`, { topic: 'moved' })).body.msg, "The time limit for editing this message's topic has passed");
-  t.equal((await ann.patch(`/messages/${old}`, { stream_id: other })).status, 200, 'within the longer window for channel moves');
-  await ann.patch(`/messages/${old}`, { stream_id: general });
-  const whole = await ann.patch(`/messages/${recent}`, { topic: 'moved', propagate_mode: 'change_all' });
+  t.equal((await ann.patch(`/messages/${old}`, { topic: 'moved', send_notification_to_new_thread: false })).body.msg, "The time limit for editing this message's topic has passed");
+  t.equal((await ann.patch(`/messages/${old}`, { stream_id: other, send_notification_to_new_thread: false })).status, 200, 'within the longer window for channel moves');
+  await ann.patch(`/messages/${old}`, { stream_id: general, send_notification_to_new_thread: false });
+  const whole = await ann.patch(`/messages/${recent}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   t.match(whole.body, { code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', first_message_id_allowed_to_move: recent, total_messages_in_topic: 2, total_messages_allowed_to_move: 1 });
-  t.equal((await moderator.patch(`/messages/${old}`, { topic: 'moved' })).status, 200, 'moderators have no move limit');
-  await moderator.patch(`/messages/${old}`, { topic: 'plans' });
+  t.equal((await moderator.patch(`/messages/${old}`, { topic: 'moved', send_notification_to_new_thread: false })).status, 200, 'moderators have no move limit');
+  await moderator.patch(`/messages/${old}`, { topic: 'plans', send_notification_to_new_thread: false });
 
   await admin.patch('/realm', { move_messages_within_stream_limit_seconds: 'unlimited' });
-  t.equal((await ann.patch(`/messages/${old}`, { topic: 'moved' })).status, 200, 'no limit now');
+  t.equal((await ann.patch(`/messages/${old}`, { topic: 'moved', send_notification_to_new_thread: false })).status, 200, 'no limit now');
 
   await admin.patch('/realm', { can_move_messages_between_topics_group: { new: groups['role:moderators'] } });
-  t.equal((await ann.patch(`/messages/${recent}`, { topic: 'elsewhere' })).body.msg, "You don't have permission to edit this message");
-  t.equal((await moderator.patch(`/messages/${recent}`, { topic: 'elsewhere' })).status, 200);
+  t.equal((await ann.patch(`/messages/${recent}`, { topic: 'elsewhere', send_notification_to_new_thread: false })).body.msg, "You don't have permission to edit this message");
+  t.equal((await moderator.patch(`/messages/${recent}`, { topic: 'elsewhere', send_notification_to_new_thread: false })).status, 200);
   await admin.patch('/realm', { can_move_messages_between_topics_group: { new: { direct_members: [ids.bob.userId], direct_subgroups: [] } } });
-  t.equal((await bob.patch(`/messages/${recent}`, { topic: 'by bob' })).status, 200, 'an anonymous group of one member');
-  t.equal((await ann.patch(`/messages/${recent}`, { topic: 'by ann' })).body.msg, "You don't have permission to edit this message");
+  t.equal((await bob.patch(`/messages/${recent}`, { topic: 'by bob', send_notification_to_new_thread: false })).status, 200, 'an anonymous group of one member');
+  t.equal((await ann.patch(`/messages/${recent}`, { topic: 'by ann', send_notification_to_new_thread: false })).body.msg, "You don't have permission to edit this message");
 
   await admin.patch('/realm', { can_move_messages_between_channels_group: { new: groups['role:administrators'] } });
-  t.equal((await ann.patch(`/messages/${recent}`, { stream_id: other })).body.msg, "You don't have permission to move this message");
-  t.equal((await admin.patch(`/messages/${recent}`, { stream_id: other })).status, 200);
+  t.equal((await ann.patch(`/messages/${recent}`, { stream_id: other, send_notification_to_new_thread: false })).body.msg, "You don't have permission to move this message");
+  t.equal((await admin.patch(`/messages/${recent}`, { stream_id: other, send_notification_to_new_thread: false })).status, 200);
 });
 
 t.test('topics_policy (mandatory_topics): the empty topic is refused in sends and moves', async (t) => {
@@ -217,13 +217,13 @@ t.test('topics_policy (mandatory_topics): the empty topic is refused in sends an
     const refused = await ann.post('/messages', { type: 'stream', to: String(general), topic, content: 'x' });
     t.equal(refused.body.msg, 'Topics are required in this organization', JSON.stringify(topic));
   }
-  t.equal((await ann.patch(`/messages/${id}`, { topic: 'general chat' })).body.msg, 'Topics are required in this organization', 'moves too');
+  t.equal((await ann.patch(`/messages/${id}`, { topic: 'general chat', send_notification_to_new_thread: false })).body.msg, 'Topics are required in this organization', 'moves too');
   t.ok(await sendDirect(ann, [1], 'direct messages have no topic'), 'direct messages are unaffected');
   t.ok(await sendToChannel(ann, general, 'named', 'fine'), 'named topics are fine');
 
   await admin.patch('/realm', { mandatory_topics: false });
   t.equal((await realmOf(api)).realm_topics_policy, 'allow_empty_topic', 'mandatory_topics is the older name');
-  t.equal((await ann.patch(`/messages/${id}`, { topic: '' })).status, 200);
+  t.equal((await ann.patch(`/messages/${id}`, { topic: '', send_notification_to_new_thread: false })).status, 200);
   t.ok((await fetchIds(api, [['topic', '']])).includes(id), 'moved into the empty topic');
 });
 

@@ -7,6 +7,7 @@ import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
@@ -94,8 +95,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'bot.deactivate':
     case 'bot.regenerate_api_key':
       return decideBot(state, command, clock);
-    case 'message.send':
     case 'message.edit':
+      return moveNotices(state, command, decideMessage(state, command, clock), clock);
+    case 'message.send':
     case 'message.delete':
     case 'topic.delete':
     case 'reaction.add':

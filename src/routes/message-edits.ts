@@ -8,6 +8,7 @@ import { attachmentView } from '../../actors/realm/attachments/views.ts';
 import type { ReactionType } from '../../actors/realm/messages/state.ts';
 import { p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
+import { botDomain } from './bots.ts';
 import { route } from './route.ts';
 
 const messageId = p.int(z.number().int());
@@ -27,7 +28,6 @@ export const messageEditRoutes = [
       topic: p.string().optional(),
       subject: p.string().optional(),
       propagate_mode: p.string(z.enum(['change_one', 'change_later', 'change_all'])).default('change_one'),
-      // Notification messages from the notification bot are not sent (there is no such bot yet).
       send_notification_to_old_thread: p.bool().default(false),
       send_notification_to_new_thread: p.bool().default(true),
       content: p.string().optional(),
@@ -49,6 +49,9 @@ export const messageEditRoutes = [
         topic: params.topic ?? params.subject,
         channelId: params.stream_id,
         propagateMode: params.propagate_mode,
+        notifyOldThread: params.send_notification_to_old_thread,
+        notifyNewThread: params.send_notification_to_new_thread,
+        botDomain: botDomain(services, realm),
       });
       const edited = changes.find((change) => change.type === 'message.edited');
       const detached = edited?.type === 'message.edited' ? (edited.detachedAttachmentIds ?? []) : [];

@@ -35,6 +35,11 @@ export type MessageCommand =
       topic?: string;
       channelId?: number;
       propagateMode: PropagateMode;
+      /** the notification bot tells the old / new thread of a move (defaults: false / true) */
+      notifyOldThread?: boolean;
+      notifyNewThread?: boolean;
+      /** the domain of the notification bot's email, should a notice need to bring the bot into being */
+      botDomain?: string;
     }
   | { type: 'message.delete'; caller: Caller; messageId: number }
   /** deletes the newest `limit` messages of a topic (POST /streams/{id}/delete_topic runs it in batches) */
