@@ -232,3 +232,20 @@ t.test('policies rebuilt from the log alone equal the live ones; an older snapsh
   t.equal(loaded.userTopics.size, 0, 'a record from before topic policies loads with none');
   t.same(userToRecord(userFromRecord(expected)), expected, 'a record round-trips');
 });
+
+t.test('is:followed narrows to the topics the user follows', async (t) => {
+  const { api } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'dev' }] });
+  const dev = (await api.get('/get_stream_id', { stream: 'dev' })).body.stream_id;
+  const send = async (topic: string) => (await api.post('/messages', { type: 'stream', to: 'dev', topic, content: 'x' })).body.id as number;
+  const a = await send('Alpha');
+  await send('beta');
+  const a2 = await send('alpha');
+  const followed = async () =>
+    (await api.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'followed' }] })).body.messages.map((m: { id: number }) => m.id);
+  t.same(await followed(), [], 'nothing followed yet');
+  await api.post('/user_topics', { stream_id: dev, topic: 'ALPHA', visibility_policy: 3 });
+  t.same(await followed(), [a, a2], 'both spellings of the followed topic');
+  await api.post('/user_topics', { stream_id: dev, topic: 'alpha', visibility_policy: 1 });
+  t.same(await followed(), [], 'muting it stops following it');
+});

@@ -19,7 +19,7 @@ export const messageFlagRoutes = [
     params: { anchor: anchorParam, include_anchor: p.bool().default(true), num_before: count, num_after: count, narrow: narrowParam.default([]), op, flag: p.string() },
     async handle({ services, realm, user }, params) {
       checkCounts(params.num_before, params.num_after);
-      const clauses = narrowFor(realm, user.userId, params.narrow);
+      const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const anchor = resolveAnchor(realm, user.userId, params.anchor, clauses);
       const window = fetchWindow(realm, user.userId, clauses, { anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
       const changed = window.ids.length ? await updateFlags(services, realm.realmId, user.userId, window.ids, params.op, params.flag) : [];

@@ -1,3 +1,6 @@
+import { topicKey } from '../../actors/realm/messages/state.ts';
+import type { AppServices } from '../services.ts';
+import { VisibilityPolicy } from '../../actors/user/state.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { flagsFor } from '../../actors/realm/messages/access.ts';
@@ -47,7 +50,14 @@ export function checkCounts(numBefore: number, numAfter: number): void {
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
 }
 
-export const narrowFor = (realm: RealmState, userId: number, terms: readonly NarrowTerm[]) => resolveNarrow(realm, userId, terms);
+/** A narrow resolved for its user, with the topics that user follows (kept by its own actor). */
+export function narrowFor(services: AppServices, realm: RealmState, userId: number, terms: readonly NarrowTerm[]) {
+  const followed = new Set<string>();
+  for (const topic of services.runtime.userState(realm.realmId, userId).userTopics.values()) {
+    if (topic.visibilityPolicy === VisibilityPolicy.followed) followed.add(topicKey(topic.streamId, topic.topicName));
+  }
+  return resolveNarrow(realm, userId, terms, followed);
+}
 
 /** A message as a fetch returns it: the Message object, the user's flags, and search highlights. */
 export function fetchedMessage(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, clauses: readonly Clause[]) {

@@ -74,8 +74,8 @@ export const messageRoutes = [
       client_extavatar: p.bool().default(true),
       allow_empty_topic_name: p.bool().default(false),
     },
-    handle({ realm, user }, params) {
-      const clauses = narrowFor(realm, user.userId, params.narrow);
+    handle({ services, realm, user }, params) {
+      const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: params.client_extavatar, allowEmptyTopicName: params.allow_empty_topic_name };
       const view = (id: number) => fetchedMessage(realm, user.userId, realm.messages.byId.get(id)!, options, clauses);
       if (params.message_ids !== undefined) {
@@ -136,8 +136,8 @@ export const messageRoutes = [
     path: '/messages/matches_narrow',
     auth: 'user',
     params: { msg_ids: messageIdsParam, narrow: narrowParam },
-    handle({ realm, user }, params) {
-      const clauses = narrowFor(realm, user.userId, params.narrow);
+    handle({ services, realm, user }, params) {
+      const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const words = searchWords(clauses);
       const messages: Record<string, unknown> = {};
       for (const id of params.msg_ids) {

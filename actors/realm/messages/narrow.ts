@@ -3,7 +3,7 @@ import { findUserByEmail, type RealmState } from '../state.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
 import { isImageName } from '../attachments/state.ts';
-import { conversationKey, type StoredMessage } from './state.ts';
+import { conversationKey, type StoredMessage, topicKey } from './state.ts';
 
 /** One narrow term as the client sent it (object form, or the legacy [operator, operand] pair). */
 export interface NarrowTerm {
@@ -20,7 +20,7 @@ export type Clause = { negated: boolean } & (
   | { kind: 'dm'; key: string }
   | { kind: 'dm-including'; userId: number }
   | { kind: 'sender'; userId: number }
-  | { kind: 'is'; what: 'dm' | 'starred' | 'mentioned' | 'unread' | 'resolved' | 'followed' | 'alerted' }
+  | { kind: 'is'; what: 'dm' | 'starred' | 'mentioned' | 'unread' | 'resolved' | 'followed' | 'alerted'; followed?: ReadonlySet<string> }
   | { kind: 'has'; what: 'link' | 'image' | 'attachment' | 'reaction' }
   | { kind: 'id'; id: number }
   | { kind: 'search'; words: string[] }
@@ -39,11 +39,15 @@ const HAS_OPERANDS = ['link', 'image', 'attachment', 'reaction'] as const;
 export const badNarrow = (desc: string) => new ChatError(ErrorCode.BAD_NARROW, `Invalid narrow operator: ${desc}`, 400, { desc });
 
 /** Resolves a narrow for a user; a private channel the user cannot read answers like an unknown one. */
-export function resolveNarrow(state: RealmState, userId: number, terms: readonly NarrowTerm[]): Clause[] {
-  return terms.flatMap((term) => resolveTerm(state, userId, term));
+/**
+ * `followedTopics`: the user's followed topics (keys as `topicKey`), which its own actor keeps; `is:followed`
+ * reads them.
+ */
+export function resolveNarrow(state: RealmState, userId: number, terms: readonly NarrowTerm[], followedTopics?: ReadonlySet<string>): Clause[] {
+  return terms.flatMap((term) => resolveTerm(state, userId, term, followedTopics));
 }
 
-function resolveTerm(state: RealmState, userId: number, term: NarrowTerm): Clause[] {
+function resolveTerm(state: RealmState, userId: number, term: NarrowTerm, followedTopics?: ReadonlySet<string>): Clause[] {
   const operator = ALIASES[term.operator] ?? term.operator;
   const negated = term.negated ?? false;
   const operand = term.operand;
@@ -73,7 +77,7 @@ function resolveTerm(state: RealmState, userId: number, term: NarrowTerm): Claus
     case 'is': {
       const what = IS_OPERANDS[text];
       if (!what) throw badNarrow(`unknown 'is' operand ${text}`);
-      return [{ kind: 'is', what, negated }];
+      return [what === 'followed' ? { kind: 'is', what, negated, followed: followedTopics ?? new Set() } : { kind: 'is', what, negated }];
     }
     case 'has': {
       const what = HAS_OPERANDS.find((candidate) => candidate === text);
@@ -171,9 +175,8 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
           return recipient.kind === 'channel' && recipient.topic.startsWith(RESOLVED_TOPIC_PREFIX);
         case 'alerted':
           return holds(message, userId) && (message.alertedUserIds?.includes(userId) ?? false);
-        // No topics are followed yet (followed topics live in personal state).
         case 'followed':
-          return false;
+          return recipient.kind === 'channel' && (clause.followed?.has(topicKey(recipient.channelId, recipient.topic)) ?? false);
       }
   }
 }
