@@ -33,7 +33,7 @@ t.test('messages, edits, reactions and flags survive a graceful restart', async 
     await sendToChannel(first.api, 'secret', 'hidden', 'secret plan'),
     await sendDirect(annApi(), [1], 'direct plan'),
   ];
-  await first.api.patch(`/messages/${ids[0]}`, { topic: 'moved', propagate_mode: 'change_all' });
+  await first.api.patch(`/messages/${ids[0]}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   await annApi().patch(`/messages/${ids[1]}`, { content: 'the best plan' });
   await annApi().post(`/messages/${ids[0]}/reactions`, { emoji_name: 'tada' });
   await annApi().post('/messages/flags', { messages: [ids[0]], op: 'add', flag: 'starred' });
@@ -65,7 +65,7 @@ t.test('acknowledged messages survive SIGKILL (log replay)', async (t) => {
   const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => sendToChannel(server.api, general, `t${i % 2}`, `message ${i}`)));
   await server.api.patch(`/messages/${sent[0]}`, { content: 'edited' });
   await server.api.post(`/messages/${sent[1]}/reactions`, { emoji_name: 'eyes' });
-  await server.api.patch(`/messages/${sent[2]}`, { topic: 'renamed' });
+  await server.api.patch(`/messages/${sent[2]}`, { topic: 'renamed', send_notification_to_new_thread: false });
   const before = await everything(server.api);
   t.equal((before[0] as { messages: unknown[] }).messages.length, 8);
   server.process.kill('SIGKILL');
