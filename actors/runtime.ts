@@ -57,6 +57,8 @@ export class Runtime {
   private lastCommit: Promise<void> = Promise.resolve();
   private readonly dirty: Dirty = { realms: new Set(), users: new Set() };
   private replaying = false;
+  /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
+  private storageFailure: string | null = null;
 
   constructor(
     private readonly store: Persistence,
@@ -197,7 +199,15 @@ export class Runtime {
     return this.lastCommit;
   }
 
+  /** Set once a log append failed: every write is refused since, until a restart (see commit). */
+  get readOnlyReason(): string | null {
+    return this.storageFailure;
+  }
+
   private async commit(target: { realmId: number; userId?: number }, changes: (RealmChange | UserChange)[], apply: () => Delivery[]): Promise<void> {
+    if (this.storageFailure !== null) {
+      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The server cannot save changes (${this.storageFailure}); it takes none until it is restarted`, 503);
+    }
     const seq = ++this.seq;
     const started = performance.now();
     const deliveries = apply();
@@ -209,7 +219,12 @@ export class Runtime {
     });
     const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), ...target, changes });
     this.lastCommit = written.catch(() => undefined);
-    await written;
+    try {
+      await written;
+    } catch (error) {
+      this.failStorage(error);
+      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The change could not be saved (${this.storageFailure}); the server takes no more changes until it is restarted`, 500);
+    }
     let count = 0;
     for (const { event, queues } of resolved) {
       // A delivery no queue takes is never serialized (shaped events come in several variants).
@@ -218,6 +233,28 @@ export class Runtime {
       count += queues.length;
     }
     if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
+  }
+
+  /**
+   * A log append failed (disk full, an I/O error): its changes, and those of every commit in flight with it,
+   * are applied in memory but not stored. Rather than undo them one by one, the state is loaded again from
+   * the data directory, the source of truth (snapshots and log, as a boot does), so memory holds exactly
+   * what is durable and no reader sees a change that was never saved; then the server takes no more writes
+   * until it is restarted (its commits answer 503), reads go on. Taking writes again on its own would need
+   * to know the disk has room again, and each retry could half-fail the same way; a restart after the
+   * operator freed space is the one clean recovery. Queues and presence, which are not in the log, stay.
+   */
+  private failStorage(error: unknown): void {
+    if (this.storageFailure !== null) return;
+    this.storageFailure = error instanceof Error ? error.message : String(error);
+    for (const actor of this.realms.values()) actor.stop();
+    for (const actor of this.users.values()) actor.stop();
+    this.realms.clear();
+    this.users.clear();
+    this.realmIdByStringId.clear();
+    this.recover();
+    this.dirty.realms.clear();
+    this.dirty.users.clear();
   }
 
   private applyUser(realmId: number, userId: number, changes: readonly UserChange[]): Delivery[] {
@@ -350,6 +387,9 @@ export class Runtime {
    * that the next boot restores them; any other boot drops stored queues, whose clients re-register.
    */
   async snapshot(final = false): Promise<number> {
+    // Read-only after a storage failure: the log holds everything in memory (see failStorage), and the next
+    // boot starts from it. (A snapshot would carry the sequence numbers of the failed entries too.)
+    if (this.storageFailure !== null) return 0;
     const seq = this.seq;
     const records: SnapshotRecord[] = [];
     const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });

@@ -8,6 +8,51 @@ export interface StoreOptions {
   waitForFlush?: boolean;
 }
 
+/**
+ * A write the data directory did not take (disk full, file size limit, I/O error): nothing of the group
+ * commit holding it was stored. `reason` is the operating system's, as LMDB reports it.
+ */
+export class StorageError extends Error {
+  constructor(readonly reason: string) {
+    super(`storage failure: ${reason}`);
+  }
+}
+
+/**
+ * lmdb-js rejects a failed commit's promises with 'Commit failed', the reason in `commitError`, a second
+ * promise that it rejects right after (usually: when the failure is noticed outside the commit's callback,
+ * only with the next failure, maybe never). The reason is taken if it comes within this turn of the event
+ * loop, so that no write waits on it; either way that promise is marked handled (unhandled, it would end
+ * the process).
+ */
+async function storageError(error: unknown): Promise<StorageError> {
+  const commitError = (error as { commitError?: Promise<unknown> } | null)?.commitError;
+  const fallback = error instanceof Error ? error.message : String(error);
+  if (!commitError) return new StorageError(fallback);
+  commitError.catch(() => {});
+  const cause = await Promise.race([
+    commitError.then(() => null, (reason: unknown) => reason),
+    new Promise<null>((resolve) => setImmediate(() => resolve(null))),
+  ]);
+  return new StorageError(cause instanceof Error ? cause.message : fallback);
+}
+
+/**
+ * lmdb-js 3.5 also rejects promises of its own that nobody holds when a commit fails: the end of each
+ * event-turn batch, and the `commitError` of a failure no write was told of. Node would end the process for
+ * them. The writes of a failed commit report it through their own promises (append, writeSnapshots), so
+ * these are dropped. Any other unhandled rejection keeps Node's default: it is thrown, and ends the process,
+ * unless another listener (a test runner) takes it. Remove when lmdb-js stops leaving them unhandled.
+ */
+function dropOrphanedCommitRejection(reason: unknown): void {
+  if (reason instanceof Error && 'commitError' in reason) {
+    (reason as { commitError: Promise<unknown> }).commitError.catch(() => {});
+    return;
+  }
+  if (reason instanceof Error && /[/\\]lmdb[/\\]write\.js:/.test(reason.stack ?? '')) return;
+  if (process.listenerCount('unhandledRejection') === 1) throw reason;
+}
+
 interface SnapshotMeta {
   v: number;
   seq: number;
@@ -32,8 +77,14 @@ export class Store {
   constructor(readonly dir: string, options: StoreOptions = {}) {
     mkdirSync(dir, { recursive: true });
     this.waitForFlush = options.waitForFlush ?? true;
+    if (!process.listeners('unhandledRejection').includes(dropOrphanedCommitRejection)) {
+      process.on('unhandledRejection', dropOrphanedCommitRejection);
+    }
     this.root = open<Buffer, Key>({
       path: dir,
+      // lmdb-js guesses from the path: a name with a dot ('data.2026', mktemp's 'tmp.X') would be taken
+      // for a file, and opening failed with 'Is a directory'. The data directory is always a directory.
+      noSubdir: false,
       encoding: 'binary',
       compression: false,
       separateFlushed: true,
@@ -64,11 +115,36 @@ export class Store {
     return raw ? checkVersion('snapshot meta', decode<SnapshotMeta>(raw)) : { v: FORMAT_VERSION, seq: 0, clean: false };
   }
 
-  /** Appends one log entry; resolves once the group commit holding it is durable. */
+  /**
+   * Appends one log entry; resolves once the group commit holding it is durable, rejects with a StorageError
+   * when that commit failed. (The flush is awaited only after the commit succeeded: a failed commit's
+   * `flushed` never settles.)
+   */
   append(record: LogRecord): Promise<void> {
     const written = this.log.put(record.seq, encode(record)) as Promise<boolean> & { flushed?: Promise<unknown> };
-    return (this.waitForFlush && written.flushed ? written.flushed : written).then(() => undefined);
+    return written.then(
+      async () => {
+        // LMDB may still take a later commit after one failed (it reuses freed pages where the failed one
+        // needed new ones). This entry was decided against a state that held the lost one's changes: it is
+        // not acknowledged, and the next boot drops it (a gap in the log, see readLog). The failed commit's
+        // handler below runs first: lmdb-js settles commits in order and this check is synchronous.
+        if (this.failedSeq !== null && this.failedSeq < record.seq) {
+          throw new StorageError(`log entry ${this.failedSeq}, before this one, could not be written`);
+        }
+        if (this.waitForFlush && written.flushed) await written.flushed;
+      },
+      (error: unknown) => {
+        this.failedSeq ??= record.seq;
+        this.failed = true;
+        return storageError(error).then((failure) => Promise.reject(failure));
+      },
+    );
   }
+
+  /** The first log entry whose commit failed, if one did since the store was opened. */
+  private failedSeq: number | null = null;
+  /** whether any commit failed since the store was opened */
+  private failed = false;
 
   /** The log record at the tail that could not be read, if the last read found one (see readLog). */
   tornTail: { seq: number; error: string } | null = null;
@@ -77,12 +153,23 @@ export class Store {
    * The log after `afterSeq`, in order. A record that does not decode at the very end of the log is a
    * torn tail (a write cut short): reading stops before it and `tornTail` says so. One anywhere else is
    * corruption, and reading fails rather than skip history.
+   *
+   * The log has no gaps: sequence numbers are consecutive, and a snapshot trims everything below the
+   * position it covers. A gap is left by a commit that failed (disk full) while later ones, already handed
+   * to LMDB, succeeded: those were decided against the lost changes and never acknowledged (see append).
+   * They are a tail too: reading stops at the gap and `tornTail` names the first of them.
    */
   *readLog(afterSeq: number): Generator<LogRecord> {
     this.tornTail = null;
     let last = 0;
     for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
+    let previous: number | null = null;
     for (const { key, value } of this.log.getRange({ start: afterSeq + 1 })) {
+      if (previous !== null && key !== previous + 1) {
+        this.tornTail = { seq: key, error: `log entries ${key} to ${last} follow a gap after ${previous} (a write that failed); they were never acknowledged` };
+        return;
+      }
+      previous = key;
       let record: LogRecord;
       try {
         record = checkVersion('log record', decode<LogRecord>(value));
@@ -99,10 +186,13 @@ export class Store {
     }
   }
 
-  /** Removes a torn tail record found by readLog, so the next append continues a clean log. */
+  /** Removes the tail found by readLog (a torn record, or the entries after a gap), so the next append continues a clean log. */
   async discardTornTail(): Promise<void> {
     if (!this.tornTail) return;
-    await this.log.remove(this.tornTail.seq);
+    const from = this.tornTail.seq;
+    await this.root.transaction(() => {
+      for (const key of this.log.getKeys({ start: from })) this.log.remove(key);
+    });
   }
 
   *readSnapshots(): Generator<SnapshotRecord> {
@@ -116,12 +206,17 @@ export class Store {
    * the log through `seq`: all in one transaction, so a crash leaves either the old or the new picture.
    */
   async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false): Promise<void> {
-    await this.root.transaction(() => {
-      for (const record of records) this.snaps.put([record.kind, record.id], encode(record));
-      for (const key of deleted) this.snaps.remove(key);
-      this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
-      for (const key of this.log.getKeys({ end: seq + 1 })) this.log.remove(key);
-    });
+    try {
+      await this.root.transaction(() => {
+        for (const record of records) this.snaps.put([record.kind, record.id], encode(record));
+        for (const key of deleted) this.snaps.remove(key);
+        this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
+        for (const key of this.log.getKeys({ end: seq + 1 })) this.log.remove(key);
+      });
+    } catch (error) {
+      this.failed = true;
+      throw await storageError(error);
+    }
     if (this.waitForFlush) await this.root.flushed;
   }
 
@@ -141,7 +236,11 @@ export class Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.root.committed;
-    await this.root.close();
+    await Promise.resolve(this.root.committed).catch(() => {});
+    const closed = this.root.close();
+    // lmdb-js waits for every commit's flush before it closes, and a failed commit's flush never comes:
+    // after a failure, stop waiting after a moment (everything committed is on disk; the process ends).
+    if (this.failed) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 200).unref())]);
+    else await closed;
   }
 }

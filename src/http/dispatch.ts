@@ -74,17 +74,22 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   };
 }
 
-/** Liveness for operators and load balancers: no authentication, no realm. */
+/**
+ * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
+ * server still answers reads but takes no writes until restarted: 503, with the reason.
+ */
 function health(services: AppServices): ApiResponse {
   const { runtime } = services;
+  const readOnly = runtime.readOnlyReason;
   const body = {
-    status: 'ok',
+    status: readOnly === null ? 'ok' : 'read-only',
+    ...(readOnly === null ? {} : { storage_error: readOnly }),
     uptime_seconds: Math.round(process.uptime()),
     realms: runtime.realms.size,
     event_queues: runtime.queues.size,
     log_position: runtime.logPosition,
   };
-  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+  return { status: readOnly === null ? 200 : 503, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);

@@ -16,9 +16,23 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
+export interface ChildOptions {
+  /**
+   * The largest file the server may write, in KiB (RLIMIT_FSIZE, set by bash's ulimit): writes past it fail
+   * as on a full disk (EFBIG instead of ENOSPC), with no privileges needed.
+   */
+  fileSizeLimitKiB?: number;
+}
+
 /** Starts the server as its own process, exactly as `npm start` does, and waits until it listens. */
-export function startChild(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir], {
+export function startChild(dataDir: string, env: Record<string, string> = {}, options: ChildOptions = {}): Promise<ChildServer> {
+  const args = ['--import', 'tsx', join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir];
+  // bash replaces itself with node (exec), so the child's pid is the server's. SIGXFSZ is ignored, so a
+  // write past the limit fails with an error rather than ending the process.
+  const [command, commandArgs] = options.fileSizeLimitKiB === undefined
+    ? [process.execPath, args]
+    : ['bash', ['-c', 'trap "" XFSZ; ulimit -S -f "$0" && exec "$@"', String(options.fileSizeLimitKiB), process.execPath, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
