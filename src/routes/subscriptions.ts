@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey } from '../../actors/realm/channels/state.ts';
-import { PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
+import { canSeeChannel, PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
 import { newChannelOptions, newChannelParams, principals, resolvePrincipals } from './channel-params.ts';
@@ -137,9 +137,11 @@ export const subscriptionRoutes = [
     path: '/users/{user_id}/subscriptions/{stream_id}',
     auth: 'user',
     params: { user_id: p.int(), stream_id: p.int() },
-    handle({ realm }, params) {
+    handle({ realm, user }, params) {
       if (!realm.users.has(params.user_id)) throw badRequest('No such user');
-      if (!realm.channels.has(params.stream_id)) throw badRequest('Invalid channel ID');
+      const channel = realm.channels.get(params.stream_id);
+      // Who is in a private channel is for its subscribers and administrators (test/security.test.ts).
+      if (!channel || !canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');
       return { is_subscribed: realm.subscriptions.get(params.stream_id)?.has(params.user_id) ?? false };
     },
   }),
