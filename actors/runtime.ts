@@ -362,9 +362,13 @@ export class Runtime {
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
-      } else if (record.kind === 'queue' && clean) {
-        this.queues.restore(record.data as QueueRecord);
-        queues++;
+      } else if (record.kind === 'queue') {
+        // Listed either way: the first snapshot after boot removes stored queues (markRunning).
+        this.storedQueueIds.push(record.id);
+        if (clean) {
+          this.queues.restore(record.data as QueueRecord);
+          queues++;
+        }
       }
     }
     let replayed = 0;
@@ -423,7 +427,7 @@ export class Runtime {
 
   /** After recovery: drop the stored queues (they are live in memory now) and the clean mark. */
   async markRunning(): Promise<void> {
-    for (const record of this.store.readSnapshots()) if (record.kind === 'queue') this.storedQueueIds.push(record.id);
+    // recover() listed the stored queues; reading every snapshot again here doubled the boot's decoding.
     await this.snapshot(false);
   }
 }
