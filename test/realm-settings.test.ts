@@ -1,9 +1,8 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { openRuntime } from './helpers/runtime.ts';
 // The runtime first: realm/state.ts and groups/state.ts import each other, and the runtime loads them in the working order.
-import { Runtime } from '../actors/runtime.ts';
 import { Role, realmFromRecord, realmToRecord, type RealmRecord } from '../actors/realm/state.ts';
-import { Store } from '../snapshots/store.ts';
 import { advanceClock, channel, drain, fetchIds, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
@@ -248,12 +247,7 @@ t.test('settings and permissions survive a restart; an older snapshot loads with
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.UTC(2026, 0, 1) };
-  const open = () => {
-    const store = new Store(dir, { waitForFlush: false });
-    const runtime = new Runtime(store, { clock, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
-    runtime.recover();
-    return { store, runtime };
-  };
+  const open = () => openRuntime(dir, clock);
   const live = open();
   const { realmId } = await live.runtime.createRealm('', 'Test');
   await live.runtime.execute(realmId, { type: 'realm.update', caller: { kind: 'operator' }, settings: { message_content_edit_limit_seconds: 30 }, permissions: {} });

@@ -1,11 +1,10 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { openRuntime } from './helpers/runtime.ts';
 // The runtime first: realm/state.ts and groups/state.ts import each other, and the runtime loads them in the working order.
-import { Runtime } from '../actors/runtime.ts';
 import { Role, realmFromRecord, realmToRecord, type RealmRecord } from '../actors/realm/state.ts';
 import { SETTINGS } from '../actors/user/settings.ts';
 import { userToRecord } from '../actors/user/state.ts';
-import { Store } from '../snapshots/store.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
 type Event = Record<string, unknown> & { type: string };
@@ -133,12 +132,7 @@ t.test('replayed from the log, a user gets the defaults of its creation, not the
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.UTC(2026, 0, 1) };
-  const open = () => {
-    const store = new Store(dir, { waitForFlush: false });
-    const runtime = new Runtime(store, { clock, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
-    runtime.recover();
-    return { store, runtime };
-  };
+  const open = () => openRuntime(dir, clock);
   const operator = { kind: 'operator' } as const;
   const live = open();
   const { realmId } = await live.runtime.createRealm('', 'Test');

@@ -1,8 +1,7 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
-import { Runtime } from '../actors/runtime.ts';
+import { openRuntime } from './helpers/runtime.ts';
 import { userFromRecord, userToRecord, type UserRecord } from '../actors/user/state.ts';
-import { Store } from '../snapshots/store.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
 type Event = Record<string, unknown> & { type: string };
@@ -204,12 +203,7 @@ t.test('policies rebuilt from the log alone equal the live ones; an older snapsh
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const clock = { now: () => Date.UTC(2026, 0, 1) };
-  const open = () => {
-    const store = new Store(dir, { waitForFlush: false });
-    const runtime = new Runtime(store, { clock, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
-    runtime.recover();
-    return { store, runtime };
-  };
+  const open = () => openRuntime(dir, clock);
   const live = open();
   const { realmId } = await live.runtime.createRealm('', 'Test');
   await live.runtime.execute(realmId, { type: 'user.create', caller: { kind: 'operator' }, email: 'a@example.com', fullName: 'A', passwordHash: null });

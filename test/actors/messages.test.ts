@@ -1,25 +1,19 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { openRuntime } from '../helpers/runtime.ts';
 import type { RealmCommand } from '../../actors/realm/commands.ts';
 import type { MessageCommand } from '../../actors/realm/messages/commands.ts';
 import type { MessageStore } from '../../actors/realm/messages/state.ts';
 // The runtime first: loading realm/state.ts before anything else trips an import cycle with groups/state.ts.
 import { Runtime } from '../../actors/runtime.ts';
 import { Role, realmToRecord } from '../../actors/realm/state.ts';
-import { Store } from '../../snapshots/store.ts';
 import { tempDir } from '../helpers/server.ts';
 
 let now = Date.UTC(2026, 0, 1);
 const clock = { now: () => now };
-const timings = { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 };
 const as = (userId: number) => ({ kind: 'user', userId }) as const;
 
-function open(dir: string) {
-  const store = new Store(dir, { waitForFlush: false });
-  const runtime = new Runtime(store, { clock, queues: timings });
-  runtime.recover();
-  return { store, runtime };
-}
+const open = (dir: string) => openRuntime(dir, clock);
 
 /** A message history touching every change: sends, edits, moves, reactions, flags, deletions. */
 async function history(runtime: Runtime, midway?: () => Promise<void>) {

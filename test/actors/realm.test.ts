@@ -1,24 +1,18 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { openRuntime } from '../helpers/runtime.ts';
 import { ChatError } from '../../actors/errors.ts';
 import type { RealmCommand } from '../../actors/realm/commands.ts';
 import { decideRealm } from '../../actors/realm/decide.ts';
 import { Role, realmToRecord } from '../../actors/realm/state.ts';
 import { Runtime } from '../../actors/runtime.ts';
-import { Store } from '../../snapshots/store.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const operator = { kind: 'operator' } as const;
 let now = Date.UTC(2026, 0, 1);
 const clock = { now: () => now };
-const timings = { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 };
 
-function open(dir: string) {
-  const store = new Store(dir, { waitForFlush: false });
-  const runtime = new Runtime(store, { clock, queues: timings });
-  const recovered = runtime.recover();
-  return { store, runtime, recovered };
-}
+const open = (dir: string) => openRuntime(dir, clock);
 
 const user = (email: string, role: Role = Role.member): RealmCommand => ({
   type: 'user.create', caller: operator, email, fullName: email.split('@')[0]!, passwordHash: null, role,
