@@ -39,6 +39,12 @@ interface Dirty {
 
 const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 
+/** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
+export interface PersonalRecord {
+  value: 'active' | 'deactivated';
+  state: UserRecord;
+}
+
 /**
  * The actor registry and the write path: a command is decided against its actor's state, the changes are
  * applied in memory and appended to the log, and once the group commit holding them is durable the events
@@ -171,6 +177,37 @@ export class Runtime {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     return actor.getSnapshot().context.state;
+  }
+
+  /**
+   * One organization's durable state as records (export-realm): the realm's and its users' personal state,
+   * in the shapes snapshots use.
+   */
+  realmRecords(realmId: number): { realm: RealmRecord; users: PersonalRecord[] } {
+    const realm = realmToRecord(this.realmState(realmId));
+    const users: PersonalRecord[] = [];
+    for (const actor of this.users.values()) {
+      const snapshot = actor.getSnapshot();
+      if (snapshot.context.state.realmId === realmId) users.push({ value: snapshot.value, state: userToRecord(snapshot.context.state) });
+    }
+    return { realm, users };
+  }
+
+  /**
+   * Adds an organization made of records (import-realm) under a new id and the given subdomain, as a boot
+   * loads snapshots. Operator commands only: no server runs, so nobody is told; the caller's snapshot makes
+   * it durable (realm and users are marked changed).
+   */
+  adoptRealm(stringId: string, realm: RealmRecord, users: readonly PersonalRecord[]): RealmState {
+    if (this.realmIdByStringId.has(stringId)) throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
+    const realmId = Math.max(0, ...this.realms.keys()) + 1;
+    this.startRealm(realmFromRecord({ ...realm, realmId, stringId }), true);
+    this.dirty.realms.add(realmId);
+    for (const { value, state } of users) {
+      this.startUser(userFromRecord({ ...state, realmId }), value);
+      this.dirty.users.add(userKey(realmId, state.userId));
+    }
+    return this.realmState(realmId);
   }
 
   async createRealm(stringId: string, name: string): Promise<RealmState> {

@@ -7,6 +7,7 @@ import { Store } from '../snapshots/store.ts';
 import { ConfigError, type Config } from './config.ts';
 import { hashPassword, passwordWeakness } from './passwords.ts';
 import { dataDirCommands } from './operator-data.ts';
+import { realmCommands } from './operator-realm.ts';
 
 export interface OperatorCommand {
   summary: string;
@@ -129,6 +130,7 @@ ${DATA_DIR_HELP}`,
     },
   },
   ...dataDirCommands,
+  ...realmCommands,
 };
 
 function parseEmail(text: string): string {

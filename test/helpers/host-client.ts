@@ -1,0 +1,97 @@
+import { request as httpRequest } from 'node:http';
+import { encodeParams, type Credentials, type Params } from './server.ts';
+
+/** The password HostClient's createUser gives the users it makes. */
+export const HOST_CLIENT_PASSWORD = 'host-Client-passw0rd';
+
+export interface Answer {
+  status: number;
+  // Responses are JSON objects of many shapes; tests read the fields they check.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+  /** what the request said (query and form), so that an error repeating it is not counted as a leak */
+  sent: string;
+}
+
+/** A client for one host (the realm is chosen by the Host header, which fetch() will not set). */
+export class HostClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly host: string,
+    readonly credentials: Credentials | null,
+  ) {}
+
+  as(credentials: Credentials | null): HostClient {
+    return new HostClient(this.baseUrl, this.host, credentials);
+  }
+
+  send(method: string, path: string, params: Params = {}, raw?: { body: Buffer; contentType: string }): Promise<Answer> {
+    const form = encodeParams(params).toString();
+    const root = !path.startsWith('/api/') && path.startsWith('/user_uploads/');
+    let target = root ? path : `/api/v1${path}`;
+    const headers: Record<string, string> = { Host: this.host };
+    if (this.credentials) headers.Authorization = `Basic ${Buffer.from(`${this.credentials.email}:${this.credentials.key}`).toString('base64')}`;
+    let body: Buffer | undefined;
+    if (raw) {
+      body = raw.body;
+      headers['Content-Type'] = raw.contentType;
+    } else if (method === 'GET' || method === 'DELETE') {
+      if (form) target += `?${form}`;
+    } else {
+      body = Buffer.from(form);
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    }
+    if (body) headers['Content-Length'] = String(body.length);
+    const url = new URL(this.baseUrl);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ hostname: url.hostname, port: url.port, path: target, method, headers, timeout: 10_000 }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // a file, not JSON
+          }
+          resolve({ status: response.statusCode ?? 0, body: parsed, text, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
+        });
+        response.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error('request timed out')));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  get = (path: string, params?: Params) => this.send('GET', path, params);
+  post = (path: string, params?: Params) => this.send('POST', path, params);
+  patch = (path: string, params?: Params) => this.send('PATCH', path, params);
+  delete = (path: string, params?: Params) => this.send('DELETE', path, params);
+
+  async ok(method: string, path: string, params?: Params): Promise<Answer> {
+    const answer = await this.send(method, path, params);
+    if (answer.status !== 200) throw new Error(`${method} ${path} failed: ${answer.text}`);
+    return answer;
+  }
+
+  upload(name: string, content: string): Promise<Answer> {
+    const boundary = 'securityTestBoundary';
+    const body = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${content}\r\n--${boundary}--\r\n`,
+    );
+    return this.send('POST', '/user_uploads', {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
+  }
+
+  async login(email: string, password = HOST_CLIENT_PASSWORD): Promise<HostClient> {
+    const fetched = await this.as(null).ok('POST', '/fetch_api_key', { username: email, password });
+    return this.as({ email, key: fetched.body.api_key });
+  }
+
+  async createUser(email: string, fullName: string): Promise<{ client: HostClient; userId: number }> {
+    const created = await this.ok('POST', '/users', { email, password: HOST_CLIENT_PASSWORD, full_name: fullName });
+    return { client: await this.login(email), userId: created.body.user_id };
+  }
+}
