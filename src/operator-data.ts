@@ -1,19 +1,18 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Runtime } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
+import { openRuntime } from './operator-runtime.ts';
 
 const DATA_FILE = 'data.mdb';
 
 /** Loads a data directory the way a boot does and checks every realm; throws on any problem. */
 function loadAndVerify(config: Config): { realms: number; users: number; channels: number; groups: number; seq: number; snapshots: number; replayed: number; problems: string[] } {
-  const store = new Store(config.dataDir, { waitForFlush: true });
+  const { store, runtime, recovered } = openRuntime(config);
   try {
-    const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs } });
-    const { snapshots, replayed, tornTail } = runtime.recover();
+    const { snapshots, replayed, tornTail } = recovered;
     const realms = runtime.realmStates();
     const problems = realms.flatMap(verifyRealm);
     if (tornTail) problems.push(`log record ${tornTail.seq} at the end of the log cannot be read (${tornTail.error}); the server drops it at its next start`);

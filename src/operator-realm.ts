@@ -1,14 +1,13 @@
 import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ChatError } from '../actors/errors.ts';
 import type { RealmRecord } from '../actors/realm/state.ts';
-import { Runtime, type PersonalRecord } from '../actors/runtime.ts';
+import type { PersonalRecord } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import { decode, encode, FORMAT_VERSION } from '../snapshots/codec.ts';
 import { checkVersion } from '../snapshots/records.ts';
-import { Store } from '../snapshots/store.ts';
-import { ConfigError, type Config } from './config.ts';
+import { ConfigError } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
+import { withRuntime } from './operator-runtime.ts';
 
 /** What the export file says it is, so that import-realm refuses any other file. */
 const EXPORT_KIND = 'chat-server realm export';
@@ -39,26 +38,6 @@ interface RealmExport {
 
 const SUBDOMAIN = /^([a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/;
 
-/** Recovers the data directory the caller holds exclusively, runs `work`, snapshots, closes. */
-async function withRuntime<T>(config: Config, work: (runtime: Runtime) => Promise<T> | T): Promise<T> {
-  const store = new Store(config.dataDir, { waitForFlush: true });
-  try {
-    const runtime = new Runtime(store, {
-      clock: { now: Date.now },
-      queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },
-    });
-    const { tornTail } = runtime.recover();
-    if (tornTail) throw new ConfigError(`the log ends with an unreadable record (${tornTail.error}); start the server once to drop it`);
-    const result = await work(runtime);
-    await runtime.snapshot();
-    return result;
-  } catch (error) {
-    if (error instanceof ChatError) throw new ConfigError(error.message);
-    throw error;
-  } finally {
-    await store.close();
-  }
-}
 
 function subdomainOption(values: Record<string, string | boolean | undefined>, required: boolean): string {
   const value = values.subdomain;

@@ -1,11 +1,9 @@
 import type { ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
-import { ChatError } from '../actors/errors.ts';
 import { Role, ROLE_VALUES } from '../actors/realm/state.ts';
-import { Runtime } from '../actors/runtime.ts';
-import { Store } from '../snapshots/store.ts';
 import { ConfigError, type Config } from './config.ts';
 import { hashPassword, passwordWeakness } from './passwords.ts';
+import { withRuntime } from './operator-runtime.ts';
 import { dataDirCommands } from './operator-data.ts';
 import { realmCommands } from './operator-realm.ts';
 
@@ -18,28 +16,6 @@ export interface OperatorCommand {
   run(config: Config, values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
 }
 
-/**
- * Runs an operator command against a data directory the server is not using (the caller holds the
- * directory's pid lock): recover, decide and commit through the same actors, snapshot, close.
- */
-async function withRuntime<T>(config: Config, work: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const store = new Store(config.dataDir, { waitForFlush: true });
-  try {
-    const runtime = new Runtime(store, {
-      clock: { now: Date.now },
-      queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },
-    });
-    runtime.recover();
-    const result = await work(runtime);
-    await runtime.snapshot();
-    return result;
-  } catch (error) {
-    if (error instanceof ChatError) throw new ConfigError(error.message);
-    throw error;
-  } finally {
-    await store.close();
-  }
-}
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
   const value = values[name];
