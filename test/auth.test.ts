@@ -1,6 +1,7 @@
 import t from 'tap';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { encodeParams, startTestServer, type ApiClient, type ApiResult, type Credentials } from './helpers/server.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { HostClient } from './helpers/host-client.ts';
+import { startTestServer, type ApiClient, type ApiResult, type Credentials } from './helpers/server.ts';
 
 const PASSWORD = 'a-Strong-passw0rd-for-tests';
 
@@ -43,41 +44,7 @@ function withHost(
   path: string,
   options: { credentials?: Credentials; form?: Record<string, unknown> } = {},
 ): Promise<Answer> {
-  const url = new URL(`${baseUrl}/api/v1${path}`);
-  const headers: Record<string, string> = { Host: host };
-  if (options.credentials) {
-    const { email, key } = options.credentials;
-    headers.Authorization = `Basic ${Buffer.from(`${email}:${key}`).toString('base64')}`;
-  }
-  let body: string | undefined;
-  if (options.form) {
-    body = encodeParams(options.form).toString();
-    headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    headers['Content-Length'] = String(Buffer.byteLength(body));
-  }
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, timeout: 10_000 },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // not JSON: keep the text
-          }
-          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: parsed });
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error('request timed out')));
-    request.on('error', reject);
-    request.end(body);
-  });
+  return new HostClient(baseUrl, host, options.credentials ?? null).send(method, path, options.form ?? {});
 }
 
 async function myId(api: ApiClient): Promise<number> {

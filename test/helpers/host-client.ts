@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { encodeParams, type Credentials, type Params } from './server.ts';
 
 /** The password HostClient's createUser gives the users it makes. */
@@ -10,6 +10,7 @@ export interface Answer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
+  headers: IncomingHttpHeaders;
   /** what the request said (query and form), so that an error repeating it is not counted as a leak */
   sent: string;
 }
@@ -56,7 +57,7 @@ export class HostClient {
           } catch {
             // a file, not JSON
           }
-          resolve({ status: response.statusCode ?? 0, body: parsed, text, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
+          resolve({ status: response.statusCode ?? 0, body: parsed, text, headers: response.headers, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
         });
         response.on('error', reject);
       });
