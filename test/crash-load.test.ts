@@ -3,6 +3,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { random } from './helpers/random.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
 import { startTestServer, tempDir, type ApiClient, type Credentials } from './helpers/server.ts';
 
@@ -17,18 +18,6 @@ import { startTestServer, tempDir, type ApiClient, type Credentials } from './he
 const ROUNDS = 8;
 const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
 const PASSWORD = 'crash-Load-passw0rd';
-
-/** mulberry32: a small deterministic generator, so a failing round can be replayed with the same seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.CRASH_SEED ?? 20261122);
 

@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import t from 'tap';
+import { random } from './helpers/random.ts';
 import { allRoutes } from '../src/routes/index.ts';
 import { OWNER_PASSWORD, startTestServer, type Credentials } from './helpers/server.ts';
 
@@ -14,17 +15,6 @@ import { OWNER_PASSWORD, startTestServer, type Credentials } from './helpers/ser
 
 const SEED = Number(process.env.FUZZ_SEED ?? 8_2026);
 const MEGABYTE = 'x'.repeat(1024 * 1024);
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Values of every wrong shape, as the form text a client would send. */
 const BAD_VALUES = [
