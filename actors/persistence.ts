@@ -12,7 +12,6 @@ export interface Persistence {
   discardTornTail(): Promise<void>;
   readSnapshots(): Iterable<SnapshotRecord>;
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean): Promise<void>;
-  logCount(): number;
 }
 
 export type { LogRecord, SnapshotRecord };

@@ -21,11 +21,6 @@ export class RateLimiter {
     this.perMs = limit / (windowSeconds * 1000);
   }
 
-  /** Looks without spending: is a request allowed now? */
-  peek(key: string): RateDecision {
-    return this.decide(this.refill(key).tokens);
-  }
-
   /** Spends one request if allowed. */
   hit(key: string): RateDecision {
     const bucket = this.refill(key);
