@@ -5,8 +5,10 @@ import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
+import { newQueueId } from './ids.ts';
+import type { QueueChange } from './queue/changes.ts';
 import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
-import type { QueueSpec } from './queue/spec.ts';
+import type { QueueContext, QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
@@ -35,6 +37,14 @@ export interface RuntimeOptions {
 interface Dirty {
   realms: Set<number>;
   users: Set<string>;
+  /** queues whose stored snapshot must go (the live ones mark themselves, see Queue.unsaved) */
+  removedQueues: Set<string>;
+}
+
+interface CommitTarget {
+  realmId: number;
+  userId?: number;
+  scope?: 'queue';
 }
 
 const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
@@ -61,8 +71,10 @@ export class Runtime {
   readonly scheduled: ScheduledDeliveries;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
-  private readonly dirty: Dirty = { realms: new Set(), users: new Set() };
+  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set() };
   private replaying = false;
+  /** during a replay: whether the replayed changes are announced again, to the queues rebuilt from the log */
+  private reannouncing = false;
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
 
@@ -70,7 +82,11 @@ export class Runtime {
     private readonly store: Persistence,
     private readonly options: RuntimeOptions,
   ) {
-    this.queues = new QueueRegistry(options.queues, () => options.clock.now());
+    this.queues = new QueueRegistry(options.queues, () => options.clock.now(), (queue) => {
+      // The sweep already dropped it; the log learns it so that a replay drops it too.
+      const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
+      this.commitQueue(queue.context, change).catch(() => undefined);
+    });
     this.presence = new PresenceStore((realmId, userId) => {
       const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
       return !!settings && settingValue(settings, 'presence_enabled') === true;
@@ -121,7 +137,7 @@ export class Runtime {
       throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
     }
     const changes = decideRealm(actor.getSnapshot().context.state, command, this.decideContext(realmId));
-    if (changes.length > 0) await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
+    if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
     return changes;
   }
 
@@ -169,7 +185,7 @@ export class Runtime {
       if (!(error instanceof ChatError)) throw error;
       return 'failed';
     }
-    await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
+    await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
     return 'sent';
   }
 
@@ -216,7 +232,7 @@ export class Runtime {
     }
     const realmId = Math.max(0, ...this.realms.keys()) + 1;
     const changes: RealmChange[] = [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }];
-    await this.commit({ realmId }, changes, () => this.applyRealm(realmId, changes));
+    await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
     return this.realmState(realmId);
   }
 
@@ -225,10 +241,13 @@ export class Runtime {
    * queues, in order with the committed events already delivered.
    */
   publish(deliveries: readonly Delivery[]): void {
-    for (const delivery of deliveries) {
-      const queues = this.queues.resolve(delivery);
-      this.queues.deliver(delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues, delivery.event);
-    }
+    for (const delivery of deliveries) this.queues.deliver(this.recipients(delivery), delivery.event);
+  }
+
+  /** The queues a delivery goes to now. */
+  private recipients(delivery: Delivery): Queue[] {
+    const queues = this.queues.resolve(delivery);
+    return delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues;
   }
 
   /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */
@@ -241,35 +260,41 @@ export class Runtime {
     return this.storageFailure;
   }
 
-  private async commit(target: { realmId: number; userId?: number }, changes: (RealmChange | UserChange)[], apply: () => Delivery[]): Promise<void> {
+  /**
+   * Applies changes and appends them to the log; resolves once they are durable and their events delivered.
+   * Throws at once, before applying anything, when the server takes no writes; otherwise `apply` has run
+   * when this returns.
+   */
+  private commit(target: CommitTarget, changes: (RealmChange | UserChange | QueueChange)[], apply: (at: number) => Delivery[]): Promise<void> {
     if (this.storageFailure !== null) {
       throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The server cannot save changes (${this.storageFailure}); it takes none until it is restarted`, 503);
     }
     const seq = ++this.seq;
     const started = performance.now();
-    const deliveries = apply();
+    // One time for the entry and its events, so that a replay announces them the same way.
+    const at = this.options.clock.now();
+    const deliveries = apply(at);
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
-    const resolved = deliveries.map((delivery) => {
-      const queues = this.queues.resolve(delivery);
-      return { event: delivery.event, queues: delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues };
-    });
-    const written = this.store.append({ v: FORMAT_VERSION, seq, at: this.options.clock.now(), ...target, changes });
+    const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.recipients(delivery) }));
+    const written = this.store.append({ v: FORMAT_VERSION, seq, at, ...target, changes });
     this.lastCommit = written.catch(() => undefined);
-    try {
-      await written;
-    } catch (error) {
-      this.failStorage(error);
-      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The change could not be saved (${this.storageFailure}); the server takes no more changes until it is restarted`, 500);
-    }
-    let count = 0;
-    for (const { event, queues } of resolved) {
-      // A delivery no queue takes is never serialized (shaped events come in several variants).
-      if (queues.length === 0) continue;
-      this.queues.deliver(queues, event);
-      count += queues.length;
-    }
-    if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
+    return written.then(
+      () => {
+        let count = 0;
+        for (const { event, queues } of resolved) {
+          // A delivery no queue takes is never serialized (shaped events come in several variants).
+          if (queues.length === 0) continue;
+          this.queues.deliver(queues, event, true);
+          count += queues.length;
+        }
+        if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
+      },
+      (error: unknown) => {
+        this.failStorage(error);
+        throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The change could not be saved (${this.storageFailure}); the server takes no more changes until it is restarted`, 500);
+      },
+    );
   }
 
   /**
@@ -289,7 +314,8 @@ export class Runtime {
     this.realms.clear();
     this.users.clear();
     this.realmIdByStringId.clear();
-    this.recover();
+    // The live queues stay as they are: their events were only ever delivered after being stored.
+    this.recover({ queues: false });
     this.dirty.realms.clear();
     this.dirty.users.clear();
   }
@@ -299,9 +325,9 @@ export class Runtime {
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
     actor.send({ type: 'user.apply', changes });
     this.dirty.users.add(userKey(realmId, userId));
-    if (this.replaying) return [];
+    if (this.replaying && !this.reannouncing) return [];
     const state = actor.getSnapshot().context.state;
-    this.scheduled.noteChanges(state, changes);
+    if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const email = this.realms.get(realmId)?.getSnapshot().context.state.users.get(userId)?.email;
@@ -310,7 +336,7 @@ export class Runtime {
   }
 
   /** Applies changes to the realm and user actors; returns the events they announce. */
-  private applyRealm(realmId: number, changes: readonly RealmChange[]): Delivery[] {
+  private applyRealm(realmId: number, changes: readonly RealmChange[], at: number): Delivery[] {
     let realm = this.realms.get(realmId);
     const first = changes[0];
     if (!realm && first?.type === 'realm.created') {
@@ -324,7 +350,7 @@ export class Runtime {
     const deliveries: Delivery[] = [];
     for (const change of changes) {
       const personal = this.applyToUserActors(realmId, change);
-      if (!this.replaying) deliveries.push(...realmEvents(state, change, this.options.clock.now()), ...personal);
+      if (!this.replaying || this.reannouncing) deliveries.push(...realmEvents(state, change, at), ...personal);
     }
     return deliveries;
   }
@@ -370,27 +396,79 @@ export class Runtime {
 
   /**
    * Creates a queue and computes the client's initial state in the same synchronous step, so that every
-   * change is either in that state or delivered to the queue, never both and never neither. Answers only
-   * once every change the state may include is durable.
+   * change is either in that state or delivered to the queue, never both and never neither. Answers once the
+   * queue's registration is durable, and with it every change the state may include.
    */
   async registerQueue<T>(realmId: number, userId: number, spec: QueueSpec, initialState: (view: RegistrationView) => T) {
     const realm = this.realmState(realmId);
     const user = realm.users.get(userId);
     if (!user) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
-    const queue = this.queues.create(realmId, userId, spec);
+    const { queue, registered } = this.openQueue(realmId, userId, spec);
     const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence });
-    await this.settled();
+    await registered;
     return { queue, initial };
+  }
+
+  /** A new queue with no initial state (GET /events without a queue id); resolves once it is durable. */
+  async createQueue(realmId: number, userId: number, spec: QueueSpec): Promise<Queue> {
+    const { queue, registered } = this.openQueue(realmId, userId, spec);
+    await registered;
+    return queue;
+  }
+
+  private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
+    const context: QueueContext = { queueId: newQueueId(), realmId, userId, spec, createdAt: this.options.clock.now() };
+    const registered = this.commitQueue(context, { type: 'queue.registered', context });
+    // commit() applied the registration before returning.
+    return { queue: this.queues.find(context.queueId)!, registered };
+  }
+
+  /** DELETE /events: the queue goes at once; resolves once the log holds its removal. */
+  deleteQueue(queue: Queue): Promise<void> {
+    return this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.delete' });
+  }
+
+  private commitQueue(owner: QueueContext, change: QueueChange): Promise<void> {
+    // A read-only server (see failStorage) still serves events: its queues live in memory only, as the
+    // changes they could announce cannot happen, and the next boot's clients register again.
+    if (this.storageFailure !== null) {
+      this.applyQueue(change);
+      return Promise.resolve();
+    }
+    return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, [change], () => {
+      this.applyQueue(change);
+      return [];
+    });
+  }
+
+  private applyQueue(change: QueueChange): void {
+    switch (change.type) {
+      case 'queue.registered':
+        this.queues.open(change.context);
+        break;
+      case 'queue.removed': {
+        const queue = this.queues.find(change.queueId);
+        if (queue) this.queues.remove(queue, change.reason);
+        this.dirty.removedQueues.add(change.queueId);
+        break;
+      }
+    }
   }
 
   // ---- recovery and snapshots ---------------------------------------------------------------------------
 
-  /** Boot: load the snapshots, replay the log after them through the same apply, then serve. */
-  recover(): { snapshots: number; replayed: number; queues: number; tornTail: { seq: number; error: string } | null } {
+  /**
+   * Boot: load the snapshots, replay the log after them through the same apply, then serve. Event queues
+   * come back too, after a crash as after a graceful stop: a queue's snapshot holds its events up to the
+   * snapshot's position, and the replay announces the later changes again to the queues that took them
+   * (each queue's logged events get the ids they had, see queue/buffer.ts). With `queues: false` the queues
+   * in memory are left alone (reloading after a failed write).
+   */
+  recover(options: { queues?: boolean } = {}): { snapshots: number; replayed: number; queues: number; tornTail: { seq: number; error: string } | null } {
+    const withQueues = options.queues !== false;
     this.replaying = true;
     const clean = this.store.wasCleanShutdown();
     let snapshots = 0;
-    let queues = 0;
     const snapshotSeq = new Map<string, number>();
     for (const record of this.store.readSnapshots()) {
       snapshots++;
@@ -399,33 +477,57 @@ export class Runtime {
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
-      } else if (record.kind === 'queue') {
-        // Listed either way: the first snapshot after boot removes stored queues (markRunning).
-        this.storedQueueIds.push(record.id);
-        if (clean) {
-          this.queues.restore(record.data as QueueRecord);
-          queues++;
-        }
+      } else if (record.kind === 'queue' && withQueues) {
+        this.queues.restore(record.data as QueueRecord, !clean);
       }
     }
     let replayed = 0;
     for (const entry of this.store.readLog(0)) {
+      if (entry.scope === 'queue') {
+        if (!withQueues) continue;
+        const change = entry.changes[0] as QueueChange;
+        const queueId = change.type === 'queue.registered' ? change.context.queueId : change.queueId;
+        const covered = snapshotSeq.get(`queue:${queueId}`);
+        if (covered !== undefined && entry.seq <= covered) continue;
+        for (const queueChange of entry.changes as QueueChange[]) this.applyQueue(queueChange);
+        replayed++;
+        continue;
+      }
       const owner = entry.userId === undefined ? `realm:${entry.realmId}` : `user:${userKey(entry.realmId, entry.userId)}`;
       const covered = snapshotSeq.get(owner);
       if (covered !== undefined && entry.seq <= covered) continue;
-      if (entry.userId === undefined) this.applyRealm(entry.realmId, entry.changes as RealmChange[]);
-      else this.applyUser(entry.realmId, entry.userId, entry.changes as UserChange[]);
+      this.reannouncing = withQueues && this.queues.size > 0;
+      const deliveries =
+        entry.userId === undefined
+          ? this.applyRealm(entry.realmId, entry.changes as RealmChange[], entry.at)
+          : this.applyUser(entry.realmId, entry.userId, entry.changes as UserChange[]);
+      for (const delivery of deliveries) this.reannounce(delivery, entry.seq, snapshotSeq);
       replayed++;
     }
+    this.reannouncing = false;
     for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
     this.replaying = false;
-    return { snapshots, replayed, queues, tornTail: this.store.tornTail };
+    if (withQueues) {
+      // A crash may have cut short never-logged events whose ids the clients saw (see EventBuffer.rebuilt).
+      for (const queue of this.queues.all()) queue.buffer.rebuilt = !clean;
+    }
+    return { snapshots, replayed, queues: withQueues ? this.queues.size : 0, tornTail: this.store.tornTail };
   }
 
   /**
-   * Writes a snapshot of every actor changed since the last one and trims the log below it. With
-   * `final` (graceful shutdown) the event queues are written too, and the directory is marked clean so
-   * that the next boot restores them; any other boot drops stored queues, whose clients re-register.
+   * Delivers a replayed change's event to the queues that took it when it happened: those live now, except
+   * ones whose snapshot already holds it. (A queue that took an event is written by the next snapshot, with
+   * every actor that changed; so an entry older than an actor's snapshot has nothing for any queue.)
+   */
+  private reannounce(delivery: Delivery, seq: number, snapshotSeq: ReadonlyMap<string, number>): void {
+    const queues = this.recipients(delivery).filter((queue) => (snapshotSeq.get(`queue:${queue.id}`) ?? -1) < seq);
+    if (queues.length > 0) this.queues.deliver(queues, delivery.event, true);
+  }
+
+  /**
+   * Writes a snapshot of every actor and event queue changed since the last one and trims the log below
+   * it. With `final` (graceful shutdown) every queue is written, with what its client acknowledged, and the
+   * directory is marked clean.
    */
   async snapshot(final = false): Promise<number> {
     // Read-only after a storage failure: the log holds everything in memory (see failStorage), and the next
@@ -436,35 +538,36 @@ export class Runtime {
     const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });
     const dirtyRealms = [...this.dirty.realms];
     const dirtyUsers = [...this.dirty.users];
+    const removedQueues = [...this.dirty.removedQueues];
     this.dirty.realms.clear();
     this.dirty.users.clear();
+    this.dirty.removedQueues.clear();
     for (const realmId of dirtyRealms) record('realm', String(realmId), realmToRecord(this.realmState(realmId)));
     for (const key of dirtyUsers) {
       const snapshot = this.users.get(key)?.getSnapshot();
       if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
     }
-    const liveQueues = final ? this.queues.records() : [];
-    for (const queue of liveQueues) record('queue', queue.context.queueId, queue);
-    const live = new Set(liveQueues.map((queue) => queue.context.queueId));
-    const deleted = this.storedQueueIds.filter((id) => !live.has(id)).map((id): [string, string] => ['queue', id]);
+    const queues = final ? this.queues.all() : this.queues.unsaved();
+    for (const queue of queues) {
+      record('queue', queue.id, QueueRegistry.record(queue));
+      queue.unsaved = false;
+    }
+    const deleted = removedQueues.map((id): [string, string] => ['queue', id]);
     try {
       await this.store.writeSnapshots(seq, records, deleted, final);
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
       for (const key of dirtyUsers) this.dirty.users.add(key);
+      for (const id of removedQueues) this.dirty.removedQueues.add(id);
+      for (const queue of queues) queue.unsaved = true;
       throw error;
     }
-    this.storedQueueIds = [...live];
     return records.length;
   }
 
-  /** Queue snapshots in the store (from a clean shutdown); the next ordinary snapshot removes them. */
-  private storedQueueIds: string[] = [];
-
-  /** After recovery: drop the stored queues (they are live in memory now) and the clean mark. */
+  /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */
   async markRunning(): Promise<void> {
-    // recover() listed the stored queues; reading every snapshot again here doubled the boot's decoding.
     await this.snapshot(false);
   }
 }

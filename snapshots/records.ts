@@ -8,8 +8,10 @@ export interface LogRecord<C = unknown> {
   at: number;
   /** the organization the changes belong to */
   realmId: number;
-  /** set when the changes are a user actor's personal changes, absent for realm changes */
+  /** set when the changes are a user actor's personal changes (or its event queue's), absent for realm changes */
   userId?: number;
+  /** 'queue': the changes are the registration or removal of one of the user's event queues */
+  scope?: 'queue';
   changes: C[];
 }
 

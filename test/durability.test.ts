@@ -53,36 +53,83 @@ t.test('a graceful restart keeps event queues and their unacknowledged events', 
   const polled = await again.api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
   t.equal(polled.status, 200, 'the same queue id is still valid');
   t.match(polled.body.events, [
-    { id: 0, type: 'realm_user', op: 'add', person: { email: 'kept@example.com' } },
-    { id: 1, type: 'restart', svc_feature_level: 370, svc_version: String, server_generation: Number },
+    { id: Number, type: 'realm_user', op: 'add', person: { email: 'kept@example.com' } },
+    { id: Number, type: 'restart', svc_feature_level: 370, svc_version: String, server_generation: Number },
   ]);
   t.equal(polled.body.events.length, 2);
+  const restartId: number = polled.body.events[1].id;
+  t.ok(restartId > polled.body.events[0].id, 'ids grow');
   // The queue keeps working: the next event continues the ids.
   await again.api.post('/users', { email: 'after@example.com', password: PASSWORD, full_name: 'After' });
-  const next = await again.api.get('/events', { queue_id: queueId, last_event_id: 1 });
-  t.match(next.body.events, [{ id: 2, type: 'realm_user', op: 'add', person: { email: 'after@example.com' } }]);
+  const next = await again.api.get('/events', { queue_id: queueId, last_event_id: restartId });
+  t.match(next.body.events, [{ type: 'realm_user', op: 'add', person: { email: 'after@example.com' } }]);
+  t.ok(next.body.events[0].id > restartId, 'ids go on growing');
   again.process.kill('SIGTERM');
   await again.exited;
 });
 
-t.test('after a crash a queue is gone and says so; the client re-registers and loses no data', async (t) => {
+type Polled = { id: number; type: string; person?: { email: string } };
+const emailsOf = (events: Polled[]) => events.filter((e) => e.type === 'realm_user').map((e) => e.person!.email);
+
+t.test('after a crash a queue is still there with every unacknowledged event, under the ids it had', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const server = await startChild(dataDir);
+  // Snapshots every 200 ms: some events reach the queue before one (they come back from the queue's
+  // snapshot) and some after (they come back from replaying the log).
+  const env = { CHAT_SNAPSHOT_SECONDS: '0.2', CHAT_HEARTBEAT_SECONDS: '0.5' };
+  const server = await startChild(dataDir, env);
   const { queueId } = await server.api.register({ event_types: ['realm_user'] });
-  await server.api.post('/users', { email: 'crash@example.com', password: PASSWORD, full_name: 'Crash' });
+  const gone = await server.api.register({ event_types: ['realm_user'] });
+  t.equal((await server.api.delete('/events', { queue_id: gone.queueId })).status, 200);
+  const create = (email: string) => server.api.post('/users', { email, password: PASSWORD, full_name: email });
+
+  await create('one@example.com');
+  const first = await server.api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  const oneId: number = first.body.events[0].id;
+  // A held poll gets a heartbeat: an event no log entry holds.
+  const beat = await server.api.get('/events', { queue_id: queueId, last_event_id: oneId });
+  t.same(beat.body.events.map((e: Polled) => e.type), ['heartbeat']);
+  const beatId: number = beat.body.events[0].id;
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  await create('two@example.com');
+  await create('three@example.com');
+  const seen = await server.api.get('/events', { queue_id: queueId, last_event_id: beatId, dont_block: true });
+  t.same(emailsOf(seen.body.events), ['two@example.com', 'three@example.com']);
+  const before = new Map<string, number>(seen.body.events.map((e: Polled) => [e.person!.email, e.id]));
+  await create('four@example.com');
   server.process.kill('SIGKILL');
   await server.exited;
 
-  const again = await startChild(dataDir);
-  const polled = await again.api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  t.equal(polled.status, 400);
-  t.equal(polled.body.code, 'BAD_EVENT_QUEUE_ID');
-  const registered = await again.api.register({ fetch_event_types: ['realm_user'] });
-  t.ok(
-    registered.body.realm_users.some((u: { email: string }) => u.email === 'crash@example.com'),
-    'the new registration state holds the change',
+  const again = await startChild(dataDir, env);
+  t.equal(
+    (await again.api.get('/events', { queue_id: gone.queueId, last_event_id: -1, dont_block: true })).body.code,
+    'BAD_EVENT_QUEUE_ID',
+    'a queue deleted before the crash stays deleted',
   );
-  again.process.kill('SIGTERM');
+  // The client saw two and three, and acknowledged up to the heartbeat, which the crash lost.
+  const resumed = await again.api.get('/events', { queue_id: queueId, last_event_id: beatId, dont_block: true });
+  t.equal(resumed.status, 200, 'the same queue id is still valid, and the lost heartbeat id is taken as an acknowledgement');
+  t.same(emailsOf(resumed.body.events), ['two@example.com', 'three@example.com', 'four@example.com'], 'nothing unacknowledged is lost');
+  for (const event of resumed.body.events as Polled[]) {
+    if (before.has(event.person?.email ?? '')) t.equal(event.id, before.get(event.person!.email), `${event.person!.email} has the id it had`);
+  }
+  const last = resumed.body.events.at(-1) as Polled;
+  t.equal(last.type, 'restart', 'the client learns of the restart');
+  const threeId = before.get('three@example.com')!;
+  const after = await again.api.get('/events', { queue_id: queueId, last_event_id: threeId, dont_block: true });
+  t.same(emailsOf(after.body.events), ['four@example.com'], 'acknowledging by an id from before the crash works');
+  await again.api.post('/users', { email: 'five@example.com', password: PASSWORD, full_name: 'Five' });
+  const later = await again.api.get('/events', { queue_id: queueId, last_event_id: last.id, dont_block: true });
+  t.same(emailsOf(later.body.events), ['five@example.com']);
+  t.ok(later.body.events[0].id > last.id, 'new events get greater ids');
+  again.process.kill('SIGKILL');
   await again.exited;
+
+  // A second crash, with nothing new in between, gives the same queue again.
+  const third = await startChild(dataDir, env);
+  const still = await third.api.get('/events', { queue_id: queueId, last_event_id: last.id, dont_block: true });
+  t.equal(still.status, 200);
+  t.same(emailsOf(still.body.events), ['five@example.com']);
+  third.process.kill('SIGTERM');
+  await third.exited;
 });

@@ -2,8 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
-import { newQueueId } from '../ids.ts';
-import { EventBuffer, type BufferRecord } from './buffer.ts';
+import { EventBuffer, type BufferRecord, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
 import { queueMachine } from './machine.ts';
 import { compileEventNarrow, type MessageFilter } from './narrow.ts';
@@ -27,6 +26,8 @@ export class Queue {
   lastPollStartedAt: number;
   /** when the held poll gets a heartbeat */
   heartbeatAt: number | null = null;
+  /** changed since the last snapshot wrote it: a logged event arrived, or it is new */
+  unsaved = true;
   /** the queue's `narrow` as a test of message events, compiled once; null: every message */
   readonly narrow: MessageFilter | null;
   constructor(
@@ -87,20 +88,34 @@ export class QueueRegistry {
   constructor(
     readonly timings: QueueTimings,
     private readonly now: () => number,
+    /** told when the sweep collects an idle queue (the runtime logs it) */
+    private readonly onExpired: (queue: Queue) => void = () => {},
   ) {}
 
   get size(): number {
     return this.byId.size;
   }
 
-  create(realmId: number, userId: number, spec: QueueSpec): Queue {
-    const at = this.now();
-    return this.add({ queueId: newQueueId(), realmId, userId, spec, createdAt: at }, new EventBuffer(), at);
+  /** A new queue; the runtime logs its registration (see Runtime.createQueue). */
+  open(context: QueueContext): Queue {
+    return this.add(context, new EventBuffer(), context.createdAt);
   }
 
-  restore(record: QueueRecord): Queue {
-    // A restored queue never has a held poll: the connection that held it is gone.
-    return this.add(record.context, EventBuffer.from(record.buffer), record.lastPollStartedAt ?? record.context.createdAt);
+  /**
+   * A queue from a snapshot. It never has a held poll (the connection that held it is gone), and its idle
+   * time counts from now, so its client has a whole lifespan to come back after a restart or a crash.
+   */
+  restore(record: QueueRecord, rebuilt: boolean): Queue {
+    const buffer = EventBuffer.from(record.buffer);
+    buffer.rebuilt = rebuilt;
+    const queue = this.add(record.context, buffer, this.now());
+    queue.unsaved = false;
+    return queue;
+  }
+
+  /** A queue by id whoever owns it, if it is live. */
+  find(queueId: string): Queue | undefined {
+    return this.byId.get(queueId);
   }
 
   private add(context: QueueContext, buffer: EventBuffer, lastPollStartedAt: number): Queue {
@@ -133,12 +148,15 @@ export class QueueRegistry {
     return [...this.byId.values()];
   }
 
-  records(): QueueRecord[] {
-    return [...this.byId.values()].map((queue) => ({
-      context: queue.context,
-      buffer: queue.buffer.toRecord(),
-      lastPollStartedAt: queue.lastPollStartedAt,
-    }));
+  /** The queues a snapshot has to write: those changed since the last one wrote them. */
+  unsaved(): Queue[] {
+    const out: Queue[] = [];
+    for (const queue of this.byId.values()) if (queue.unsaved) out.push(queue);
+    return out;
+  }
+
+  static record(queue: Queue): QueueRecord {
+    return { context: queue.context, buffer: queue.buffer.toRecord(), lastPollStartedAt: queue.lastPollStartedAt };
   }
 
   /**
@@ -176,9 +194,10 @@ export class QueueRegistry {
 
   /**
    * Appends one event to many queues and wakes their held polls. The event is serialized once per shape
-   * (client capabilities may change it, see capabilities.ts), not once per queue.
+   * (client capabilities may change it, see capabilities.ts), not once per queue. `logged`: a log entry
+   * announced it, so a replay after a crash gives it again with the same id (see buffer.ts).
    */
-  deliver(queues: readonly Queue[], event: ApiEvent): void {
+  deliver(queues: readonly Queue[], event: ApiEvent, logged = false): void {
     const byShape = new Map<string, Queue[]>();
     let plain: Queue[] | null = null;
     for (const queue of queues) {
@@ -191,14 +210,23 @@ export class QueueRegistry {
         group.push(queue);
       }
     }
-    if (plain) this.append(plain, [event]);
-    for (const group of byShape.values()) this.append(group, renderFor(event, group[0]!.context.spec));
+    if (plain) this.append(plain, [event], logged);
+    for (const group of byShape.values()) this.append(group, renderFor(event, group[0]!.context.spec), logged);
   }
 
-  private append(queues: readonly Queue[], events: readonly ApiEvent[]): void {
+  private append(queues: readonly Queue[], events: readonly ApiEvent[], logged: boolean): void {
     for (const event of events) {
       const json = JSON.stringify(event);
-      for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.push(event.type, json);
+      if (logged) {
+        const entry: LoggedEvent = { type: event.type, json, merge: flagMerge(event) };
+        for (const queue of queues) {
+          if (!queue.accepts(event.type)) continue;
+          queue.buffer.pushLogged(entry);
+          queue.unsaved = true;
+        }
+      } else {
+        for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(event.type, json);
+      }
     }
     for (const queue of queues) if (queue.held && !queue.buffer.isEmpty) this.scheduleWake(queue);
   }
@@ -228,9 +256,10 @@ export class QueueRegistry {
     });
   }
 
-  delete(queue: Queue): void {
+  /** Deletes a queue (DELETE /events, or a logged deletion or collection on replay). */
+  remove(queue: Queue, reason: 'queue.delete' | 'queue.expire'): void {
     if (queue.held) this.complete(queue);
-    queue.actor.send({ type: 'queue.delete' });
+    queue.actor.send({ type: reason });
     this.forget(queue);
   }
 
@@ -274,12 +303,12 @@ export class QueueRegistry {
       const context = queue.context;
       if (queue.held) {
         if (queue.heartbeatAt !== null && queue.heartbeatAt <= now) {
-          queue.buffer.push('heartbeat', '{"type":"heartbeat"}');
+          queue.buffer.pushEphemeral('heartbeat', '{"type":"heartbeat"}');
           this.complete(queue);
         }
       } else if (now - queue.lastPollStartedAt >= context.spec.idleTimeoutMs) {
-        queue.actor.send({ type: 'queue.expire' });
-        this.forget(queue);
+        this.remove(queue, 'queue.expire');
+        this.onExpired(queue);
       }
     }
   }
@@ -296,6 +325,20 @@ export class QueueRegistry {
     this.sweeper = null;
     for (const queue of this.byId.values()) this.complete(queue);
   }
+}
+
+/**
+ * The original merges unacknowledged `update_message_flags` events of the same operation and flag, except
+ * removing `read` (whose events carry per-message details): the key they merge by, or none.
+ */
+function flagMerge(event: ApiEvent): LoggedEvent['merge'] {
+  if (event.type !== 'update_message_flags') return undefined;
+  const op = event.op as string | undefined;
+  const flag = event.flag as string | undefined;
+  if (op === 'remove' && flag === 'read') return undefined;
+  const messages = event.messages as number[] | undefined;
+  if (!messages || event.all === true) return undefined;
+  return { key: `${op}:${flag}`, messages, event: event as Record<string, unknown> };
 }
 
 function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {

@@ -99,7 +99,7 @@ export const eventRoutes = [
         if (!params.dont_block) {
           throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'queue_id' argument", 400, { var_name: 'queue_id' });
         }
-        const queue = runtime.queues.create(realm.realmId, user.userId, queueSpec(params, services, user));
+        const queue = await runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user));
         return { events: [], queue_id: queue.id };
       }
       const queue = runtime.queues.get(params.queue_id, realm.realmId, user.userId);
@@ -116,9 +116,9 @@ export const eventRoutes = [
     path: '/events',
     auth: 'user',
     params: { queue_id: p.string() },
-    handle({ services, realm, user }, { queue_id }) {
-      const { queues } = services.runtime;
-      queues.delete(queues.get(queue_id, realm.realmId, user.userId));
+    async handle({ services, realm, user }, { queue_id }) {
+      const { runtime } = services;
+      await runtime.deleteQueue(runtime.queues.get(queue_id, realm.realmId, user.userId));
       return {};
     },
   }),
