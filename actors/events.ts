@@ -21,4 +21,10 @@ export interface Delivery {
    * (`apply_markdown`, `client_extavatar`, the sender's `local_id` echo) go out as one delivery per shape.
    */
   only?: (queue: QueueContext) => boolean;
+  /**
+   * For an event whose parts are built lazily (a message's views): builds them. Called as soon as the
+   * delivery is known to reach a queue, while the state is still the one the change left; never called
+   * when no queue takes it.
+   */
+  prepare?: () => void;
 }

@@ -241,7 +241,12 @@ export class Runtime {
    * queues, in order with the committed events already delivered.
    */
   publish(deliveries: readonly Delivery[]): void {
-    for (const delivery of deliveries) this.queues.deliver(this.recipients(delivery), delivery.event);
+    for (const delivery of deliveries) {
+      const queues = this.recipients(delivery);
+      if (queues.length === 0) continue;
+      delivery.prepare?.();
+      this.queues.deliver(queues, delivery.event);
+    }
   }
 
   /** The queues a delivery goes to now. */
@@ -277,6 +282,7 @@ export class Runtime {
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
     const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.recipients(delivery) }));
+    for (let i = 0; i < resolved.length; i++) if (resolved[i]!.queues.length > 0) deliveries[i]!.prepare?.();
     const written = this.store.append({ v: FORMAT_VERSION, seq, at, ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     return written.then(
@@ -521,7 +527,9 @@ export class Runtime {
    */
   private reannounce(delivery: Delivery, seq: number, snapshotSeq: ReadonlyMap<string, number>): void {
     const queues = this.recipients(delivery).filter((queue) => (snapshotSeq.get(`queue:${queue.id}`) ?? -1) < seq);
-    if (queues.length > 0) this.queues.deliver(queues, delivery.event, true);
+    if (queues.length === 0) return;
+    delivery.prepare?.();
+    this.queues.deliver(queues, delivery.event, true);
   }
 
   /**

@@ -91,23 +91,33 @@ function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: 
   }
   const groups = [...byKey.values()].map((userIds) => ({ flags: flagsFor(state, userIds[0]!, message), userIds }));
   const shapes = variants();
-  const views = shapes.map((shape) => messageView(state, message, shape));
+  // Each shape's view is built only if a queue takes it: most recipients of most messages have no queue
+  // that asked for that shape, or none at all. `prepare` builds it while the state is the one this change
+  // left, before any later change applies (see Delivery.prepare).
+  const views: (ReturnType<typeof messageView> | undefined)[] = [];
+  const view = (i: number) => (views[i] ??= messageView(state, message, shapes[i]!));
+  const messageEvent = (i: number, flags: string[], localId?: string): ApiEvent => {
+    const event = { type: 'message', get message() { return view(i); }, flags };
+    return localId === undefined ? event : Object.assign(event, { local_message_id: localId });
+  };
   const out: Delivery[] = [];
-  const push = (userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
-    out.push({ realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'all_public_streams' }, event, only });
+  const push = (i: number, userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
+    out.push({
+      realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'all_public_streams' }, event, only,
+      prepare: () => void view(i),
+    });
   for (const { flags, userIds } of groups) {
     shapes.forEach((shape, i) => {
-      push(userIds, { type: 'message', message: views[i], flags }, (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId);
+      push(i, userIds, messageEvent(i, flags), (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId);
       if (echo && userIds.includes(message.senderId)) {
-        const event = { type: 'message', message: views[i], flags, local_message_id: echo.localId };
-        push([message.senderId], event, (queue) => queue.queueId === echo.queueId && shape.accepts(queue));
+        push(i, [message.senderId], messageEvent(i, flags, echo.localId), (queue) => queue.queueId === echo.queueId && shape.accepts(queue));
       }
     });
   }
   const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
   if (channel && !channel.inviteOnly) {
     const others = (queue: QueueContext) => !holds(message, queue.userId) && state.users.get(queue.userId)?.role !== Role.guest;
-    shapes.forEach((shape, i) => push(null, { type: 'message', message: views[i], flags: [] }, (queue) => shape.accepts(queue) && others(queue)));
+    shapes.forEach((shape, i) => push(i, null, messageEvent(i, []), (queue) => shape.accepts(queue) && others(queue)));
   }
   return out;
 }
