@@ -5,11 +5,13 @@ import { bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { RateLimiter } from './http/rate-limit.ts';
+import { SocketTickets } from './http/socket-tickets.ts';
 import { withWebClient } from './http/static.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
 import { allRoutes } from './routes/index.ts';
+import { eventSocketEndpoint } from './event-socket.ts';
 import { listen } from './server.ts';
 import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
@@ -66,13 +68,17 @@ export async function startServer(
     mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
     loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
+    socketTickets: new SocketTickets(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
     externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
   };
   // The web client at / and /static/ in front of the API.
   const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);
-  const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes);
+  const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes, {
+    endpoint: eventSocketEndpoint(services),
+    maxBufferedBytes: config.socketMaxBufferedBytes,
+  });
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
   const zuliprc = await bootstrap(services, announce);
   if (recovered.queues > 0) {

@@ -23,6 +23,8 @@ export interface Config {
   /** failed password logins per username */
   loginLimit: { limit: number; windowSeconds: number };
   maxBodyBytes: number;
+  /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
+  socketMaxBufferedBytes: number;
   smtpUrl: string | null;
   ownerEmail: string;
   ownerPassword: string | null;
@@ -55,6 +57,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     rateLimit: { limit: 200, windowSeconds: 60 },
     loginLimit: { limit: 5, windowSeconds: 30 * 60 },
     maxBodyBytes: 10 * 1024 * 1024,
+    // A client this far behind is better served by reconnecting and taking the backlog in one frame than
+    // by the server holding ever more bytes for it.
+    socketMaxBufferedBytes: 8 * 1024 * 1024,
     smtpUrl: null,
     ownerEmail: 'owner@example.com',
     ownerPassword: null,

@@ -27,6 +27,7 @@ export class Metrics {
       new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
     gauge('chat_event_queues', 'live event queues', () => runtime()?.queues.size ?? 0);
     gauge('chat_held_polls', 'long-polls being held', () => runtime()?.queues.heldCount() ?? 0);
+    gauge('chat_event_sockets', 'WebSockets attached to event queues', () => runtime()?.queues.attachedCount() ?? 0);
     gauge('chat_log_entries', 'write-ahead log entries not yet covered by a snapshot', logEntries);
     gauge('chat_log_position', 'sequence number of the last log entry', () => runtime()?.logPosition ?? 0);
     gauge('chat_last_snapshot_age_seconds', 'seconds since the last snapshot', () => (Date.now() - this.lastSnapshotAt) / 1000);

@@ -1,9 +1,10 @@
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket } from 'uWebSockets.js';
 import { Disconnect } from '../actors/disconnect.ts';
 import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
 import type { Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse } from './http/request.ts';
+import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
@@ -19,8 +20,14 @@ const STATUS_TEXT: Record<number, string> = {
 
 export interface HttpServer {
   port: number;
-  /** stop accepting connections; resolves when the requests in flight have been answered */
+  /** stop accepting connections, close the WebSockets; resolves when the requests in flight have been answered */
   drain(): Promise<void>;
+}
+
+/** A WebSocket endpoint and how far behind one of its connections may fall before it is dropped. */
+export interface SocketService<S> {
+  endpoint: SocketEndpoint<S>;
+  maxBufferedBytes: number;
 }
 
 /**
@@ -28,11 +35,12 @@ export interface HttpServer {
  * handler), register onAborted before any asynchronous step, read the body with a size cap, hand plain
  * data to dispatch, and write the answer corked.
  */
-export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBytes: number): Promise<HttpServer> {
+export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBodyBytes: number, sockets?: SocketService<S>): Promise<HttpServer> {
   const app: TemplatedApp = uWS.App();
   let inFlight = 0;
   let drained: (() => void) | null = null;
   let draining = false;
+  const closeSockets = sockets ? serveSockets(app, sockets, () => draining) : () => {};
 
   const finish = () => {
     inFlight--;
@@ -110,6 +118,7 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
         drain() {
           draining = true;
           uWS.us_listen_socket_close(token);
+          closeSockets();
           if (inFlight === 0) return Promise.resolve();
           return new Promise<void>((done) => (drained = done));
         },
@@ -119,6 +128,100 @@ export function listen(dispatch: Dispatch, host: string, port: number, maxBodyBy
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** What a connection carries through uWS: the endpoint's state, and whether the socket is gone. */
+interface SocketHolder<S> {
+  state: S;
+  gone: boolean;
+}
+
+/** Status of `WebSocket.send`: the frame was not sent because the socket's backlog was over the limit. */
+const SEND_DROPPED = 2;
+
+/**
+ * Serves a WebSocket endpoint: the upgrade request is copied and accepted or refused synchronously (with the
+ * endpoint's HTTP answer), frames go to the endpoint as text. A connection whose unsent bytes are past the
+ * limit when the next frame comes is closed at once: the endpoint must keep what it sent until acknowledged. Returns what closes every
+ * open connection (at shutdown: 1001, going away).
+ */
+function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: SocketService<S>, draining: () => boolean): () => void {
+  const open = new Set<WebSocket<SocketHolder<S>>>();
+  const connectionOf = (ws: WebSocket<SocketHolder<S>>): SocketConnection => ({
+    send(text) {
+      const holder = ws.getUserData();
+      if (holder.gone) return;
+      // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
+      // bytes still over the limit drops the connection instead (uWS would skip it: a gap in the events).
+      let status = SEND_DROPPED;
+      if (ws.getBufferedAmount() <= maxBufferedBytes) ws.cork(() => (status = ws.send(text, false, false)));
+      if (status === SEND_DROPPED) {
+        holder.gone = true;
+        ws.close();
+      }
+    },
+    close(code, reason, lastFrame) {
+      const holder = ws.getUserData();
+      if (holder.gone) return;
+      holder.gone = true;
+      ws.cork(() => {
+        if (lastFrame !== undefined) ws.send(lastFrame, false, false);
+        ws.end(code, reason);
+      });
+    },
+  });
+  app.ws<SocketHolder<S>>(endpoint.path, {
+    // Clients send only acknowledgements.
+    maxPayloadLength: 4096,
+    // Dead peers are found by pings; the endpoint's own messages keep browsers (which see no pings) informed.
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    maxBackpressure: maxBufferedBytes,
+    upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t) {
+      if (draining()) {
+        write(res, { status: 503, headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: '{"result":"error","msg":"Server is shutting down","code":"BAD_REQUEST"}' });
+        return;
+      }
+      const request: ApiRequest = {
+        method: 'GET',
+        path: req.getUrl(),
+        query: req.getQuery() ?? '',
+        host: req.getHeader('host'),
+        authorization: req.getHeader('authorization'),
+        contentType: '',
+        body: EMPTY,
+      };
+      const outcome = endpoint.accept(request);
+      if ('refuse' in outcome) {
+        write(res, outcome.refuse);
+        return;
+      }
+      // No subprotocol is offered: a client that asks for one gets none and decides for itself.
+      res.upgrade<SocketHolder<S>>({ state: outcome.state, gone: false }, req.getHeader('sec-websocket-key'), '', req.getHeader('sec-websocket-extensions'), context);
+    },
+    open(ws) {
+      open.add(ws);
+      endpoint.open(ws.getUserData().state, connectionOf(ws));
+    },
+    message(ws, message, isBinary) {
+      if (ws.getUserData().gone) return;
+      endpoint.message(ws.getUserData().state, isBinary ? null : Buffer.from(message).toString('utf8'));
+    },
+    close(ws) {
+      open.delete(ws);
+      const holder = ws.getUserData();
+      holder.gone = true;
+      endpoint.close(holder.state);
+    },
+  });
+  return () => {
+    for (const ws of open) {
+      const holder = ws.getUserData();
+      if (holder.gone) continue;
+      holder.gone = true;
+      ws.end(1001, 'Server is shutting down');
+    }
+  };
+}
 
 /**
  * The upload endpoint takes bodies up to the realm's file size limit plus room for the multipart framing;

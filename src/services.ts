@@ -2,6 +2,7 @@ import type { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import type { Config } from './config.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { SocketTickets } from './http/socket-tickets.ts';
 import type { Logger } from './log.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
@@ -15,6 +16,8 @@ export interface AppServices {
   metrics: Metrics;
   apiLimiter: RateLimiter | null;
   loginLimiter: RateLimiter;
+  /** one-time credentials for browsers' WebSockets (POST /events/socket/ticket) */
+  socketTickets: SocketTickets;
   /** process start, UNIX seconds: `server_generation` */
   generation: number;
   /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */

@@ -129,6 +129,18 @@ export class EventBuffer {
     this.newestPrunedId = lastEventId;
   }
 
+  /** The events with ids after `id` as a JSON array text, and the newest one's id; null if there are none. */
+  renderAfter(id: number): { json: string; newestId: number } | null {
+    const events = this.events;
+    // Usually only the newest few are new: look from the end.
+    let first = events.length;
+    while (first > 0 && events[first - 1]!.id > id) first--;
+    if (first === events.length) return null;
+    let json = '[';
+    for (let i = first; i < events.length; i++) json += (i > first ? ',' : '') + events[i]!.json;
+    return { json: json + ']', newestId: events[events.length - 1]!.id };
+  }
+
   /** The buffered events as a JSON array text. */
   render(): string {
     let out = '[';

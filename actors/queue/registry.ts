@@ -19,12 +19,30 @@ export interface QueueTimings {
 
 type HeldPoll = (eventsJson: string) => void;
 
+/**
+ * A connection that takes a queue's events as they come (the front end's WebSocket), instead of polling.
+ * The queue layer knows it only through these two calls; how the bytes travel is the front end's business.
+ */
+export interface QueueSubscriber {
+  /** events the subscriber has not been sent yet, as a JSON array text (shared, as a poll's answer is) */
+  push(eventsJson: string): void;
+  /** the subscriber no longer has the queue: it was deleted, or a newer poll or subscriber took it */
+  evict(reason: ChatError): void;
+}
+
 export class Queue {
   /** the long-poll held on the queue, if any: the queue is `polling` while this is set, `idle` otherwise */
   held: HeldPoll | null = null;
-  /** UNIX ms; garbage collection counts from here, and only while no poll is held */
+  /** the push connection attached to the queue, if any (never at the same time as a held poll) */
+  subscriber: QueueSubscriber | null = null;
+  /** the id of the newest event pushed to the subscriber: it is sent only the events after it */
+  pushedThrough = -1;
+  /**
+   * UNIX ms; garbage collection counts from here, and only while no poll is held and no subscriber is
+   * attached (a subscriber detaching counts as a poll starting)
+   */
   lastPollStartedAt: number;
-  /** when the held poll gets a heartbeat */
+  /** when the held poll or the subscriber gets a heartbeat */
   heartbeatAt: number | null = null;
   /** changed since the last snapshot wrote it: a logged event arrived, or it is new */
   unsaved = true;
@@ -131,9 +149,7 @@ export class QueueRegistry {
   /** The caller's queue, or BAD_EVENT_QUEUE_ID for an unknown, collected or foreign one. */
   get(queueId: string, realmId: number, userId: number): Queue {
     const queue = this.byId.get(queueId);
-    if (!queue || queue.collected || queue.context.realmId !== realmId || queue.context.userId !== userId) {
-      throw new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
-    }
+    if (!queue || queue.collected || queue.context.realmId !== realmId || queue.context.userId !== userId) throw badQueueId(queueId);
     return queue;
   }
 
@@ -141,6 +157,12 @@ export class QueueRegistry {
     let held = 0;
     for (const queue of this.byId.values()) if (queue.held) held++;
     return held;
+  }
+
+  attachedCount(): number {
+    let attached = 0;
+    for (const queue of this.byId.values()) if (queue.subscriber) attached++;
+    return attached;
   }
 
   /** Every live queue (for server-wide events such as `restart`). */
@@ -228,7 +250,7 @@ export class QueueRegistry {
         for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(event.type, json);
       }
     }
-    for (const queue of queues) if (queue.held && !queue.buffer.isEmpty) this.scheduleWake(queue);
+    for (const queue of queues) if ((queue.held || queue.subscriber) && !queue.buffer.isEmpty) this.scheduleWake(queue);
   }
 
   /**
@@ -238,7 +260,7 @@ export class QueueRegistry {
    */
   poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): Promise<string> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
-    if (queue.held) this.complete(queue);
+    this.takeOver(queue);
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return Promise.resolve(queue.buffer.render());
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
@@ -256,11 +278,68 @@ export class QueueRegistry {
     });
   }
 
+  /**
+   * Attaches a push connection (a WebSocket) to a queue, as a poll would take it: acknowledge, take the queue
+   * from a held poll or an earlier subscriber (the newer connection wins, as between two polls), push every
+   * unacknowledged event at once, then each new one as it is delivered. A bad `lastEventId` throws, as for
+   * a poll, and leaves the queue to whoever had it.
+   */
+  attach(queue: Queue, lastEventId: number, subscriber: QueueSubscriber): void {
+    queue.buffer.acknowledge(lastEventId);
+    this.takeOver(queue);
+    queue.subscriber = subscriber;
+    queue.pushedThrough = queue.buffer.newestPrunedId;
+    queue.heartbeatAt = this.now() + jitter(this.timings.heartbeatMs);
+    this.push(queue);
+  }
+
+  /** The subscriber's acknowledgement: drops the events up to `lastEventId`, with the rules of a poll's. */
+  acknowledge(queue: Queue, subscriber: QueueSubscriber, lastEventId: number): void {
+    // An evicted subscriber's late acknowledgement says nothing about what the queue's new holder has read.
+    if (queue.subscriber !== subscriber) return;
+    queue.buffer.acknowledge(lastEventId);
+  }
+
+  /** The subscriber's connection closed: the queue goes back to long-poll rules, its events stay queued. */
+  detach(queue: Queue, subscriber: QueueSubscriber): void {
+    if (queue.subscriber !== subscriber) return;
+    queue.subscriber = null;
+    queue.heartbeatAt = null;
+    // The idle lifespan counts from the moment the client was last connected, as from a poll's start.
+    queue.lastPollStartedAt = this.now();
+  }
+
   /** Deletes a queue (DELETE /events, or a logged deletion or collection on replay). */
   remove(queue: Queue, reason: 'queue.delete' | 'queue.expire'): void {
     if (queue.held) this.complete(queue);
+    const subscriber = queue.subscriber;
+    if (subscriber) {
+      queue.subscriber = null;
+      subscriber.evict(badQueueId(queue.id));
+    }
     queue.actor.send({ type: reason });
     this.forget(queue);
+  }
+
+  /** A new poll or subscriber takes the queue: the held poll completes, an attached subscriber is evicted. */
+  private takeOver(queue: Queue): void {
+    if (queue.held) this.complete(queue);
+    const subscriber = queue.subscriber;
+    if (!subscriber) return;
+    queue.subscriber = null;
+    queue.heartbeatAt = null;
+    subscriber.evict(new ChatError(ErrorCode.BAD_REQUEST, 'A newer connection took over this event queue', 409, { queue_id: queue.id }));
+  }
+
+  /** Sends the subscriber the events it has not been sent yet, if any. */
+  private push(queue: Queue): void {
+    const subscriber = queue.subscriber;
+    if (!subscriber) return;
+    const fresh = queue.buffer.renderAfter(queue.pushedThrough);
+    if (fresh === null) return;
+    queue.pushedThrough = fresh.newestId;
+    queue.heartbeatAt = this.now() + jitter(this.timings.heartbeatMs);
+    subscriber.push(fresh.json);
   }
 
   /** Completes the held poll of a queue with what it has buffered now. */
@@ -282,7 +361,10 @@ export class QueueRegistry {
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
-      for (const waking of this.toWake) this.complete(waking);
+      for (const waking of this.toWake) {
+        if (waking.held) this.complete(waking);
+        else this.push(waking);
+      }
       this.toWake.clear();
     });
   }
@@ -296,15 +378,20 @@ export class QueueRegistry {
     this.toWake.delete(queue);
   }
 
-  /** Heartbeats for held polls that are due, and collection of queues idle past their lifespan. */
+  /**
+   * Heartbeats for held polls and attached subscribers that are due (a subscriber's after that long without
+   * a push: a browser cannot see WebSocket pings, so it learns the server is alive from these), and
+   * collection of queues idle past their lifespan.
+   */
   sweep(): void {
     const now = this.now();
     for (const queue of this.byId.values()) {
       const context = queue.context;
-      if (queue.held) {
+      if (queue.held || queue.subscriber) {
         if (queue.heartbeatAt !== null && queue.heartbeatAt <= now) {
           queue.buffer.pushEphemeral('heartbeat', '{"type":"heartbeat"}');
-          this.complete(queue);
+          if (queue.held) this.complete(queue);
+          else this.push(queue);
         }
       } else if (now - queue.lastPollStartedAt >= context.spec.idleTimeoutMs) {
         this.remove(queue, 'queue.expire');
@@ -326,6 +413,8 @@ export class QueueRegistry {
     for (const queue of this.byId.values()) this.complete(queue);
   }
 }
+
+const badQueueId = (queueId: string) => new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
 
 /**
  * The original merges unacknowledged `update_message_flags` events of the same operation and flag, except

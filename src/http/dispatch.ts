@@ -94,7 +94,8 @@ function health(services: AppServices): ApiResponse {
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
 
-function checkRateLimit(services: AppServices, key: string): void {
+/** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
+export function checkRateLimit(services: AppServices, key: string): void {
   const decision = services.apiLimiter?.hit(key);
   if (!decision || decision.allowed) return;
   const retryAfter = Math.ceil(decision.retryAfter * 1000) / 1000;

@@ -7,6 +7,7 @@ import { Role, type UserProfile } from '../../actors/realm/state.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
+import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
 import type { AppServices } from '../services.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route, type RouteContext } from './route.ts';
@@ -109,6 +110,18 @@ export const eventRoutes = [
       const events = await runtime.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
       return new RawFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
     },
+  }),
+
+  // A one-time credential for opening GET /events/socket from a browser, which cannot send Basic auth there.
+  route({
+    method: 'POST',
+    path: '/events/socket/ticket',
+    auth: 'user',
+    params: {},
+    handle: ({ services, realm, user }) => ({
+      ticket: services.socketTickets.issue(realm.realmId, user.userId),
+      expires_in_seconds: SOCKET_TICKET_SECONDS,
+    }),
   }),
 
   route({

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { badRequest, ChatError, ErrorCode } from '../actors/errors.ts';
+import type { Queue, QueueSubscriber } from '../actors/queue/registry.ts';
+import type { RealmState, UserProfile } from '../actors/realm/state.ts';
+import { authenticate, realmForHost, requireActive } from './http/auth.ts';
+import { API_PREFIX, checkRateLimit } from './http/dispatch.ts';
+import { errorResponse } from './http/envelope.ts';
+import { p, readParams } from './http/params.ts';
+import type { ApiRequest } from './http/request.ts';
+import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
+import type { AppServices } from './services.ts';
+
+/**
+ * The event queues over WebSocket: GET /api/v1/events/socket?queue_id=Q&last_event_id=N upgrades, with
+ * the credentials of the REST API (HTTP Basic, or a `ticket` from POST /events/socket/ticket for browsers).
+ * The server then sends every unacknowledged event at once and each new one as it is delivered, in frames
+ * shaped like a GET /events answer; the client acknowledges with `{"last_event_id": N}`. Whatever goes
+ * wrong after the upgrade ends the socket with one error frame (the API's error envelope) and the close
+ * code 4000 + the HTTP status the same error has over REST.
+ */
+export const EVENT_SOCKET_PATH = `${API_PREFIX}/events/socket`;
+
+const attachParams = {
+  queue_id: p.string(),
+  last_event_id: p.int(),
+  ticket: p.string().optional(),
+};
+
+const acknowledgement = z.object({ last_event_id: z.number().int() });
+
+/** The close code of an error frame: 4000 + the HTTP status of the same error (4400, 4409, ...). */
+const closeCodeOf = (error: ChatError) => 4000 + error.status;
+
+export function eventSocketEndpoint(services: AppServices): SocketEndpoint<EventSocket> {
+  return {
+    path: EVENT_SOCKET_PATH,
+    accept(request) {
+      let values: Map<string, string>;
+      let realm: RealmState;
+      let user: UserProfile;
+      try {
+        realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
+        values = new Map(new URLSearchParams(request.query));
+        user = caller(services, realm, request, values.get('ticket'));
+        checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+      } catch (error) {
+        // No socket for a caller the REST API would refuse: the refusal is the same HTTP answer.
+        if (error instanceof ChatError) return { refuse: errorResponse(error) };
+        throw error;
+      }
+      let target: { queueId: string; lastEventId: number } | ChatError;
+      try {
+        const { params } = readParams(attachParams, values);
+        target = { queueId: params.queue_id, lastEventId: params.last_event_id };
+      } catch (error) {
+        if (!(error instanceof ChatError)) throw error;
+        target = error;
+      }
+      return { state: new EventSocket(services, realm, user, target) };
+    },
+    open: (socket, connection) => socket.open(connection),
+    message: (socket, text) => socket.message(text),
+    close: (socket) => socket.closed(),
+  };
+}
+
+/** HTTP Basic when the request has an Authorization header, else the ticket a browser got over REST. */
+function caller(services: AppServices, realm: RealmState, request: ApiRequest, ticket: string | undefined): UserProfile {
+  if (request.authorization || ticket === undefined) return authenticate(realm, request.authorization);
+  const userId = services.socketTickets.redeem(ticket, realm.realmId);
+  const user = userId === null ? undefined : realm.users.get(userId);
+  if (!user) throw new ChatError(ErrorCode.UNAUTHORIZED, 'Invalid or expired WebSocket ticket', 401);
+  requireActive(realm, user);
+  return user;
+}
+
+/** One WebSocket attached to one event queue: the queue's subscriber. */
+class EventSocket implements QueueSubscriber {
+  private connection: SocketConnection | null = null;
+  private queue: Queue | null = null;
+  /** `{"result":"success","msg":"","queue_id":...,"events":` built once: a frame is this, the events, `}` */
+  private framePrefix = '';
+
+  constructor(
+    private readonly services: AppServices,
+    private readonly realm: RealmState,
+    private readonly user: UserProfile,
+    private readonly target: { queueId: string; lastEventId: number } | ChatError,
+  ) {}
+
+  open(connection: SocketConnection): void {
+    this.connection = connection;
+    const { target } = this;
+    if (target instanceof ChatError) {
+      this.fail(target);
+      return;
+    }
+    const { queues } = this.services.runtime;
+    try {
+      const queue = queues.get(target.queueId, this.realm.realmId, this.user.userId);
+      this.framePrefix = `{"result":"success","msg":"","queue_id":${JSON.stringify(queue.id)},"events":`;
+      // Set first: attaching pushes the queued events at once, and a push may already drop the connection.
+      this.queue = queue;
+      queues.attach(queue, target.lastEventId, this);
+    } catch (error) {
+      this.queue = null;
+      this.fail(error);
+    }
+  }
+
+  message(text: string | null): void {
+    const queue = this.queue;
+    if (!queue) return;
+    try {
+      const { last_event_id: lastEventId } = readAcknowledgement(text);
+      this.services.runtime.queues.acknowledge(queue, this, lastEventId);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  closed(): void {
+    this.connection = null;
+    this.release();
+  }
+
+  push(eventsJson: string): void {
+    this.connection?.send(this.framePrefix + eventsJson + '}');
+  }
+
+  evict(reason: ChatError): void {
+    // The registry has already let go of this subscriber.
+    this.queue = null;
+    this.fail(reason);
+  }
+
+  /** Ends the socket with one error frame; the queue, if attached, goes back to long-poll rules. */
+  private fail(error: unknown): void {
+    this.release();
+    const connection = this.connection;
+    this.connection = null;
+    if (!connection) return;
+    if (!(error instanceof ChatError)) {
+      this.services.log.error({ err: error, path: EVENT_SOCKET_PATH }, 'event socket failed');
+      error = new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500);
+    }
+    const chatError = error as ChatError;
+    connection.close(closeCodeOf(chatError), chatError.code, errorResponse(chatError).body);
+  }
+
+  private release(): void {
+    const queue = this.queue;
+    this.queue = null;
+    if (queue) this.services.runtime.queues.detach(queue, this);
+  }
+}
+
+function readAcknowledgement(text: string | null): z.infer<typeof acknowledgement> {
+  const expected = 'expected a text frame {"last_event_id": N}';
+  if (text === null) throw badRequest(`Invalid acknowledgement: ${expected}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest(`Invalid acknowledgement: not JSON; ${expected}`);
+  }
+  const parsed = acknowledgement.safeParse(value);
+  if (!parsed.success) throw badRequest(`Invalid acknowledgement: ${expected}`);
+  return parsed.data;
+}
