@@ -23,6 +23,11 @@ export interface Config {
   /** failed password logins per username */
   loginLimit: { limit: number; windowSeconds: number };
   maxBodyBytes: number;
+  /**
+   * whether organizations may have web-public channels (the original's WEB_PUBLIC_STREAMS_ENABLED): off by
+   * default, so that no channel of a server is readable by anyone on the Internet unless its operator chose so
+   */
+  webPublicStreamsEnabled: boolean;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -57,6 +62,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     rateLimit: { limit: 200, windowSeconds: 60 },
     loginLimit: { limit: 5, windowSeconds: 30 * 60 },
     maxBodyBytes: 10 * 1024 * 1024,
+    webPublicStreamsEnabled: false,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -99,6 +105,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     ownerEmail: env.CHAT_OWNER_EMAIL || base.ownerEmail,
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
+    webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ApiEvent } from '../events.ts';
+import { INACCESSIBLE_USER } from '../realm/user-access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import type { QueueSpec } from './spec.ts';
 
@@ -80,6 +81,8 @@ function renderPresence(event: ApiEvent, spec: QueueSpec): ApiEvent {
 
 const channelTyping = (event: ApiEvent) => event.message_type === 'stream';
 
+const isPlaceholder = (event: ApiEvent) => event[INACCESSIBLE_USER] === true;
+
 const adapters: Record<string, Adapter> = {
   delete_message: {
     types: () => ['delete_message'],
@@ -140,6 +143,18 @@ const adapters: Record<string, Adapter> = {
     types: () => ['presence'],
     shape: (_event, spec) => presenceShape(spec),
     render: (event, spec) => [renderPresence(event, spec)],
+  },
+  realm_user: {
+    types: () => ['realm_user'],
+    // A limited guest's client that declared `user_list_incomplete` gets no placeholder for a user it may not
+    // access (realm/user-access.ts); the others get it without the internal mark.
+    gate: (event) => (isPlaceholder(event) ? (spec) => !has(spec, 'user_list_incomplete') : null),
+    shape: (event) => (isPlaceholder(event) ? 'placeholder' : 'as-is'),
+    render(event) {
+      if (!isPlaceholder(event)) return [event];
+      const { [INACCESSIBLE_USER]: _mark, ...placeholder } = event;
+      return [placeholder];
+    },
   },
   update_message: {
     types: () => ['update_message'],

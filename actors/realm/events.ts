@@ -9,7 +9,7 @@ import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
-import { personView } from './views.ts';
+import { userAddedDeliveries } from './user-access.ts';
 
 /** The events a realm change announces, computed from the state after the change was applied. */
 export function realmEvents(state: RealmState, change: RealmChange, now: number): Delivery[] {
@@ -20,7 +20,7 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       // Avatar URLs in events are always sent in full; clients that compute them locally ignore the field.
       if (!user) return [];
       // A bot's key and configuration go to those who administer it; everyone learns of the account.
-      return [...toRealm({ type: 'realm_user', op: 'add', person: personView(user, false) }), ...botAccountEvent(state, user.userId, 'add')];
+      return [...userAddedDeliveries(state, user), ...botAccountEvent(state, user.userId, 'add')];
     }
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':

@@ -27,7 +27,7 @@ export interface PersonView {
  * With `client_extavatar` the client computes hosted-avatar URLs itself, so the server sends null
  * (users without an uploaded avatar, which is every user until uploads exist).
  */
-export function avatarUrl(user: UserProfile, clientExtavatar: boolean): string | null {
+export function avatarUrl(user: Pick<UserProfile, 'email' | 'avatarVersion'>, clientExtavatar: boolean): string | null {
   if (clientExtavatar) return null;
   const hash = createHash('md5').update(user.email.toLowerCase()).digest('hex');
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;

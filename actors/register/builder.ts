@@ -9,6 +9,11 @@ export interface RegistrationView {
   personal: UserState;
   /** the realm's presence (in memory, not part of the realm actor) */
   presence?: PresenceStore;
+  /**
+   * an anonymous visitor of a realm with public access: `user` is then a placeholder guest (register/
+   * spectator.ts), and the state holds only what the Internet may read
+   */
+  spectator?: boolean;
 }
 
 export interface InitialStateOptions {
@@ -25,6 +30,8 @@ export interface InitialStateOptions {
   /** UNIX ms when the state is taken */
   now: number;
   realmUrl: string;
+  /** the server's switch for web-public channels (config) */
+  webPublicStreamsEnabled: boolean;
   generation: number;
   passwordLimits: { minLength: number; maxLength: number; minGuesses: number };
 }

@@ -35,7 +35,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       label.route = route.path;
       const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
       let user: UserProfile | null = null;
-      if (route.auth === 'user') {
+      if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
         user = authenticate(realm, request.authorization);
         if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
         route.authorize?.(user, realm);

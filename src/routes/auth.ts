@@ -1,6 +1,7 @@
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { renderMarkdown } from '../../actors/markdown.ts';
 import { findUserByEmail } from '../../actors/realm/state.ts';
+import { hasPublicAccess } from '../../actors/register/spectator.ts';
 import { requireActive } from '../http/auth.ts';
 import { p } from '../http/params.ts';
 import { verifyPassword } from '../passwords.ts';
@@ -76,7 +77,8 @@ export const authRoutes = [
         realm_name: realm.name,
         // Shown on login pages: rendered, unlike registration's raw `realm_description` (what the settings form edits).
         realm_description: renderMarkdown(realm.description),
-        realm_web_public_access_enabled: false,
+        // Whether a client may register without an account and read the web-public channels.
+        realm_web_public_access_enabled: hasPublicAccess(realm, services.config.webPublicStreamsEnabled),
       };
     },
   }),

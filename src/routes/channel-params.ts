@@ -55,7 +55,9 @@ export const newChannelParams = {
   ...channelPermissionParams(groupSetting),
 };
 
-export function newChannelOptions(params: ParamsOf<typeof newChannelParams>): NewChannelOptions {
+/** `webPublicEnabled`: the server's switch for web-public channels (config); the realm has its own. */
+export function newChannelOptions(params: ParamsOf<typeof newChannelParams>, webPublicEnabled: boolean): NewChannelOptions {
+  checkWebPublicEnabled(params.is_web_public, webPublicEnabled);
   return {
     inviteOnly: params.invite_only,
     isWebPublic: params.is_web_public,
@@ -65,4 +67,9 @@ export function newChannelOptions(params: ParamsOf<typeof newChannelParams>): Ne
     permissions: pickChannelPermissions(params),
     announce: params.announce,
   };
+}
+
+/** A channel can be made web-public only on a server that allows web-public channels at all. */
+export function checkWebPublicEnabled(isWebPublic: boolean | undefined, webPublicEnabled: boolean): void {
+  if (isWebPublic && !webPublicEnabled) throw badRequest('Web-public channels are not enabled.');
 }

@@ -7,7 +7,7 @@ import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
-import { channelPermissionParams, groupSetting, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { channelPermissionParams, checkWebPublicEnabled, groupSetting, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
 import { route } from './route.ts';
 
 const channelId = p.int(z.number().int());
@@ -123,7 +123,7 @@ export const channelRoutes = [
         userIds: params.subscribers,
         authorizationErrorsFatal: true,
         mustCreate: true,
-        options: newChannelOptions(params),
+        options: newChannelOptions(params, services.config.webPublicStreamsEnabled),
       });
       const created = changes.find((change) => change.type === 'channel.created');
       return { id: created?.type === 'channel.created' ? created.channel.id : null };
@@ -148,6 +148,7 @@ export const channelRoutes = [
     },
     async handle({ services, realm, user }, params) {
       if (params.is_archived === true) throw badRequest('Use DELETE /streams/{stream_id} to archive a channel.');
+      checkWebPublicEnabled(params.is_web_public, services.config.webPublicStreamsEnabled);
       const permissions = pickChannelPermissions(params);
       const channel = realm.channels.get(params.stream_id);
       for (const [name, edit] of Object.entries(permissions)) {

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { ChatError, ErrorCode } from '../../actors/errors.ts';
-import { initialState } from '../../actors/register/initial-state.ts';
+import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { initialState, type InitialStateOptions } from '../../actors/register/initial-state.ts';
+import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
 import { checkEventNarrow } from '../../actors/queue/narrow.ts';
 import type { QueueSpec } from '../../actors/queue/spec.ts';
-import { Role, type UserProfile } from '../../actors/realm/state.ts';
+import { Role, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
+import { authenticate } from '../http/auth.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
@@ -49,23 +51,12 @@ function queueSpec(params: RegisterParams, services: AppServices, user: UserProf
   };
 }
 
-async function register(context: RouteContext<'user'>, params: RegisterParams) {
+async function register(context: RouteContext<'optional'>, params: RegisterParams) {
   const { services, realm, user } = context;
+  if (user === null) return registerSpectator(context, params);
   const spec = queueSpec(params, services, user);
-  const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
-    initialState(view, {
-      fetchTypes,
-      clientExtavatar: spec.clientExtavatar,
-      includeSubscribers: params.include_subscribers,
-      capabilities: spec.capabilities,
-      slimPresence: params.slim_presence,
-      presenceHistoryLimitDays: params.presence_history_limit_days,
-      now: services.runtime.clock.now(),
-      realmUrl: services.realmUrl(view.realm),
-      generation: services.generation,
-      passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
-    }),
+    initialState(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
   );
   return {
     queue_id: queue.id,
@@ -78,8 +69,40 @@ async function register(context: RouteContext<'user'>, params: RegisterParams) {
   };
 }
 
+/**
+ * Registration without credentials, in a realm with public access (feature level 149): the web-public
+ * state, and no queue (`queue_id` null); a spectator reads new messages by fetching them. Elsewhere the
+ * answer is the one for missing credentials.
+ */
+async function registerSpectator({ services, realm, request }: RouteContext<'optional'>, params: RegisterParams) {
+  if (!hasPublicAccess(realm, services.config.webPublicStreamsEnabled)) authenticate(realm, request.authorization);
+  for (const name of ['client_extavatar', 'include_subscribers'] as const) {
+    if (params[name] === true) throw badRequest(`Invalid '${name}' parameter for anonymous request`);
+  }
+  const initial = initialState(spectatorView(realm), stateOptions(services, realm, { ...params, include_subscribers: false }, false));
+  // What the state shows must be durable before anyone is shown it, as for any read.
+  await services.runtime.settled();
+  return { queue_id: null, last_event_id: -1, svc_feature_level: FEATURE_LEVEL, svc_version: VERSION, svc_merge_base: MERGE_BASE, ...initial };
+}
+
+function stateOptions(services: AppServices, realm: RealmState, params: RegisterParams, clientExtavatar: boolean): InitialStateOptions {
+  return {
+    fetchTypes: params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types,
+    clientExtavatar,
+    includeSubscribers: params.include_subscribers,
+    capabilities: params.client_capabilities,
+    slimPresence: params.slim_presence,
+    presenceHistoryLimitDays: params.presence_history_limit_days,
+    now: services.runtime.clock.now(),
+    realmUrl: services.realmUrl(realm),
+    webPublicStreamsEnabled: services.config.webPublicStreamsEnabled,
+    generation: services.generation,
+    passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
+  };
+}
+
 export const eventRoutes = [
-  route({ method: 'POST', path: '/register', auth: 'user', params: registerParams, handle: register }),
+  route({ method: 'POST', path: '/register', auth: 'optional', params: registerParams, handle: register }),
 
   route({
     method: 'GET',

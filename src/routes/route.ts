@@ -7,8 +7,11 @@ import type { ApiRequest } from '../http/request.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** 'user': HTTP Basic credentials required; 'public': none needed (the caller may still send them). */
-export type AuthMode = 'user' | 'public';
+/**
+ * 'user': HTTP Basic credentials required; 'public': none needed (the caller may still send them);
+ * 'optional': credentials checked when sent, as for 'user', else the caller is anonymous (user null).
+ */
+export type AuthMode = 'user' | 'public' | 'optional';
 
 export interface RouteContext<A extends AuthMode> {
   services: AppServices;

@@ -60,7 +60,7 @@ export const subscriptionRoutes = [
         channels: params.subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
         userIds,
         authorizationErrorsFatal: params.authorization_errors_fatal,
-        options: newChannelOptions(params),
+        options: newChannelOptions(params, services.config.webPublicStreamsEnabled),
       });
       const added = new Set<string>();
       for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);

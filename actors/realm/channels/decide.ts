@@ -109,10 +109,20 @@ function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): C
   return changes;
 }
 
+/**
+ * A web-public channel needs the realm's spectator access on (the server's own switch is the front end's to
+ * check), and is public.
+ */
+function checkWebPublic(state: RealmState, inviteOnly: boolean): void {
+  if (!state.settings.enable_spectator_access) throw badRequest('Web-public channels are not enabled.');
+  if (inviteOnly) throw badRequest('A web-public channel cannot be private.');
+}
+
 function newChannel(state: RealmState, command: Subscribe, requested: { name: string; description: string }, id: number, actor: number | null, clock: Clock): Channel {
   const name = checkChannelName(state, requested.name);
   const description = checkDescription(requested.description);
   const { options } = command;
+  if (options.isWebPublic) checkWebPublic(state, options.inviteOnly);
   if (actor !== null) {
     const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
     if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
@@ -123,7 +133,6 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
       throw badRequest('Must be an organization owner');
     }
   }
-  if (options.isWebPublic) throw badRequest('Web-public channels are not enabled.');
   const empty = { direct_members: [], direct_subgroups: [] };
   return {
     id,
@@ -134,7 +143,8 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
     creatorId: actor,
     inviteOnly: options.inviteOnly,
     isWebPublic: options.isWebPublic,
-    historyPublicToSubscribers: options.historyPublicToSubscribers ?? !options.inviteOnly,
+    // Spectators read a web-public channel's whole history, so its subscribers do too.
+    historyPublicToSubscribers: options.isWebPublic || (options.historyPublicToSubscribers ?? !options.inviteOnly),
     messageRetentionDays: options.messageRetentionDays,
     isArchived: false,
     isDefault: options.isDefault,
@@ -192,9 +202,20 @@ function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type
     }
   }
   if (command.inviteOnly !== undefined && command.inviteOnly !== channel.inviteOnly) fields.inviteOnly = command.inviteOnly;
-  if (command.isWebPublic) throw badRequest('Web-public channels are not enabled.');
   if (command.historyPublicToSubscribers !== undefined && command.historyPublicToSubscribers !== channel.historyPublicToSubscribers) {
     fields.historyPublicToSubscribers = command.historyPublicToSubscribers;
+  }
+  if (command.isWebPublic === true && !channel.isWebPublic) {
+    checkWebPublic(state, command.inviteOnly ?? false);
+    if (actor !== null && !allowed(state, 'can_create_web_public_channel_group', actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
+    fields.isWebPublic = true;
+    if (channel.inviteOnly) fields.inviteOnly = false;
+    if (!channel.historyPublicToSubscribers) fields.historyPublicToSubscribers = true;
+  } else if (command.isWebPublic === false && channel.isWebPublic) {
+    fields.isWebPublic = false;
+  } else if (fields.inviteOnly === true && channel.isWebPublic) {
+    // A channel made private is no longer readable by spectators.
+    fields.isWebPublic = false;
   }
   // A public channel's history is always public to its subscribers.
   if ((fields.inviteOnly ?? channel.inviteOnly) === false && (fields.historyPublicToSubscribers ?? channel.historyPublicToSubscribers) === false) {

@@ -80,3 +80,8 @@ export const PROPERTY_NAMES = {
   email_notifications: 'emailNotifications',
   wildcard_mentions_notify: 'wildcardMentionsNotify',
 } as const satisfies Record<string, keyof SubscriptionProperties>;
+
+/** The channels anyone on the Internet may read: web-public and not archived. */
+export function webPublicChannels(state: RealmState): Channel[] {
+  return [...state.channels.values()].filter((channel) => channel.isWebPublic && !channel.isArchived);
+}

@@ -1,8 +1,19 @@
-import { canSeeChannel, channelView, subscriberIds, subscriptionView } from '../../realm/channels/views.ts';
-import type { Builder } from '../builder.ts';
+import { canSeeChannel, channelView, subscriberIds, subscriptionView, webPublicChannels } from '../../realm/channels/views.ts';
+import { defaultProperties, SUBSCRIPTION_COLORS } from '../../realm/channels/state.ts';
+import { settingValue } from '../../user/settings.ts';
+import type { UserState } from '../../user/state.ts';
+import type { Builder, InitialStateOptions } from '../builder.ts';
 
 /** fetch type `subscription`: the caller's subscriptions, the ones it left, and the channels it could join. */
-export const subscriptionState: Builder = ({ realm, user }, { includeSubscribers, now }) => {
+export const subscriptionState: Builder = ({ realm, user, personal, spectator }, options) => {
+  const { includeSubscribers, now } = options;
+  if (spectator) {
+    // A spectator reads the web-public channels as if just subscribed to them, as in the original.
+    const subscriptions = webPublicChannels(realm).map((channel, index) =>
+      subscriptionView(realm, channel, defaultProperties(SUBSCRIPTION_COLORS[index % SUBSCRIPTION_COLORS.length]!), now, false),
+    );
+    return { subscriptions: withNotificationDefaults(subscriptions, null, options), unsubscribed: [], never_subscribed: [] };
+  }
   const subscriptions = [];
   for (const id of realm.subscribedBy.get(user.userId) ?? []) {
     const channel = realm.channels.get(id)!;
@@ -21,15 +32,41 @@ export const subscriptionState: Builder = ({ realm, user }, { includeSubscribers
     const view = channelView(realm, channel, now);
     neverSubscribed.push(includeSubscribers ? { ...view, subscribers: subscriberIds(realm, channel.id) } : view);
   }
-  return { subscriptions, unsubscribed, never_subscribed: neverSubscribed };
+  return {
+    subscriptions: withNotificationDefaults(subscriptions, personal, options),
+    unsubscribed: withNotificationDefaults(unsubscribed, personal, options),
+    never_subscribed: neverSubscribed,
+  };
 };
 
-/** fetch type `stream`: every channel the caller can see. */
-export const streamState: Builder = ({ realm, user }, { now }) => ({
-  streams: [...realm.channels.values()].filter((channel) => canSeeChannel(realm, channel, user.userId)).map((channel) => channelView(realm, channel, now)),
+const NOTIFICATION_SETTINGS = ['desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications'] as const;
+
+/**
+ * A channel's notification setting is null when the user did not set it for that channel: it follows the
+ * user's `enable_stream_*` setting. Clients without `notification_settings_null` cannot read null, so they get
+ * the value it stands for now (a spectator's: false, as in the original). `wildcard_mentions_notify` stays
+ * as it is: those clients handled its null already.
+ */
+function withNotificationDefaults(views: Record<string, unknown>[], personal: UserState | null, options: InitialStateOptions) {
+  if (options.capabilities?.notification_settings_null === true) return views;
+  for (const view of views) {
+    for (const name of NOTIFICATION_SETTINGS) {
+      if (view[name] === null) view[name] = personal ? settingValue(personal.settings, `enable_stream_${name}`) : false;
+    }
+  }
+  return views;
+}
+
+/** fetch type `stream`: every channel the caller can see (a spectator: the web-public ones). */
+export const streamState: Builder = ({ realm, user, spectator }, { now }) => ({
+  streams: (spectator ? webPublicChannels(realm) : [...realm.channels.values()].filter((channel) => canSeeChannel(realm, channel, user.userId))).map(
+    (channel) => channelView(realm, channel, now),
+  ),
 });
 
-/** fetch type `default_streams` */
-export const defaultStreamsState: Builder = ({ realm }, { now }) => ({
-  realm_default_streams: [...realm.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channelView(realm, channel, now)),
+/** fetch type `default_streams` (none for a spectator, who joins nothing) */
+export const defaultStreamsState: Builder = ({ realm, spectator }, { now }) => ({
+  realm_default_streams: spectator
+    ? []
+    : [...realm.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channelView(realm, channel, now)),
 });

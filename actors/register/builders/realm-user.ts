@@ -1,14 +1,28 @@
-import { isAdmin, Role } from '../../realm/state.ts';
+import { isAdmin, Role, type UserProfile } from '../../realm/state.ts';
 import { profileDataOf } from '../../realm/profile-fields/views.ts';
+import { accessiblePeople, canAccessAllUsers, unknownUserView } from '../../realm/user-access.ts';
 import { avatarUrl, personView } from '../../realm/views.ts';
 import type { Builder } from '../builder.ts';
 
-/** fetch type `realm_user`: the user directory and the caller's own account. */
-export const realmUserState: Builder = ({ realm, user }, { clientExtavatar }) => {
+/**
+ * fetch type `realm_user`: the user directory and the caller's own account. A guest limited by
+ * `can_access_all_users_group` gets the users it may not access as "Unknown user" placeholders, or, with
+ * the `user_list_incomplete` capability, not at all. A spectator sees no address, time zone or profile data.
+ */
+export const realmUserState: Builder = ({ realm, user, spectator }, { clientExtavatar, capabilities, realmUrl }) => {
+  const host = new URL(realmUrl).hostname;
+  const accessible = spectator || canAccessAllUsers(realm, user.userId) ? null : accessiblePeople(realm, user.userId);
+  const incomplete = capabilities?.user_list_incomplete === true;
   const active: unknown[] = [];
   const inactive: unknown[] = [];
   for (const other of realm.users.values()) {
-    (other.isActive ? active : inactive).push(personView(other, clientExtavatar, profileDataOf(realm.profileFields, other.userId)));
+    if (accessible && !other.isBot && !accessible.has(other.userId)) {
+      // The placeholder is active whatever the user is: a limited guest learns nothing more of it.
+      if (!incomplete) active.push(unknownUserView(other.userId));
+      continue;
+    }
+    const person = spectator ? spectatorPersonView(other, host) : personView(other, clientExtavatar, profileDataOf(realm.profileFields, other.userId));
+    (other.isActive ? active : inactive).push(person);
   }
   const admin = isAdmin(user);
   const member = user.role <= Role.member;
@@ -35,3 +49,13 @@ export const realmUserState: Builder = ({ realm, user }, { clientExtavatar }) =>
     full_name: user.fullName,
   };
 };
+
+/**
+ * A user as a spectator sees it: a person's address made from the id (the real one is not for the Internet,
+ * nor is its avatar hash), no time zone or profile data, and only the day it joined.
+ */
+function spectatorPersonView(user: UserProfile, host: string): Record<string, unknown> {
+  const email = user.isBot ? user.email : `user${user.userId}@${host}`;
+  const { timezone: _timezone, ...person } = personView({ ...user, email }, false, null);
+  return { ...person, delivery_email: null, date_joined: person.date_joined.slice(0, 10) };
+}

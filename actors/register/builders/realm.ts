@@ -3,7 +3,7 @@ import type { Builder } from '../builder.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS } from '../realm-limits.ts';
 
 /** fetch type `realm`: the organization's settings and the server's limits. */
-export const realmState: Builder = ({ realm }, { realmUrl, generation, passwordLimits }) => ({
+export const realmState: Builder = ({ realm, spectator }, { realmUrl, generation, passwordLimits, webPublicStreamsEnabled }) => ({
   ...LIMITS,
   realm_name: realm.name,
   realm_description: realm.description,
@@ -13,7 +13,9 @@ export const realmState: Builder = ({ realm }, { realmUrl, generation, passwordL
   realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
   // The settings of PATCH /realm and the group-setting permissions, as the realm has them.
   ...realmSettingsView(realm),
-  realm_presence_disabled: false,
+  // A spectator can edit nothing and is shown no presence, as in the original.
+  ...(spectator && { realm_allow_message_editing: false }),
+  realm_presence_disabled: spectator === true,
   realm_email_auth_enabled: true,
   realm_password_auth_enabled: true,
   realm_push_notifications_enabled: false,
@@ -25,7 +27,7 @@ export const realmState: Builder = ({ realm }, { realmUrl, generation, passwordL
   server_typing_started_expiry_period_milliseconds: 15_000,
   server_typing_stopped_wait_period_milliseconds: 5_000,
   server_typing_started_wait_period_milliseconds: 10_000,
-  server_web_public_streams_enabled: false,
+  server_web_public_streams_enabled: webPublicStreamsEnabled,
   server_avatar_changes_disabled: false,
   server_name_changes_disabled: false,
   server_needs_upgrade: false,

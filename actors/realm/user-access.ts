@@ -1,0 +1,89 @@
+import { allowed, systemGroupId } from './permissions.ts';
+import { Role, type RealmState, type UserProfile } from './state.ts';
+import type { Delivery } from '../events.ts';
+import { avatarUrl, personView } from './views.ts';
+
+/**
+ * Which users a user may know about. `can_access_all_users_group` is `role:everyone` or `role:members`
+ * (settings/decide.ts), so only guests can be limited; a limited guest accesses itself, every bot, the
+ * users who share one of its channels, and those it has direct messages with, as in the original.
+ */
+export function canAccessAllUsers(state: RealmState, userId: number): boolean {
+  const user = state.users.get(userId);
+  if (!user || user.role !== Role.guest) return true;
+  return allowed(state, 'can_access_all_users_group', userId);
+}
+
+/** Whether guests are limited: new people are then announced to guests apart (realm/events.ts). */
+export function accessIsLimited(state: RealmState): boolean {
+  return state.permissions.can_access_all_users_group !== systemGroupId(state, 'role:everyone');
+}
+
+/** The people (not bots: those are always accessible) a limited user can access. */
+export function accessiblePeople(state: RealmState, userId: number): Set<number> {
+  const out = new Set<number>([userId]);
+  for (const channelId of state.subscribedBy.get(userId) ?? []) {
+    for (const subscriber of state.subscriptions.get(channelId)?.keys() ?? []) out.add(subscriber);
+  }
+  for (const key of state.messages.conversationsOf.get(userId) ?? []) {
+    for (const participant of key.split(',')) out.add(Number(participant));
+  }
+  return out;
+}
+
+/** Whether `viewerId` may access `target` (the check for one user; `accessiblePeople` for many). */
+export function canAccessUser(state: RealmState, viewerId: number, target: UserProfile): boolean {
+  return target.isBot || canAccessAllUsers(state, viewerId) || accessiblePeople(state, viewerId).has(target.userId);
+}
+
+/**
+ * The placeholder a client without `user_list_incomplete` gets for a user it may not access: the usual
+ * user object whose only real content is the id. Its address is in the reserved `.invalid` domain, so that
+ * it is never taken for a real one.
+ */
+export function unknownUserView(userId: number) {
+  const email = `user${userId}@unknown.invalid`;
+  return {
+    user_id: userId,
+    email,
+    delivery_email: null,
+    full_name: 'Unknown user',
+    date_joined: new Date(0).toISOString(),
+    is_active: true,
+    is_owner: false,
+    is_admin: false,
+    is_guest: false,
+    is_bot: false,
+    bot_type: null,
+    bot_owner_id: null,
+    role: Role.member,
+    timezone: '',
+    avatar_url: avatarUrl({ email, avatarVersion: 1 }, false),
+    avatar_version: 1,
+    profile_data: {},
+  };
+}
+
+/** Marks a placeholder `realm_user` add event (queue/capabilities.ts drops it for `user_list_incomplete`). */
+export const INACCESSIBLE_USER = 'inaccessible_user';
+
+/**
+ * A new user announced (`realm_user` add): to everyone, unless guests are limited and the user is a person;
+ * then those guests get the placeholder instead, and those whose client declared `user_list_incomplete`
+ * nothing. A new person shares no channel with a guest yet, so every limited guest is among them, as in
+ * the original.
+ */
+export function userAddedDeliveries(state: RealmState, user: UserProfile): Delivery[] {
+  const event = { type: 'realm_user', op: 'add', person: personView(user, false) };
+  if (user.isBot || !accessIsLimited(state)) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+  const limited: number[] = [];
+  const others: number[] = [];
+  for (const other of state.users.values()) {
+    if (!other.isActive) continue;
+    (other.userId !== user.userId && !canAccessAllUsers(state, other.userId) ? limited : others).push(other.userId);
+  }
+  const placeholder = { type: 'realm_user', op: 'add', person: unknownUserView(user.userId), [INACCESSIBLE_USER]: true };
+  const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event }];
+  if (limited.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: limited }, event: placeholder });
+  return out;
+}
