@@ -125,6 +125,17 @@ class EventSocket implements QueueSubscriber {
   }
 
   push(eventsJson: string): void {
+    // Credentials are checked once, at the upgrade: an account or organization deactivated since loses the
+    // socket at its next push (a heartbeat at the latest), as its next poll would be refused.
+    try {
+      const realm = this.services.runtime.realmState(this.realm.realmId);
+      const user = realm.users.get(this.user.userId);
+      if (!user) throw new ChatError(ErrorCode.USER_DEACTIVATED, 'Account is deactivated', 401);
+      requireActive(realm, user);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
     this.connection?.send(this.framePrefix + eventsJson + '}');
   }
 

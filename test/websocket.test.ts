@@ -264,6 +264,18 @@ t.test('deleting the queue ends its socket with BAD_EVENT_QUEUE_ID', async (t) =
   t.same(await socket.closed, { code: 4400, reason: 'BAD_EVENT_QUEUE_ID' });
 });
 
+t.test('a socket of a user deactivated since it opened is closed with USER_DEACTIVATED', async (t) => {
+  const { api, url } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_user'] });
+  const socket = await openSocket(url, { queueId, lastEventId: -1, credentials: ann });
+  t.equal((await api.delete(`/users/${ann.userId}`)).status, 200);
+  t.same(await socket.next(), { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' }, 'instead of the event of its deactivation');
+  t.same(await socket.closed, { code: 4401, reason: 'USER_DEACTIVATED' });
+  const again = await EventSocketClient.open(url, { queueId, lastEventId: -1, credentials: ann });
+  t.match(again, { status: 401, body: { code: 'USER_DEACTIVATED' } }, 'and cannot open another');
+});
+
 t.test('a server stop closes sockets with 1001; after the restart a reconnect resumes the saved queue', async (t) => {
   const first = await startTestServer(t);
   const { queueId } = await first.api.register({ event_types: ['realm_user'] });
