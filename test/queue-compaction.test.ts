@@ -42,3 +42,17 @@ t.test('unacknowledged flag events of the same operation and flag are merged int
   const after = await api.get('/events', { queue_id: queueId, last_event_id: newest, dont_block: true });
   t.same(after.body.events.map((event: { messages: number[] }) => event.messages), [[c]]);
 });
+
+t.test('a flag event a poll has handed out is not merged into a later one, so that its id can still be acknowledged', async (t) => {
+  const { api } = await startTestServer(t);
+  const general = await channel(api, 'general', [1]);
+  const [a, b] = [await sendToChannel(api, general, 't', 'a'), await sendToChannel(api, general, 't', 'b')];
+  const { queueId } = await api.register({ event_types: ['update_message_flags'] });
+  await flags(api, [a], 'add', 'starred');
+  const first = (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events;
+  t.equal(first.length, 1);
+  await flags(api, [b], 'add', 'starred');
+  const next = await api.get('/events', { queue_id: queueId, last_event_id: first[0].id, dont_block: true });
+  t.equal(next.status, 200, 'the id handed out is acknowledged');
+  t.same(next.body.events.map((event: { messages: number[] }) => event.messages), [[b]], 'the later event stands alone');
+});

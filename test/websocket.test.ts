@@ -118,6 +118,26 @@ t.test('acknowledgements over the socket follow the rules of GET /events', async
   t.equal((await unknown.closed).code, 4400);
 });
 
+t.test('flag events already pushed are not merged into later ones: each pushed id can be acknowledged', async (t) => {
+  const { api, url, owner } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  const sent: number[] = [];
+  for (const content of ['a', 'b']) sent.push((await api.post('/messages', { type: 'stream', to: 'general', topic: 't', content })).body.id);
+  const { queueId } = await api.register({ event_types: ['update_message_flags'] });
+  const socket = await openSocket(url, { queueId, lastEventId: -1, credentials: owner });
+  await api.post('/messages/flags', { messages: JSON.stringify([sent[0]]), op: 'add', flag: 'starred' });
+  const first = await socket.next();
+  t.match(first.events, [{ type: 'update_message_flags', op: 'add', flag: 'starred', messages: [sent[0]] }]);
+  await api.post('/messages/flags', { messages: JSON.stringify([sent[1]]), op: 'add', flag: 'starred' });
+  const second = await socket.next();
+  t.match(second.events, [{ op: 'add', flag: 'starred', messages: [sent[1]] }], 'the later event stands alone');
+  socket.acknowledge(ids(first)[0]!);
+  socket.acknowledge(ids(second)[0]!);
+  await sleep(100);
+  t.equal(socket.unread, 0, 'both acknowledgements are taken');
+  await socket.close();
+});
+
 t.test('attaching: bad queue ids, other users\' queues, bad and missing last_event_id end the socket with an error frame', async (t) => {
   const { api, url, owner } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');

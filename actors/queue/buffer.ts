@@ -137,15 +137,24 @@ export class EventBuffer {
     while (first > 0 && events[first - 1]!.id > id) first--;
     if (first === events.length) return null;
     let json = '[';
-    for (let i = first; i < events.length; i++) json += (i > first ? ',' : '') + events[i]!.json;
+    for (let i = first; i < events.length; i++) json += (i > first ? ',' : '') + this.handOut(events[i]!);
     return { json: json + ']', newestId: events[events.length - 1]!.id };
   }
 
-  /** The buffered events as a JSON array text. */
+  /** The buffered events as a JSON array text, handed to a client (see `handOut`). */
   render(): string {
     let out = '[';
-    for (let i = 0; i < this.events.length; i++) out += (i ? ',' : '') + this.events[i]!.json;
+    for (let i = 0; i < this.events.length; i++) out += (i ? ',' : '') + this.handOut(this.events[i]!);
     return out + ']';
+  }
+
+  /**
+   * An event a client has been sent is never merged into a later one: the client may acknowledge its id,
+   * which must stay in the queue until then (the original, too, merges only events not yet sent).
+   */
+  private handOut(event: BufferedEvent): string {
+    if (event.merge) delete event.merge;
+    return event.json;
   }
 }
 
