@@ -66,12 +66,14 @@ t.test('drafts: create, list, edit, delete, with events to the owner only', asyn
   t.equal((await api.delete(`/drafts/${ids[1]}`)).status, 200);
   t.equal((await api.get('/drafts')).body.count, 4);
 
-  const events = (await poll(api, queueId)) as { type: string; op: string; drafts?: { id: number }[]; draft?: unknown; draft_id?: number }[];
+  const events = (await poll(api, queueId)) as { type: string; op: string; drafts?: { id: number }[]; draft?: unknown; draft_id?: number; id: number }[];
   t.equal(events.length, 3);
   t.match(events[0], { type: 'drafts', op: 'add' });
   t.same(events[0]!.drafts!.map((d) => d.id), ids);
   t.match(events[1], { type: 'drafts', op: 'update', draft: { id: ids[0], topic: 'moved', content: 'Edited' } });
-  t.same(events[2], { type: 'drafts', op: 'remove', draft_id: ids[1], id: 2 });
+  const ids3 = events.map((event) => event.id);
+  t.same(events[2], { type: 'drafts', op: 'remove', draft_id: ids[1], id: ids3[2] });
+  t.ok(ids3[0]! < ids3[1]! && ids3[1]! < ids3[2]!, 'event ids grow');
   t.same(await poll(api.as(bob), bobQueue), [], "another user's queue gets none of them");
   t.same((await api.as(bob).get('/drafts')).body.drafts, [], "another user sees none of them");
 
