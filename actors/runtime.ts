@@ -75,6 +75,11 @@ export class Runtime {
   private replaying = false;
   /** during a replay: whether the replayed changes are announced again, to the queues rebuilt from the log */
   private reannouncing = false;
+  /**
+   * Events of changes applied but not yet durable, by log position, with the queues they go to once they
+   * are. A snapshot taken meanwhile covers those changes: it stores these events too (see snapshot).
+   */
+  private readonly undelivered = new Map<number, { event: Delivery['event']; queues: Queue[] }[]>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
 
@@ -283,10 +288,13 @@ export class Runtime {
     // registered later (whose initial state already holds the change) never gets it twice.
     const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.recipients(delivery) }));
     for (let i = 0; i < resolved.length; i++) if (resolved[i]!.queues.length > 0) deliveries[i]!.prepare?.();
+    const taken = resolved.filter(({ queues }) => queues.length > 0);
+    if (taken.length > 0) this.undelivered.set(seq, taken);
     const written = this.store.append({ v: FORMAT_VERSION, seq, at, ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
+        this.undelivered.delete(seq);
         let count = 0;
         for (const { event, queues } of resolved) {
           // A delivery no queue takes is never serialized (shaped events come in several variants).
@@ -297,6 +305,7 @@ export class Runtime {
         if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
       },
       (error: unknown) => {
+        this.undelivered.delete(seq);
         this.failStorage(error);
         throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The change could not be saved (${this.storageFailure}); the server takes no more changes until it is restarted`, 500);
       },
@@ -475,6 +484,7 @@ export class Runtime {
     this.replaying = true;
     const clean = this.store.wasCleanShutdown();
     let snapshots = 0;
+    let undelivered: UndeliveredRecord = [];
     const snapshotSeq = new Map<string, number>();
     for (const record of this.store.readSnapshots()) {
       snapshots++;
@@ -485,7 +495,15 @@ export class Runtime {
         this.startUser(userFromRecord(data.state), data.value);
       } else if (record.kind === 'queue' && withQueues) {
         this.queues.restore(record.data as QueueRecord, !clean);
+      } else if (record.kind === UNDELIVERED[0] && withQueues) {
+        undelivered = record.data as UndeliveredRecord;
       }
+    }
+    // Events the snapshot's changes announced that had not reached their queues when it was taken: they
+    // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.
+    for (const { event, queueIds } of undelivered) {
+      const queues = queueIds.map((id) => this.queues.find(id)).filter((queue) => queue !== undefined);
+      if (queues.length > 0) this.queues.deliver(queues, event, true);
     }
     let replayed = 0;
     for (const entry of this.store.readLog(0)) {
@@ -561,6 +579,14 @@ export class Runtime {
       queue.unsaved = false;
     }
     const deleted = removedQueues.map((id): [string, string] => ['queue', id]);
+    // The snapshot covers changes whose events are not in their queues yet (their commit is in flight): the
+    // queues' records above lack them, and a replay would not announce them again. They are stored beside.
+    const undelivered: UndeliveredRecord = [];
+    for (const list of this.undelivered.values()) {
+      for (const { event, queues: to } of list) undelivered.push({ event, queueIds: to.map((queue) => queue.id) });
+    }
+    if (undelivered.length > 0) record(UNDELIVERED[0], UNDELIVERED[1], undelivered);
+    else deleted.push(UNDELIVERED);
     try {
       await this.store.writeSnapshots(seq, records, deleted, final);
     } catch (error) {
@@ -581,3 +607,7 @@ export class Runtime {
 }
 
 export type { Queue };
+
+/** The snapshot record of events a snapshot's changes announced that had not reached their queues. */
+const UNDELIVERED: [string, string] = ['undelivered', 'events'];
+type UndeliveredRecord = { event: Delivery['event']; queueIds: string[] }[];

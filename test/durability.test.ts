@@ -133,3 +133,32 @@ t.test('after a crash a queue is still there with every unacknowledged event, un
   third.process.kill('SIGTERM');
   await third.exited;
 });
+
+t.test('crashes during snapshots under load lose no queued event and repeat none', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // Snapshots every 20 ms: some land while the commits of the writes below are still in flight.
+  const env = { CHAT_SNAPSHOT_SECONDS: '0.02' };
+  let server = await startChild(dataDir, env);
+  const { queueId } = await server.api.register({ event_types: ['realm_user'] });
+  const received: string[] = [];
+  const created: string[] = [];
+  let lastId = -1;
+  for (let round = 0; round < 4; round++) {
+    const emails = Array.from({ length: 15 }, (_, i) => `load${round}-${i}@example.com`);
+    const answers = await Promise.all(emails.map((email) => server.api.post('/users', { email, password: PASSWORD, full_name: email })));
+    t.ok(answers.every((answer) => answer.status === 200), `round ${round}: every creation acknowledged`);
+    created.push(...emails);
+    server.process.kill('SIGKILL');
+    await server.exited;
+    server = await startChild(dataDir, env);
+    const polled = await server.api.get('/events', { queue_id: queueId, last_event_id: lastId, dont_block: true });
+    t.equal(polled.status, 200, `round ${round}: the queue is there`);
+    const events = polled.body.events as Polled[];
+    received.push(...emailsOf(events));
+    lastId = events.at(-1)!.id;
+  }
+  t.same([...received].sort(), [...created].sort(), 'every acknowledged change reached the queue exactly once');
+  server.process.kill('SIGTERM');
+  await server.exited;
+});
