@@ -3,6 +3,7 @@ import type { AttachmentChange } from './attachments/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
+import type { LinkifierChange } from './linkifiers/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
@@ -30,4 +31,5 @@ export type RealmChange =
   | ProfileFieldChange
   | BotChange
   | NotificationChange
-  | AttachmentChange;
+  | AttachmentChange
+  | LinkifierChange;

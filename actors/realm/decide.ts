@@ -6,6 +6,7 @@ import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
+import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideMessage } from './messages/decide.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
@@ -107,6 +108,11 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);
+    case 'linkifier.add':
+    case 'linkifier.update':
+    case 'linkifier.remove':
+    case 'linkifier.reorder':
+      return decideLinkifier(state, command);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

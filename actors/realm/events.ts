@@ -4,6 +4,7 @@ import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
+import { linkifierEvents } from './linkifiers/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
@@ -83,6 +84,11 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'attachment.uploaded':
     case 'attachment.deleted':
       return attachmentEvents(state, change);
+    case 'linkifier.added':
+    case 'linkifier.updated':
+    case 'linkifier.removed':
+    case 'linkifiers.reordered':
+      return linkifierEvents(state).flatMap(toRealm);
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

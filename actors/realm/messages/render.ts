@@ -4,6 +4,7 @@ import { canSeeChannel } from '../channels/views.ts';
 import { groupClosure } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
 import { emojiCodeOf } from './emoji.ts';
+import { useLinkifiers } from './render-links.ts';
 
 /** What a rendering found, besides its HTML: the mentions that set flags. */
 export interface Rendered {
@@ -129,6 +130,7 @@ function inlineRule(trigger: string, syntaxes: Syntax[]) {
 md.inline.ruler.before('emphasis', 'zulip_mention', inlineRule('@', [userMention, groupMention]));
 md.inline.ruler.before('emphasis', 'zulip_channel_link', inlineRule('#', [channelLink]));
 md.inline.ruler.before('emphasis', 'zulip_emoji', inlineRule(':', [emoji]));
+useLinkifiers(md);
 
 // Fenced blocks: code in the original's markup, and the `quote` and `spoiler` blocks of Zulip's syntax.
 md.renderer.rules.fence = (tokens, idx, _options, env) => {
