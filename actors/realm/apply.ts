@@ -2,6 +2,7 @@ import { applyAttachmentChange, relinkMessage } from './attachments/apply.ts';
 import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
+import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
@@ -100,6 +101,10 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'attachment.uploaded':
     case 'attachment.deleted':
       applyAttachmentChange(state, change);
+      return;
+    case 'emoji.added':
+    case 'emoji.deactivated':
+      applyEmojiChange(state, change);
       return;
     case 'linkifier.added':
     case 'linkifier.updated':

@@ -2,6 +2,7 @@ import type { SettingOverrides } from '../user/settings.ts';
 import type { AttachmentChange } from './attachments/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
+import type { EmojiChange } from './emoji/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { LinkifierChange } from './linkifiers/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
@@ -32,4 +33,5 @@ export type RealmChange =
   | BotChange
   | NotificationChange
   | AttachmentChange
+  | EmojiChange
   | LinkifierChange;

@@ -1,6 +1,7 @@
 import type { AttachmentCommand } from './attachments/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
+import type { EmojiCommand } from './emoji/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
 import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
@@ -39,4 +40,5 @@ export type RealmCommand =
   | ProfileFieldCommand
   | BotCommand
   | AttachmentCommand
+  | EmojiCommand
   | LinkifierCommand;

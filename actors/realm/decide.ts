@@ -5,6 +5,7 @@ import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
+import { decideEmoji } from './emoji/decide.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideMessage } from './messages/decide.ts';
@@ -108,6 +109,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);
+    case 'emoji.add':
+    case 'emoji.deactivate':
+      return decideEmoji(state, command);
     case 'linkifier.add':
     case 'linkifier.update':
     case 'linkifier.remove':

@@ -3,6 +3,7 @@ import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts'
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
+import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
 import { messageEvents } from './messages/events.ts';
@@ -84,6 +85,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'attachment.uploaded':
     case 'attachment.deleted':
       return attachmentEvents(state, change);
+    case 'emoji.added':
+    case 'emoji.deactivated':
+      return emojiEvents(state).flatMap(toRealm);
     case 'linkifier.added':
     case 'linkifier.updated':
     case 'linkifier.removed':
