@@ -5,6 +5,7 @@ import { Role } from '../actors/realm/state.ts';
 import { inspectImage } from '../src/images.ts';
 import { gif, apng, png } from './helpers/images.ts';
 import { channel, drain, sendToChannel } from './helpers/messages.ts';
+import { startChild } from './helpers/child.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 
 type Emoji = { id: string; name: string; source_url: string; still_url: string | null; deactivated: boolean; author_id: number | null };
@@ -264,4 +265,22 @@ t.test('custom emoji and their images survive a restart', async (t) => {
   await second.api.post('/users/me/subscriptions', { subscriptions: [{ name: 'lobby' }] });
   const sent = await sendToChannel(second.api, 'lobby', 'after', ':kept:');
   t.match((await second.api.get(`/messages/${sent}`)).body.message.content, /^<p><img alt=":kept:" class="emoji"/);
+});
+
+t.test('custom emoji survive SIGKILL (log replay)', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startChild(dataDir);
+  await uploaded(server.api, 'kept', [gif(2)]);
+  await uploaded(server.api, 'gone');
+  t.equal((await server.api.delete('/realm/emoji/gone')).status, 200);
+  const before = await emojiOf(server.api);
+  server.process.kill('SIGKILL');
+  await server.exited;
+  const again = await startChild(dataDir);
+  t.teardown(() => void again.process.kill('SIGKILL'));
+  t.same(await emojiOf(again.api), before);
+  const kept = (await byName(again.api, 'kept'))!;
+  t.same(Buffer.from(await (await fetch(`${again.url}${kept.source_url}`)).arrayBuffer()), gif(2), 'the image was on disk before the record');
+  t.match(await upload(again.api, 'kept'), { body: { msg: 'A custom emoji with this name already exists.' } });
 });

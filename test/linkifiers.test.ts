@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import t from 'tap';
 import { Role } from '../actors/realm/state.ts';
 import { channel, drain, ofType, sendDirect, sendToChannel } from './helpers/messages.ts';
+import { startChild } from './helpers/child.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
 type Linkifier = { id: number; pattern: string; url_template: string };
@@ -257,4 +258,21 @@ t.test('linkifiers survive a restart, in their order', async (t) => {
     topic_links: [{ text: '#1', url: 'https://trac.example.com/t/1' }],
   }, 'compiled again after the restart');
   t.equal(await add(second.api, 'new-(?P<id>\\d+)', 'https://example.com/{id}'), gone + 1, 'ids continue');
+});
+
+t.test('linkifiers survive SIGKILL (log replay recompiles them)', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startChild(dataDir);
+  const trac = await add(server.api, ...TRAC);
+  const github = await add(server.api, ...GITHUB);
+  await server.api.patch('/realm/linkifiers', { ordered_linkifier_ids: [github, trac] });
+  await server.api.patch(`/realm/filters/${trac}`, { pattern: TRAC[0], url_template: 'https://trac.example.com/t/{id}' });
+  const before = await listOf(server.api);
+  server.process.kill('SIGKILL');
+  await server.exited;
+  const again = await startChild(dataDir);
+  t.teardown(() => void again.process.kill('SIGKILL'));
+  t.same(await listOf(again.api), before);
+  t.equal((await again.api.post('/messages/render', { content: 'see #3' })).body.rendered, '<p>see <a href="https://trac.example.com/t/3">#3</a></p>');
 });
