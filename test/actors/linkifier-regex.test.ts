@@ -2,6 +2,7 @@ import t from 'tap';
 import { compileRegex } from '../../actors/realm/linkifiers/regex/program.ts';
 import { search } from '../../actors/realm/linkifiers/regex/search.ts';
 import { parseRegex, RegexSyntaxError } from '../../actors/realm/linkifiers/regex/syntax.ts';
+import { compileLinkifier, matchesOf } from '../../actors/realm/linkifiers/pattern.ts';
 import { expandUriTemplate, parseUriTemplate } from '../../actors/realm/linkifiers/template.ts';
 import { random } from '../helpers/random.ts';
 
@@ -132,6 +133,21 @@ t.test('a pattern that backtracks exponentially elsewhere runs in linear time', 
   // 25 letters would take a backtracking engine about 2^25 steps; 100,000 take this one a moment.
   t.same(find('(a+)+$', `${'a'.repeat(100_000)}!`), null);
   t.same(find('(\\w+\\s?)+!', `${'ab '.repeat(20_000)}?`), null);
+});
+
+t.test('a linkifier matches between delimiters, as the original\'s wrapped pattern does', async (t) => {
+  const linked = (pattern: string, text: string, atTextStart = true) => {
+    const linkifier = compileLinkifier({ id: 1, pattern, urlTemplate: 'https://example.com/{id}' })!;
+    return matchesOf(linkifier, text, atTextStart).map((match) => [text.slice(match.start, match.end), match.url]);
+  };
+  t.same(linked('#(?P<id>\\d+)', '#1 #2,#3 a#4 (#5) #6x "#7" <#8> :#9\u00a0#10'), [
+    ['#1', 'https://example.com/1'], ['#2', 'https://example.com/2'], ['#3', 'https://example.com/3'], ['#5', 'https://example.com/5'],
+    ['#7', 'https://example.com/7'], ['#8', 'https://example.com/8'], ['#9', 'https://example.com/9'], ['#10', 'https://example.com/10'],
+  ], 'after the start, a space or an opening delimiter; not before a letter or digit');
+  t.same(linked('#(?P<id>\\d+)', '#1', false), [], 'a piece of text after markup does not start a text');
+  t.same(linked('#(?P<id>\\d+),?', '#1,#2'), [['#1,', 'https://example.com/1']], 'the delimiter must follow the previous match, not be part of it');
+  t.same(linked('(?P<id>x?)', 'a b'), [], 'empty matches link nothing (and end)');
+  t.same(linked('#(?P<id>\\d+)(?P<rest>-\\d+)?', '#1 #2-3').map(([text]) => text), ['#1', '#2-3'], 'a group that took no part is left out');
 });
 
 t.test('URI templates: the RFC 6570 operators, with the encodings of each', async (t) => {

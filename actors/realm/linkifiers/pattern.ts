@@ -1,6 +1,6 @@
 import { compileRegex, type Program } from './regex/program.ts';
 import { search } from './regex/search.ts';
-import { parseRegex, type Node, type Parsed } from './regex/syntax.ts';
+import { parseRegex, type CharTest, type Node, type Parsed } from './regex/syntax.ts';
 import type { Linkifier } from './state.ts';
 import { expandUriTemplate, parseUriTemplate, type UriTemplate } from './template.ts';
 
@@ -11,8 +11,6 @@ export interface CompiledLinkifier {
   template: UriTemplate;
   /** the pattern's named groups and their numbers, for the template */
   groups: [string, number][];
-  /** the number of the group holding the text that becomes the link */
-  linkGroup: number;
 }
 
 /** One place a linkifier matched: the linked text (UTF-16 offsets) and where it leads. */
@@ -27,21 +25,19 @@ export const RESERVED_GROUP_NAMES = ['linkifier_before_match', 'linkifier_actual
 
 // A linkifier matches only after the start of the text, whitespace (the Unicode kinds too: RE2's \s is
 // ASCII only, so NEL and \pZ are named) or an opening delimiter, and not right before a letter or digit.
-const BEFORE = parseRegex(`^|\\s|\\x{85}|\\pZ|['"\\(,:<]`).root;
-const AFTER = parseRegex('$|[^\\pL\\pN]').root;
+// The original matches the characters around; here they are assertions, so that the match is the linked
+// text and a search skips straight to where the pattern's first character is.
+const classOf = (source: string): CharTest => (parseRegex(source).root as Extract<Node, { kind: 'char' }>).test;
+const BEFORE = classOf(`[\\s\\x{85}\\pZ'"(,:<]`);
+const AFTER = classOf('[^\\pL\\pN]');
 
-/** The pattern inside its delimiters, as groups 1 (before), 2 (the link text, holding the pattern's groups) and last (after). */
+/** The pattern between its delimiters. */
 export function delimited(pattern: Parsed): Parsed {
-  const after = pattern.groups + 1;
   const root: Node = {
     kind: 'concat',
-    items: [
-      { kind: 'group', capture: 1, body: BEFORE },
-      { kind: 'group', capture: 2, body: pattern.root },
-      { kind: 'group', capture: after, body: AFTER },
-    ],
+    items: [{ kind: 'assert', what: { precededBy: BEFORE } }, pattern.root, { kind: 'assert', what: { followedBy: AFTER } }],
   };
-  return { root, groups: after, names: pattern.names };
+  return { ...pattern, root };
 }
 
 /** Compiles a stored linkifier; null if it no longer compiles (it was checked when it was stored). */
@@ -49,8 +45,8 @@ export function compileLinkifier(linkifier: Linkifier): CompiledLinkifier | null
   const template = parseUriTemplate(linkifier.urlTemplate);
   if (!template) return null;
   try {
-    const program = compileRegex(delimited(parseRegex(linkifier.pattern, 2)));
-    return { id: linkifier.id, program, template, groups: [...program.names], linkGroup: 2 };
+    const program = compileRegex(delimited(parseRegex(linkifier.pattern)));
+    return { id: linkifier.id, program, template, groups: [...program.names] };
   } catch {
     return null;
   }
@@ -65,8 +61,8 @@ export function matchesOf(linkifier: CompiledLinkifier, text: string, atTextStar
   for (let from = 0; from < text.length; ) {
     const slots = search(linkifier.program, text, from, { atTextStart });
     if (!slots) break;
-    const start = slots[linkifier.linkGroup * 2]!;
-    const end = slots[linkifier.linkGroup * 2 + 1]!;
+    const start = slots[0]!;
+    const end = slots[1]!;
     // A pattern that can match nothing (`x?`) would find the same empty match forever.
     from = end > from ? end : from + 1;
     if (end === start) continue;

@@ -39,7 +39,7 @@ export function checkLinkifier(store: LinkifierStore, pattern: string, urlTempla
 /** The parsed pattern, or what is wrong with it, worded as the original's ("Bad regular expression: ..."). */
 function parsePattern(pattern: string): Parsed | string {
   try {
-    const parsed = parseRegex(pattern, 2);
+    const parsed = parseRegex(pattern);
     const reserved = RESERVED_GROUP_NAMES.find((name) => parsed.names.has(name));
     if (reserved) return `Bad regular expression: duplicate capture group name: ${reserved}`;
     compileRegex(delimited(parsed));

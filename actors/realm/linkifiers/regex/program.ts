@@ -18,6 +18,11 @@ export interface Program {
   /** two per group, and two for the whole match (slots 0 and 1) */
   slots: number;
   names: Map<string, number>;
+  /**
+   * The characters a match can begin with; null when a match can be empty. Where no attempt is under way,
+   * the search skips to the next such character (most of a message, for most patterns).
+   */
+  first: CharTest | null;
 }
 
 /**
@@ -37,7 +42,46 @@ export function compileRegex(parsed: Parsed): Program {
   compileNode(parsed.root, emit, out);
   emit({ op: 'save', slot: 1 });
   emit({ op: 'match' });
-  return { instructions: out, slots: (parsed.groups + 1) * 2, names: parsed.names };
+  return { instructions: out, slots: (parsed.groups + 1) * 2, names: parsed.names, first: firstCharacters(out) };
+}
+
+/** The union of the character tests reachable from the start without consuming; null if `match` is too. */
+function firstCharacters(instructions: readonly Instruction[]): CharTest | null {
+  const tests: CharTest[] = [];
+  const seen = new Set<number>();
+  const stack = [0];
+  while (stack.length) {
+    const pc = stack.pop()!;
+    if (seen.has(pc)) continue;
+    seen.add(pc);
+    const instruction = instructions[pc]!;
+    switch (instruction.op) {
+      case 'match':
+        return null;
+      case 'char':
+        tests.push(instruction.test);
+        break;
+      case 'jump':
+        stack.push(instruction.to);
+        break;
+      case 'split':
+        stack.push(instruction.first, instruction.second);
+        break;
+      default:
+        stack.push(pc + 1);
+    }
+  }
+  return asciiTable((cp) => tests.some((test) => test(cp)));
+}
+
+/**
+ * A character test with its answers for ASCII worked out once: the tests run for every character of every
+ * message, and class tests (case folding, Unicode properties) are slow to compute each time.
+ */
+export function asciiTable(test: CharTest): CharTest {
+  const table = new Uint8Array(128);
+  for (let cp = 0; cp < 128; cp++) table[cp] = test(cp) ? 1 : 0;
+  return (cp) => (cp < 128 ? table[cp] === 1 : test(cp));
 }
 
 type Emit = (instruction: Instruction) => number;
@@ -47,7 +91,7 @@ function compileNode(node: Node, emit: Emit, out: Instruction[]): void {
     case 'empty':
       return;
     case 'char':
-      emit({ op: 'char', test: node.test });
+      emit({ op: 'char', test: asciiTable(node.test) });
       return;
     case 'assert':
       emit({ op: 'assert', what: node.what });

@@ -8,7 +8,20 @@
 /** Does a code point belong to a character class? */
 export type CharTest = (codePoint: number) => boolean;
 
-export type Assertion = 'text_start' | 'text_end' | 'line_start' | 'line_end' | 'word_boundary' | 'not_word_boundary';
+export type Assertion =
+  | 'text_start'
+  | 'text_end'
+  | 'line_start'
+  | 'line_end'
+  | 'word_boundary'
+  | 'not_word_boundary'
+  /**
+   * Not in the syntax; built by linkifiers for their delimiters. The character before is one of these, or
+   * this is the start of the text; a character before the search's starting point does not count.
+   */
+  | { precededBy: CharTest }
+  /** The character after is one of these, or this is the end of the text. */
+  | { followedBy: CharTest };
 
 export type Node =
   | { kind: 'empty' }
@@ -22,7 +35,7 @@ export type Node =
 
 export interface Parsed {
   root: Node;
-  /** the highest group number */
+  /** how many capturing groups */
   groups: number;
   /** named group -> its number */
   names: Map<string, number>;
@@ -99,24 +112,19 @@ const foldings = (cp: number): number[] => {
 
 const caseless = (test: CharTest): CharTest => (cp) => foldings(cp).some(test);
 
-/**
- * Parses a pattern; throws RegexSyntaxError with RE2's wording of the problem. `groupsBefore`: how many
- * groups come before this pattern when it is placed inside a larger one (its groups are numbered after them).
- */
-export function parseRegex(source: string, groupsBefore = 0): Parsed {
-  return new Parser(source, groupsBefore).parse();
+/** Parses a pattern; throws RegexSyntaxError with RE2's wording of the problem. */
+export function parseRegex(source: string): Parsed {
+  return new Parser(source).parse();
 }
 
 class Parser {
   private pos = 0;
   /** inside `\Q...\E`, where every character is itself */
   private quoting = false;
+  private groups = 0;
   private readonly names = new Map<string, number>();
 
-  constructor(
-    private readonly src: string,
-    private groups: number,
-  ) {}
+  constructor(private readonly src: string) {}
 
   parse(): Parsed {
     const root = this.alternation({ caseless: false, multiLine: false, dotNewline: false, ungreedy: false });
