@@ -16,26 +16,13 @@ export class UploadStore {
    */
   async save(realmId: number, name: string, data: Buffer): Promise<string> {
     const pathId = `${realmId}/${randomBytes(18).toString('base64url')}/${sanitizeFileName(name)}`;
-    const file = this.fileOf(pathId);
-    await mkdir(dirname(file), { recursive: true });
-    const handle = await open(file, 'wx');
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await writeDurably(this.fileOf(pathId), data);
     return pathId;
   }
 
   /** The bytes, or null when the file is gone. */
   async read(pathId: string): Promise<Buffer | null> {
-    try {
-      return await readFile(this.fileOf(pathId));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw error;
-    }
+    return readIfPresent(this.fileOf(pathId));
   }
 
   /** Removes the file and its random directory. */
@@ -47,6 +34,28 @@ export class UploadStore {
     // Path ids come from save() (or from the realm's records of them), never straight from a request.
     if (!/^\d+\/[\w-]+\/[\w.-]+$/.test(pathId) || pathId.includes('..')) throw new Error(`bad upload path id ${pathId}`);
     return join(this.dataDir, 'uploads', pathId);
+  }
+}
+
+/** Writes a new file (never over an existing one) and syncs it to disk before returning. */
+export async function writeDurably(file: string, data: Buffer): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const handle = await open(file, 'wx');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The bytes of a file, or null when it is not there. */
+export async function readIfPresent(file: string): Promise<Buffer | null> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }
 

@@ -83,6 +83,12 @@ const channelTyping = (event: ApiEvent) => event.message_type === 'stream';
 
 const isPlaceholder = (event: ApiEvent) => event[INACCESSIBLE_USER] === true;
 
+/**
+ * Linkifiers carry URL templates since feature level 176, which older clients cannot read: they get no
+ * linkifiers at all, neither at registration (register/builders/linkifiers.ts) nor in events.
+ */
+export const acceptsLinkifiers = (capabilities: Readonly<Record<string, boolean>> | undefined) => capabilities?.linkifier_url_template === true;
+
 const adapters: Record<string, Adapter> = {
   delete_message: {
     types: () => ['delete_message'],
@@ -138,6 +144,12 @@ const adapters: Record<string, Adapter> = {
     gate: (event) => (channelTyping(event) ? (spec) => has(spec, 'stream_typing_notifications') : null),
     shape: (event, spec) => (channelTyping(event) && event.topic === '' ? emptyTopicShape(spec) : 'as-is'),
     render: (event, spec) => (channelTyping(event) && !has(spec, 'empty_topic_name') ? [withTopicNames(event, ['topic'])] : [event]),
+  },
+  realm_linkifiers: {
+    types: () => ['realm_linkifiers'],
+    gate: () => (spec) => acceptsLinkifiers(spec.capabilities),
+    shape: () => 'as-is',
+    render: (event) => [event],
   },
   presence: {
     types: () => ['presence'],

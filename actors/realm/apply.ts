@@ -2,7 +2,9 @@ import { applyAttachmentChange, relinkMessage } from './attachments/apply.ts';
 import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
+import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
+import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
 import { applyRealmSettingsChange } from './settings/apply.ts';
@@ -99,6 +101,16 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'attachment.uploaded':
     case 'attachment.deleted':
       applyAttachmentChange(state, change);
+      return;
+    case 'emoji.added':
+    case 'emoji.deactivated':
+      applyEmojiChange(state, change);
+      return;
+    case 'linkifier.added':
+    case 'linkifier.updated':
+    case 'linkifier.removed':
+    case 'linkifiers.reordered':
+      applyLinkifierChange(state, change);
       return;
     case 'messages.deleted':
     case 'reaction.added':

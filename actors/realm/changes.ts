@@ -2,7 +2,9 @@ import type { SettingOverrides } from '../user/settings.ts';
 import type { AttachmentChange } from './attachments/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
+import type { EmojiChange } from './emoji/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
+import type { LinkifierChange } from './linkifiers/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
@@ -30,4 +32,6 @@ export type RealmChange =
   | ProfileFieldChange
   | BotChange
   | NotificationChange
-  | AttachmentChange;
+  | AttachmentChange
+  | EmojiChange
+  | LinkifierChange;

@@ -1,7 +1,9 @@
 import type { AttachmentCommand } from './attachments/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
+import type { EmojiCommand } from './emoji/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
+import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -37,4 +39,6 @@ export type RealmCommand =
   | RealmSettingsCommand
   | ProfileFieldCommand
   | BotCommand
-  | AttachmentCommand;
+  | AttachmentCommand
+  | EmojiCommand
+  | LinkifierCommand;

@@ -5,7 +5,9 @@ import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
+import { decideEmoji } from './emoji/decide.ts';
 import { decideGroup } from './groups/decide.ts';
+import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideMessage } from './messages/decide.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
@@ -107,6 +109,14 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);
+    case 'emoji.add':
+    case 'emoji.deactivate':
+      return decideEmoji(state, command);
+    case 'linkifier.add':
+    case 'linkifier.update':
+    case 'linkifier.remove':
+    case 'linkifier.reorder':
+      return decideLinkifier(state, command);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

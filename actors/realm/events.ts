@@ -3,7 +3,9 @@ import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts'
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
+import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
+import { linkifierEvents } from './linkifiers/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
@@ -83,6 +85,14 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'attachment.uploaded':
     case 'attachment.deleted':
       return attachmentEvents(state, change);
+    case 'emoji.added':
+    case 'emoji.deactivated':
+      return emojiEvents(state).flatMap(toRealm);
+    case 'linkifier.added':
+    case 'linkifier.updated':
+    case 'linkifier.removed':
+    case 'linkifiers.reordered':
+      return linkifierEvents(state).flatMap(toRealm);
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

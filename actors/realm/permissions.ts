@@ -25,6 +25,7 @@ export const REALM_PERMISSION_DEFAULTS = {
   can_create_bots_group: 'role:members',
   /** incoming-webhook bots only, on top of `can_create_bots_group` */
   can_create_write_only_bots_group: 'role:members',
+  can_add_custom_emoji_group: 'role:members',
 } as const satisfies Record<string, SystemGroupName>;
 
 export type RealmPermission = keyof typeof REALM_PERMISSION_DEFAULTS;

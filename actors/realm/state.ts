@@ -12,6 +12,8 @@ import type { BotProfile } from './bots/state.ts';
 import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
 import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
+import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
@@ -77,6 +79,10 @@ export interface RealmState {
   profileFields: ProfileFieldStore;
   /** uploaded files and the messages linking them (attachments/state.ts) */
   attachments: AttachmentStore;
+  /** custom emoji, deactivated ones included (emoji/state.ts) */
+  emoji: EmojiStore;
+  /** patterns turned into links in messages and topics, in processing order (linkifiers/state.ts) */
+  linkifiers: LinkifierStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -85,7 +91,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -105,6 +111,10 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   profileFields?: ProfileFieldStoreRecord;
   /** absent in snapshots written before uploads existed */
   attachments?: AttachmentStoreRecord;
+  /** absent in snapshots written before custom emoji existed */
+  emoji?: EmojiStoreRecord;
+  /** absent in snapshots written before linkifiers existed */
+  linkifiers?: LinkifierStoreRecord;
   /** absent in snapshots written before the notification bot existed */
   notificationBot?: UserProfile | null;
 };
@@ -135,12 +145,14 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
     attachments: emptyAttachmentStore(),
+    emoji: emptyEmojiStore(),
+    linkifiers: emptyLinkifierStore(),
     notificationBot: null,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, emoji, linkifiers, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -157,11 +169,13 @@ export function realmToRecord(state: RealmState): RealmRecord {
     messages: messageStoreToRecord(messages),
     profileFields: profileFieldStoreToRecord(profileFields),
     attachments: attachmentStoreToRecord(attachments),
+    emoji: emojiStoreToRecord(emoji),
+    linkifiers: linkifierStoreToRecord(linkifiers),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, emoji, linkifiers, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -183,6 +197,8 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   }
   state.messages = messageStoreFromRecord(messages);
   state.attachments = attachmentStoreFromRecord(attachments);
+  state.emoji = emojiStoreFromRecord(emoji);
+  state.linkifiers = linkifierStoreFromRecord(linkifiers);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

@@ -3,6 +3,8 @@ import { alertWordsState } from './builders/alert-words.ts';
 import { realmBotsState } from './builders/bots.ts';
 import { customProfileFieldsState } from './builders/profile-fields.ts';
 import { draftsState } from './builders/drafts.ts';
+import { realmEmojiState } from './builders/emoji.ts';
+import { realmFiltersState, realmLinkifiersState } from './builders/linkifiers.ts';
 import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
 import { presenceState } from './builders/presence.ts';
@@ -41,6 +43,9 @@ const builders: Record<string, Builder> = {
   presence: presenceState,
   custom_profile_fields: customProfileFieldsState,
   realm_bot: realmBotsState,
+  realm_emoji: realmEmojiState,
+  realm_linkifiers: realmLinkifiersState,
+  realm_filters: realmFiltersState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

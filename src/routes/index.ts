@@ -4,7 +4,9 @@ import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
 import { draftRoutes } from './drafts.ts';
+import { emojiRoutes } from './emoji.ts';
 import { eventRoutes } from './events.ts';
+import { linkifierRoutes } from './linkifiers.ts';
 import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageRoutes } from './messages.ts';
@@ -32,4 +34,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
-  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes];
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes];

@@ -1,5 +1,6 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../errors.ts';
 import { canSeeChannel } from '../channels/views.ts';
+import { activeEmoji } from '../emoji/state.ts';
 import { allowed } from '../permissions.ts';
 import { isAdmin, type RealmState } from '../state.ts';
 import { canRead, holds, messageAudience } from './access.ts';
@@ -79,16 +80,24 @@ export function decideReaction(state: RealmState, command: Command<'reaction.add
     if (!found) throw new ChatError(ErrorCode.REACTION_DOES_NOT_EXIST, "Reaction doesn't exist.");
     return [{ type: 'reaction.removed', messageId: message.id, reaction: found }];
   }
-  const reaction = resolveReaction(command.reaction.emojiName, command.reaction.emojiCode, command.reaction.reactionType, user.userId);
+  const reaction = resolveReaction(state, command.reaction.emojiName, command.reaction.emojiCode, command.reaction.reactionType, user.userId);
   if (mine.some((r) => r.emojiCode === reaction.emojiCode && r.reactionType === reaction.reactionType)) {
     throw new ChatError(ErrorCode.REACTION_ALREADY_EXISTS, 'Reaction already exists.');
   }
   return [{ type: 'reaction.added', messageId: message.id, reaction }];
 }
 
-function resolveReaction(emojiName: string, emojiCode: string | undefined, type: Reaction['reactionType'] | undefined, userId: number): Reaction {
+/**
+ * The reaction a request names. By name alone, the realm's active custom emoji of that name comes first (it
+ * overrides a built-in one), as in the original; with a code, the code and type say which emoji it is.
+ */
+function resolveReaction(state: RealmState, emojiName: string, emojiCode: string | undefined, type: Reaction['reactionType'] | undefined, userId: number): Reaction {
+  if (emojiCode === undefined && type === undefined) {
+    const custom = activeEmoji(state.emoji, emojiName);
+    if (custom) return { emojiName, emojiCode: String(custom.id), reactionType: 'realm_emoji', userId };
+  }
   const reactionType = type ?? 'unicode_emoji';
-  if (reactionType === 'realm_emoji') throw badRequest('Invalid custom emoji.');
+  if (reactionType === 'realm_emoji') return customReaction(state, emojiName, emojiCode, userId);
   if (reactionType === 'svc_extra_emoji') {
     if (emojiName !== 'zulip' || (emojiCode !== undefined && emojiCode !== 'zulip')) throw badRequest('Invalid emoji code');
     return { emojiName, emojiCode: 'zulip', reactionType, userId };
@@ -98,6 +107,14 @@ function resolveReaction(emojiName: string, emojiCode: string | undefined, type:
   if (!isUnicodeEmojiCode(code)) throw badRequest('Invalid emoji code');
   if (!/^[a-z0-9_+-]+$/.test(emojiName)) throw badRequest('Invalid emoji name');
   return { emojiName, emojiCode: code, reactionType, userId };
+}
+
+function customReaction(state: RealmState, emojiName: string, emojiCode: string | undefined, userId: number): Reaction {
+  const emoji = emojiCode === undefined ? activeEmoji(state.emoji, emojiName) : /^\d+$/.test(emojiCode) ? state.emoji.byId.get(Number(emojiCode)) : undefined;
+  if (!emoji) throw badRequest('Invalid custom emoji.');
+  if (emoji.name !== emojiName) throw badRequest('Invalid custom emoji name.');
+  if (emoji.deactivated) throw badRequest('This custom emoji has been deactivated.');
+  return { emojiName, emojiCode: String(emoji.id), reactionType: 'realm_emoji', userId };
 }
 
 const EDITABLE_FLAGS: readonly string[] = ['read', 'starred', 'collapsed'];

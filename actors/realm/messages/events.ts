@@ -5,6 +5,7 @@ import { Role, type RealmState } from '../state.ts';
 import { canRead, flagsFor, holds, messageAudience, readsChannelHistory } from './access.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
 import type { StoredMessage } from './state.ts';
+import { topicLinks } from './topic-links.ts';
 import { messageView, reactionView, type ViewOptions } from './views.ts';
 
 type Edited = Extract<MessageChange, { type: 'message.edited' }>;
@@ -138,7 +139,7 @@ function editDeliveries(state: RealmState, change: Edited): Delivery[] {
   if (fromChannelId !== undefined) Object.assign(base, { stream_id: fromChannelId, stream_name: state.channels.get(fromChannelId)?.name });
   if (move) {
     Object.assign(base, { propagate_mode: change.propagateMode, orig_subject: move.fromTopic });
-    if (move.toTopic !== move.fromTopic) Object.assign(base, { subject: move.toTopic, topic_links: [] });
+    if (move.toTopic !== move.fromTopic) Object.assign(base, { subject: move.toTopic, topic_links: topicLinks(state, move.toTopic) });
     if (move.toChannelId !== move.fromChannelId) base.new_stream_id = move.toChannelId;
   }
   if (content) {

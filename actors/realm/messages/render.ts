@@ -1,9 +1,12 @@
 import MarkdownIt from 'markdown-it';
 import type { StateInline } from 'markdown-it';
 import { canSeeChannel } from '../channels/views.ts';
+import { activeEmoji } from '../emoji/state.ts';
+import { emojiImagePath } from '../emoji/views.ts';
 import { groupClosure } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
 import { emojiCodeOf } from './emoji.ts';
+import { useLinkifiers } from './render-links.ts';
 
 /** What a rendering found, besides its HTML: the mentions that set flags. */
 export interface Rendered {
@@ -98,10 +101,17 @@ const channelLink: Syntax = (text, env) => {
   return { html: `<a class="stream-topic" data-stream-id="${channel.id}" href="${escape(href)}">#${escape(channel.name)} &gt; ${escape(topic)}</a>`, length: match[0].length };
 };
 
-const emoji: Syntax = (text) => {
+/** `:name:`: the realm's active custom emoji of that name first (it overrides a built-in one), then Unicode. */
+const emoji: Syntax = (text, env) => {
   const match = /^:([a-z0-9_+-]+):/.exec(text);
-  const code = match ? emojiCodeOf(match[1]!) : undefined;
-  if (!match || !code) return null;
+  if (!match) return null;
+  const custom = activeEmoji(env.realm.emoji, match[1]!);
+  if (custom) {
+    const src = escape(emojiImagePath(env.realm.realmId, custom.fileName));
+    return { html: `<img alt=":${custom.name}:" class="emoji" src="${src}" title="${custom.name.replace(/_/g, ' ')}">`, length: match[0].length };
+  }
+  const code = emojiCodeOf(match[1]!);
+  if (!code) return null;
   const name = escape(match[1]!);
   return { html: `<span aria-label="${name.replace(/_/g, ' ')}" class="emoji emoji-${code}" role="img" title="${name.replace(/_/g, ' ')}">:${name}:</span>`, length: match[0].length };
 };
@@ -129,6 +139,7 @@ function inlineRule(trigger: string, syntaxes: Syntax[]) {
 md.inline.ruler.before('emphasis', 'zulip_mention', inlineRule('@', [userMention, groupMention]));
 md.inline.ruler.before('emphasis', 'zulip_channel_link', inlineRule('#', [channelLink]));
 md.inline.ruler.before('emphasis', 'zulip_emoji', inlineRule(':', [emoji]));
+useLinkifiers(md);
 
 // Fenced blocks: code in the original's markup, and the `quote` and `spoiler` blocks of Zulip's syntax.
 md.renderer.rules.fence = (tokens, idx, _options, env) => {

@@ -3,6 +3,7 @@ import { senderProfile } from '../notifications/state.ts';
 import type { RealmState } from '../state.ts';
 import { avatarUrl } from '../views.ts';
 import type { EditHistoryEntry, Reaction, StoredMessage } from './state.ts';
+import { topicLinks } from './topic-links.ts';
 
 /** How a client asked to see messages. */
 export interface ViewOptions {
@@ -46,7 +47,7 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
     timestamp: message.timestamp,
     client: message.client,
     subject: recipient.kind === 'channel' ? topicForClient(recipient.topic, options.allowEmptyTopicName) : '',
-    topic_links: [],
+    topic_links: recipient.kind === 'channel' ? topicLinks(state, recipient.topic) : [],
     is_me_message: message.isMeMessage,
     reactions: message.reactions.map(reactionView),
     submessages: [],

@@ -1,0 +1,44 @@
+import { badRequest, notAdmin } from '../../errors.ts';
+import type { Caller } from '../commands.ts';
+import { isAdmin, type RealmState } from '../state.ts';
+import type { LinkifierChange } from './changes.ts';
+import type { LinkifierCommand } from './commands.ts';
+import { checkLinkifier } from './validate.ts';
+
+const notFound = () => badRequest('Linkifier not found.');
+
+/** Linkifiers are the administrators' to change. */
+export function decideLinkifier(state: RealmState, command: LinkifierCommand): LinkifierChange[] {
+  requireAdmin(state, command.caller);
+  const store = state.linkifiers;
+  switch (command.type) {
+    case 'linkifier.add': {
+      const checked = checkLinkifier(store, command.pattern, command.urlTemplate, null);
+      return [{ type: 'linkifier.added', linkifier: { id: store.nextId, ...checked } }];
+    }
+    case 'linkifier.update': {
+      if (!store.list.some((linkifier) => linkifier.id === command.id)) throw notFound();
+      const checked = checkLinkifier(store, command.pattern, command.urlTemplate, command.id);
+      return [{ type: 'linkifier.updated', linkifier: { id: command.id, ...checked } }];
+    }
+    case 'linkifier.remove':
+      if (!store.list.some((linkifier) => linkifier.id === command.id)) throw notFound();
+      return [{ type: 'linkifier.removed', id: command.id }];
+    case 'linkifier.reorder': {
+      const order = new Set(command.order);
+      if (order.size < command.order.length) throw badRequest('The ordered list must not contain duplicated linkifiers');
+      if (order.size !== store.list.length || store.list.some((linkifier) => !order.has(linkifier.id))) {
+        throw badRequest('The ordered list must enumerate all existing linkifiers exactly once');
+      }
+      // The same order changes nothing and announces nothing.
+      if (command.order.every((id, i) => store.list[i]!.id === id)) return [];
+      return [{ type: 'linkifiers.reordered', order: [...command.order] }];
+    }
+  }
+}
+
+function requireAdmin(state: RealmState, caller: Caller): void {
+  if (caller.kind === 'operator') return;
+  const user = state.users.get(caller.userId);
+  if (!user || !isAdmin(user)) throw notAdmin();
+}
