@@ -7,6 +7,7 @@ import type { ApiRequest, ApiResponse } from './http/request.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  302: '302 Found',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   404: '404 Not Found',

@@ -1,4 +1,5 @@
 import type { ApiEvent } from '../events.ts';
+import { isDefaultAvatarUrl } from '../realm/avatars/urls.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import type { QueueSpec } from './spec.ts';
 
@@ -80,7 +81,30 @@ function renderPresence(event: ApiEvent, spec: QueueSpec): ApiEvent {
 
 const channelTyping = (event: ApiEvent) => event.message_type === 'stream';
 
+/**
+ * `user_avatar_url_field_optional`: a client that declares it fetches `GET /avatar/{user_id}` for a user object
+ * without `avatar_url`, and the server may leave the field out at its discretion (to keep large user lists
+ * small). This server leaves it out for users showing its default picture, whose URL the redirect finds
+ * again; an uploaded avatar's URL is always sent. Applied to registration's user lists (register/builders/
+ * realm-user.ts) and to `realm_user` add events; avatar update events always carry every avatar field.
+ */
+export const AVATAR_URL_OPTIONAL = 'user_avatar_url_field_optional';
+
+export function withOptionalAvatarUrl<T extends { avatar_url?: unknown }>(person: T, isDefault: boolean, capabilities: Readonly<Record<string, boolean>> | undefined): T {
+  if (!isDefault || capabilities?.[AVATAR_URL_OPTIONAL] !== true) return person;
+  const { avatar_url: _omitted, ...rest } = person;
+  return rest as T;
+}
+
+const addsDefaultAvatarUser = (event: ApiEvent) => event.op === 'add' && isDefaultAvatarUrl((event.person as { avatar_url?: unknown } | undefined)?.avatar_url);
+
 const adapters: Record<string, Adapter> = {
+  realm_user: {
+    types: () => ['realm_user'],
+    shape: (event, spec) => (addsDefaultAvatarUser(event) && has(spec, AVATAR_URL_OPTIONAL) ? 'no-avatar-url' : 'as-is'),
+    render: (event, spec) =>
+      addsDefaultAvatarUser(event) ? [{ ...event, person: withOptionalAvatarUrl(event.person as { avatar_url?: unknown }, true, spec.capabilities) }] : [event],
+  },
   delete_message: {
     types: () => ['delete_message'],
     shape: (_event, spec) => (has(spec, 'bulk_message_deletion') ? 'bulk' : 'single'),

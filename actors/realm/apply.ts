@@ -1,4 +1,5 @@
 import { applyAttachmentChange, relinkMessage } from './attachments/apply.ts';
+import { applyAvatarChange } from './avatars/apply.ts';
 import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
@@ -99,6 +100,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'attachment.uploaded':
     case 'attachment.deleted':
       applyAttachmentChange(state, change);
+      return;
+    case 'user.avatar_changed':
+      applyAvatarChange(state, change);
       return;
     case 'messages.deleted':
     case 'reaction.added':

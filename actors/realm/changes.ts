@@ -1,5 +1,6 @@
 import type { SettingOverrides } from '../user/settings.ts';
 import type { AttachmentChange } from './attachments/changes.ts';
+import type { AvatarChange } from './avatars/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
@@ -30,4 +31,5 @@ export type RealmChange =
   | ProfileFieldChange
   | BotChange
   | NotificationChange
-  | AttachmentChange;
+  | AttachmentChange
+  | AvatarChange;

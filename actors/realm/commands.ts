@@ -1,4 +1,5 @@
 import type { AttachmentCommand } from './attachments/commands.ts';
+import type { AvatarCommand } from './avatars/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
@@ -37,4 +38,5 @@ export type RealmCommand =
   | RealmSettingsCommand
   | ProfileFieldCommand
   | BotCommand
-  | AttachmentCommand;
+  | AttachmentCommand
+  | AvatarCommand;

@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import { decideAttachment } from './attachments/decide.ts';
+import { decideAvatar } from './avatars/decide.ts';
 import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
@@ -107,6 +108,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);
+    case 'avatar.set':
+      return decideAvatar(state, command);
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];

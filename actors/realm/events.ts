@@ -1,5 +1,6 @@
 import type { Delivery } from '../events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
+import { avatarEvents } from './avatars/events.ts';
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
@@ -37,6 +38,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+        // A default avatar shows the name's initials, so its URL may have changed with the name.
+        const user = state.users.get(change.userId);
+        if (user && !user.avatarPathId) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
@@ -83,6 +87,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'attachment.uploaded':
     case 'attachment.deleted':
       return attachmentEvents(state, change);
+    case 'user.avatar_changed': {
+      const user = state.users.get(change.userId);
+      return user ? avatarEvents(state, user) : [];
+    }
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

@@ -36,6 +36,8 @@ export interface UserProfile {
   dateJoined: number;
   timezone: string;
   avatarVersion: number;
+  /** an uploaded avatar's path id in the avatar store (src/uploads.ts); absent: the server's default picture */
+  avatarPathId?: string;
   /** a bot's type, owner and configuration; absent for people */
   bot?: BotProfile;
 }

@@ -1,5 +1,6 @@
 import { accountRoutes } from './accounts.ts';
 import { alertWordRoutes } from './alert-words.ts';
+import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
@@ -32,4 +33,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
-  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes];
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...avatarRoutes];
