@@ -4,6 +4,7 @@ import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
+import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
 import { applyRealmSettingsChange } from './settings/apply.ts';
@@ -103,6 +104,12 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);
+      return;
+    case 'invitations.created':
+    case 'invitation.revoked':
+    case 'invitation.resent':
+    case 'invitation.used':
+      applyInvitationChange(state, change);
       return;
     case 'messages.deleted':
     case 'reaction.added':

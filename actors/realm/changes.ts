@@ -4,6 +4,7 @@ import type { AvatarChange } from './avatars/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
+import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
@@ -32,4 +33,5 @@ export type RealmChange =
   | BotChange
   | NotificationChange
   | AttachmentChange
-  | AvatarChange;
+  | AvatarChange
+  | InvitationChange;

@@ -3,6 +3,7 @@ import type { AvatarCommand } from './avatars/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
+import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -39,4 +40,5 @@ export type RealmCommand =
   | ProfileFieldCommand
   | BotCommand
   | AttachmentCommand
-  | AvatarCommand;
+  | AvatarCommand
+  | InvitationCommand;

@@ -5,9 +5,11 @@ import { decideAvatar } from './avatars/decide.ts';
 import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
-import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideGroup } from './groups/decide.ts';
+import { decideAcceptInvitation } from './invitations/accept.ts';
+import { decideInvitation } from './invitations/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { defaultChannelIds, newUserChanges } from './new-user.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
@@ -110,6 +112,15 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideAttachment(state, command, clock);
     case 'avatar.set':
       return decideAvatar(state, command);
+    case 'invite.send':
+    case 'invite.create_link':
+    case 'invite.revoke':
+    case 'invite.resend':
+      return decideInvitation(state, command, clock);
+    case 'invite.accept': {
+      const changes = decideAcceptInvitation(state, command, clock);
+      return [...changes, ...signupNotices(state, changes, clock)];
+    }
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];
@@ -133,33 +144,8 @@ function decideCreateUser(
   if (caller && !caller.canCreateUsers) {
     throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
   }
-  if (findUserByEmail(state, command.email)) throw badRequest(`Email '${command.email}' already in use`);
-  const user: UserProfile = {
-    userId: state.nextUserId,
-    email: command.email,
-    fullName: command.fullName,
-    role: command.role ?? Role.member,
-    isBot: false,
-    isActive: true,
-    apiKey: newApiKey(),
-    passwordHash: command.passwordHash,
-    canCreateUsers: command.canCreateUsers ?? false,
-    dateJoined: Math.floor(clock.now() / 1000),
-    timezone: '',
-    avatarVersion: 1,
-  };
-  // New users join the realm's default channels, each with its own color.
-  const defaults = [...state.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived);
-  const entries = defaults.map((channel, i) => ({
-    channelId: channel.id,
-    userId: user.userId,
-    properties: defaultProperties(SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length]!),
-  }));
-  // The user's settings start from the realm's defaults as they are now; the change carries them, so replay
-  // gives the same settings whatever the defaults became later.
-  const settings = { ...state.userSettingsDefaults };
-  const created: RealmChange = Object.keys(settings).length ? { type: 'user.created', user, settings } : { type: 'user.created', user };
-  return entries.length ? [created, { type: 'subscriptions.added', entries }] : [created];
+  // New users join the realm's default channels.
+  return newUserChanges(state, command, defaultChannelIds(state), clock);
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {

@@ -5,6 +5,7 @@ import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { groupEvents } from './groups/events.ts';
+import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
@@ -87,6 +88,11 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'attachment.uploaded':
     case 'attachment.deleted':
       return attachmentEvents(state, change);
+    case 'invitations.created':
+    case 'invitation.revoked':
+    case 'invitation.resent':
+    case 'invitation.used':
+      return invitationEvents(state, change);
     case 'user.avatar_changed': {
       const user = state.users.get(change.userId);
       return user ? avatarEvents(state, user) : [];

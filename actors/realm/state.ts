@@ -12,6 +12,7 @@ import type { BotProfile } from './bots/state.ts';
 import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
 import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
@@ -79,6 +80,8 @@ export interface RealmState {
   profileFields: ProfileFieldStore;
   /** uploaded files and the messages linking them (attachments/state.ts) */
   attachments: AttachmentStore;
+  /** email invitations and reusable invitation links (invitations/state.ts) */
+  invitations: InvitationStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -87,7 +90,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'invitations';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -109,6 +112,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   attachments?: AttachmentStoreRecord;
   /** absent in snapshots written before the notification bot existed */
   notificationBot?: UserProfile | null;
+  /** absent in snapshots written before invitations existed */
+  invitations?: InvitationStoreRecord;
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -137,12 +142,13 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
     attachments: emptyAttachmentStore(),
+    invitations: emptyInvitationStore(),
     notificationBot: null,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, invitations, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -159,11 +165,12 @@ export function realmToRecord(state: RealmState): RealmRecord {
     messages: messageStoreToRecord(messages),
     profileFields: profileFieldStoreToRecord(profileFields),
     attachments: attachmentStoreToRecord(attachments),
+    invitations: invitationStoreToRecord(invitations),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, invitations, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -185,6 +192,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   }
   state.messages = messageStoreFromRecord(messages);
   state.attachments = attachmentStoreFromRecord(attachments);
+  state.invitations = invitationStoreFromRecord(invitations);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

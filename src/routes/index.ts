@@ -6,6 +6,8 @@ import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
 import { draftRoutes } from './drafts.ts';
 import { eventRoutes } from './events.ts';
+import { inviteRoutes } from './invites.ts';
+import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageRoutes } from './messages.ts';
@@ -33,4 +35,5 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
-  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...avatarRoutes];
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...avatarRoutes,
+  ...inviteRoutes, ...joinRoutes];

@@ -20,6 +20,9 @@ const fullName = z
       .regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'),
   );
 const email = z.string().trim().pipe(z.email('Invalid email address'));
+
+/** The rules for a new account's name and address (accounts made from invitations follow them too). */
+export { fullName as fullNameSchema, email as emailSchema };
 const role = z.literal(ROLE_VALUES as [Role, ...Role[]], { error: 'Invalid role' });
 const userId = p.int(z.number().int().positive());
 
