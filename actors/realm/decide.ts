@@ -154,7 +154,10 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
   const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
-  if (command.fullName !== undefined && command.fullName !== target.fullName) change.fullName = command.fullName;
+  if (command.fullName !== undefined && command.fullName !== target.fullName) {
+    change.fullName = command.fullName;
+    change.previousFullName = target.fullName;
+  }
   if (command.role !== undefined && command.role !== target.role) {
     const touchesOwner = command.role === Role.owner || target.role === Role.owner;
     if (touchesOwner && caller && caller.role !== Role.owner) throw ownerRequired();

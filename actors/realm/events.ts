@@ -1,6 +1,7 @@
 import type { Delivery } from '../events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
 import { avatarEvents } from './avatars/events.ts';
+import { initials } from './avatars/urls.ts';
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
@@ -39,9 +40,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
-        // A default avatar shows the name's initials, so its URL may have changed with the name.
+        // A default avatar shows the name's initials: new initials are a new picture, at a new URL.
         const user = state.users.get(change.userId);
-        if (user && !user.avatarPathId) out.push(...avatarEvents(state, user));
+        if (user && !user.avatarPathId && initials(change.previousFullName ?? '') !== initials(change.fullName)) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
