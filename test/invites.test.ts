@@ -103,6 +103,8 @@ t.test('email invitations: sent, listed, mailed, announced; the link makes the a
   t.match(again.text, /already been used/, 'an email invitation makes one account');
   t.match((await page(mails[0]!.link)).text, /already been used/);
   t.same((await invites(api)).map((invite) => invite.email), ['other@example.com'], 'a used invitation is no longer pending');
+  await api.createUser('other@example.com', 'Other');
+  t.match((await page(mails[1]!.link)).text, /other@example.com already has an account in this organization. Log in instead./, 'an address that got its account another way');
   t.ok(ofType(await drain(api.as(admin), adminQueue), 'invites_changed').length > 0, 'its use is announced');
 });
 

@@ -2,7 +2,7 @@ import { ChatError, ErrorCode } from '../../errors.ts';
 import type { RealmChange } from '../changes.ts';
 import type { Clock } from '../decide.ts';
 import { defaultChannelIds, newUserChanges } from '../new-user.ts';
-import type { RealmState } from '../state.ts';
+import { findUserByEmail, type RealmState } from '../state.ts';
 import type { InvitationCommand } from './commands.ts';
 import type { Invitation } from './state.ts';
 
@@ -20,6 +20,10 @@ export function usableInvitation(state: RealmState, key: string, now: number): I
   if (invitation.status === 'used') throw linkError('This invitation has already been used to create an account. Log in instead.');
   if (invitation.status === 'revoked') throw linkError('This invitation has been revoked. Ask for a new one.');
   if (invitation.expiresAt !== null && invitation.expiresAt * 1000 <= now) throw linkError('This invitation has expired. Ask for a new one.');
+  // The address may have got its account another way since (POST /users, or another invitation's link).
+  if (invitation.email !== null && findUserByEmail(state, invitation.email)) {
+    throw linkError(`${invitation.email} already has an account in this organization. Log in instead.`);
+  }
   return invitation;
 }
 
