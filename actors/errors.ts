@@ -24,6 +24,8 @@ export const ErrorCode = {
   REACTION_DOES_NOT_EXIST: 'REACTION_DOES_NOT_EXIST',
   /** a narrow names an unknown operator or operand; carries `desc` */
   BAD_NARROW: 'BAD_NARROW',
+  /** some invitations were not sent; carries `errors`, `sent_invitations` and the limit flags */
+  INVITATION_FAILED: 'INVITATION_FAILED',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

@@ -8,6 +8,7 @@ import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  302: '302 Found',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   404: '404 Not Found',

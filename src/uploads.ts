@@ -3,12 +3,16 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /**
- * Uploaded files on disk, beside LMDB: `<dataDir>/uploads/<path id>`, where a path id is
- * `<realm id>/<random>/<sanitized name>`. The realm actor records the metadata (attachments/); this module
- * is the only code that touches the bytes.
+ * Uploaded files on disk, beside LMDB: `<dataDir>/<folder>/<path id>`, where a path id is
+ * `<realm id>/<random>/<sanitized name>`. The realm actor records the metadata (attachments/, avatars/);
+ * this module is the only code that touches the bytes. Message attachments and avatars live in folders of
+ * their own: avatars are served without credentials, attachments only to those who may read them.
  */
 export class UploadStore {
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly folder: 'uploads' | 'avatars' = 'uploads',
+  ) {}
 
   /**
    * Writes the file durably (fsync) and returns its path id. The file is on disk before the realm records
@@ -33,7 +37,7 @@ export class UploadStore {
   private fileOf(pathId: string): string {
     // Path ids come from save() (or from the realm's records of them), never straight from a request.
     if (!/^\d+\/[\w-]+\/[\w.-]+$/.test(pathId) || pathId.includes('..')) throw new Error(`bad upload path id ${pathId}`);
-    return join(this.dataDir, 'uploads', pathId);
+    return join(this.dataDir, this.folder, pathId);
   }
 }
 

@@ -17,7 +17,8 @@ t.test('GET /metrics reports requests, queues, held polls and deliveries in the 
   const during = await (await fetch(`${url}/metrics`)).text();
   t.match(during, /^chat_held_polls 1$/m, 'one poll held');
   t.match(during, /^chat_event_queues 1$/m);
-  await api.patch('/users/1', { full_name: 'Renamed Owner' });
+  // The same initials ('O'): the default avatar stays the same picture, and the rename is the one event.
+  await api.patch('/users/1', { full_name: 'Olga' });
   t.equal((await held).status, 200);
   await api.get('/users/nobody@example.com');
   const text = await (await fetch(`${url}/metrics`)).text();

@@ -355,9 +355,16 @@ t.test('realm_user events for creation, (de)activation, renames and role changes
 
   isSuccess(t, await api.patch(`/users/${kateId}`, { full_name: 'Kate B.' }), 'rename kate');
   const renamed = await poll();
-  t.equal(renamed.length, 1, 'one event for the rename');
+  t.equal(renamed.length, 1, 'one event for the rename (the same initials: her default avatar is the same picture)');
   t.match(renamed[0], { type: 'realm_user', op: 'update' });
   t.same(renamed[0]?.person, { user_id: kateId, full_name: 'Kate B.' });
+
+  isSuccess(t, await api.patch(`/users/${kateId}`, { full_name: 'Kate' }), 'rename kate again');
+  const newInitials = await poll();
+  t.same(newInitials.map((event) => event.person), [{ user_id: kateId, full_name: 'Kate' }, {
+    user_id: kateId, avatar_source: 'G', avatar_version: 1,
+    avatar_url: `/user_avatars/default/${kateId}/K.svg?version=1`, avatar_url_medium: `/user_avatars/default/${kateId}/K.svg?version=1`,
+  }], 'new initials: the default avatar\'s new URL follows');
 
   // A poll held before the write is completed by it.
   const held = api.get('/events', { queue_id: queueId, last_event_id: last }, { signal: AbortSignal.timeout(10_000) });

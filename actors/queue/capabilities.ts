@@ -1,5 +1,6 @@
 import type { ApiEvent } from '../events.ts';
 import { INACCESSIBLE_USER } from '../realm/user-access.ts';
+import { isDefaultAvatarUrl } from '../realm/avatars/urls.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import type { QueueSpec } from './spec.ts';
 
@@ -88,6 +89,22 @@ const isPlaceholder = (event: ApiEvent) => event[INACCESSIBLE_USER] === true;
  * linkifiers at all, neither at registration (register/builders/linkifiers.ts) nor in events.
  */
 export const acceptsLinkifiers = (capabilities: Readonly<Record<string, boolean>> | undefined) => capabilities?.linkifier_url_template === true;
+/**
+ * `user_avatar_url_field_optional`: a client that declares it fetches `GET /avatar/{user_id}` for a user object
+ * without `avatar_url`, and the server may leave the field out at its discretion (to keep large user lists
+ * small). This server leaves it out for users showing its default picture, whose URL the redirect finds
+ * again; an uploaded avatar's URL is always sent. Applied to registration's user lists (register/builders/
+ * realm-user.ts) and to `realm_user` add events; avatar update events always carry every avatar field.
+ */
+export const AVATAR_URL_OPTIONAL = 'user_avatar_url_field_optional';
+
+export function withOptionalAvatarUrl<T extends { avatar_url?: unknown }>(person: T, isDefault: boolean, capabilities: Readonly<Record<string, boolean>> | undefined): T {
+  if (!isDefault || capabilities?.[AVATAR_URL_OPTIONAL] !== true) return person;
+  const { avatar_url: _omitted, ...rest } = person;
+  return rest as T;
+}
+
+const addsDefaultAvatarUser = (event: ApiEvent) => event.op === 'add' && isDefaultAvatarUrl((event.person as { avatar_url?: unknown } | undefined)?.avatar_url);
 
 const adapters: Record<string, Adapter> = {
   delete_message: {
@@ -160,12 +177,20 @@ const adapters: Record<string, Adapter> = {
     types: () => ['realm_user'],
     // A limited guest's client that declared `user_list_incomplete` gets no placeholder for a user it may not
     // access (realm/user-access.ts); the others get it without the internal mark.
+    // Users added with the default picture go without `avatar_url` to clients that allow it (see above).
     gate: (event) => (isPlaceholder(event) ? (spec) => !has(spec, 'user_list_incomplete') : null),
-    shape: (event) => (isPlaceholder(event) ? 'placeholder' : 'as-is'),
-    render(event) {
-      if (!isPlaceholder(event)) return [event];
-      const { [INACCESSIBLE_USER]: _mark, ...placeholder } = event;
-      return [placeholder];
+    shape: (event, spec) => {
+      const avatar = addsDefaultAvatarUser(event) && has(spec, AVATAR_URL_OPTIONAL) ? '-no-avatar-url' : '';
+      return (isPlaceholder(event) ? 'placeholder' : 'as-is') + avatar;
+    },
+    render(event, spec) {
+      let out = event;
+      if (isPlaceholder(event)) {
+        const { [INACCESSIBLE_USER]: _mark, ...placeholder } = event;
+        out = placeholder as ApiEvent;
+      }
+      if (addsDefaultAvatarUser(out)) out = { ...out, person: withOptionalAvatarUrl(out.person as { avatar_url?: unknown }, true, spec.capabilities) };
+      return [out];
     },
   },
   update_message: {

@@ -1,10 +1,12 @@
 import { applyAttachmentChange, relinkMessage } from './attachments/apply.ts';
+import { applyAvatarChange } from './avatars/apply.ts';
 import { applyBotChange } from './bots/apply.ts';
 import type { RealmChange } from './changes.ts';
 import { applyChannelChange } from './channels/apply.ts';
 import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyLinkifierChange } from './linkifiers/apply.ts';
+import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
 import { applyRealmSettingsChange } from './settings/apply.ts';
@@ -111,6 +113,15 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'linkifier.removed':
     case 'linkifiers.reordered':
       applyLinkifierChange(state, change);
+      return;
+    case 'user.avatar_changed':
+      applyAvatarChange(state, change);
+      return;
+    case 'invitations.created':
+    case 'invitation.revoked':
+    case 'invitation.resent':
+    case 'invitation.used':
+      applyInvitationChange(state, change);
       return;
     case 'messages.deleted':
     case 'reaction.added':

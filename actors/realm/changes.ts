@@ -1,10 +1,12 @@
 import type { SettingOverrides } from '../user/settings.ts';
 import type { AttachmentChange } from './attachments/changes.ts';
+import type { AvatarChange } from './avatars/changes.ts';
 import type { BotChange } from './bots/changes.ts';
 import type { ChannelChange } from './channels/changes.ts';
 import type { EmojiChange } from './emoji/changes.ts';
 import type { GroupChange } from './groups/changes.ts';
 import type { LinkifierChange } from './linkifiers/changes.ts';
+import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
@@ -19,7 +21,8 @@ export type RealmChange =
   | { type: 'user.created'; user: UserProfile; settings?: SettingOverrides }
   | { type: 'user.deactivated'; userId: number }
   | { type: 'user.reactivated'; userId: number }
-  | { type: 'user.updated'; userId: number; fullName?: string; role?: Role }
+  /** `previousFullName` with `fullName`: what a default avatar's initials were (absent in records written before avatars) */
+  | { type: 'user.updated'; userId: number; fullName?: string; previousFullName?: string; role?: Role }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   /** a confirmed email change: the address the user logs in with and is known by */
@@ -34,4 +37,6 @@ export type RealmChange =
   | NotificationChange
   | AttachmentChange
   | EmojiChange
-  | LinkifierChange;
+  | LinkifierChange
+  | AvatarChange
+  | InvitationChange;

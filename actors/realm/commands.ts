@@ -1,9 +1,11 @@
 import type { AttachmentCommand } from './attachments/commands.ts';
+import type { AvatarCommand } from './avatars/commands.ts';
 import type { BotCommand } from './bots/commands.ts';
 import type { ChannelCommand } from './channels/commands.ts';
 import type { EmojiCommand } from './emoji/commands.ts';
 import type { GroupCommand } from './groups/commands.ts';
 import type { LinkifierCommand } from './linkifiers/commands.ts';
+import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -41,4 +43,6 @@ export type RealmCommand =
   | BotCommand
   | AttachmentCommand
   | EmojiCommand
-  | LinkifierCommand;
+  | LinkifierCommand
+  | AvatarCommand
+  | InvitationCommand;

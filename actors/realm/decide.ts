@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import { decideAttachment } from './attachments/decide.ts';
+import { decideAvatar } from './avatars/decide.ts';
 import { decideBot } from './bots/decide.ts';
 import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
@@ -8,7 +9,10 @@ import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideEmoji } from './emoji/decide.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideLinkifier } from './linkifiers/decide.ts';
+import { decideAcceptInvitation } from './invitations/accept.ts';
+import { decideInvitation } from './invitations/decide.ts';
 import { decideMessage } from './messages/decide.ts';
+import { defaultChannelIds, newUserChanges } from './new-user.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
@@ -117,6 +121,17 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'linkifier.remove':
     case 'linkifier.reorder':
       return decideLinkifier(state, command);
+    case 'avatar.set':
+      return decideAvatar(state, command);
+    case 'invite.send':
+    case 'invite.create_link':
+    case 'invite.revoke':
+    case 'invite.resend':
+      return decideInvitation(state, command, clock);
+    case 'invite.accept': {
+      const changes = decideAcceptInvitation(state, command, clock);
+      return [...changes, ...signupNotices(state, changes, clock)];
+    }
     case 'user.regenerate_api_key': {
       const user = requireUser(state, command.userId);
       return [{ type: 'user.api_key_changed', userId: user.userId, apiKey: newApiKey() }];
@@ -140,33 +155,8 @@ function decideCreateUser(
   if (caller && !caller.canCreateUsers) {
     throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
   }
-  if (findUserByEmail(state, command.email)) throw badRequest(`Email '${command.email}' already in use`);
-  const user: UserProfile = {
-    userId: state.nextUserId,
-    email: command.email,
-    fullName: command.fullName,
-    role: command.role ?? Role.member,
-    isBot: false,
-    isActive: true,
-    apiKey: newApiKey(),
-    passwordHash: command.passwordHash,
-    canCreateUsers: command.canCreateUsers ?? false,
-    dateJoined: Math.floor(clock.now() / 1000),
-    timezone: '',
-    avatarVersion: 1,
-  };
-  // New users join the realm's default channels, each with its own color.
-  const defaults = [...state.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived);
-  const entries = defaults.map((channel, i) => ({
-    channelId: channel.id,
-    userId: user.userId,
-    properties: defaultProperties(SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length]!),
-  }));
-  // The user's settings start from the realm's defaults as they are now; the change carries them, so replay
-  // gives the same settings whatever the defaults became later.
-  const settings = { ...state.userSettingsDefaults };
-  const created: RealmChange = Object.keys(settings).length ? { type: 'user.created', user, settings } : { type: 'user.created', user };
-  return entries.length ? [created, { type: 'subscriptions.added', entries }] : [created];
+  // New users join the realm's default channels.
+  return newUserChanges(state, command, defaultChannelIds(state), clock);
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
@@ -175,7 +165,10 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
   const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
-  if (command.fullName !== undefined && command.fullName !== target.fullName) change.fullName = command.fullName;
+  if (command.fullName !== undefined && command.fullName !== target.fullName) {
+    change.fullName = command.fullName;
+    change.previousFullName = target.fullName;
+  }
   if (command.role !== undefined && command.role !== target.role) {
     const touchesOwner = command.role === Role.owner || target.role === Role.owner;
     if (touchesOwner && caller && caller.role !== Role.owner) throw ownerRequired();

@@ -1,11 +1,14 @@
 import type { Delivery } from '../events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
+import { avatarEvents } from './avatars/events.ts';
+import { initials } from './avatars/urls.ts';
 import { botAccountEvent, botEvents } from './bots/events.ts';
 import type { RealmChange } from './changes.ts';
 import { channelEvents } from './channels/events.ts';
 import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
+import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
@@ -39,6 +42,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+        // A default avatar shows the name's initials: new initials are a new picture, at a new URL.
+        const user = state.users.get(change.userId);
+        if (user && !user.avatarPathId && initials(change.previousFullName ?? '') !== initials(change.fullName)) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
         out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
@@ -93,6 +99,15 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'linkifier.removed':
     case 'linkifiers.reordered':
       return linkifierEvents(state).flatMap(toRealm);
+    case 'invitations.created':
+    case 'invitation.revoked':
+    case 'invitation.resent':
+    case 'invitation.used':
+      return invitationEvents(state, change);
+    case 'user.avatar_changed': {
+      const user = state.users.get(change.userId);
+      return user ? avatarEvents(state, user) : [];
+    }
     case 'messages.deleted':
     case 'reaction.added':
     case 'reaction.removed':

@@ -19,6 +19,8 @@ export const REALM_PERMISSION_DEFAULTS = {
   can_delete_any_message_group: 'role:administrators',
   can_delete_own_message_group: 'role:everyone',
   can_invite_users_group: 'role:members',
+  /** reusable invitation links (the original's name has no `can_` prefix) */
+  create_multiuse_invite_group: 'role:administrators',
   can_access_all_users_group: 'role:everyone',
   direct_message_initiator_group: 'role:everyone',
   direct_message_permission_group: 'role:everyone',

@@ -14,6 +14,7 @@ import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts'
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
+import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
@@ -38,6 +39,8 @@ export interface UserProfile {
   dateJoined: number;
   timezone: string;
   avatarVersion: number;
+  /** an uploaded avatar's path id in the avatar store (src/uploads.ts); absent: the server's default picture */
+  avatarPathId?: string;
   /** a bot's type, owner and configuration; absent for people */
   bot?: BotProfile;
 }
@@ -83,6 +86,8 @@ export interface RealmState {
   emoji: EmojiStore;
   /** patterns turned into links in messages and topics, in processing order (linkifiers/state.ts) */
   linkifiers: LinkifierStore;
+  /** email invitations and reusable invitation links (invitations/state.ts) */
+  invitations: InvitationStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -91,7 +96,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -117,6 +122,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   linkifiers?: LinkifierStoreRecord;
   /** absent in snapshots written before the notification bot existed */
   notificationBot?: UserProfile | null;
+  /** absent in snapshots written before invitations existed */
+  invitations?: InvitationStoreRecord;
 };
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
@@ -147,12 +154,13 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     attachments: emptyAttachmentStore(),
     emoji: emptyEmojiStore(),
     linkifiers: emptyLinkifierStore(),
+    invitations: emptyInvitationStore(),
     notificationBot: null,
   };
 }
 
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, emoji, linkifiers, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -171,11 +179,12 @@ export function realmToRecord(state: RealmState): RealmRecord {
     attachments: attachmentStoreToRecord(attachments),
     emoji: emojiStoreToRecord(emoji),
     linkifiers: linkifierStoreToRecord(linkifiers),
+    invitations: invitationStoreToRecord(invitations),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, emoji, linkifiers, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -199,6 +208,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   state.attachments = attachmentStoreFromRecord(attachments);
   state.emoji = emojiStoreFromRecord(emoji);
   state.linkifiers = linkifierStoreFromRecord(linkifiers);
+  state.invitations = invitationStoreFromRecord(invitations);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

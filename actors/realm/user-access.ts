@@ -1,7 +1,8 @@
 import { allowed, systemGroupId } from './permissions.ts';
 import { Role, type RealmState, type UserProfile } from './state.ts';
 import type { Delivery } from '../events.ts';
-import { avatarUrl, personView } from './views.ts';
+import { defaultAvatarPath } from './avatars/urls.ts';
+import { personView } from './views.ts';
 
 /**
  * Which users a user may know about. `can_access_all_users_group` is `role:everyone` or `role:members`
@@ -58,7 +59,7 @@ export function unknownUserView(userId: number) {
     bot_owner_id: null,
     role: Role.member,
     timezone: '',
-    avatar_url: avatarUrl({ email, avatarVersion: 1 }, false),
+    avatar_url: `${defaultAvatarPath({ userId, fullName: 'Unknown user' })}?version=1`,
     avatar_version: 1,
     profile_data: {},
   };

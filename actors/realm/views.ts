@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto';
+import { avatarUrl } from './avatars/urls.ts';
 import type { ProfileData } from './profile-fields/views.ts';
 import { Role, type UserProfile } from './state.ts';
+
+export { avatarUrl };
 
 /** The Zulip `User` object for the API, with the flags derived from the role. */
 export interface PersonView {
@@ -21,16 +23,6 @@ export interface PersonView {
   avatar_url: string | null;
   avatar_version: number;
   profile_data?: ProfileData;
-}
-
-/**
- * With `client_extavatar` the client computes hosted-avatar URLs itself, so the server sends null
- * (users without an uploaded avatar, which is every user until uploads exist).
- */
-export function avatarUrl(user: Pick<UserProfile, 'email' | 'avatarVersion'>, clientExtavatar: boolean): string | null {
-  if (clientExtavatar) return null;
-  const hash = createHash('md5').update(user.email.toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;
 }
 
 /**

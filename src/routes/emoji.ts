@@ -68,12 +68,12 @@ export const emojiRoutes = [
   ...[false, true].map((still) =>
     route({
       method: 'GET',
-      path: `/user_avatars/{realm_id}/emoji/images/${still ? 'still/' : ''}{file_name}`,
+      path: `/user_avatars/{realm_id_str}/emoji/images/${still ? 'still/' : ''}{file_name}`,
       root: true,
       auth: 'public',
-      params: { realm_id: p.string(), file_name: p.string(z.string().max(100)) },
+      params: { realm_id_str: p.string(), file_name: p.string(z.string().max(100)) },
       async handle({ services, realm }, params) {
-        if (params.realm_id !== String(realm.realmId) || !usesFile(realm, params.file_name, still)) throw imageNotFound();
+        if (params.realm_id_str !== String(realm.realmId) || !usesFile(realm, params.file_name, still)) throw imageNotFound();
         const bytes = await new EmojiImageStore(services.config.dataDir).read(realm.realmId, params.file_name, still);
         if (!bytes) throw imageNotFound();
         const extension = params.file_name.slice(params.file_name.lastIndexOf('.') + 1);

@@ -1,5 +1,6 @@
 import { accountRoutes } from './accounts.ts';
 import { alertWordRoutes } from './alert-words.ts';
+import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
@@ -7,6 +8,8 @@ import { draftRoutes } from './drafts.ts';
 import { emojiRoutes } from './emoji.ts';
 import { eventRoutes } from './events.ts';
 import { linkifierRoutes } from './linkifiers.ts';
+import { inviteRoutes } from './invites.ts';
+import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageRoutes } from './messages.ts';
@@ -34,4 +37,5 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
-  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes];
+  ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
+  ...inviteRoutes, ...joinRoutes];

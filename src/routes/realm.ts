@@ -58,6 +58,7 @@ export const realmRoutes = [
       enable_spectator_access: p.bool().optional(),
       new_stream_announcements_stream_id: p.int().optional(),
       signup_announcements_stream_id: p.int().optional(),
+      avatar_changes_disabled: p.bool().optional(),
       ...permissionParams,
     },
     async handle({ services, realm, user }, params) {
@@ -76,6 +77,7 @@ export const realmRoutes = [
       set('enable_spectator_access', params.enable_spectator_access);
       set('new_stream_announcements_stream_id', params.new_stream_announcements_stream_id);
       set('signup_announcements_stream_id', params.signup_announcements_stream_id);
+      set('avatar_changes_disabled', params.avatar_changes_disabled);
       const permissions: Partial<Record<RealmPermission, z.infer<typeof settingEdit>>> = {};
       for (const name of PERMISSIONS) if (params[name] !== undefined) permissions[name] = params[name];
       const changes = await services.runtime.execute(realm.realmId, {

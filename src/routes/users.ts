@@ -20,11 +20,14 @@ const fullName = z
       .regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'),
   );
 const email = z.string().trim().pipe(z.email('Invalid email address'));
+
+/** The rules for a new account's name and address (accounts made from invitations follow them too). */
+export { fullName as fullNameSchema, email as emailSchema };
 const role = z.literal(ROLE_VALUES as [Role, ...Role[]], { error: 'Invalid role' });
 const userId = p.int(z.number().int().positive());
 
 /** A user by id or by email, visible to the caller: deactivated users are included, as in the original. */
-function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
+export function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
   const user = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
   if (!user) throw badRequest('No such user');
   return user;

@@ -39,7 +39,8 @@ export function administers(state: RealmState, channel: Channel, userId: number 
   return !!user && (isAdmin(user) || settingIncludes(state, channel.permissions.can_administer_channel_group, userId));
 }
 
-function mayAddOthers(state: RealmState, channel: Channel, userId: number | null): boolean {
+/** May the caller subscribe other users to the channel (invitations check it too)? */
+export function mayAddOthers(state: RealmState, channel: Channel, userId: number | null): boolean {
   if (administers(state, channel, userId)) return true;
   const id = userId!;
   if (settingIncludes(state, channel.permissions.can_add_subscribers_group, id)) return true;

@@ -101,6 +101,11 @@ const userOf = (caller: Caller) => (caller.kind === 'user' ? caller.userId : nul
 const unique = (ids: number[]) => [...new Set(ids)];
 const forbidden = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
 
+/** May the user add members to the group (the check of POST /user_groups/{id}/members; invitations make it too)? */
+export function mayAddMembers(state: RealmState, group: UserGroup, userId: number): boolean {
+  return canManage(state, group, userId) || settingIncludes(state, group.permissions.can_add_members_group, userId);
+}
+
 function canManage(state: RealmState, group: UserGroup, userId: number): boolean {
   return allowed(state, 'can_manage_all_groups', userId) || settingIncludes(state, group.permissions.can_manage_group, userId);
 }

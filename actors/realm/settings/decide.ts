@@ -77,6 +77,7 @@ function checkSetting(state: RealmState, name: RealmSettingName, value: unknown)
   switch (name) {
     case 'allow_message_editing':
     case 'enable_spectator_access':
+    case 'avatar_changes_disabled':
       if (typeof value !== 'boolean') throw badValue(name, value);
       return value;
     case 'message_content_edit_limit_seconds':

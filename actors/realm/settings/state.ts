@@ -22,6 +22,8 @@ export interface RealmSettings {
   new_stream_announcements_stream_id: number;
   /** the channel where the notification bot announces new users; -1: none */
   signup_announcements_stream_id: number;
+  /** users other than administrators may not change their avatar */
+  avatar_changes_disabled: boolean;
 }
 
 export type RealmSettingName = keyof RealmSettings;
@@ -40,6 +42,7 @@ export const DEFAULT_REALM_SETTINGS: Readonly<RealmSettings> = {
   // announced until an administrator picks a channel, so a fresh realm's message history stays empty.
   new_stream_announcements_stream_id: -1,
   signup_announcements_stream_id: -1,
+  avatar_changes_disabled: false,
 };
 
 /** The settings that name a channel the notification bot posts to. */

@@ -1,7 +1,10 @@
+import { withOptionalAvatarUrl } from '../../queue/capabilities.ts';
+import { avatarFields } from '../../realm/avatars/urls.ts';
+import { allowed } from '../../realm/permissions.ts';
 import { isAdmin, Role, type UserProfile } from '../../realm/state.ts';
 import { profileDataOf } from '../../realm/profile-fields/views.ts';
 import { accessiblePeople, canAccessAllUsers, unknownUserView } from '../../realm/user-access.ts';
-import { avatarUrl, personView } from '../../realm/views.ts';
+import { personView } from '../../realm/views.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -13,6 +16,9 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
   const host = new URL(realmUrl).hostname;
   const accessible = spectator || canAccessAllUsers(realm, user.userId) ? null : accessiblePeople(realm, user.userId);
   const incomplete = capabilities?.user_list_incomplete === true;
+  // Users showing the default picture may go without `avatar_url` (queue/capabilities.ts says when).
+  const person = (other: UserProfile, profileData: ReturnType<typeof profileDataOf> | null) =>
+    withOptionalAvatarUrl(personView(other, clientExtavatar, profileData), !other.avatarPathId, capabilities);
   const active: unknown[] = [];
   const inactive: unknown[] = [];
   for (const other of realm.users.values()) {
@@ -21,24 +27,25 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
       if (!incomplete) active.push(unknownUserView(other.userId));
       continue;
     }
-    const person = spectator ? spectatorPersonView(other, host) : personView(other, clientExtavatar, profileDataOf(realm.profileFields, other.userId));
-    (other.isActive ? active : inactive).push(person);
+    const view = spectator ? spectatorPersonView(other, host) : person(other, profileDataOf(realm.profileFields, other.userId));
+    (other.isActive ? active : inactive).push(view);
   }
   const admin = isAdmin(user);
   const member = user.role <= Role.member;
+  const { avatar_source, avatar_url, avatar_url_medium } = avatarFields(user);
   return {
     realm_users: active,
     realm_non_active_users: inactive,
-    cross_realm_bots: realm.notificationBot ? [{ ...personView(realm.notificationBot, clientExtavatar, null), is_system_bot: true }] : [],
-    avatar_source: 'G',
-    avatar_url: avatarUrl(user, false),
-    avatar_url_medium: avatarUrl(user, false),
+    cross_realm_bots: realm.notificationBot ? [{ ...person(realm.notificationBot, null), is_system_bot: true }] : [],
+    avatar_source,
+    avatar_url,
+    avatar_url_medium,
     can_create_streams: member,
     can_create_public_streams: member,
     can_create_private_streams: member,
     can_create_web_public_streams: user.role === Role.owner,
     can_subscribe_other_users: member,
-    can_invite_others_to_realm: member,
+    can_invite_others_to_realm: allowed(realm, 'can_invite_users_group', user.userId),
     is_admin: admin,
     is_owner: user.role === Role.owner,
     is_moderator: user.role <= Role.moderator,

@@ -1,0 +1,52 @@
+import { badRequest } from '../errors.ts';
+import { newApiKey } from '../ids.ts';
+import type { RealmChange } from './changes.ts';
+import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
+import type { Clock } from './decide.ts';
+import { findUserByEmail, Role, type RealmState, type UserProfile } from './state.ts';
+
+export interface NewAccount {
+  email: string;
+  fullName: string;
+  /** scrypt hash made by the front end, or null for an account without a password */
+  passwordHash: string | null;
+  role?: Role;
+  canCreateUsers?: boolean;
+}
+
+/**
+ * The facts of a new account (POST /users, an accepted invitation): the user, with settings starting from
+ * the realm's defaults for new users, subscribed to `channelIds`, each with its own colour.
+ */
+export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], clock: Clock): RealmChange[] {
+  if (findUserByEmail(state, account.email)) throw badRequest(`Email '${account.email}' already in use`);
+  const user: UserProfile = {
+    userId: state.nextUserId,
+    email: account.email,
+    fullName: account.fullName,
+    role: account.role ?? Role.member,
+    isBot: false,
+    isActive: true,
+    apiKey: newApiKey(),
+    passwordHash: account.passwordHash,
+    canCreateUsers: account.canCreateUsers ?? false,
+    dateJoined: Math.floor(clock.now() / 1000),
+    timezone: '',
+    avatarVersion: 1,
+  };
+  const entries = [...new Set(channelIds)].map((channelId, i) => ({
+    channelId,
+    userId: user.userId,
+    properties: defaultProperties(SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length]!),
+  }));
+  // The user's settings start from the realm's defaults as they are now; the change carries them, so replay
+  // gives the same settings whatever the defaults became later.
+  const settings = { ...state.userSettingsDefaults };
+  const created: RealmChange = Object.keys(settings).length ? { type: 'user.created', user, settings } : { type: 'user.created', user };
+  return entries.length ? [created, { type: 'subscriptions.added', entries }] : [created];
+}
+
+/** The realm's default channels that still take subscribers, which new users join. */
+export function defaultChannelIds(state: RealmState): number[] {
+  return [...state.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channel.id);
+}
