@@ -1,11 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { DEFAULT_ARCHIVE_RETENTION_MS, LogArchive, LogHistory, type HistoryEntry } from './archive.ts';
 import { decode, encode, FORMAT_VERSION } from './codec.ts';
 import { checkVersion, type LogRecord, type SnapshotRecord } from './records.ts';
 
 export interface StoreOptions {
   /** Wait for the OS to flush each group commit to disk before acknowledging (power-loss durability). */
   waitForFlush?: boolean;
+  /** how long log records a snapshot covered stay in the log archive (see archive.ts); 0: not kept */
+  archiveRetentionMs?: number;
+  /** the clock archive pruning goes by */
+  now?: () => number;
 }
 
 /**
@@ -71,6 +76,9 @@ export class Store {
   private readonly log: Database<Buffer, number>;
   private readonly snaps: Database<Buffer, [string, string]>;
   private readonly meta: Database<Buffer, string>;
+  private readonly archiveDb: Database<Buffer, number>;
+  private readonly archive: LogArchive;
+  private readonly now: () => number;
   private readonly waitForFlush: boolean;
   private closed = false;
 
@@ -92,6 +100,9 @@ export class Store {
     this.log = this.root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.snaps = this.root.openDB<Buffer, [string, string]>({ name: 'snapshots', encoding: 'binary' });
     this.meta = this.root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
+    this.archiveDb = this.root.openDB<Buffer, number>({ name: 'archive', encoding: 'binary' });
+    this.archive = new LogArchive(this.archiveDb, options.archiveRetentionMs ?? DEFAULT_ARCHIVE_RETENTION_MS);
+    this.now = options.now ?? Date.now;
   }
 
   /** The highest sequence number ever used: the last log key, or the snapshot position if the log is trimmed. */
@@ -203,7 +214,8 @@ export class Store {
 
   /**
    * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and trims
-   * the log through `seq`: all in one transaction, so a crash leaves either the old or the new picture.
+   * the log through `seq` into the archive: all in one transaction, so a crash leaves either the old or the
+   * new picture.
    */
   async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false): Promise<void> {
     try {
@@ -211,13 +223,36 @@ export class Store {
         for (const record of records) this.snaps.put([record.kind, record.id], encode(record));
         for (const key of deleted) this.snaps.remove(key);
         this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
-        for (const key of this.log.getKeys({ end: seq + 1 })) this.log.remove(key);
+        this.archive.takeThrough(this.log, seq, this.now());
       });
     } catch (error) {
       this.failed = true;
       throw await storageError(error);
     }
     if (this.waitForFlush) await this.root.flushed;
+  }
+
+  /** The archive and the live log, as point-in-time restore and verify read them. */
+  history(): LogHistory {
+    return LogHistory.of(this.dir, this.root as unknown as RootDatabase<Buffer, number>, this.log, this.archiveDb, () => this.lastSeq());
+  }
+
+  archiveStats(): { entries: number; oldestAt: number | null } {
+    return this.archive.stats();
+  }
+
+  /** Point-in-time restore: drops the log records after `seq`, the changes made after the moment restored. */
+  async truncateLogAfter(seq: number): Promise<void> {
+    await this.root.transaction(() => {
+      for (const key of this.log.getKeys({ start: seq + 1 })) this.log.remove(key);
+    });
+  }
+
+  /** Point-in-time restore: appends records read from another data directory's history, bytes unchanged. */
+  async appendEntries(entries: readonly HistoryEntry[]): Promise<void> {
+    await this.root.transaction(() => {
+      for (const entry of entries) this.log.put(entry.seq, entry.bytes);
+    });
   }
 
   /**

@@ -41,7 +41,7 @@ export async function startServer(
   if (!binary.native) log.warn('uWebSockets.js native binary not loaded: running on the slow pure-JS fallback');
 
   const bootStarted = performance.now();
-  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush });
+  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   const runtime = new Runtime(store, {

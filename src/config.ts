@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
   host: string;
@@ -35,6 +36,8 @@ export interface Config {
   ownerPassword: string | null;
   /** acknowledge a write only after the OS flushed it to disk, not just after LMDB committed it */
   waitForFlush: boolean;
+  /** how long log records a snapshot covered stay in the log archive (point-in-time restore); 0: not kept */
+  logArchiveMs: number;
 }
 
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
@@ -70,6 +73,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     ownerEmail: 'owner@example.com',
     ownerPassword: null,
     waitForFlush: true,
+    logArchiveMs: DEFAULT_ARCHIVE_RETENTION_MS,
     ...overrides,
   };
 }
@@ -106,6 +110,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
+    logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
   };
 }
 
@@ -123,6 +128,16 @@ export class ConfigError extends Error {}
 function integer(name: string, text: string): number {
   if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number, not '${text}'`);
   return Number(text);
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: MINUTE, h: 60 * MINUTE, d: 24 * 60 * MINUTE };
+
+/** '7d', '36h', '90m', '600s' (fractions allowed), or '0' / 'off' for none; in milliseconds. */
+export function duration(name: string, text: string): number {
+  if (text === '0' || text === 'off') return 0;
+  const match = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(text.trim());
+  if (!match) throw new ConfigError(`${name} must be a duration like 7d, 36h, 90m or 600s (or 0 for none), not '${text}'`);
+  return Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!);
 }
 
 function number(name: string, text: string): number {

@@ -5,7 +5,7 @@ import { ConfigError, type Config } from './config.ts';
 
 /** A data directory's actors, recovered as a boot would, without the HTTP server (operator commands). */
 export function openRuntime(config: Config): { store: Store; runtime: Runtime; recovered: ReturnType<Runtime['recover']> } {
-  const store = new Store(config.dataDir, { waitForFlush: true });
+  const store = new Store(config.dataDir, { waitForFlush: true, archiveRetentionMs: config.logArchiveMs });
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },

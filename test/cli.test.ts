@@ -1,20 +1,9 @@
-import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startChild } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
 import { tempDir } from './helpers/server.ts';
-
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
-
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 t.test('every command has --help', async (t) => {
   for (const args of [['--help'], ['serve', '--help'], ['create-realm', '--help'], ['create-user', '--help']]) {

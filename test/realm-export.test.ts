@@ -1,22 +1,12 @@
-import { execFile } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startChild } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
 import { tempDir } from './helpers/server.ts';
 
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
 const EXTERNAL = 'chat.test';
-
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** What a user of the organization sees, for comparing the original with the imported copy. */
 async function view(client: HostClient) {

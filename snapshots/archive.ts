@@ -1,0 +1,227 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { decode } from './codec.ts';
+import { checkVersion, type LogRecord } from './records.ts';
+
+/** A week: long enough to notice a mistake after a weekend and go back to just before it. */
+export const DEFAULT_ARCHIVE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Most archive records one snapshot's transaction prunes (beyond as many as it archives), so that a
+ * retention made much shorter does not turn one snapshot into a commit of millions of deletions; the next
+ * snapshots go on where it stopped.
+ */
+const PRUNE_BATCH = 20_000;
+
+/** One stored log record: its position, its commit time, and its bytes exactly as stored. */
+export interface HistoryEntry {
+  seq: number;
+  /** wall-clock milliseconds when it was committed (LogRecord.at) */
+  at: number;
+  bytes: Buffer;
+}
+
+/** Decodes a stored log record far enough to know it is whole and when it was committed. */
+export function historyEntry(key: number, bytes: Buffer): HistoryEntry {
+  const record = checkVersion('log record', decode<LogRecord>(bytes));
+  if (record.seq !== key || typeof record.at !== 'number' || !Array.isArray(record.changes)) throw new Error(`record ${key} is malformed`);
+  return { seq: key, at: record.at, bytes };
+}
+
+type LogDb = Database<Buffer, number>;
+
+/**
+ * The log archive: the log records a snapshot covered, moved aside instead of deleted, so that a base
+ * backup (`chat-server snapshot`) plus the records after it can rebuild the state of any moment since
+ * (`restore --until`). It lives in the data directory's LMDB environment, so a record moves from the log
+ * to the archive in the snapshot's own transaction: it is always in exactly one of them. Records older
+ * than the retention are pruned by the snapshots that follow, so the archive stays bounded as the log does.
+ */
+export class LogArchive {
+  constructor(
+    private readonly db: LogDb,
+    /** 0: nothing is kept (and what an earlier retention kept is pruned) */
+    readonly retentionMs: number,
+  ) {}
+
+  /**
+   * Inside the snapshot's write transaction: moves the log records up to and including `seq` into the
+   * archive, then prunes records committed before `now - retention`.
+   */
+  takeThrough(log: LogDb, seq: number, now: number): void {
+    let moved = 0;
+    for (const { key, value } of log.getRange({ end: seq + 1 })) {
+      if (this.retentionMs > 0) this.db.put(key, value);
+      log.remove(key);
+      moved++;
+    }
+    const cutoff = now - this.retentionMs;
+    let pruned = 0;
+    for (const { key, value } of this.db.getRange({})) {
+      if (pruned >= PRUNE_BATCH + moved) break;
+      // Commit times follow positions (a clock set back may break this by a little: such a record waits
+      // for the next prune).
+      if (this.retentionMs > 0 && commitTime(value) >= cutoff) break;
+      this.db.remove(key);
+      pruned++;
+    }
+  }
+
+  /** How many records the archive holds and when the oldest was committed (for metrics). */
+  stats(): { entries: number; oldestAt: number | null } {
+    const entries = (this.db.getStats() as { entryCount?: number }).entryCount ?? 0;
+    let oldestAt: number | null = null;
+    for (const { value } of this.db.getRange({ limit: 1 })) oldestAt = commitTime(value);
+    return { entries, oldestAt };
+  }
+}
+
+function commitTime(bytes: Buffer): number {
+  try {
+    const at = decode<LogRecord>(bytes).at;
+    return typeof at === 'number' ? at : 0;
+  } catch {
+    // An unreadable archived record is no use for a restore: it goes with the first prune.
+    return 0;
+  }
+}
+
+/** What `verify` reports of a data directory's archive. */
+export interface ArchiveReport {
+  entries: number;
+  first: { seq: number; at: number } | null;
+  last: { seq: number; at: number } | null;
+  problems: string[];
+}
+
+/**
+ * A data directory's history as point-in-time restore reads it: the archive, then the live log, read in
+ * one read transaction (a server trimming meanwhile moves records between the two in one write
+ * transaction, which this reader does not see half done). Opened on the directory of a restore's `--log`
+ * (read-only, even while a server runs on it), or on a store's own environment.
+ */
+export class LogHistory {
+  private constructor(
+    readonly dir: string,
+    private readonly root: RootDatabase<Buffer, number>,
+    private readonly log: LogDb | null,
+    private readonly archive: LogDb | null,
+    /** the highest position the directory ever reached (Store.lastSeq): what its history once went up to */
+    readonly lastSeq: () => number,
+    private readonly owned: boolean,
+  ) {}
+
+  /** A view of an open environment's log and archive (the store keeps owning it). */
+  static of(dir: string, root: RootDatabase<Buffer, number>, log: LogDb, archive: LogDb, lastSeq: () => number): LogHistory {
+    return new LogHistory(dir, root, log, archive, lastSeq, false);
+  }
+
+  /** Opens another data directory read-only: nothing is written to it, a server may keep running on it. */
+  static open(dir: string): LogHistory {
+    if (!existsSync(join(dir, 'data.mdb'))) throw new Error(`no data in ${dir}`);
+    const root = open<Buffer, number>({ path: dir, noSubdir: false, readOnly: true, encoding: 'binary', compression: false } as Parameters<typeof open>[0]) as RootDatabase<Buffer, number>;
+    // Read-only, a database that was never created is not there (an older server kept no archive).
+    const named = (name: string): LogDb | null => {
+      try {
+        return (root.openDB<Buffer, number>({ name, encoding: 'binary' }) as LogDb | undefined) ?? null;
+      } catch {
+        return null;
+      }
+    };
+    const log = named('log');
+    const meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' }) as Database<Buffer, string> | undefined;
+    const lastSeq = () => {
+      let last = 0;
+      for (const key of log?.getKeys({ reverse: true, limit: 1 }) ?? []) last = key;
+      const snapshot = meta?.get('snapshot');
+      return Math.max(last, snapshot ? decode<{ seq: number }>(snapshot).seq : 0);
+    };
+    return new LogHistory(dir, root, log, named('archive'), lastSeq, true);
+  }
+
+  /**
+   * The records after `afterSeq` in order: the archived ones, then the live log's. An unreadable record at
+   * the very end of the log is a write cut short (see Store.readLog) and ends the history; anywhere else
+   * it is an error.
+   */
+  *after(afterSeq: number): Generator<HistoryEntry> {
+    const transaction = this.root.useReadTransaction();
+    try {
+      let next = afterSeq + 1;
+      if (this.archive) {
+        for (const { key, value } of this.archive.getRange({ start: next, transaction })) {
+          yield this.entry(key, value);
+          next = key + 1;
+        }
+      }
+      if (!this.log) return;
+      let last = 0;
+      for (const key of this.log.getKeys({ reverse: true, limit: 1, transaction })) last = key;
+      for (const { key, value } of this.log.getRange({ start: next, transaction })) {
+        let entry: HistoryEntry;
+        try {
+          entry = this.entry(key, value);
+        } catch (error) {
+          if (key === last) return;
+          throw error;
+        }
+        yield entry;
+      }
+    } finally {
+      transaction.done();
+    }
+  }
+
+  /** The record at `seq`, if the archive or the log still holds it. */
+  find(seq: number): HistoryEntry | null {
+    for (const db of [this.archive, this.log]) {
+      const value = db?.get(seq);
+      if (value) return this.entry(seq, value);
+    }
+    return null;
+  }
+
+  /** Checks every archived record: readable, consecutive, and all before the live log. */
+  checkArchive(snapshotSeq: number): ArchiveReport {
+    const report: ArchiveReport = { entries: 0, first: null, last: null, problems: [] };
+    if (!this.archive) return report;
+    const transaction = this.root.useReadTransaction();
+    try {
+      let previous: number | null = null;
+      for (const { key, value } of this.archive.getRange({ transaction })) {
+        report.entries++;
+        if (previous !== null && key !== previous + 1) report.problems.push(`the log archive has a gap: positions ${previous + 1} to ${key - 1} are missing`);
+        previous = key;
+        try {
+          const { at } = historyEntry(key, value);
+          report.first ??= { seq: key, at };
+          report.last = { seq: key, at };
+        } catch (error) {
+          report.problems.push(`archived log record ${key} cannot be read (${error instanceof Error ? error.message : String(error)})`);
+        }
+      }
+      if (previous !== null && previous > snapshotSeq) report.problems.push(`the log archive reaches position ${previous}, past the snapshot position ${snapshotSeq}`);
+      if (previous !== null && this.log) {
+        for (const key of this.log.getKeys({ end: previous + 1, limit: 1, transaction })) {
+          report.problems.push(`log record ${key} is both in the log and in the archive`);
+        }
+      }
+    } finally {
+      transaction.done();
+    }
+    return report;
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await this.root.close();
+  }
+
+  private entry(key: number, value: Buffer): HistoryEntry {
+    try {
+      return historyEntry(key, Buffer.from(value));
+    } catch (error) {
+      throw new Error(`log record ${key} in ${this.dir} cannot be read (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+}

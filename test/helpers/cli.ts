@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'src/main.ts');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the command-line tool as an operator would (`chat-server ARGS`), in its own process. */
+export function cli(...args: string[]): Promise<CliResult> {
+  return cliWith({}, ...args);
+}
+
+/** The same, with extra environment variables. */
+export function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
