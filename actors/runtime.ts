@@ -32,6 +32,11 @@ export interface RuntimeOptions {
   queues: QueueTimings;
   /** told after each commit: how many queue deliveries it made and how long since the change was applied */
   onDelivered?(deliveries: number, seconds: number): void;
+  /**
+   * Why writes are refused right now, or null: a condition that passes on its own (the data directory's
+   * disk low on space), checked before every commit and snapshot.
+   */
+  writesRefused?(): string | null;
 }
 
 interface Dirty {
@@ -271,14 +276,32 @@ export class Runtime {
   }
 
   /**
+   * Throws what a write gets now: after a storage failure, a refusal until the server is restarted; while
+   * writes are refused for a passing reason (low disk space), that reason. Commits call it; so does work
+   * that writes beside the log before committing (an upload's bytes).
+   */
+  assertWritable(): void {
+    this.assertStorageWorks();
+    const refused = this.options.writesRefused?.() ?? null;
+    if (refused !== null) throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, refused, 503);
+  }
+
+  private assertStorageWorks(): void {
+    if (this.storageFailure !== null) {
+      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The server cannot save changes (${this.storageFailure}); it takes none until it is restarted`, 503);
+    }
+  }
+
+  /**
    * Applies changes and appends them to the log; resolves once they are durable and their events delivered.
    * Throws at once, before applying anything, when the server takes no writes; otherwise `apply` has run
    * when this returns.
    */
   private commit(target: CommitTarget, changes: (RealmChange | UserChange | QueueChange)[], apply: (at: number) => Delivery[]): Promise<void> {
-    if (this.storageFailure !== null) {
-      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The server cannot save changes (${this.storageFailure}); it takes none until it is restarted`, 503);
-    }
+    // Event queues' registrations and removals are small, and serving reads needs them (POST /register):
+    // they are logged even while writes wait for disk space.
+    if (target.scope === 'queue') this.assertStorageWorks();
+    else this.assertWritable();
     const seq = ++this.seq;
     const started = performance.now();
     // One time for the entry and its events, so that a replay announces them the same way.
@@ -559,6 +582,8 @@ export class Runtime {
     // Read-only after a storage failure: the log holds everything in memory (see failStorage), and the next
     // boot starts from it. (A snapshot would carry the sequence numbers of the failed entries too.)
     if (this.storageFailure !== null) return 0;
+    // Low on disk space: a snapshot can be a large commit; the log keeps everything until there is room.
+    if (this.options.writesRefused?.()) return 0;
     const seq = this.seq;
     const records: SnapshotRecord[] = [];
     const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });

@@ -8,6 +8,7 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { SocketTickets } from './http/socket-tickets.ts';
 import { withWebClient } from './http/static.ts';
 import { createLogger, type Logger } from './log.ts';
+import { DiskSpace, megabytes } from './disk-space.ts';
 import { Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
 import { allRoutes } from './routes/index.ts';
@@ -24,6 +25,7 @@ export interface RunningServer {
   url: string;
   externalUrl: string;
   runtime: Runtime;
+  diskSpace: DiskSpace;
   dispatch: Dispatch;
   zuliprc: string;
   /** graceful stop: no new requests, answer those in flight, final snapshot, close the data directory */
@@ -42,11 +44,17 @@ export async function startServer(
 
   const bootStarted = performance.now();
   const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
+  const diskSpace = new DiskSpace(config.dataDir, config.minFreeDiskBytes, (low, free) => {
+    if (low) log.error({ freeBytes: free, minFreeBytes: diskSpace.minFreeBytes }, `low disk space (${megabytes(free)} free): writes are refused until there is room`);
+    else log.warn({ freeBytes: free }, 'disk space is back above the minimum: writes are taken again');
+  });
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
+  storageGauges(metrics, store, diskSpace, () => live);
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
+    writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
   });
   live = runtime;
@@ -65,6 +73,7 @@ export async function startServer(
     config,
     log,
     metrics,
+    diskSpace,
     mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
     loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
@@ -91,6 +100,9 @@ export async function startServer(
   // Due messages (those that fell due while the server was down too) go on the next turn.
   runtime.scheduled.start((error, key) => log.error({ err: error, scheduledMessage: key }, 'scheduled message delivery failed'));
   const snapshots = startSnapshotting(runtime, store, config, log, () => (metrics.lastSnapshotAt = Date.now()));
+  // Without traffic too, so that the log and /health tell when space runs low or comes back.
+  const diskWatch = setInterval(() => diskSpace.refusal(), DISK_CHECK_MS);
+  diskWatch.unref();
   log.info({ host: config.host, port: http.port, externalUrl: services.externalUrl.origin, native: binary.native }, 'listening');
 
   let stopping: Promise<void> | null = null;
@@ -99,11 +111,13 @@ export async function startServer(
     url: `http://${listenHost}:${http.port}`,
     externalUrl: services.externalUrl.origin,
     runtime,
+    diskSpace,
     dispatch,
     zuliprc,
     stop() {
       stopping ??= (async () => {
         clearInterval(snapshots);
+        clearInterval(diskWatch);
         runtime.scheduled.stop();
         // Held long-polls are answered with what they have, so the drain does not wait a heartbeat.
         const drained = http.drain();
@@ -117,6 +131,21 @@ export async function startServer(
       return stopping;
     },
   };
+}
+
+const DISK_CHECK_MS = 5_000;
+
+/** What /metrics says of the data directory: free space, whether writes are refused, the log archive. */
+function storageGauges(metrics: Metrics, store: Store, diskSpace: DiskSpace, runtime: () => Runtime | null): void {
+  metrics.gauge('chat_disk_free_bytes', "free space on the data directory's disk", () => diskSpace.freeBytes() ?? -1);
+  metrics.gauge('chat_disk_min_free_bytes', 'below this much free space writes are refused (CHAT_MIN_FREE_DISK)', () => diskSpace.minFreeBytes);
+  metrics.gauge('chat_read_only', '1 while writes are refused (storage failure or low disk space)', () =>
+    (runtime()?.readOnlyReason ?? diskSpace.refusal()) === null ? 0 : 1);
+  metrics.gauge('chat_log_archive_entries', 'log records kept in the archive for point-in-time restore', () => store.archiveStats().entries);
+  metrics.gauge('chat_log_archive_oldest_seconds', 'age of the oldest archived log record', () => {
+    const { oldestAt } = store.archiveStats();
+    return oldestAt === null ? 0 : (Date.now() - oldestAt) / 1000;
+  });
 }
 
 function realmUrl(external: URL, stringId: string): string {

@@ -38,12 +38,15 @@ export interface Config {
   waitForFlush: boolean;
   /** how long log records a snapshot covered stay in the log archive (point-in-time restore); 0: not kept */
   logArchiveMs: number;
+  /** below this much free space on the data directory's disk the server takes no writes; 0: no check */
+  minFreeDiskBytes: number;
 }
 
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
 export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.meta.url)));
 
 const MINUTE = 60_000;
+const MIB = 1024 * 1024;
 
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   const host = overrides.host ?? '127.0.0.1';
@@ -74,6 +77,10 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     ownerPassword: null,
     waitForFlush: true,
     logArchiveMs: DEFAULT_ARCHIVE_RETENTION_MS,
+    // LMDB grows its file as it writes and lmdb-js 3.5.6 can abort the process on a write the disk refuses
+    // (see test/disk-errors.test.ts): writes stop well before the disk is full. A snapshot of a big
+    // organization is one large commit, hence a margin of hundreds of megabytes rather than a few.
+    minFreeDiskBytes: 256 * MIB,
     ...overrides,
   };
 }
@@ -111,6 +118,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
+    minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
   };
 }
 
@@ -138,6 +146,15 @@ export function duration(name: string, text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([smhd])$/.exec(text.trim());
   if (!match) throw new ConfigError(`${name} must be a duration like 7d, 36h, 90m or 600s (or 0 for none), not '${text}'`);
   return Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!);
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: MIB, g: 1024 * MIB, t: 1024 * 1024 * MIB };
+
+/** '512M', '2G', '1.5GiB', '1048576' (bytes; K, M, G, T are powers of 1024), or '0' for none; in bytes. */
+export function size(name: string, text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim());
+  if (!match) throw new ConfigError(`${name} must be a size like 512M or 2G (or 0 for none), not '${text}'`);
+  return Math.round(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
 }
 
 function number(name: string, text: string): number {

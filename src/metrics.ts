@@ -23,14 +23,18 @@ export class Metrics {
 
   constructor(runtime: () => Runtime | null, logEntries: () => number) {
     collectDefaultMetrics({ register: this.registry, prefix: 'chat_' });
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+    const gauge = (name: string, help: string, read: () => number) => this.gauge(name, help, read);
     gauge('chat_event_queues', 'live event queues', () => runtime()?.queues.size ?? 0);
     gauge('chat_held_polls', 'long-polls being held', () => runtime()?.queues.heldCount() ?? 0);
     gauge('chat_event_sockets', 'WebSockets attached to event queues', () => runtime()?.queues.attachedCount() ?? 0);
     gauge('chat_log_entries', 'write-ahead log entries not yet covered by a snapshot', logEntries);
     gauge('chat_log_position', 'sequence number of the last log entry', () => runtime()?.logPosition ?? 0);
     gauge('chat_last_snapshot_age_seconds', 'seconds since the last snapshot', () => (Date.now() - this.lastSnapshotAt) / 1000);
+  }
+
+  /** A gauge read when scraped. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
   }
 
   observeDelivery(count: number, seconds: number): void {

@@ -1,6 +1,7 @@
 import type { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import type { Config } from './config.ts';
+import type { DiskSpace } from './disk-space.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { SocketTickets } from './http/socket-tickets.ts';
 import type { Logger } from './log.ts';
@@ -14,6 +15,8 @@ export interface AppServices {
   log: Logger;
   mailer: Mailer;
   metrics: Metrics;
+  /** free space on the data directory's disk against the minimum: writes stop below it */
+  diskSpace: DiskSpace;
   apiLimiter: RateLimiter | null;
   loginLimiter: RateLimiter;
   /** one-time credentials for browsers' WebSockets (POST /events/socket/ticket) */

@@ -29,5 +29,8 @@ t.test('GET /metrics reports requests, queues, held polls and deliveries in the 
   t.match(text, /^chat_event_delivery_seconds_count 1$/m);
   t.match(text, /^chat_held_polls 0$/m);
   t.match(text, /^chat_log_position \d+$/m);
+  t.match(text, /^chat_log_archive_entries \d+$/m, 'the log archive');
+  t.match(text, /^chat_disk_free_bytes \d+$/m, "free space on the data directory's disk");
+  t.match(text, /^chat_read_only 0$/m);
   t.match(text, /^chat_http_request_duration_seconds_bucket\{le="0\.001",method="GET",route="\/events"\} \d+$/m);
 });

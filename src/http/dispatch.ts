@@ -76,20 +76,26 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
 
 /**
  * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
- * server still answers reads but takes no writes until restarted: 503, with the reason.
+ * server still answers reads but takes no writes until restarted; while its disk is low on space it takes
+ * none until there is room: 503 either way, with the reason.
  */
 function health(services: AppServices): ApiResponse {
-  const { runtime } = services;
-  const readOnly = runtime.readOnlyReason;
+  const { runtime, diskSpace } = services;
+  const storageError = runtime.readOnlyReason;
+  const lowDiskSpace = diskSpace.refusal();
+  const readOnly = storageError !== null || lowDiskSpace !== null;
   const body = {
-    status: readOnly === null ? 'ok' : 'read-only',
-    ...(readOnly === null ? {} : { storage_error: readOnly }),
+    status: readOnly ? 'read-only' : 'ok',
+    ...(storageError === null ? {} : { storage_error: storageError }),
+    ...(lowDiskSpace === null ? {} : { low_disk_space: lowDiskSpace }),
     uptime_seconds: Math.round(process.uptime()),
     realms: runtime.realms.size,
     event_queues: runtime.queues.size,
     log_position: runtime.logPosition,
+    disk_free_bytes: diskSpace.freeBytes(),
+    disk_min_free_bytes: diskSpace.minFreeBytes,
   };
-  return { status: readOnly === null ? 200 : 503, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+  return { status: readOnly ? 503 : 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);

@@ -20,6 +20,8 @@ export const uploadRoutes = [
       if (files.length !== 1) throw badRequest(files.length ? 'You may only upload one file at a time' : 'You must specify a file to upload');
       const file = files[0]!;
       if (file.truncated) throw tooLarge();
+      // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
+      services.runtime.assertWritable();
       const store = new UploadStore(services.config.dataDir);
       // The bytes are durable before the realm records them; a refused record takes them away again.
       const pathId = await store.save(realm.realmId, file.name, file.data);
