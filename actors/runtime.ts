@@ -226,7 +226,7 @@ export class Runtime {
    */
   adoptRealm(stringId: string, realm: RealmRecord, users: readonly PersonalRecord[]): RealmState {
     if (this.realmIdByStringId.has(stringId)) throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
-    const realmId = Math.max(0, ...this.realms.keys()) + 1;
+    const realmId = this.nextRealmId();
     this.startRealm(realmFromRecord({ ...realm, realmId, stringId }), true);
     this.dirty.realms.add(realmId);
     for (const { value, state } of users) {
@@ -236,11 +236,16 @@ export class Runtime {
     return this.realmState(realmId);
   }
 
+  /** The id the next organization created or adopted gets. */
+  nextRealmId(): number {
+    return Math.max(0, ...this.realms.keys()) + 1;
+  }
+
   async createRealm(stringId: string, name: string): Promise<RealmState> {
     if (this.realmIdByStringId.has(stringId)) {
       throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
     }
-    const realmId = Math.max(0, ...this.realms.keys()) + 1;
+    const realmId = this.nextRealmId();
     const changes: RealmChange[] = [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }];
     await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
     return this.realmState(realmId);

@@ -1,40 +1,13 @@
-import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { RealmRecord } from '../actors/realm/state.ts';
-import type { PersonalRecord } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
-import { decode, encode, FORMAT_VERSION } from '../snapshots/codec.ts';
-import { checkVersion } from '../snapshots/records.ts';
+import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { ConfigError } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { withRuntime } from './operator-runtime.ts';
-
-/** What the export file says it is, so that import-realm refuses any other file. */
-const EXPORT_KIND = 'chat-server realm export';
-
-/**
- * The export file's own format version. Its records (realm, users) carry FORMAT_VERSION like snapshots do,
- * in `v`, and are read through the same version check, so a newer server imports an older export.
- */
-const EXPORT_VERSION = 1;
-
-/**
- * One organization in a portable file (msgpackr): the realm's record (users' profiles, groups, channels,
- * subscriptions, messages with their flags, settings, custom profile fields, attachment records) and each
- * user's personal state (settings, drafts, scheduled messages, snippets, topics, muted users, ...), in the
- * shapes snapshots use. Event queues are not exported (clients register again), nor presence (in memory
- * only), nor the uploaded files' bytes (see the note in import-realm's help).
- */
-interface RealmExport {
-  kind: typeof EXPORT_KIND;
-  exportVersion: number;
-  /** FORMAT_VERSION of the records inside */
-  v: number;
-  exportedAt: string;
-  source: { stringId: string; name: string };
-  realm: RealmRecord;
-  users: PersonalRecord[];
-}
+import { EXPORT_KIND, EXPORT_VERSION, openExportFile, writeExportFile, type RealmExport } from './realm-export-file.ts';
+import { moveUploadPaths } from './realm-upload-paths.ts';
+import { UploadStore } from './uploads.ts';
 
 const SUBDOMAIN = /^([a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/;
 
@@ -50,34 +23,17 @@ function subdomainOption(values: Record<string, string | boolean | undefined>, r
   return subdomain;
 }
 
-function readExport(file: string): RealmExport {
-  if (!existsSync(file)) throw new ConfigError(`no file at ${file}`);
-  let data: Partial<RealmExport>;
-  try {
-    data = decode<Partial<RealmExport>>(readFileSync(file));
-  } catch (error) {
-    throw new ConfigError(`${file} is not a realm export (${error instanceof Error ? error.message : String(error)})`);
-  }
-  if (data?.kind !== EXPORT_KIND) throw new ConfigError(`${file} is not a realm export`);
-  if (typeof data.exportVersion !== 'number' || data.exportVersion > EXPORT_VERSION) {
-    throw new ConfigError(`${file} has export format ${String(data.exportVersion)}; this server reads up to ${EXPORT_VERSION}`);
-  }
-  checkVersion('realm export', data as { v: number });
-  if (!data.realm || !Array.isArray(data.realm.users) || !Array.isArray(data.users)) throw new ConfigError(`${file} is incomplete`);
-  return data as RealmExport;
-}
-
 const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data); the server must not be running on it`;
 
 export const realmCommands: Record<string, OperatorCommand> = {
   'export-realm': {
-    summary: 'write one organization to a portable file',
+    summary: 'write one organization, with its uploaded files, to a portable file',
     exclusive: true,
     help: `Usage: chat-server export-realm --out FILE [--subdomain SUB] [--data-dir DIR]
 
 Writes one organization to FILE: its users, groups, channels, subscriptions, messages and their flags,
-settings and custom profile fields, and every user's personal state (settings, drafts, scheduled messages,
-snippets, topics, muted users). Event queues, presence and the bytes of uploaded files are not included.
+settings and custom profile fields, every user's personal state (settings, drafts, scheduled messages,
+snippets, topics, muted users), and the uploaded files. Event queues and presence are not included.
 Load it into a data directory with 'chat-server import-realm FILE --subdomain NEW'.
   --out FILE            the file to write (refused if it exists)
   --subdomain SUB       the organization (default: the one on the bare host)
@@ -89,22 +45,31 @@ ${DATA_DIR_HELP}`,
       if (existsSync(out)) throw new ConfigError(`${out} exists already`);
       const subdomain = subdomainOption(values, false);
       const started = performance.now();
-      const exported = await withRuntime(config, (runtime) => {
+      const files = new UploadStore(config.dataDir);
+      const header = await withRuntime(config, async (runtime) => {
         const realm = runtime.realmByStringId(subdomain);
         if (!realm) throw new ConfigError(`no organization with subdomain '${subdomain}'`);
         const { realm: record, users } = runtime.realmRecords(realm.realmId);
+        const uploads: string[] = [];
+        const missingUploads: string[] = [];
+        for (const { pathId } of record.attachments?.attachments ?? []) (await files.exists(pathId) ? uploads : missingUploads).push(pathId);
         return {
           kind: EXPORT_KIND, exportVersion: EXPORT_VERSION, v: FORMAT_VERSION, exportedAt: new Date().toISOString(),
-          source: { stringId: realm.stringId, name: realm.name }, realm: record, users,
+          source: { stringId: realm.stringId, name: realm.name }, realm: record, users, uploads, missingUploads,
         } satisfies RealmExport;
       });
-      // Written aside and renamed, so a crash never leaves a half file under the name asked for.
-      const bytes = encode(exported);
-      writeFileSync(`${out}.partial`, bytes, { flag: 'wx' });
-      renameSync(`${out}.partial`, out);
-      const messages = exported.realm.messages?.messages.length ?? 0;
-      console.log(`Exported organization "${exported.source.name}" (subdomain '${subdomain}'): ${exported.realm.users.length} users, ` +
-        `${exported.realm.channels.length} channels, ${messages} messages to ${out} (${bytes.length} bytes, ${Math.round(performance.now() - started)} ms)`);
+      const bytes = await writeExportFile(out, header, async (pathId) => {
+        const data = await files.read(pathId);
+        if (!data) throw new Error(`the uploaded file ${pathId} went missing while exporting`);
+        return data;
+      });
+      const messages = header.realm.messages?.messages.length ?? 0;
+      console.log(`Exported organization "${header.source.name}" (subdomain '${subdomain}'): ${header.realm.users.length} users, ` +
+        `${header.realm.channels.length} channels, ${messages} messages, ${header.uploads.length} uploaded files to ${out} ` +
+        `(${bytes} bytes, ${Math.round(performance.now() - started)} ms)`);
+      if (header.missingUploads.length) {
+        console.log(`${header.missingUploads.length} attachments had no file in ${config.dataDir}/uploads (already missing there): ${header.missingUploads.join(', ')}`);
+      }
     },
   },
   'import-realm': {
@@ -113,9 +78,10 @@ ${DATA_DIR_HELP}`,
     help: `Usage: chat-server import-realm FILE --subdomain SUB [--name NAME] [--data-dir DIR]
 
 Loads an organization written by 'chat-server export-realm' into the data directory as a new organization
-served at SUB.<external host>, with its users able to log in with their passwords and API keys. Refused if
-an organization already has that subdomain. Messages linking uploaded files keep their links, but the files
-themselves are not part of an export.
+served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
+uploaded files served again (their URLs, and the links to them in messages, name the new organization).
+Refused if an organization already has that subdomain. Files exported by older versions hold no uploaded
+files: messages linking them keep their links, but the files are not there.
   --subdomain SUB       the new organization's subdomain ('' for the bare host, if free)
   --name NAME           a new name for it (default: the exported one)
 ${DATA_DIR_HELP}`,
@@ -124,18 +90,45 @@ ${DATA_DIR_HELP}`,
       if (!positionals[0]) throw new ConfigError('name the export file to import (see --help)');
       const file = resolve(positionals[0]);
       const subdomain = subdomainOption(values, true);
-      const exported = readExport(file);
-      const name = typeof values.name === 'string' && values.name.trim() ? values.name.trim() : exported.realm.name;
+      const reader = openExportFile(file);
+      const files = new UploadStore(config.dataDir);
+      const written: string[] = [];
+      let newRealmId: number | null = null;
       const started = performance.now();
-      const imported = await withRuntime(config, (runtime) => {
-        if (runtime.realmByStringId(subdomain)) throw new ConfigError(`an organization with subdomain '${subdomain}' exists already`);
-        const realm = runtime.adoptRealm(subdomain, { ...exported.realm, name }, exported.users);
-        const problems = verifyRealm(realm);
-        if (problems.length) throw new Error(`the imported organization fails verification:\n${problems.join('\n')}`);
-        return realm;
-      });
-      console.log(`Imported organization "${imported.name}" from ${file} as subdomain '${subdomain}' (id ${imported.realmId}): ` +
-        `${imported.users.size} users, ${imported.channels.size} channels, ${imported.messages.byId.size} messages in ${Math.round(performance.now() - started)} ms`);
+      try {
+        const { header } = reader;
+        const name = typeof values.name === 'string' && values.name.trim() ? values.name.trim() : header.realm.name;
+        const imported = await withRuntime(config, async (runtime) => {
+          if (runtime.realmByStringId(subdomain)) throw new ConfigError(`an organization with subdomain '${subdomain}' exists already`);
+          const realmId = runtime.nextRealmId();
+          newRealmId = realmId;
+          const moved = moveUploadPaths(header.realm, header.users, realmId);
+          // The files first, durably: a recorded attachment always has its bytes (as for an upload).
+          for (const upload of reader.uploads()) {
+            const pathId = moved.get(upload.pathId);
+            if (!pathId) throw new ConfigError(`${file} holds the file ${upload.pathId}, which no attachment of the organization names`);
+            await files.put(pathId, upload.data);
+            written.push(pathId);
+          }
+          const realm = runtime.adoptRealm(subdomain, { ...header.realm, name }, header.users);
+          if (realm.realmId !== realmId) throw new Error(`the organization got id ${realm.realmId}, not ${realmId}`);
+          const problems = verifyRealm(realm);
+          if (problems.length) throw new Error(`the imported organization fails verification:\n${problems.join('\n')}`);
+          return realm;
+        });
+        console.log(`Imported organization "${imported.name}" from ${file} as subdomain '${subdomain}' (id ${imported.realmId}): ` +
+          `${imported.users.size} users, ${imported.channels.size} channels, ${imported.messages.byId.size} messages, ` +
+          `${written.length} uploaded files in ${Math.round(performance.now() - started)} ms`);
+        const without = imported.attachments.byId.size - written.length;
+        if (without > 0) console.log(`${without} attachments came without their file (not in the export); fetching them answers 404`);
+      } catch (error) {
+        // Nothing recorded them: the files of a failed import go again (the organization's id is new, so its
+        // folder holds only what this import wrote, or an earlier failed one).
+        if (newRealmId !== null) await files.removeRealm(newRealmId);
+        throw error;
+      } finally {
+        reader.close();
+      }
     },
   },
 };

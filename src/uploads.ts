@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /**
@@ -20,8 +20,22 @@ export class UploadStore {
    */
   async save(realmId: number, name: string, data: Buffer): Promise<string> {
     const pathId = `${realmId}/${randomBytes(18).toString('base64url')}/${sanitizeFileName(name)}`;
-    await writeDurably(this.fileOf(pathId), data);
+    await this.put(pathId, data);
     return pathId;
+  }
+
+  /** Writes a file under a path id chosen elsewhere (import-realm), durably; refused if it exists. */
+  async put(pathId: string, data: Buffer): Promise<void> {
+    await writeDurably(this.fileOf(pathId), data);
+  }
+
+  async exists(pathId: string): Promise<boolean> {
+    try {
+      await access(this.fileOf(pathId));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The bytes, or null when the file is gone. */
@@ -32,6 +46,11 @@ export class UploadStore {
   /** Removes the file and its random directory. */
   async remove(pathId: string): Promise<void> {
     await rm(dirname(this.fileOf(pathId)), { recursive: true, force: true });
+  }
+
+  /** Removes every file of an organization: those a failed import-realm wrote under its new id. */
+  async removeRealm(realmId: number): Promise<void> {
+    await rm(join(this.dataDir, 'uploads', String(realmId)), { recursive: true, force: true });
   }
 
   private fileOf(pathId: string): string {

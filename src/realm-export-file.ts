@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import type { RealmRecord } from '../actors/realm/state.ts';
+import type { PersonalRecord } from '../actors/runtime.ts';
+import { decode, encode } from '../snapshots/codec.ts';
+import { checkVersion } from '../snapshots/records.ts';
+import { ConfigError } from './config.ts';
+
+/** What the export file says it is, so that import-realm refuses any other file. */
+export const EXPORT_KIND = 'chat-server realm export';
+
+/**
+ * The export file's own format version. 1: the header below (without the upload fields) as one msgpackr
+ * value, the whole file. 2: MAGIC, then frames (an 8-byte big-endian length and a msgpackr value): the
+ * header, then one frame per uploaded file, so that files are written and read one at a time rather than
+ * the whole organization's uploads in memory at once. The records inside carry FORMAT_VERSION like
+ * snapshots do, in `v`, and are read through the same version check, so a newer server imports an older
+ * export.
+ */
+export const EXPORT_VERSION = 2;
+
+const MAGIC = Buffer.from('chat-server realm export\n');
+
+/**
+ * One organization: the realm's record (users' profiles, groups, channels, subscriptions, messages with
+ * their flags, settings, custom profile fields, attachment records) and each user's personal state
+ * (settings, drafts, scheduled messages, snippets, topics, muted users, ...), in the shapes snapshots use.
+ * Event queues are not exported (clients register again), nor presence (in memory only).
+ */
+export interface RealmExport {
+  kind: typeof EXPORT_KIND;
+  exportVersion: number;
+  /** FORMAT_VERSION of the records inside */
+  v: number;
+  exportedAt: string;
+  source: { stringId: string; name: string };
+  realm: RealmRecord;
+  users: PersonalRecord[];
+  /** version 2: the path ids of the uploaded files whose frames follow, in their order */
+  uploads?: string[];
+  /** version 2: attachments whose bytes were already gone from the source's disk */
+  missingUploads?: string[];
+}
+
+/** One uploaded file in an export. */
+export interface UploadFrame {
+  pathId: string;
+  /** hex SHA-256 of `data`, checked on import */
+  sha256: string;
+  data: Buffer;
+}
+
+export const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * Writes an export: the header, then the files `readUpload` gives for the header's `uploads`, in order.
+ * Written aside, flushed and renamed, so a crash never leaves a half file under the name asked for.
+ */
+export async function writeExportFile(out: string, header: RealmExport, readUpload: (pathId: string) => Promise<Buffer>): Promise<number> {
+  const partial = `${out}.partial`;
+  const fd = openSync(partial, 'wx');
+  let bytes = 0;
+  const write = (buffer: Buffer) => {
+    writeSync(fd, buffer);
+    bytes += buffer.length;
+  };
+  const frame = (value: unknown) => {
+    const body = encode(value);
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64BE(BigInt(body.length));
+    write(length);
+    write(body);
+  };
+  try {
+    write(MAGIC);
+    frame(header);
+    for (const pathId of header.uploads ?? []) {
+      const data = await readUpload(pathId);
+      frame({ pathId, sha256: sha256(data), data } satisfies UploadFrame);
+    }
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(partial, out);
+  return bytes;
+}
+
+/** An export being read: its header, then its uploaded files one at a time. */
+export interface ExportReader {
+  header: RealmExport;
+  uploads(): Generator<UploadFrame>;
+  close(): void;
+}
+
+export function openExportFile(file: string): ExportReader {
+  if (!existsSync(file)) throw new ConfigError(`no file at ${file}`);
+  const fd = openSync(file, 'r');
+  try {
+    const start = Buffer.alloc(MAGIC.length);
+    const framed = readSync(fd, start, 0, start.length, 0) === MAGIC.length && start.equals(MAGIC);
+    if (!framed) {
+      closeSync(fd);
+      return { header: checkHeader(file, parse(file, () => readFileSync(file)), 1), uploads: function* () {}, close() {} };
+    }
+    let position = MAGIC.length;
+    const readFrame = <T>(what: string): T => {
+      const length = Buffer.alloc(8);
+      if (readSync(fd, length, 0, 8, position) !== 8) throw new ConfigError(`${file} ends before ${what}: the file is incomplete`);
+      const size = Number(length.readBigUInt64BE());
+      const body = Buffer.alloc(size);
+      if (readSync(fd, body, 0, size, position + 8) !== size) throw new ConfigError(`${file} ends inside ${what}: the file is incomplete`);
+      position += 8 + size;
+      return parse(file, () => body);
+    };
+    const header = checkHeader(file, readFrame<Partial<RealmExport>>('its header'), 2);
+    return {
+      header,
+      *uploads() {
+        for (const pathId of header.uploads ?? []) {
+          const upload = readFrame<Partial<UploadFrame>>(`the uploaded file ${pathId}`);
+          if (upload.pathId !== pathId || !Buffer.isBuffer(upload.data)) throw new ConfigError(`${file}: the uploaded file ${pathId} is not where the header says`);
+          if (sha256(upload.data) !== upload.sha256) throw new ConfigError(`${file}: the uploaded file ${pathId} is damaged (its checksum does not match)`);
+          yield upload as UploadFrame;
+        }
+      },
+      close: () => closeSync(fd),
+    };
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already
+    }
+    throw error;
+  }
+}
+
+function parse<T>(file: string, bytes: () => Buffer): T {
+  try {
+    return decode<T>(bytes());
+  } catch (error) {
+    throw new ConfigError(`${file} is not a realm export (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function checkHeader(file: string, data: Partial<RealmExport>, least: number): RealmExport {
+  if (data?.kind !== EXPORT_KIND) throw new ConfigError(`${file} is not a realm export`);
+  if (typeof data.exportVersion !== 'number' || data.exportVersion > EXPORT_VERSION || data.exportVersion < least) {
+    throw new ConfigError(`${file} has export format ${String(data.exportVersion)}; this server reads up to ${EXPORT_VERSION}`);
+  }
+  checkVersion('realm export', data as { v: number });
+  if (!data.realm || !Array.isArray(data.realm.users) || !Array.isArray(data.users)) throw new ConfigError(`${file} is incomplete`);
+  if (data.uploads !== undefined && !(Array.isArray(data.uploads) && data.uploads.every((pathId) => typeof pathId === 'string'))) {
+    throw new ConfigError(`${file} has a malformed list of uploaded files`);
+  }
+  return data as RealmExport;
+}
