@@ -11,6 +11,7 @@ t.test('every command has --help', async (t) => {
     t.equal(result.code, 0, `${args.join(' ')} exits 0`);
     t.match(result.stdout, /Usage:/, `${args.join(' ')} prints usage`);
   }
+  t.match((await cli('restore', '--help')).stdout, /--until TIME\|POS .*\n.*--log DIR/, 'restore explains point-in-time recovery');
   const unknown = await cli('no-such-command');
   t.equal(unknown.code, 2, 'an unknown command is a usage error');
   t.match(unknown.stderr, /unknown command/);

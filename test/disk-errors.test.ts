@@ -1,12 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { Runtime } from '../actors/runtime.ts';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { StorageError, Store } from '../snapshots/store.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
 import { fetchIds } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient, type ApiResult } from './helpers/server.ts';
 
@@ -18,15 +17,11 @@ import { startTestServer, tempDir, type ApiClient, type ApiResult } from './help
  * lose nothing acknowledged, and have everything acknowledged after a restart with room again.
  */
 
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
 const PASSWORD = 'disk-Errors-passw0rd';
 
-function verify(dataDir: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, 'verify', '--data-dir', dataDir], (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr });
-    });
-  });
+async function verify(dataDir: string): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await cli('verify', '--data-dir', dataDir);
+  return { code, output: stdout + stderr };
 }
 
 const isEnvelope = (response: ApiResult) =>
