@@ -141,9 +141,9 @@ export class LogHistory {
   }
 
   /**
-   * The records after `afterSeq` in order: the archived ones, then the live log's. An unreadable record at
-   * the very end of the log is a write cut short (see Store.readLog) and ends the history; anywhere else
-   * it is an error.
+   * The records after `afterSeq` in order: the archived ones, then the live log's. The log ends where
+   * Store.readLog ends it: at an unreadable record at its very end (a write cut short), or at a gap (the
+   * records after it were never acknowledged); an unreadable record anywhere else is an error.
    */
   *after(afterSeq: number): Generator<HistoryEntry> {
     const transaction = this.root.useReadTransaction();
@@ -158,7 +158,10 @@ export class LogHistory {
       if (!this.log) return;
       let last = 0;
       for (const key of this.log.getKeys({ reverse: true, limit: 1, transaction })) last = key;
+      let previous: number | null = null;
       for (const { key, value } of this.log.getRange({ start: next, transaction })) {
+        if (previous !== null && key !== previous + 1) return;
+        previous = key;
         let entry: HistoryEntry;
         try {
           entry = this.entry(key, value);

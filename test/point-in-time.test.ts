@@ -56,6 +56,8 @@ t.test('the log archive: snapshots move what they cover into it, the live log st
   await off.append(record(6, 8000));
   await off.writeSnapshots(6, [], []);
   t.same(seqs(off), [], 'a retention of 0 keeps nothing, and drops what was kept');
+  for (const seq of [7, 8, 10]) await off.append(record(seq, 9000));
+  t.same(seqs(off), [7, 8], 'the history ends at a gap in the log, as a boot does (what follows was never acknowledged)');
   await off.close();
 });
 
