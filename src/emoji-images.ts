@@ -35,6 +35,16 @@ export class EmojiImageStore {
     return readIfPresent(this.fileOf(realmId, fileName, still));
   }
 
+  /** Writes an image under a name chosen elsewhere (import-realm), durably; refused if it exists. */
+  async put(realmId: number, fileName: string, still: boolean, data: Buffer): Promise<void> {
+    await writeDurably(this.fileOf(realmId, fileName, still), data);
+  }
+
+  /** Removes every image of an organization: those a failed import-realm wrote under its new id. */
+  async removeRealm(realmId: number): Promise<void> {
+    await rm(join(this.dataDir, 'emoji', String(realmId)), { recursive: true, force: true });
+  }
+
   /** Takes back files the realm refused to record. */
   async remove(realmId: number, stored: StoredEmojiImage): Promise<void> {
     await rm(this.fileOf(realmId, stored.fileName, false), { force: true });

@@ -6,8 +6,8 @@ import { ConfigError } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { withRuntime } from './operator-runtime.ts';
 import { EXPORT_KIND, EXPORT_VERSION, openExportFile, writeExportFile, type RealmExport } from './realm-export-file.ts';
-import { moveUploadPaths } from './realm-upload-paths.ts';
-import { UploadStore } from './uploads.ts';
+import { moveFileLinks } from './realm-file-links.ts';
+import { emojiPaths, RealmFiles } from './realm-files.ts';
 
 const SUBDOMAIN = /^([a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/;
 
@@ -27,13 +27,14 @@ const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR
 
 export const realmCommands: Record<string, OperatorCommand> = {
   'export-realm': {
-    summary: 'write one organization, with its uploaded files, to a portable file',
+    summary: 'write one organization, with its files, to a portable file',
     exclusive: true,
     help: `Usage: chat-server export-realm --out FILE [--subdomain SUB] [--data-dir DIR]
 
 Writes one organization to FILE: its users, groups, channels, subscriptions, messages and their flags,
 settings and custom profile fields, every user's personal state (settings, drafts, scheduled messages,
-snippets, topics, muted users), and the uploaded files. Event queues and presence are not included.
+snippets, topics, muted users), its uploaded files and custom emoji images. Event queues and presence are
+not included.
 Load it into a data directory with 'chat-server import-realm FILE --subdomain NEW'.
   --out FILE            the file to write (refused if it exists)
   --subdomain SUB       the organization (default: the one on the bare host)
@@ -45,30 +46,28 @@ ${DATA_DIR_HELP}`,
       if (existsSync(out)) throw new ConfigError(`${out} exists already`);
       const subdomain = subdomainOption(values, false);
       const started = performance.now();
-      const files = new UploadStore(config.dataDir);
+      const files = new RealmFiles(config.dataDir);
       const header = await withRuntime(config, async (runtime) => {
         const realm = runtime.realmByStringId(subdomain);
         if (!realm) throw new ConfigError(`no organization with subdomain '${subdomain}'`);
         const { realm: record, users } = runtime.realmRecords(realm.realmId);
-        const uploads: string[] = [];
-        const missingUploads: string[] = [];
-        for (const { pathId } of record.attachments?.attachments ?? []) (await files.exists(pathId) ? uploads : missingUploads).push(pathId);
+        const { uploads, emojiImages, missing } = await files.list(record);
         return {
           kind: EXPORT_KIND, exportVersion: EXPORT_VERSION, v: FORMAT_VERSION, exportedAt: new Date().toISOString(),
-          source: { stringId: realm.stringId, name: realm.name }, realm: record, users, uploads, missingUploads,
+          source: { stringId: realm.stringId, name: realm.name }, realm: record, users, uploads, emojiImages, missingFiles: missing,
         } satisfies RealmExport;
       });
-      const bytes = await writeExportFile(out, header, async (pathId) => {
-        const data = await files.read(pathId);
-        if (!data) throw new Error(`the uploaded file ${pathId} went missing while exporting`);
+      const bytes = await writeExportFile(out, header, async (kind, path) => {
+        const data = await files.read(header.realm.realmId, kind, path);
+        if (!data) throw new Error(`the file ${path} went missing while exporting`);
         return data;
       });
       const messages = header.realm.messages?.messages.length ?? 0;
       console.log(`Exported organization "${header.source.name}" (subdomain '${subdomain}'): ${header.realm.users.length} users, ` +
-        `${header.realm.channels.length} channels, ${messages} messages, ${header.uploads.length} uploaded files to ${out} ` +
-        `(${bytes} bytes, ${Math.round(performance.now() - started)} ms)`);
-      if (header.missingUploads.length) {
-        console.log(`${header.missingUploads.length} attachments had no file in ${config.dataDir}/uploads (already missing there): ${header.missingUploads.join(', ')}`);
+        `${header.realm.channels.length} channels, ${messages} messages, ${header.uploads.length} uploaded files, ` +
+        `${header.emojiImages.length} emoji images to ${out} (${bytes} bytes, ${Math.round(performance.now() - started)} ms)`);
+      if (header.missingFiles.length) {
+        console.log(`${header.missingFiles.length} files the records name were already missing in ${config.dataDir}: ${header.missingFiles.join(', ')}`);
       }
     },
   },
@@ -79,9 +78,9 @@ ${DATA_DIR_HELP}`,
 
 Loads an organization written by 'chat-server export-realm' into the data directory as a new organization
 served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
-uploaded files served again (their URLs, and the links to them in messages, name the new organization).
-Refused if an organization already has that subdomain. Files exported by older versions hold no uploaded
-files: messages linking them keep their links, but the files are not there.
+uploaded files and custom emoji served again (their URLs, and the links to them in messages, name the new
+organization). Refused if an organization already has that subdomain. Files exported by older versions
+hold no files: the records come, the files are missing.
   --subdomain SUB       the new organization's subdomain ('' for the bare host, if free)
   --name NAME           a new name for it (default: the exported one)
 ${DATA_DIR_HELP}`,
@@ -91,8 +90,8 @@ ${DATA_DIR_HELP}`,
       const file = resolve(positionals[0]);
       const subdomain = subdomainOption(values, true);
       const reader = openExportFile(file);
-      const files = new UploadStore(config.dataDir);
-      const written: string[] = [];
+      const files = new RealmFiles(config.dataDir);
+      let written = 0;
       let newRealmId: number | null = null;
       const started = performance.now();
       try {
@@ -102,13 +101,14 @@ ${DATA_DIR_HELP}`,
           if (runtime.realmByStringId(subdomain)) throw new ConfigError(`an organization with subdomain '${subdomain}' exists already`);
           const realmId = runtime.nextRealmId();
           newRealmId = realmId;
-          const moved = moveUploadPaths(header.realm, header.users, realmId);
-          // The files first, durably: a recorded attachment always has its bytes (as for an upload).
-          for (const upload of reader.uploads()) {
-            const pathId = moved.get(upload.pathId);
-            if (!pathId) throw new ConfigError(`${file} holds the file ${upload.pathId}, which no attachment of the organization names`);
-            await files.put(pathId, upload.data);
-            written.push(pathId);
+          const moved = moveFileLinks(header.realm, header.users, realmId);
+          const emoji = new Set(emojiPaths(header.realm));
+          // The files first, durably: a recorded attachment or emoji always has its bytes (as for an upload).
+          for (const { kind, path, data } of reader.files()) {
+            const target = kind === 'upload' ? moved.get(path) : emoji.has(path) ? path : undefined;
+            if (!target) throw new ConfigError(`${file} holds the file ${path}, which nothing of the organization names`);
+            await files.write(realmId, kind, target, data);
+            written++;
           }
           const realm = runtime.adoptRealm(subdomain, { ...header.realm, name }, header.users);
           if (realm.realmId !== realmId) throw new Error(`the organization got id ${realm.realmId}, not ${realmId}`);
@@ -118,9 +118,9 @@ ${DATA_DIR_HELP}`,
         });
         console.log(`Imported organization "${imported.name}" from ${file} as subdomain '${subdomain}' (id ${imported.realmId}): ` +
           `${imported.users.size} users, ${imported.channels.size} channels, ${imported.messages.byId.size} messages, ` +
-          `${written.length} uploaded files in ${Math.round(performance.now() - started)} ms`);
-        const without = imported.attachments.byId.size - written.length;
-        if (without > 0) console.log(`${without} attachments came without their file (not in the export); fetching them answers 404`);
+          `${written} files in ${Math.round(performance.now() - started)} ms`);
+        const without = (header.realm.attachments?.attachments.length ?? 0) + emojiPaths(header.realm).length - written;
+        if (without > 0) console.log(`${without} files the records name were not in the export; fetching them answers 404`);
       } catch (error) {
         // Nothing recorded them: the files of a failed import go again (the organization's id is new, so its
         // folder holds only what this import wrote, or an earlier failed one).

@@ -10,10 +10,10 @@ import { ConfigError } from './config.ts';
 export const EXPORT_KIND = 'chat-server realm export';
 
 /**
- * The export file's own format version. 1: the header below (without the upload fields) as one msgpackr
+ * The export file's own format version. 1: the header below (without the file lists) as one msgpackr
  * value, the whole file. 2: MAGIC, then frames (an 8-byte big-endian length and a msgpackr value): the
- * header, then one frame per uploaded file, so that files are written and read one at a time rather than
- * the whole organization's uploads in memory at once. The records inside carry FORMAT_VERSION like
+ * header, then one frame per file (the uploaded files, then the custom emoji images), so that files are
+ * written and read one at a time rather than all of an organization's files in memory at once. The records inside carry FORMAT_VERSION like
  * snapshots do, in `v`, and are read through the same version check, so a newer server imports an older
  * export.
  */
@@ -38,25 +38,37 @@ export interface RealmExport {
   users: PersonalRecord[];
   /** version 2: the path ids of the uploaded files whose frames follow, in their order */
   uploads?: string[];
-  /** version 2: attachments whose bytes were already gone from the source's disk */
-  missingUploads?: string[];
+  /** version 2: the custom emoji images whose frames follow the uploads ('x.png', or 'still/x.png' for a still) */
+  emojiImages?: string[];
+  /** version 2: files of the records that were already gone from the source's disk */
+  missingFiles?: string[];
 }
 
-/** One uploaded file in an export. */
-export interface UploadFrame {
-  pathId: string;
+export type FileKind = 'upload' | 'emoji';
+
+/** One file in an export: an upload's path id, or an emoji image's name in the organization's folder. */
+export interface FileFrame {
+  path: string;
   /** hex SHA-256 of `data`, checked on import */
   sha256: string;
   data: Buffer;
 }
 
+/** The files a header lists, in the order of their frames. */
+export function listedFiles(header: RealmExport): { kind: FileKind; path: string }[] {
+  return [
+    ...(header.uploads ?? []).map((path) => ({ kind: 'upload' as const, path })),
+    ...(header.emojiImages ?? []).map((path) => ({ kind: 'emoji' as const, path })),
+  ];
+}
+
 export const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
- * Writes an export: the header, then the files `readUpload` gives for the header's `uploads`, in order.
- * Written aside, flushed and renamed, so a crash never leaves a half file under the name asked for.
+ * Writes an export: the header, then the files `readFile` gives for the ones it lists, in order. Written
+ * aside, flushed and renamed, so a crash never leaves a half file under the name asked for.
  */
-export async function writeExportFile(out: string, header: RealmExport, readUpload: (pathId: string) => Promise<Buffer>): Promise<number> {
+export async function writeExportFile(out: string, header: RealmExport, readFile: (kind: FileKind, path: string) => Promise<Buffer>): Promise<number> {
   const partial = `${out}.partial`;
   const fd = openSync(partial, 'wx');
   let bytes = 0;
@@ -74,9 +86,9 @@ export async function writeExportFile(out: string, header: RealmExport, readUplo
   try {
     write(MAGIC);
     frame(header);
-    for (const pathId of header.uploads ?? []) {
-      const data = await readUpload(pathId);
-      frame({ pathId, sha256: sha256(data), data } satisfies UploadFrame);
+    for (const { kind, path } of listedFiles(header)) {
+      const data = await readFile(kind, path);
+      frame({ path, sha256: sha256(data), data } satisfies FileFrame);
     }
     fsyncSync(fd);
   } catch (error) {
@@ -89,10 +101,10 @@ export async function writeExportFile(out: string, header: RealmExport, readUplo
   return bytes;
 }
 
-/** An export being read: its header, then its uploaded files one at a time. */
+/** An export being read: its header, then its files one at a time. */
 export interface ExportReader {
   header: RealmExport;
-  uploads(): Generator<UploadFrame>;
+  files(): Generator<FileFrame & { kind: FileKind }>;
   close(): void;
 }
 
@@ -104,7 +116,7 @@ export function openExportFile(file: string): ExportReader {
     const framed = readSync(fd, start, 0, start.length, 0) === MAGIC.length && start.equals(MAGIC);
     if (!framed) {
       closeSync(fd);
-      return { header: checkHeader(file, parse(file, () => readFileSync(file)), 1), uploads: function* () {}, close() {} };
+      return { header: checkHeader(file, parse(file, () => readFileSync(file)), 1), files: function* () {}, close() {} };
     }
     let position = MAGIC.length;
     const readFrame = <T>(what: string): T => {
@@ -119,12 +131,13 @@ export function openExportFile(file: string): ExportReader {
     const header = checkHeader(file, readFrame<Partial<RealmExport>>('its header'), 2);
     return {
       header,
-      *uploads() {
-        for (const pathId of header.uploads ?? []) {
-          const upload = readFrame<Partial<UploadFrame>>(`the uploaded file ${pathId}`);
-          if (upload.pathId !== pathId || !Buffer.isBuffer(upload.data)) throw new ConfigError(`${file}: the uploaded file ${pathId} is not where the header says`);
-          if (sha256(upload.data) !== upload.sha256) throw new ConfigError(`${file}: the uploaded file ${pathId} is damaged (its checksum does not match)`);
-          yield upload as UploadFrame;
+      *files() {
+        for (const { kind, path } of listedFiles(header)) {
+          const what = `the ${kind === 'upload' ? 'uploaded file' : 'emoji image'} ${path}`;
+          const frame = readFrame<Partial<FileFrame>>(what);
+          if (frame.path !== path || !Buffer.isBuffer(frame.data)) throw new ConfigError(`${file}: ${what} is not where the header says`);
+          if (sha256(frame.data) !== frame.sha256) throw new ConfigError(`${file}: ${what} is damaged (its checksum does not match)`);
+          yield { kind, ...(frame as FileFrame) };
         }
       },
       close: () => closeSync(fd),
@@ -154,8 +167,8 @@ function checkHeader(file: string, data: Partial<RealmExport>, least: number): R
   }
   checkVersion('realm export', data as { v: number });
   if (!data.realm || !Array.isArray(data.realm.users) || !Array.isArray(data.users)) throw new ConfigError(`${file} is incomplete`);
-  if (data.uploads !== undefined && !(Array.isArray(data.uploads) && data.uploads.every((pathId) => typeof pathId === 'string'))) {
-    throw new ConfigError(`${file} has a malformed list of uploaded files`);
+  for (const list of [data.uploads, data.emojiImages]) {
+    if (list !== undefined && !(Array.isArray(list) && list.every((path) => typeof path === 'string'))) throw new ConfigError(`${file} has a malformed list of files`);
   }
   return data as RealmExport;
 }

@@ -6,11 +6,23 @@ import { openExportFile } from '../src/realm-export-file.ts';
 import { startChild } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
+import { gif } from './helpers/images.ts';
 import { tempDir } from './helpers/server.ts';
 
 const EXTERNAL = 'chat.test';
 
-t.test('export-realm carries the uploaded files; import-realm serves them again under the new organization', async (t) => {
+/** POST /realm/emoji/{name} with one image, as a multipart body. */
+function addEmoji(client: HostClient, name: string, image: Buffer) {
+  const boundary = 'emojiExportBoundary';
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${name}.gif"\r\nContent-Type: image/gif\r\n\r\n`),
+    image,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return client.send('POST', `/realm/emoji/${name}`, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
+}
+
+t.test('export-realm carries the uploaded files and custom emoji; import-realm serves them again under the new organization', async (t) => {
   const source = tempDir();
   const target = tempDir();
   const work = tempDir();
@@ -26,6 +38,11 @@ t.test('export-realm carries the uploaded files; import-realm serves them again 
   const drafted: string = (await alice.upload('draft.txt', 'only in a draft')).body.url;
   const lost: string = (await alice.upload('lost.txt', 'gone from the disk')).body.url;
   t.match(report, /^\/user_uploads\/1\//, 'uploaded in organization 1');
+  const animated = gif(3);
+  t.equal((await addEmoji(owner, 'party', animated)).status, 200);
+  const party = Object.values((await owner.ok('GET', '/realm/emoji')).body.emoji as Record<string, { name: string; source_url: string; still_url: string }>)[0]!;
+  t.match(party, { name: 'party', source_url: /^\/user_avatars\/1\/emoji\/images\//, still_url: /\/still\// });
+  await alice.ok('POST', '/messages', { type: 'stream', to: 'files', topic: 'fun', content: 'time to :party:' });
   await alice.ok('POST', '/messages', { type: 'stream', to: 'files', topic: 'docs', content: `see [the report](${report}) and [this](${lost})` });
   await alice.ok('POST', '/drafts', { drafts: [{ type: '', to: [], topic: '', content: `later: [draft](${drafted})` }] });
   server.process.kill('SIGTERM');
@@ -36,15 +53,15 @@ t.test('export-realm carries the uploaded files; import-realm serves them again 
   const file = join(work, 'files.realm');
   const exported = await cli('export-realm', '--data-dir', source, '--out', file);
   t.equal(exported.code, 0, exported.stderr);
-  t.match(exported.stdout, /1 messages, 2 uploaded files to /);
-  t.match(exported.stdout, /1 attachments had no file in .*lost\.txt/);
+  t.match(exported.stdout, /2 messages, 2 uploaded files, 2 emoji images to /, 'the uploads, and the emoji image and its still');
+  t.match(exported.stdout, /1 files the records name were already missing in .*lost\.txt/);
 
   // The target has an organization already: the import gets id 2, and its files' URLs say so.
   t.equal((await cli('create-realm', '--data-dir', target, '--subdomain', '', '--name', 'Target', '--owner-email', 'boss@target.test', '--owner-password', 'boss-Long-passw0rd')).code, 0);
   const imported = await cli('import-realm', file, '--data-dir', target, '--subdomain', 'acme');
   t.equal(imported.code, 0, imported.stderr);
-  t.match(imported.stdout, /\(id 2\): .* 2 uploaded files/);
-  t.match(imported.stdout, /1 attachments came without their file/);
+  t.match(imported.stdout, /\(id 2\): .* 4 files/);
+  t.match(imported.stdout, /1 files the records name were not in the export/);
 
   server = await startChild(target, env);
   t.teardown(async () => {
@@ -55,9 +72,9 @@ t.test('export-realm carries the uploaded files; import-realm serves them again 
   });
   const acme = await new HostClient(server.url, `acme.${EXTERNAL}`, null).login('alice@example.com');
   const moved = (url: string) => url.replace('/user_uploads/1/', '/user_uploads/2/');
-  const [message] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: 'channel', operand: 'files' }] })).body.messages;
+  const [message] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: 'topic', operand: 'docs' }] })).body.messages;
   t.equal(message.content, `see [the report](${moved(report)}) and [this](${moved(lost)})`, 'the links in the message name the new organization');
-  const [rendered] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: 'files' }] })).body.messages;
+  const [rendered] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'topic', operand: 'docs' }] })).body.messages;
   t.ok(rendered.content.includes(`href="${moved(report)}"`) && !rendered.content.includes('/user_uploads/1/'), 'so do the rendered ones');
   const [draft] = (await acme.ok('GET', '/drafts')).body.drafts;
   t.equal(draft.content, `later: [draft](${moved(drafted)})`, 'and the drafts');
@@ -70,19 +87,28 @@ t.test('export-realm carries the uploaded files; import-realm serves them again 
   t.equal((await acme.send('GET', moved(drafted))).text, 'only in a draft');
   t.equal((await acme.send('GET', moved(lost))).status, 404, 'the file missing in the source is missing here too');
   t.equal((await acme.send('GET', report)).status, 404, 'the old URL is not the organization');
+
+  const emoji = Object.values((await acme.ok('GET', '/realm/emoji')).body.emoji as Record<string, { name: string; source_url: string; still_url: string }>)[0]!;
+  t.equal(emoji.source_url, party.source_url.replace('/user_avatars/1/', '/user_avatars/2/'), 'the emoji is served under the new organization');
+  const image = await acme.send('GET', emoji.source_url);
+  t.equal(image.status, 200);
+  t.equal(image.headers['content-length'], String(animated.length), 'the same image');
+  t.equal((await acme.send('GET', emoji.still_url)).status, 200, 'and its still');
+  const [fun] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'topic', operand: 'fun' }] })).body.messages;
+  t.ok(fun.content.includes(`src="${emoji.source_url}"`), 'a rendered message shows the emoji from its new place');
   server.process.kill('SIGTERM');
   t.equal(await server.exited, 0);
 
   // An export of format version 1 (no files) still imports.
   const reader = openExportFile(file);
-  const { uploads: _uploads, missingUploads: _missing, ...header } = reader.header;
+  const { uploads: _uploads, emojiImages: _emoji, missingFiles: _missing, ...header } = reader.header;
   reader.close();
   const old = join(work, 'old.realm');
   writeFileSync(old, encode({ ...header, exportVersion: 1 }));
   const fromOld = await cli('import-realm', old, '--data-dir', target, '--subdomain', 'old');
   t.equal(fromOld.code, 0, fromOld.stderr);
-  t.match(fromOld.stdout, /\(id 3\): .* 0 uploaded files/);
-  t.match(fromOld.stdout, /3 attachments came without their file/);
+  t.match(fromOld.stdout, /\(id 3\): .* 0 files/);
+  t.match(fromOld.stdout, /5 files the records name were not in the export/);
 
   // A damaged file is refused, and leaves nothing behind.
   const bytes = readFileSync(file);
@@ -91,8 +117,8 @@ t.test('export-realm carries the uploaded files; import-realm serves them again 
   writeFileSync(damaged, bytes);
   const refused = await cli('import-realm', damaged, '--data-dir', target, '--subdomain', 'broken');
   t.equal(refused.code, 2);
-  t.match(refused.stderr, /the uploaded file .* is damaged/);
-  t.notOk(existsSync(join(target, 'uploads', '4')), 'no file of the failed import is left');
+  t.match(refused.stderr, /the emoji image still\/.* is damaged/, 'the last frame is the emoji still');
+  t.notOk(existsSync(join(target, 'uploads', '4')) || existsSync(join(target, 'emoji', '4')), 'no file of the failed import is left');
   const verified = await cli('verify', '--data-dir', target);
   t.match(verified.stdout, /3 organizations/, 'nor its organization');
 });

@@ -29,7 +29,7 @@ export class HostClient {
 
   send(method: string, path: string, params: Params = {}, raw?: { body: Buffer; contentType: string }): Promise<Answer> {
     const form = encodeParams(params).toString();
-    const root = !path.startsWith('/api/') && path.startsWith('/user_uploads/');
+    const root = !path.startsWith('/api/') && (path.startsWith('/user_uploads/') || path.startsWith('/user_avatars/'));
     let target = root ? path : `/api/v1${path}`;
     const headers: Record<string, string> = { Host: this.host };
     if (this.credentials) headers.Authorization = `Basic ${Buffer.from(`${this.credentials.email}:${this.credentials.key}`).toString('base64')}`;
