@@ -23,6 +23,12 @@ function subdomainOption(values: Record<string, string | boolean | undefined>, r
   return subdomain;
 }
 
+/** How many files an export's records name (uploads, avatars, emoji images), whether it holds them or not. */
+function filesNamed(header: RealmExport): number {
+  const avatars = header.realm.users.filter((user) => user.avatarPathId).length;
+  return (header.realm.attachments?.attachments.length ?? 0) + avatars + emojiPaths(header.realm).length;
+}
+
 const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data); the server must not be running on it`;
 
 export const realmCommands: Record<string, OperatorCommand> = {
@@ -33,8 +39,8 @@ export const realmCommands: Record<string, OperatorCommand> = {
 
 Writes one organization to FILE: its users, groups, channels, subscriptions, messages and their flags,
 settings and custom profile fields, every user's personal state (settings, drafts, scheduled messages,
-snippets, topics, muted users), its uploaded files and custom emoji images. Event queues and presence are
-not included.
+snippets, topics, muted users), its uploaded files, avatars and custom emoji images. Event queues and
+presence are not included.
 Load it into a data directory with 'chat-server import-realm FILE --subdomain NEW'.
   --out FILE            the file to write (refused if it exists)
   --subdomain SUB       the organization (default: the one on the bare host)
@@ -51,10 +57,10 @@ ${DATA_DIR_HELP}`,
         const realm = runtime.realmByStringId(subdomain);
         if (!realm) throw new ConfigError(`no organization with subdomain '${subdomain}'`);
         const { realm: record, users } = runtime.realmRecords(realm.realmId);
-        const { uploads, emojiImages, missing } = await files.list(record);
+        const { uploads, avatars, emojiImages, missing } = await files.list(record);
         return {
           kind: EXPORT_KIND, exportVersion: EXPORT_VERSION, v: FORMAT_VERSION, exportedAt: new Date().toISOString(),
-          source: { stringId: realm.stringId, name: realm.name }, realm: record, users, uploads, emojiImages, missingFiles: missing,
+          source: { stringId: realm.stringId, name: realm.name }, realm: record, users, uploads, avatars, emojiImages, missingFiles: missing,
         } satisfies RealmExport;
       });
       const bytes = await writeExportFile(out, header, async (kind, path) => {
@@ -65,7 +71,7 @@ ${DATA_DIR_HELP}`,
       const messages = header.realm.messages?.messages.length ?? 0;
       console.log(`Exported organization "${header.source.name}" (subdomain '${subdomain}'): ${header.realm.users.length} users, ` +
         `${header.realm.channels.length} channels, ${messages} messages, ${header.uploads.length} uploaded files, ` +
-        `${header.emojiImages.length} emoji images to ${out} (${bytes} bytes, ${Math.round(performance.now() - started)} ms)`);
+        `${header.avatars.length} avatars, ${header.emojiImages.length} emoji images to ${out} (${bytes} bytes, ${Math.round(performance.now() - started)} ms)`);
       if (header.missingFiles.length) {
         console.log(`${header.missingFiles.length} files the records name were already missing in ${config.dataDir}: ${header.missingFiles.join(', ')}`);
       }
@@ -78,8 +84,8 @@ ${DATA_DIR_HELP}`,
 
 Loads an organization written by 'chat-server export-realm' into the data directory as a new organization
 served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
-uploaded files and custom emoji served again (their URLs, and the links to them in messages, name the new
-organization). Refused if an organization already has that subdomain. Files exported by older versions
+uploaded files, avatars and custom emoji served again (their URLs, and the links to them in messages,
+name the new organization). Refused if an organization already has that subdomain. Files exported by older versions
 hold no files: the records come, the files are missing.
   --subdomain SUB       the new organization's subdomain ('' for the bare host, if free)
   --name NAME           a new name for it (default: the exported one)
@@ -101,11 +107,10 @@ ${DATA_DIR_HELP}`,
           if (runtime.realmByStringId(subdomain)) throw new ConfigError(`an organization with subdomain '${subdomain}' exists already`);
           const realmId = runtime.nextRealmId();
           newRealmId = realmId;
-          const moved = moveFileLinks(header.realm, header.users, realmId);
-          const emoji = new Set(emojiPaths(header.realm));
-          // The files first, durably: a recorded attachment or emoji always has its bytes (as for an upload).
+          const destination = moveFileLinks(header.realm, header.users, realmId);
+          // The files first, durably: a recorded attachment, avatar or emoji always has its bytes (as for an upload).
           for (const { kind, path, data } of reader.files()) {
-            const target = kind === 'upload' ? moved.get(path) : emoji.has(path) ? path : undefined;
+            const target = destination(kind, path);
             if (!target) throw new ConfigError(`${file} holds the file ${path}, which nothing of the organization names`);
             await files.write(realmId, kind, target, data);
             written++;
@@ -119,7 +124,7 @@ ${DATA_DIR_HELP}`,
         console.log(`Imported organization "${imported.name}" from ${file} as subdomain '${subdomain}' (id ${imported.realmId}): ` +
           `${imported.users.size} users, ${imported.channels.size} channels, ${imported.messages.byId.size} messages, ` +
           `${written} files in ${Math.round(performance.now() - started)} ms`);
-        const without = (header.realm.attachments?.attachments.length ?? 0) + emojiPaths(header.realm).length - written;
+        const without = filesNamed(header) - written;
         if (without > 0) console.log(`${without} files the records name were not in the export; fetching them answers 404`);
       } catch (error) {
         // Nothing recorded them: the files of a failed import go again (the organization's id is new, so its

@@ -12,7 +12,7 @@ export const EXPORT_KIND = 'chat-server realm export';
 /**
  * The export file's own format version. 1: the header below (without the file lists) as one msgpackr
  * value, the whole file. 2: MAGIC, then frames (an 8-byte big-endian length and a msgpackr value): the
- * header, then one frame per file (the uploaded files, then the custom emoji images), so that files are
+ * header, then one frame per file (the uploaded files, the avatars, the custom emoji images), so that files are
  * written and read one at a time rather than all of an organization's files in memory at once. The records inside carry FORMAT_VERSION like
  * snapshots do, in `v`, and are read through the same version check, so a newer server imports an older
  * export.
@@ -38,15 +38,17 @@ export interface RealmExport {
   users: PersonalRecord[];
   /** version 2: the path ids of the uploaded files whose frames follow, in their order */
   uploads?: string[];
-  /** version 2: the custom emoji images whose frames follow the uploads ('x.png', or 'still/x.png' for a still) */
+  /** version 2: the path ids of the uploaded avatars whose frames follow the uploads' */
+  avatars?: string[];
+  /** version 2: the custom emoji images whose frames come last ('x.png', or 'still/x.png' for a still) */
   emojiImages?: string[];
   /** version 2: files of the records that were already gone from the source's disk */
   missingFiles?: string[];
 }
 
-export type FileKind = 'upload' | 'emoji';
+export type FileKind = 'upload' | 'avatar' | 'emoji';
 
-/** One file in an export: an upload's path id, or an emoji image's name in the organization's folder. */
+/** One file in an export: an upload's or avatar's path id, or an emoji image's name in the organization's folder. */
 export interface FileFrame {
   path: string;
   /** hex SHA-256 of `data`, checked on import */
@@ -58,6 +60,7 @@ export interface FileFrame {
 export function listedFiles(header: RealmExport): { kind: FileKind; path: string }[] {
   return [
     ...(header.uploads ?? []).map((path) => ({ kind: 'upload' as const, path })),
+    ...(header.avatars ?? []).map((path) => ({ kind: 'avatar' as const, path })),
     ...(header.emojiImages ?? []).map((path) => ({ kind: 'emoji' as const, path })),
   ];
 }
@@ -133,7 +136,7 @@ export function openExportFile(file: string): ExportReader {
       header,
       *files() {
         for (const { kind, path } of listedFiles(header)) {
-          const what = `the ${kind === 'upload' ? 'uploaded file' : 'emoji image'} ${path}`;
+          const what = `the ${kind === 'upload' ? 'uploaded file' : kind === 'avatar' ? 'avatar' : 'emoji image'} ${path}`;
           const frame = readFrame<Partial<FileFrame>>(what);
           if (frame.path !== path || !Buffer.isBuffer(frame.data)) throw new ConfigError(`${file}: ${what} is not where the header says`);
           if (sha256(frame.data) !== frame.sha256) throw new ConfigError(`${file}: ${what} is damaged (its checksum does not match)`);
@@ -167,7 +170,7 @@ function checkHeader(file: string, data: Partial<RealmExport>, least: number): R
   }
   checkVersion('realm export', data as { v: number });
   if (!data.realm || !Array.isArray(data.realm.users) || !Array.isArray(data.users)) throw new ConfigError(`${file} is incomplete`);
-  for (const list of [data.uploads, data.emojiImages]) {
+  for (const list of [data.uploads, data.avatars, data.emojiImages]) {
     if (list !== undefined && !(Array.isArray(list) && list.every((path) => typeof path === 'string'))) throw new ConfigError(`${file} has a malformed list of files`);
   }
   return data as RealmExport;

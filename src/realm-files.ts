@@ -4,40 +4,47 @@ import type { FileKind } from './realm-export-file.ts';
 import { UploadStore } from './uploads.ts';
 
 /**
- * An organization's files beside LMDB as export-realm and import-realm see them: uploaded files, named by
- * path id, and custom emoji images, named within the organization's emoji folder ('x.png', 'still/x.png').
+ * An organization's files beside LMDB as export-realm and import-realm see them: uploaded files and
+ * avatars, named by path id, and custom emoji images, named within the organization's emoji folder
+ * ('x.png', 'still/x.png').
  */
 export class RealmFiles {
   private readonly uploads: UploadStore;
+  private readonly avatars: UploadStore;
   private readonly emoji: EmojiImageStore;
 
   constructor(dataDir: string) {
     this.uploads = new UploadStore(dataDir);
+    this.avatars = new UploadStore(dataDir, 'avatars');
     this.emoji = new EmojiImageStore(dataDir);
   }
 
-  /** The files the records name, split into those on disk and those already missing. */
-  async list(record: RealmRecord): Promise<{ uploads: string[]; emojiImages: string[]; missing: string[] }> {
-    const found = { uploads: [] as string[], emojiImages: [] as string[], missing: [] as string[] };
-    for (const { pathId } of record.attachments?.attachments ?? []) {
-      (await this.uploads.exists(pathId) ? found.uploads : found.missing).push(pathId);
-    }
-    for (const path of emojiPaths(record)) {
-      if (await this.read(record.realmId, 'emoji', path)) found.emojiImages.push(path);
-      else found.missing.push(`emoji ${path}`);
+  /** The files the records name, by kind, and those of them already missing on disk. */
+  async list(record: RealmRecord): Promise<{ uploads: string[]; avatars: string[]; emojiImages: string[]; missing: string[] }> {
+    const found = { uploads: [] as string[], avatars: [] as string[], emojiImages: [] as string[], missing: [] as string[] };
+    const named: [FileKind, string[], string[]][] = [
+      ['upload', (record.attachments?.attachments ?? []).map((attachment) => attachment.pathId), found.uploads],
+      ['avatar', record.users.flatMap((user) => (user.avatarPathId ? [user.avatarPathId] : [])), found.avatars],
+      ['emoji', emojiPaths(record), found.emojiImages],
+    ];
+    for (const [kind, paths, present] of named) {
+      for (const path of paths) {
+        if (await this.read(record.realmId, kind, path)) present.push(path);
+        else found.missing.push(`${kind} ${path}`);
+      }
     }
     return found;
   }
 
   read(realmId: number, kind: FileKind, path: string): Promise<Buffer | null> {
-    if (kind === 'upload') return this.uploads.read(path);
+    if (kind !== 'emoji') return this.store(kind).read(path);
     const [fileName, still] = emojiFile(path);
     return this.emoji.read(realmId, fileName, still);
   }
 
   /** Writes a file durably; refused if it exists. */
   write(realmId: number, kind: FileKind, path: string, data: Buffer): Promise<void> {
-    if (kind === 'upload') return this.uploads.put(path, data);
+    if (kind !== 'emoji') return this.store(kind).put(path, data);
     const [fileName, still] = emojiFile(path);
     return this.emoji.put(realmId, fileName, still, data);
   }
@@ -45,7 +52,12 @@ export class RealmFiles {
   /** Removes every file of an organization (a failed import's: its id is new, so nothing else is there). */
   async removeRealm(realmId: number): Promise<void> {
     await this.uploads.removeRealm(realmId);
+    await this.avatars.removeRealm(realmId);
     await this.emoji.removeRealm(realmId);
+  }
+
+  private store(kind: 'upload' | 'avatar'): UploadStore {
+    return kind === 'upload' ? this.uploads : this.avatars;
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /**
@@ -29,15 +29,6 @@ export class UploadStore {
     await writeDurably(this.fileOf(pathId), data);
   }
 
-  async exists(pathId: string): Promise<boolean> {
-    try {
-      await access(this.fileOf(pathId));
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   /** The bytes, or null when the file is gone. */
   async read(pathId: string): Promise<Buffer | null> {
     return readIfPresent(this.fileOf(pathId));
@@ -50,7 +41,7 @@ export class UploadStore {
 
   /** Removes every file of an organization: those a failed import-realm wrote under its new id. */
   async removeRealm(realmId: number): Promise<void> {
-    await rm(join(this.dataDir, 'uploads', String(realmId)), { recursive: true, force: true });
+    await rm(join(this.dataDir, this.folder, String(realmId)), { recursive: true, force: true });
   }
 
   private fileOf(pathId: string): string {

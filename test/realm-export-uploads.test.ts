@@ -6,20 +6,20 @@ import { openExportFile } from '../src/realm-export-file.ts';
 import { startChild } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
-import { gif } from './helpers/images.ts';
+import { gif, png } from './helpers/images.ts';
 import { tempDir } from './helpers/server.ts';
 
 const EXTERNAL = 'chat.test';
 
-/** POST /realm/emoji/{name} with one image, as a multipart body. */
-function addEmoji(client: HostClient, name: string, image: Buffer) {
-  const boundary = 'emojiExportBoundary';
+/** POST of one image as a multipart body (a custom emoji, an avatar). */
+function postImage(client: HostClient, path: string, fileName: string, image: Buffer) {
+  const boundary = 'imageExportBoundary';
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${name}.gif"\r\nContent-Type: image/gif\r\n\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
     image,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  return client.send('POST', `/realm/emoji/${name}`, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
+  return client.send('POST', path, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
 }
 
 t.test('export-realm carries the uploaded files and custom emoji; import-realm serves them again under the new organization', async (t) => {
@@ -39,7 +39,10 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   const lost: string = (await alice.upload('lost.txt', 'gone from the disk')).body.url;
   t.match(report, /^\/user_uploads\/1\//, 'uploaded in organization 1');
   const animated = gif(3);
-  t.equal((await addEmoji(owner, 'party', animated)).status, 200);
+  t.equal((await postImage(owner, '/realm/emoji/party', 'party.gif', animated)).status, 200);
+  const picture = png([200, 10, 10, 255]);
+  const avatarUrl: string = (await postImage(alice, '/users/me/avatar', 'me.png', picture)).body.avatar_url;
+  t.match(avatarUrl, /\/user_avatars\/1\/[\w-]+\/avatar\.png/, 'an avatar of organization 1');
   const party = Object.values((await owner.ok('GET', '/realm/emoji')).body.emoji as Record<string, { name: string; source_url: string; still_url: string }>)[0]!;
   t.match(party, { name: 'party', source_url: /^\/user_avatars\/1\/emoji\/images\//, still_url: /\/still\// });
   await alice.ok('POST', '/messages', { type: 'stream', to: 'files', topic: 'fun', content: 'time to :party:' });
@@ -53,14 +56,14 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   const file = join(work, 'files.realm');
   const exported = await cli('export-realm', '--data-dir', source, '--out', file);
   t.equal(exported.code, 0, exported.stderr);
-  t.match(exported.stdout, /2 messages, 2 uploaded files, 2 emoji images to /, 'the uploads, and the emoji image and its still');
+  t.match(exported.stdout, /2 messages, 2 uploaded files, 1 avatars, 2 emoji images to /, 'the uploads, the avatar, and the emoji image and its still');
   t.match(exported.stdout, /1 files the records name were already missing in .*lost\.txt/);
 
   // The target has an organization already: the import gets id 2, and its files' URLs say so.
   t.equal((await cli('create-realm', '--data-dir', target, '--subdomain', '', '--name', 'Target', '--owner-email', 'boss@target.test', '--owner-password', 'boss-Long-passw0rd')).code, 0);
   const imported = await cli('import-realm', file, '--data-dir', target, '--subdomain', 'acme');
   t.equal(imported.code, 0, imported.stderr);
-  t.match(imported.stdout, /\(id 2\): .* 4 files/);
+  t.match(imported.stdout, /\(id 2\): .* 5 files/);
   t.match(imported.stdout, /1 files the records name were not in the export/);
 
   server = await startChild(target, env);
@@ -96,6 +99,13 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   t.equal((await acme.send('GET', emoji.still_url)).status, 200, 'and its still');
   const [fun] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'topic', operand: 'fun' }] })).body.messages;
   t.ok(fun.content.includes(`src="${emoji.source_url}"`), 'a rendered message shows the emoji from its new place');
+
+  const me = (await acme.ok('GET', '/users/me')).body;
+  const movedAvatar = new URL(me.avatar_url, 'http://x').pathname;
+  t.equal(movedAvatar, new URL(avatarUrl, 'http://x').pathname.replace('/user_avatars/1/', '/user_avatars/2/'), 'the avatar moved with its owner');
+  const avatar = await acme.send('GET', movedAvatar);
+  t.equal(avatar.status, 200, 'and is served');
+  t.equal(avatar.headers['content-length'], String(picture.length));
   server.process.kill('SIGTERM');
   t.equal(await server.exited, 0);
 
@@ -108,7 +118,7 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   const fromOld = await cli('import-realm', old, '--data-dir', target, '--subdomain', 'old');
   t.equal(fromOld.code, 0, fromOld.stderr);
   t.match(fromOld.stdout, /\(id 3\): .* 0 files/);
-  t.match(fromOld.stdout, /5 files the records name were not in the export/);
+  t.match(fromOld.stdout, /6 files the records name were not in the export/);
 
   // A damaged file is refused, and leaves nothing behind.
   const bytes = readFileSync(file);
@@ -118,7 +128,7 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   const refused = await cli('import-realm', damaged, '--data-dir', target, '--subdomain', 'broken');
   t.equal(refused.code, 2);
   t.match(refused.stderr, /the emoji image still\/.* is damaged/, 'the last frame is the emoji still');
-  t.notOk(existsSync(join(target, 'uploads', '4')) || existsSync(join(target, 'emoji', '4')), 'no file of the failed import is left');
+  t.notOk(['uploads', 'avatars', 'emoji'].some((folder) => existsSync(join(target, folder, '4'))), 'no file of the failed import is left');
   const verified = await cli('verify', '--data-dir', target);
   t.match(verified.stdout, /3 organizations/, 'nor its organization');
 });

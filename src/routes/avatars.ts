@@ -96,6 +96,8 @@ export const avatarRoutes = [
       }
       const format = avatarFormat(file.data);
       if (!format) throw badRequest('Could not decode image; did you upload an image file?');
+      // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
+      services.runtime.assertWritable();
       const store = avatarStore(services);
       // The bytes are durable before the realm records them; a refused change takes them away again.
       const pathId = await store.save(realm.realmId, `avatar.${format.extension}`, file.data);

@@ -40,6 +40,8 @@ export const emojiRoutes = [
       }
       const image = inspectImage(file.data);
       if (!image) throw badRequest('Invalid image format');
+      // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
+      services.runtime.assertWritable();
       const store = new EmojiImageStore(services.config.dataDir);
       const stored = await store.save(realm.realmId, image, file.data);
       try {
