@@ -218,9 +218,12 @@ export class Store {
    * new picture.
    */
   async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false): Promise<void> {
+    // Encoded now, not in the transaction's callback: lmdb-js runs that in a later turn, when the actors may
+    // have moved past `seq`, and the records share their arrays with the live state.
+    const encoded = records.map((record): [[string, string], Buffer] => [[record.kind, record.id], encode(record)]);
     try {
       await this.root.transaction(() => {
-        for (const record of records) this.snaps.put([record.kind, record.id], encode(record));
+        for (const [key, bytes] of encoded) this.snaps.put(key, bytes);
         for (const key of deleted) this.snaps.remove(key);
         this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
         this.archive.takeThrough(this.log, seq, this.now());
