@@ -1,0 +1,42 @@
+import t from 'tap';
+import { IdSet } from '../../actors/realm/messages/id-set.ts';
+import { random } from '../helpers/random.ts';
+
+const ascending = (set: Iterable<number>) => [...set].sort((a, b) => a - b);
+
+t.test('an IdSet agrees with a Set through random adds and deletes, sparse and dense', async (t) => {
+  for (const [seed, range] of [[1, 100], [2, 5_000], [3, 300_000]] as const) {
+    const next = random(seed);
+    const ids = new IdSet();
+    const reference = new Set<number>();
+    for (let step = 0; step < 20_000; step++) {
+      const id = 1 + Math.floor(next() * range);
+      // Deletes are rarer than adds, so that blocks fill up into bitmaps and empty out again.
+      if (next() < 0.35) {
+        const [got, expected] = [ids.delete(id), reference.delete(id)];
+        if (got !== expected) t.fail(`seed ${seed} step ${step}: delete ${id} said ${got}`);
+      } else {
+        ids.add(id);
+        reference.add(id);
+      }
+      if (ids.size !== reference.size) t.fail(`seed ${seed} step ${step}: size ${ids.size}, expected ${reference.size}`);
+    }
+    t.equal(ids.size, reference.size, `seed ${seed}: same size`);
+    t.same([...ids], ascending(reference), `seed ${seed}: same ids, iterated in ascending order`);
+    for (let id = 0; id <= Math.min(range, 20_000); id++) if (ids.has(id) !== reference.has(id)) t.fail(`seed ${seed}: has(${id})`);
+  }
+});
+
+t.test('a block turns into a bitmap and back to nothing; iteration is ascending across blocks', async (t) => {
+  const ids = new IdSet([5000, 3, 2047, 1024]);
+  t.same([...ids], [3, 1024, 2047, 5000], 'blocks iterate in id order, whatever order they were made in');
+  for (let id = 1024; id < 2048; id++) ids.add(id);
+  t.equal(ids.size, 1026, 'a full block');
+  t.ok(ids.has(1500) && !ids.has(2048) && !ids.has(1023));
+  let deleted = 0;
+  for (let id = 1024; id < 2048; id++) if (ids.delete(id)) deleted++;
+  t.equal(deleted, 1024, 'every id of the block deleted');
+  t.same([...ids], [3, 5000], 'the emptied block is gone');
+  t.equal(ids.delete(1500), false, 'deleting an absent id');
+  t.same([...new IdSet()], [], 'an empty set');
+});
