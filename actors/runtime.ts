@@ -15,6 +15,8 @@ import type { RealmCommand } from './realm/commands.ts';
 import { decideRealm, type Clock, type DecideContext } from './realm/decide.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
+import type { MessageChunkRecord } from './realm/messages/chunks.ts';
+import { MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved } from './realm/snapshot.ts';
 import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import type { UserCommand } from './user/commands.ts';
@@ -514,10 +516,12 @@ export class Runtime {
     let snapshots = 0;
     let undelivered: UndeliveredRecord = [];
     const snapshotSeq = new Map<string, number>();
+    const realms = new RealmSnapshotLoader();
     for (const record of this.store.readSnapshots()) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
-      if (record.kind === 'realm') this.startRealm(realmFromRecord(record.data as RealmRecord), false);
+      if (record.kind === 'realm') this.startRealm(realms.realm(record.data as RealmRecord), false);
+      else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
@@ -527,6 +531,12 @@ export class Runtime {
         undelivered = record.data as UndeliveredRecord;
       }
     }
+    realms.finish();
+    // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
+    for (const actor of this.realms.values()) {
+      const state = actor.getSnapshot().context.state;
+      if (state.messages.unsavedChunks.size > 0) this.dirty.realms.add(state.realmId);
+    }
     // Events the snapshot's changes announced that had not reached their queues when it was taken: they
     // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.
     for (const { event, queueIds } of undelivered) {
@@ -534,6 +544,15 @@ export class Runtime {
       if (queues.length > 0) this.queues.deliver(queues, event, true);
     }
     let replayed = 0;
+    // Consecutive entries of one realm are applied as one batch, one machine event instead of one per entry,
+    // while no queue takes their events again (reannounce needs each entry's own position).
+    let batchRealmId: number | null = null;
+    let batchAt = 0;
+    const batch: RealmChange[] = [];
+    const flush = () => {
+      if (batchRealmId !== null) this.applyRealm(batchRealmId, batch.splice(0), batchAt);
+      batchRealmId = null;
+    };
     for (const entry of this.store.readLog(0)) {
       if (entry.scope === 'queue') {
         if (!withQueues) continue;
@@ -541,6 +560,7 @@ export class Runtime {
         const queueId = change.type === 'queue.registered' ? change.context.queueId : change.queueId;
         const covered = snapshotSeq.get(`queue:${queueId}`);
         if (covered !== undefined && entry.seq <= covered) continue;
+        flush();
         for (const queueChange of entry.changes as QueueChange[]) this.applyQueue(queueChange);
         replayed++;
         continue;
@@ -548,15 +568,27 @@ export class Runtime {
       const owner = entry.userId === undefined ? `realm:${entry.realmId}` : `user:${userKey(entry.realmId, entry.userId)}`;
       const covered = snapshotSeq.get(owner);
       if (covered !== undefined && entry.seq <= covered) continue;
-      this.reannouncing = withQueues && this.queues.size > 0;
+      replayed++;
+      const reannouncing = withQueues && this.queues.size > 0;
+      if (!reannouncing && entry.userId === undefined) {
+        if (batchRealmId !== entry.realmId) {
+          flush();
+          batchRealmId = entry.realmId;
+        }
+        batchAt = entry.at;
+        for (const change of entry.changes as RealmChange[]) batch.push(change);
+        continue;
+      }
+      flush();
+      this.reannouncing = reannouncing;
       const deliveries =
         entry.userId === undefined
           ? this.applyRealm(entry.realmId, entry.changes as RealmChange[], entry.at)
           : this.applyUser(entry.realmId, entry.userId, entry.changes as UserChange[]);
       for (const delivery of deliveries) this.reannounce(delivery, entry.seq, snapshotSeq);
-      replayed++;
+      this.reannouncing = false;
     }
-    this.reannouncing = false;
+    flush();
     for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
     this.replaying = false;
     if (withQueues) {
@@ -592,13 +624,24 @@ export class Runtime {
     const seq = this.seq;
     const records: SnapshotRecord[] = [];
     const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });
+    const deleted: [string, string][] = [];
     const dirtyRealms = [...this.dirty.realms];
     const dirtyUsers = [...this.dirty.users];
     const removedQueues = [...this.dirty.removedQueues];
     this.dirty.realms.clear();
     this.dirty.users.clear();
     this.dirty.removedQueues.clear();
-    for (const realmId of dirtyRealms) record('realm', String(realmId), realmToRecord(this.realmState(realmId)));
+    const taken: [RealmState, Set<number>][] = [];
+    for (const realmId of dirtyRealms) {
+      const state = this.realmState(realmId);
+      const snapshot = realmSnapshot(state);
+      taken.push([state, snapshot.taken]);
+      record('realm', String(realmId), snapshot.realm);
+      for (const [id, data] of snapshot.chunks) {
+        if (data) record(MESSAGE_CHUNK_KIND, id, data);
+        else deleted.push([MESSAGE_CHUNK_KIND, id]);
+      }
+    }
     for (const key of dirtyUsers) {
       const snapshot = this.users.get(key)?.getSnapshot();
       if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
@@ -608,7 +651,7 @@ export class Runtime {
       record('queue', queue.id, QueueRegistry.record(queue));
       queue.unsaved = false;
     }
-    const deleted = removedQueues.map((id): [string, string] => ['queue', id]);
+    for (const id of removedQueues) deleted.push(['queue', id]);
     // The snapshot covers changes whose events are not in their queues yet (their commit is in flight): the
     // queues' records above lack them, and a replay would not announce them again. They are stored beside.
     const undelivered: UndeliveredRecord = [];
@@ -622,6 +665,7 @@ export class Runtime {
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
+      for (const [state, chunks] of taken) restoreUnsaved(state, chunks);
       for (const key of dirtyUsers) this.dirty.users.add(key);
       for (const id of removedQueues) this.dirty.removedQueues.add(id);
       for (const queue of queues) queue.unsaved = true;

@@ -16,6 +16,7 @@ import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiSt
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
+import type { MessageHeadRecord } from './messages/chunks.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
 // Roles live in their own module: the groups module needs them, and this one needs the groups.
@@ -108,8 +109,13 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   subscriptions: SubscriptionRecord[];
   /** absent in snapshots written before defaults for new users existed */
   userSettingsDefaults?: SettingOverrides;
-  /** absent in snapshots written before messages existed */
+  /**
+   * Every message, in exports and in snapshots of format 1; absent in snapshots written before messages
+   * existed, and in those of format 2, whose messages are in chunk records (snapshot.ts) and `messageHead`.
+   */
   messages?: MessageStoreRecord;
+  /** snapshots of format 2: the message store's counters; its messages and flags are in chunk records */
+  messageHead?: MessageHeadRecord;
   /** absent in snapshots written before realm settings existed; settings added later than the snapshot are absent from it */
   settings?: Partial<RealmSettings>;
   /** absent in snapshots written before custom profile fields existed */
@@ -159,8 +165,14 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
   };
 }
 
+/** The realm as one record, every message included (exports, and tests comparing whole states). */
 export function realmToRecord(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = state;
+  return { ...realmRecordWithoutMessages(state), messages: messageStoreToRecord(state.messages) };
+}
+
+/** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
+export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -174,7 +186,6 @@ export function realmToRecord(state: RealmState): RealmRecord {
     groups: [...groups.values()].map(groupToRecord),
     channels: [...channels.values()],
     subscriptions: subscriptionRecords,
-    messages: messageStoreToRecord(messages),
     profileFields: profileFieldStoreToRecord(profileFields),
     attachments: attachmentStoreToRecord(attachments),
     emoji: emojiStoreToRecord(emoji),
@@ -184,7 +195,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, settings, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);

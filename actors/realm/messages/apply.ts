@@ -8,6 +8,7 @@ import {
   hasSorted,
   insertSorted,
   lowerBound,
+  markUnsaved,
   mentionedUsers,
   PERSONAL_FLAGS,
   recipientKey,
@@ -19,6 +20,7 @@ import {
 
 export function applyMessageChange(state: RealmState, change: MessageChange): void {
   const store = state.messages;
+  for (const id of touchedMessageIds(change)) markUnsaved(store, id);
   switch (change.type) {
     case 'message.sent': {
       const message = copyMessage(change.message);
@@ -28,12 +30,9 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
       store.nextId = Math.max(store.nextId, message.id + 1);
       store.recipientIds.set(recipientKey(message.recipient), message.recipientId);
       store.nextRecipientId = Math.max(store.nextRecipientId, message.recipientId + 1);
-      const unread = store.flags.unread;
       for (const userId of message.userIds) {
         if (userId === message.senderId && change.readBySender) continue;
-        const set = unread.get(userId);
-        if (set) set.add(message.id);
-        else unread.set(userId, new Set([message.id]));
+        flagSet(store, 'unread', userId).add(message.id);
       }
       indexMentions(state, message, true);
       if (message.recipient.kind === 'channel') {
@@ -61,7 +60,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
     case 'reaction.added': {
       const message = store.byId.get(change.messageId);
       if (!message) return;
-      message.reactions.push({ ...change.reaction });
+      message.reactions = [...message.reactions, { ...change.reaction }];
       // Reacting puts a message into the reactor's history, as starring does.
       addHolder(message, change.reaction.userId);
       return;
@@ -112,7 +111,7 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
       if (!move.resolveOnly) message.lastMovedTimestamp = change.at;
       if (move.toChannelId !== move.fromChannelId) moveHolders(state, message, move.lostAccess, move.gained);
     }
-    message.editHistory.unshift(entry);
+    message.editHistory = [entry, ...message.editHistory];
     if (content && id === change.targetId) indexMentions(state, message, true);
   }
   if (move && move.toChannelId !== move.fromChannelId) {
@@ -143,6 +142,22 @@ function moveHolders(state: RealmState, message: StoredMessage, lostAccess: numb
   for (const userId of gained) insertSorted(holders, userId);
   message.userIds = holders;
   indexMentions(state, message, true);
+}
+
+/** The messages whose stored form (message or flags) the change alters. */
+function touchedMessageIds(change: MessageChange): readonly number[] {
+  switch (change.type) {
+    case 'message.sent':
+      return [change.message.id];
+    case 'message.edited':
+    case 'message.flags_changed':
+      return change.messageIds;
+    case 'messages.deleted':
+      return change.groups.flatMap((group) => group.messageIds);
+    case 'reaction.added':
+    case 'reaction.removed':
+      return [change.messageId];
+  }
 }
 
 /** A copy sharing nothing mutable with the change (which the log may still be encoding). */
@@ -176,7 +191,7 @@ function addHolder(message: StoredMessage, userId: number): void {
   const holders = [...message.userIds];
   insertSorted(holders, userId);
   message.userIds = holders;
-  message.historicalUserIds.push(userId);
+  message.historicalUserIds = [...message.historicalUserIds, userId];
 }
 
 function dropFlags(state: RealmState, userId: number, messageId: number): void {

@@ -134,7 +134,7 @@ export function matches(state: RealmState, userId: number, message: StoredMessag
 
 function test(state: RealmState, userId: number, message: StoredMessage, clause: Clause): boolean {
   const { recipient } = message;
-  const flagged = (set: Map<number, Set<number>>) => set.get(userId)?.has(message.id) ?? false;
+  const flagged = (set: Map<number, { has(id: number): boolean }>) => set.get(userId)?.has(message.id) ?? false;
   switch (clause.kind) {
     case 'channel':
       return recipient.kind === 'channel' && recipient.channelId === clause.channelId;

@@ -19,7 +19,7 @@ export interface WindowResult {
   foundNewest: boolean;
 }
 
-const sorted = (set: Set<number> | undefined) => [...(set ?? [])].sort((a, b) => a - b);
+const sorted = (set: Iterable<number> | undefined) => [...(set ?? [])].sort((a, b) => a - b);
 
 /**
  * The sorted id lists that hold every message the narrow can match, chosen from its most selective

@@ -1,0 +1,296 @@
+import {
+  chunkOf,
+  conversationKey,
+  emptyMessageStore,
+  flagSet,
+  listOf,
+  MESSAGE_CHUNK_SIZE,
+  mentionedUsers,
+  PERSONAL_FLAGS,
+  setOf,
+  topicKey,
+  type EditHistoryEntry,
+  type Mentions,
+  type MessageRecipient,
+  type MessageStore,
+  type PersonalFlag,
+  type Reaction,
+  type StoredMessage,
+} from './state.ts';
+
+/** What a realm's snapshot record holds of its messages when they are written in chunk records. */
+export interface MessageHeadRecord {
+  /** MESSAGE_CHUNK_SIZE when it was written: the range of ids a chunk holds */
+  chunkSize: number;
+  nextId: number;
+  recipientIds: [string, number][];
+  nextRecipientId: number;
+}
+
+/**
+ * A message in a chunk record: fields by position rather than by name (a message's keys were a third of its
+ * encoded size), null for an absent or empty field, repeated strings and id lists by index into the chunk's
+ * tables.
+ */
+export type MessageTuple = [
+  id: number,
+  senderId: number,
+  /** the channel; 0 for a direct message */
+  channelId: number,
+  /** a channel message's topic (in `strings`), a direct message's participants (in `lists`) */
+  place: number,
+  recipientId: number,
+  content: string,
+  renderedContent: string,
+  isMeMessage: boolean,
+  timestamp: number,
+  /** in `strings` */
+  client: number,
+  editHistory: EditHistoryEntry[] | null,
+  lastEditTimestamp: number | null,
+  lastMovedTimestamp: number | null,
+  reactions: Reaction[] | null,
+  mentions: [userIds: number[], streamWildcard: boolean, topicWildcardUserIds: number[]] | null,
+  /** in `lists` */
+  holders: number,
+  historicalUserIds: number[] | null,
+  alertedUserIds: number[] | null,
+  attachmentIds: number[] | null,
+];
+
+/** The messages and flags of MESSAGE_CHUNK_SIZE consecutive ids. */
+export interface MessageChunkRecord {
+  /** topics and client names, each written once */
+  strings: string[];
+  /** holder lists and direct conversations' participants, each written once */
+  lists: number[][];
+  /** in id order */
+  messages: MessageTuple[];
+  /** per flag: [user, the ids of this chunk that carry it] */
+  flags: Record<PersonalFlag, [number, number[]][]>;
+}
+
+export function messageHead(store: MessageStore): MessageHeadRecord {
+  return { chunkSize: MESSAGE_CHUNK_SIZE, nextId: store.nextId, recipientIds: [...store.recipientIds], nextRecipientId: store.nextRecipientId };
+}
+
+// ---- writing ----------------------------------------------------------------------------------------------
+
+class ChunkWriter {
+  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
+  private readonly stringIndex = new Map<string, number>();
+  /** holder lists are shared by identity (apply.ts sharedHolders) */
+  private readonly listIndex = new Map<readonly number[], number>();
+  /** participants are equal lists, not the same one */
+  private readonly participantsIndex = new Map<string, number>();
+
+  private string(value: string): number {
+    let index = this.stringIndex.get(value);
+    if (index === undefined) this.stringIndex.set(value, (index = this.record.strings.push(value) - 1));
+    return index;
+  }
+
+  private list(value: number[]): number {
+    let index = this.listIndex.get(value);
+    if (index === undefined) this.listIndex.set(value, (index = this.record.lists.push(value) - 1));
+    return index;
+  }
+
+  private participants(value: number[]): number {
+    const key = value.join(',');
+    let index = this.participantsIndex.get(key);
+    if (index === undefined) this.participantsIndex.set(key, (index = this.list(value)));
+    return index;
+  }
+
+  message(message: StoredMessage): void {
+    const { recipient, mentions } = message;
+    const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
+    this.record.messages.push([
+      message.id,
+      message.senderId,
+      recipient.kind === 'channel' ? recipient.channelId : 0,
+      recipient.kind === 'channel' ? this.string(recipient.topic) : this.participants(recipient.userIds),
+      message.recipientId,
+      message.content,
+      message.renderedContent,
+      message.isMeMessage,
+      message.timestamp,
+      this.string(message.client),
+      message.editHistory.length ? message.editHistory : null,
+      message.lastEditTimestamp ?? null,
+      message.lastMovedTimestamp ?? null,
+      message.reactions.length ? message.reactions : null,
+      mentioned ? [mentions.userIds, mentions.streamWildcard, mentions.topicWildcardUserIds] : null,
+      this.list(message.userIds),
+      message.historicalUserIds.length ? message.historicalUserIds : null,
+      message.alertedUserIds ?? null,
+      message.attachmentIds ?? null,
+    ]);
+  }
+
+  /** The ids of `flag` for `userId` in this chunk, added to by the caller. */
+  flagIds(flag: PersonalFlag, userId: number): number[] {
+    const ids: number[] = [];
+    this.record.flags[flag].push([userId, ids]);
+    return ids;
+  }
+
+  /** null when the chunk holds nothing: its record, if there is one, goes. */
+  finish(): MessageChunkRecord | null {
+    const { flags } = this.record;
+    for (const flag of PERSONAL_FLAGS) flags[flag] = flags[flag].filter(([, ids]) => ids.length > 0);
+    const empty = this.record.messages.length === 0 && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
+    return empty ? null : this.record;
+  }
+}
+
+/**
+ * The records of the given chunks, in the order given. The records share the messages' arrays: they must be
+ * encoded before the messages change again (the store encodes snapshot records as it is handed them).
+ */
+export function chunkRecords(store: MessageStore, chunks: readonly number[]): (MessageChunkRecord | null)[] {
+  const writers = new Map<number, ChunkWriter>();
+  for (const chunk of chunks) {
+    const writer = new ChunkWriter();
+    writers.set(chunk, writer);
+    const end = (chunk + 1) * MESSAGE_CHUNK_SIZE;
+    for (let id = chunk * MESSAGE_CHUNK_SIZE; id < end; id++) {
+      const message = store.byId.get(id);
+      if (message) writer.message(message);
+    }
+  }
+  // A user's flag set is walked once for all the chunks when it is smaller than their id ranges, and probed
+  // over the ranges when it is larger: a snapshot of the newest chunk costs a few thousand lookups per user,
+  // not a walk over every message the user has unread.
+  const span = chunks.length * MESSAGE_CHUNK_SIZE;
+  for (const flag of PERSONAL_FLAGS) {
+    for (const [userId, ids] of store.flags[flag]) {
+      if (ids.size === 0) continue;
+      if (ids.size <= span) {
+        // Ascending ids: each chunk's are consecutive.
+        let chunk = -1;
+        let list: number[] | undefined;
+        for (const id of ids) {
+          if (chunkOf(id) !== chunk) {
+            chunk = chunkOf(id);
+            list = writers.get(chunk)?.flagIds(flag, userId);
+          }
+          list?.push(id);
+        }
+      } else {
+        for (const [chunk, writer] of writers) {
+          const list = writer.flagIds(flag, userId);
+          const end = (chunk + 1) * MESSAGE_CHUNK_SIZE;
+          for (let id = chunk * MESSAGE_CHUNK_SIZE; id < end; id++) if (ids.has(id)) list.push(id);
+        }
+      }
+    }
+  }
+  return chunks.map((chunk) => writers.get(chunk)!.finish());
+}
+
+// ---- loading ----------------------------------------------------------------------------------------------
+
+/** Shared by every loaded message that has none: frozen, as nothing may change them in place (StoredMessage). */
+const NONE: readonly never[] = Object.freeze([]);
+const none = <T>() => NONE as unknown as T[];
+const NO_MENTIONS: Mentions = Object.freeze({ userIds: none<number>(), streamWildcard: false, topicWildcardUserIds: none<number>() });
+
+/** A recipient of a chunk, shared by its messages, and the index lists its messages go to. */
+interface Place {
+  recipient: MessageRecipient;
+  /** byTopic or byConversation */
+  ids: number[];
+  /** byChannel; null for direct messages */
+  channelIds: number[] | null;
+}
+
+/**
+ * Builds a message store from chunk records, indexes included, in one pass over the messages. Chunks are
+ * expected in id order (the store lists them so, see realm/snapshot.ts); any other order is sorted at the end.
+ */
+export class MessageStoreLoader {
+  private readonly store = emptyMessageStore();
+  private lastId = 0;
+  private inOrder = true;
+
+  add(chunk: MessageChunkRecord): void {
+    const { strings, lists, messages, flags } = chunk;
+    const store = this.store;
+    // The chunk's places, by channel and topic index, and by participants index (0 for direct messages).
+    const places = new Map<number, Place[]>();
+    for (const tuple of messages) {
+      const id = tuple[0];
+      const channelId = tuple[2];
+      const place = tuple[3];
+      let ofChannel = places.get(channelId);
+      if (ofChannel === undefined) places.set(channelId, (ofChannel = []));
+      let where = ofChannel[place];
+      if (where === undefined) ofChannel[place] = where = this.place(channelId, channelId === 0 ? lists[place]! : strings[place]!);
+      const mentions = tuple[14];
+      const message: StoredMessage = {
+        id,
+        senderId: tuple[1],
+        recipient: where.recipient,
+        recipientId: tuple[4],
+        content: tuple[5],
+        renderedContent: tuple[6],
+        isMeMessage: tuple[7],
+        mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
+        timestamp: tuple[8],
+        client: strings[tuple[9]]!,
+        editHistory: tuple[10] ?? none(),
+        reactions: tuple[13] ?? none(),
+        userIds: lists[tuple[15]]!,
+        historicalUserIds: tuple[16] ?? none(),
+      };
+      if (tuple[11] !== null) message.lastEditTimestamp = tuple[11];
+      if (tuple[12] !== null) message.lastMovedTimestamp = tuple[12];
+      if (tuple[17] !== null) message.alertedUserIds = tuple[17];
+      if (tuple[18] !== null) message.attachmentIds = tuple[18];
+      if (id <= this.lastId) this.inOrder = false;
+      this.lastId = id;
+      store.byId.set(id, message);
+      where.ids.push(id);
+      where.channelIds?.push(id);
+      if (mentions !== null) for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(id);
+    }
+    for (const flag of PERSONAL_FLAGS) {
+      for (const [userId, ids] of flags[flag]) {
+        const set = flagSet(store, flag, userId);
+        for (const id of ids) set.add(id);
+      }
+    }
+  }
+
+  private place(channelId: number, to: string | number[]): Place {
+    const store = this.store;
+    if (typeof to === 'string') {
+      return {
+        recipient: { kind: 'channel', channelId, topic: to },
+        ids: listOf(store.byTopic, topicKey(channelId, to)),
+        channelIds: listOf(store.byChannel, channelId),
+      };
+    }
+    const key = conversationKey(to);
+    for (const userId of to) setOf(store.conversationsOf, userId).add(key);
+    return { recipient: { kind: 'direct', userIds: to }, ids: listOf(store.byConversation, key), channelIds: null };
+  }
+
+  /** The store, with the head's counters; every chunk of it is saved. */
+  finish(head: MessageHeadRecord): MessageStore {
+    const store = this.store;
+    store.nextId = head.nextId;
+    store.nextRecipientId = head.nextRecipientId;
+    for (const [key, id] of head.recipientIds) store.recipientIds.set(key, id);
+    if (!this.inOrder) {
+      const ascending = (a: number, b: number) => a - b;
+      for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
+      const byId = [...store.byId].sort(([a], [b]) => a - b);
+      store.byId.clear();
+      for (const [id, message] of byId) store.byId.set(id, message);
+    }
+    return store;
+  }
+}

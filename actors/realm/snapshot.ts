@@ -1,0 +1,70 @@
+import { chunkRecords, messageHead, MessageStoreLoader, type MessageChunkRecord, type MessageHeadRecord } from './messages/chunks.ts';
+import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
+
+/**
+ * A realm is snapshotted as one 'realm' record (everything but its messages, and the message store's
+ * counters) and one record of this kind per chunk of message ids, written in the same transaction. Only the
+ * chunks changed since the last snapshot are written: a busy realm's periodic snapshot no longer re-encodes
+ * its whole history, and a boot decodes many small records instead of one huge one.
+ */
+export const MESSAGE_CHUNK_KIND = 'messages';
+
+/** `realm:chunk`, the chunk zero-padded so that the store (ordered by key) lists a realm's chunks in id order. */
+const chunkRecordId = (realmId: number, chunk: number) => `${realmId}:${String(chunk).padStart(10, '0')}`;
+
+export interface RealmSnapshot {
+  realm: RealmRecord;
+  /** chunk records to write, or null for one to remove (it holds nothing now) */
+  chunks: [id: string, data: MessageChunkRecord | null][];
+  /** the chunks this snapshot covers: to mark unsaved again if it cannot be written (restoreUnsaved) */
+  taken: Set<number>;
+}
+
+/** The records of a realm's snapshot; its messages' unsaved chunks count as saved from now on. */
+export function realmSnapshot(state: RealmState): RealmSnapshot {
+  const store = state.messages;
+  const taken = store.unsavedChunks;
+  store.unsavedChunks = new Set();
+  const chunks = [...taken].sort((a, b) => a - b);
+  const records = chunkRecords(store, chunks);
+  return {
+    realm: { ...realmRecordWithoutMessages(state), messageHead: messageHead(store) },
+    chunks: chunks.map((chunk, i) => [chunkRecordId(state.realmId, chunk), records[i]!]),
+    taken,
+  };
+}
+
+/** After a snapshot that could not be written: its chunks are unsaved again. */
+export function restoreUnsaved(state: RealmState, taken: ReadonlySet<number>): void {
+  for (const chunk of taken) state.messages.unsavedChunks.add(chunk);
+}
+
+/**
+ * Builds realms from their snapshot records, read in any order: each realm record as it comes, its message
+ * chunks gathered as they come, the two joined in `finish`. A realm record of format 1 holds its messages
+ * itself; they are all unsaved, so that the next snapshot writes them in chunks.
+ */
+export class RealmSnapshotLoader {
+  private readonly messages = new Map<number, MessageStoreLoader>();
+  private readonly heads: [RealmState, MessageHeadRecord][] = [];
+
+  chunk(id: string, data: MessageChunkRecord): void {
+    const realmId = Number(id.slice(0, id.indexOf(':')));
+    let loader = this.messages.get(realmId);
+    if (!loader) this.messages.set(realmId, (loader = new MessageStoreLoader()));
+    loader.add(data);
+  }
+
+  realm(record: RealmRecord): RealmState {
+    const state = realmFromRecord(record);
+    if (record.messageHead && !record.messages) this.heads.push([state, record.messageHead]);
+    return state;
+  }
+
+  /** Gives each realm read its messages, once every record has been read. */
+  finish(): void {
+    for (const [state, head] of this.heads) state.messages = (this.messages.get(state.realmId) ?? new MessageStoreLoader()).finish(head);
+    this.heads.length = 0;
+    this.messages.clear();
+  }
+}
