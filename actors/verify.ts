@@ -1,5 +1,6 @@
 import { channelKey } from './realm/channels/state.ts';
 import { SYSTEM_GROUPS } from './realm/groups/state.ts';
+import { conversationKey, topicKey, type StoredMessage } from './realm/messages/state.ts';
 import type { RealmState } from './realm/state.ts';
 
 /**
@@ -33,5 +34,38 @@ export function verifyRealm(state: RealmState): string[] {
       if (!state.subscriptions.get(channelId)?.has(userId)) problems.push(`${where}: index says user ${userId} is in channel ${channelId}`);
     }
   }
+  verifyMessages(state, where, problems);
   return problems;
+}
+
+/** At most this many problems are listed per message index: a broken index would otherwise list every message. */
+const PROBLEMS_PER_INDEX = 10;
+
+/** Every message sits in the index lists of its place, sorted, and nothing else does (what a chunked load rebuilds). */
+function verifyMessages(state: RealmState, where: string, problems: string[]): void {
+  const store = state.messages;
+  let channelMessages = 0;
+  let lastId = 0;
+  for (const message of store.byId.values()) {
+    if (message.recipient.kind === 'channel') channelMessages++;
+    lastId = Math.max(lastId, message.id);
+  }
+  if (lastId >= store.nextId) problems.push(`${where}: message ${lastId} is not below nextId ${store.nextId}`);
+  const check = <K>(name: string, index: Map<K, number[]>, expected: number, belongs: (message: StoredMessage, key: K) => boolean) => {
+    let listed = 0;
+    let reported = 0;
+    for (const [key, ids] of index) {
+      const report = (problem: string) => reported++ < PROBLEMS_PER_INDEX && problems.push(`${where}: ${name} ${String(key).replace('\u0000', '/')} ${problem}`);
+      listed += ids.length;
+      for (let i = 0; i < ids.length; i++) {
+        const message = store.byId.get(ids[i]!);
+        if (!message || !belongs(message, key)) report(`lists message ${ids[i]}, which is missing or elsewhere`);
+        if (i > 0 && ids[i - 1]! >= ids[i]!) report(`is out of order at ${ids[i]}`);
+      }
+    }
+    if (listed !== expected) problems.push(`${where}: ${name} lists ${listed} messages, expected ${expected}`);
+  };
+  check('channel index', store.byChannel, channelMessages, (m, channelId) => m.recipient.kind === 'channel' && m.recipient.channelId === channelId);
+  check('topic index', store.byTopic, channelMessages, (m, key) => m.recipient.kind === 'channel' && topicKey(m.recipient.channelId, m.recipient.topic) === key);
+  check('conversation index', store.byConversation, store.byId.size - channelMessages, (m, key) => m.recipient.kind === 'direct' && conversationKey(m.recipient.userIds) === key);
 }
