@@ -287,9 +287,6 @@ export class MessageStoreLoader {
     if (!this.inOrder) {
       const ascending = (a: number, b: number) => a - b;
       for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
-      const byId = [...store.byId].sort(([a], [b]) => a - b);
-      store.byId.clear();
-      for (const [id, message] of byId) store.byId.set(id, message);
     }
     return store;
   }

@@ -1,3 +1,4 @@
+import { IdMap } from './id-map.ts';
 import { IdSet } from './id-set.ts';
 
 /** Where a message went: a channel's topic, or a direct conversation (participants sorted, sender included). */
@@ -80,7 +81,7 @@ export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
  * narrow naming a channel, topic or conversation reads only that array; they are rebuilt on load.
  */
 export interface MessageStore {
-  byId: Map<number, StoredMessage>;
+  byId: IdMap<StoredMessage>;
   nextId: number;
   /** channel -> ids */
   byChannel: Map<number, number[]>;
@@ -142,7 +143,7 @@ export function recipientKey(recipient: MessageRecipient): string {
 
 export function emptyMessageStore(): MessageStore {
   return {
-    byId: new Map(),
+    byId: new IdMap(),
     nextId: 1,
     byChannel: new Map(),
     byTopic: new Map(),
