@@ -40,8 +40,9 @@ export type MessageTuple = [
   /** a channel message's topic (in `strings`), a direct message's participants (in `lists`) */
   place: number,
   recipientId: number,
-  content: string,
-  renderedContent: string,
+  /** the lengths of the content and its rendering, which follow the previous message's in `text` */
+  contentLength: number,
+  renderedLength: number,
   isMeMessage: boolean,
   timestamp: number,
   /** in `strings` */
@@ -60,6 +61,12 @@ export type MessageTuple = [
 
 /** The messages and flags of MESSAGE_CHUNK_SIZE consecutive ids. */
 export interface MessageChunkRecord {
+  /**
+   * Every message's content and rendered content, one after the other: a boot decodes one long string per
+   * chunk and takes the messages' strings as slices of it, rather than making two million strings that the
+   * garbage collector then copies twice each.
+   */
+  text: string;
   /** topics and client names, each written once */
   strings: string[];
   /** holder lists and direct conversations' participants, each written once */
@@ -77,7 +84,8 @@ export function messageHead(store: MessageStore): MessageHeadRecord {
 // ---- writing ----------------------------------------------------------------------------------------------
 
 class ChunkWriter {
-  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
+  readonly record: MessageChunkRecord = { text: '', strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
+  private readonly text: string[] = [];
   private readonly stringIndex = new Map<string, number>();
   /** holder lists are shared by identity (apply.ts sharedHolders) */
   private readonly listIndex = new Map<readonly number[], number>();
@@ -106,14 +114,15 @@ class ChunkWriter {
   message(message: StoredMessage): void {
     const { recipient, mentions } = message;
     const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
+    this.text.push(message.content, message.renderedContent);
     this.record.messages.push([
       message.id,
       message.senderId,
       recipient.kind === 'channel' ? recipient.channelId : 0,
       recipient.kind === 'channel' ? this.string(recipient.topic) : this.participants(recipient.userIds),
       message.recipientId,
-      message.content,
-      message.renderedContent,
+      message.content.length,
+      message.renderedContent.length,
       message.isMeMessage,
       message.timestamp,
       this.string(message.client),
@@ -140,6 +149,7 @@ class ChunkWriter {
   finish(): MessageChunkRecord | null {
     const { flags } = this.record;
     for (const flag of PERSONAL_FLAGS) flags[flag] = flags[flag].filter(([, ids]) => ids.length > 0);
+    this.record.text = this.text.join('');
     const empty = this.record.messages.length === 0 && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
     return empty ? null : this.record;
   }
@@ -216,7 +226,8 @@ export class MessageStoreLoader {
   private inOrder = true;
 
   add(chunk: MessageChunkRecord): void {
-    const { strings, lists, messages, flags } = chunk;
+    const { text, strings, lists, messages, flags } = chunk;
+    let at = 0;
     const store = this.store;
     // The chunk's places, by channel and topic index, and by participants index (0 for direct messages).
     const places = new Map<number, Place[]>();
@@ -234,8 +245,8 @@ export class MessageStoreLoader {
         senderId: tuple[1],
         recipient: where.recipient,
         recipientId: tuple[4],
-        content: tuple[5],
-        renderedContent: tuple[6],
+        content: text.slice(at, (at += tuple[5])),
+        renderedContent: text.slice(at, (at += tuple[6])),
         isMeMessage: tuple[7],
         mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
         timestamp: tuple[8],
