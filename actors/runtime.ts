@@ -56,6 +56,9 @@ interface CommitTarget {
 
 const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 
+/** Realm changes replayed per machine event at boot: the event's cost is spread, the batch's memory stays small. */
+const REPLAY_BATCH = 500;
+
 /** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
 export interface PersonalRecord {
   value: 'active' | 'deactivated';
@@ -544,8 +547,9 @@ export class Runtime {
       if (queues.length > 0) this.queues.deliver(queues, event, true);
     }
     let replayed = 0;
-    // Consecutive entries of one realm are applied as one batch, one machine event instead of one per entry,
-    // while no queue takes their events again (reannounce needs each entry's own position).
+    // Consecutive entries of one realm are applied in batches, one machine event instead of one per entry,
+    // while no queue takes their events again (reannounce needs each entry's own position). Batches stay
+    // small, so that the decoded entries die young rather than all live until the end of the log.
     let batchRealmId: number | null = null;
     let batchAt = 0;
     const batch: RealmChange[] = [];
@@ -571,7 +575,7 @@ export class Runtime {
       replayed++;
       const reannouncing = withQueues && this.queues.size > 0;
       if (!reannouncing && entry.userId === undefined) {
-        if (batchRealmId !== entry.realmId) {
+        if (batchRealmId !== entry.realmId || batch.length >= REPLAY_BATCH) {
           flush();
           batchRealmId = entry.realmId;
         }
