@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Api, readZuliprc } from './lib/api.ts';
-import { HEAP_PROBE_FLAGS, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { cpuSeconds, HEAP_PROBE_FLAGS, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
@@ -60,6 +60,8 @@ export interface Boot {
   variant: 'log tail' | 'snapshot';
   /** spawn to the "Listening on" line */
   wallMs: number;
+  /** the server's CPU time (every thread) from spawn to listening: steadier than wallMs on a shared machine */
+  cpuMs: number;
   /** the server's own 'recovered' line: open, snapshots, replay and the boot snapshot */
   recoveredMs: number;
   snapshots: number;
@@ -197,6 +199,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     timeoutMs,
   );
   const wallMs = performance.now() - started;
+  const cpuMs = cpuSeconds(server.pid) * 1000;
   try {
     const recovered = recoveredLine(server.output());
     if (expected.replayed !== null && recovered.replayed < expected.replayed) {
@@ -212,6 +215,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     const result: Boot = {
       variant,
       wallMs,
+      cpuMs,
       recoveredMs: recovered.ms,
       snapshots: recovered.snapshots,
       replayed: recovered.replayed,
@@ -219,7 +223,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
       memory,
     };
     console.log(
-      `  boot (${variant}): ${(wallMs / 1000).toFixed(2)} s from spawn to listening, recovered in ${(recovered.ms / 1000).toFixed(2)} s ` +
+      `  boot (${variant}): ${(wallMs / 1000).toFixed(2)} s from spawn to listening (${(cpuMs / 1000).toFixed(2)} s of CPU), recovered in ${(recovered.ms / 1000).toFixed(2)} s ` +
         `(${recovered.snapshots} snapshot records, ${recovered.replayed} log entries replayed); stop ${(result.stopMs / 1000).toFixed(2)} s; ` +
         `heap ${round(memory.heapUsed / MB)} MB, anonymous RSS ${round(memory.rssAnon / MB)} MB`,
     );

@@ -124,7 +124,7 @@ export function printRecovery(recovery: RecoveryResult | null | undefined): void
   for (const boot of recovery.boots) {
     const replay = boot.variant === 'log tail' ? `, ${boot.replayed} log entries replayed` : '';
     console.log(
-      `  ${boot.variant.padEnd(8)}: ${fmt(boot.wallMs / 1000)} s spawn to listening, ${fmt(boot.recoveredMs / 1000)} s recovery (server's 'recovered' ms${replay}); ` +
+      `  ${boot.variant.padEnd(8)}: ${fmt(boot.wallMs / 1000)} s spawn to listening (${fmt(boot.cpuMs / 1000)} s of server CPU), ${fmt(boot.recoveredMs / 1000)} s recovery (server's 'recovered' ms${replay}); ` +
         `heap ${fmt(boot.memory.heapUsed / 1024 / 1024)} MB = ${fmt(boot.memory.heapUsed / recovery.messages)} B per message all told; ` +
         `graceful stop ${fmt(boot.stopMs / 1000)} s`,
     );
