@@ -187,7 +187,7 @@ export function messageStoreFromRecord(record: MessageStoreRecord | undefined): 
   store.nextId = record.nextId;
   store.nextRecipientId = record.nextRecipientId;
   for (const [key, id] of record.recipientIds) store.recipientIds.set(key, id);
-  // Snapshots list messages in id order (Map insertion order), so every index array stays sorted.
+  // Records list messages in id order (the order IdMap iterates), so every index array stays sorted.
   const lists = record.holderLists ?? [];
   for (const message of record.messages) {
     // The decoded record is this store's own: its messages are taken as they are, not copied.
