@@ -20,6 +20,8 @@ interface Summary {
   replayed: number;
   archive: ArchiveReport;
   problems: string[];
+  /** what is not wrong but worth knowing: a tail of the log that was never acknowledged */
+  notes: string[];
 }
 
 /** Loads a data directory the way a boot does, checks every realm and the log archive; lists any problem. */
@@ -29,13 +31,15 @@ async function loadAndVerify(config: Config): Promise<Summary> {
     const { snapshots, replayed, tornTail } = recovered;
     const realms = runtime.realmStates();
     const problems = realms.flatMap(verifyRealm);
-    if (tornTail) problems.push(`log record ${tornTail.seq} at the end of the log cannot be read (${tornTail.error}); the server drops it at its next start`);
+    // A tail the boot drops (a write cut short by a crash, or the entries after a write that failed on a full
+    // disk) was never acknowledged to anyone: the directory is sound, the operator is told.
+    const notes = tornTail ? [`log record ${tornTail.seq} at the end of the log cannot be read (${tornTail.error}); it was never acknowledged, and the server drops it at its next start`] : [];
     const archive = store.history().checkArchive(store.snapshotSeq());
     problems.push(...archive.problems);
     const count = (pick: (realm: (typeof realms)[number]) => number) => realms.reduce((sum, realm) => sum + pick(realm), 0);
     return {
       realms: realms.length, users: count((r) => r.users.size), channels: count((r) => r.channels.size), groups: count((r) => r.groups.size),
-      seq: runtime.logPosition, snapshots, replayed, archive, problems,
+      seq: runtime.logPosition, snapshots, replayed, archive, problems, notes,
     };
   } finally {
     await store.close();
@@ -160,6 +164,7 @@ is readable and without gaps, and prints a summary. Exits 1 when anything is wro
       if (!existsSync(join(config.dataDir, DATA_FILE))) throw new ConfigError(`no data in ${config.dataDir}`);
       const summary = await loadAndVerify(config);
       printSummary(summary);
+      for (const note of summary.notes) console.log(`note: ${note}`);
       if (summary.problems.length) {
         for (const problem of summary.problems) console.log(`problem: ${problem}`);
         throw new Error(`${summary.problems.length} problems found`);
