@@ -180,14 +180,21 @@ function diskBytes(dir: string): number {
   return total;
 }
 
-/** The fields of the server's 'recovered' log line (pino JSON at log level info). */
-function recoveredLine(output: string): { ms: number; snapshots: number; replayed: number } {
-  for (const line of output.split('\n')) {
-    if (!line.includes('"msg":"recovered"')) continue;
-    const fields = JSON.parse(line) as { ms: number; snapshots: number; replayed: number };
-    return { ms: fields.ms, snapshots: fields.snapshots, replayed: fields.replayed };
+/**
+ * The fields of the server's 'recovered' log line (pino JSON at log level info). pino writes asynchronously,
+ * so the line may reach the pipe after "Listening on": it is waited for a little.
+ */
+async function recoveredLine(output: () => string): Promise<{ ms: number; snapshots: number; replayed: number }> {
+  const deadline = performance.now() + 5000;
+  for (;;) {
+    for (const line of output().split('\n')) {
+      if (!line.includes('"msg":"recovered"')) continue;
+      const fields = JSON.parse(line) as { ms: number; snapshots: number; replayed: number };
+      return { ms: fields.ms, snapshots: fields.snapshots, replayed: fields.replayed };
+    }
+    if (performance.now() > deadline) throw new Error(`no 'recovered' line in the server's output:\n${output().slice(0, 2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`no 'recovered' line in the server's output:\n${output.slice(0, 2000)}`);
 }
 
 async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number; replayed: number | null }, timeoutMs: number): Promise<Boot> {
@@ -201,7 +208,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
   const wallMs = performance.now() - started;
   const cpuMs = cpuSeconds(server.pid) * 1000;
   try {
-    const recovered = recoveredLine(server.output());
+    const recovered = await recoveredLine(() => server.output());
     if (expected.replayed !== null && recovered.replayed < expected.replayed) {
       throw new Error(`the ${variant} boot replayed ${recovered.replayed} log entries, expected at least ${expected.replayed}`);
     }
