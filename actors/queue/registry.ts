@@ -87,7 +87,6 @@ export interface QueueRecord {
   lastPollStartedAt: number;
 }
 
-const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 
 /**
  * Every live event queue, indexed by id, realm and user; the event buffers; held long-polls; and the
@@ -96,7 +95,8 @@ const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 export class QueueRegistry {
   private readonly byId = new Map<string, Queue>();
   private readonly byRealm = new Map<number, Set<Queue>>();
-  private readonly byUser = new Map<string, Set<Queue>>();
+  /** realm id -> user id -> queues: numeric keys, looked up once per recipient of every event */
+  private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
   private readonly toWake = new Set<Queue>();
@@ -141,7 +141,9 @@ export class QueueRegistry {
     const queue = new Queue(createActor(queueMachine, { snapshot, input: context }).start(), buffer, lastPollStartedAt);
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
-    setOf(this.byUser, userKey(context.realmId, context.userId)).add(queue);
+    let users = this.byUser.get(context.realmId);
+    if (!users) this.byUser.set(context.realmId, (users = new Map()));
+    setOf(users, context.userId).add(queue);
     if (context.spec.allPublicStreams) setOf(this.allPublicByRealm, context.realmId).add(queue);
     return queue;
   }
@@ -207,9 +209,15 @@ export class QueueRegistry {
       case 'all_public_streams':
         take(this.allPublicByRealm.get(delivery.realmId) ?? []);
         break;
-      case 'users':
-        for (const userId of audience.userIds) take(this.byUser.get(userKey(delivery.realmId, userId)) ?? []);
+      case 'users': {
+        const users = this.byUser.get(delivery.realmId);
+        if (!users) break;
+        for (const userId of audience.userIds) {
+          const queues = users.get(userId);
+          if (queues) take(queues);
+        }
         break;
+      }
     }
     return out;
   }
@@ -373,7 +381,7 @@ export class QueueRegistry {
     const { queueId, realmId, userId } = queue.context;
     this.byId.delete(queueId);
     this.byRealm.get(realmId)?.delete(queue);
-    this.byUser.get(userKey(realmId, userId))?.delete(queue);
+    this.byUser.get(realmId)?.get(userId)?.delete(queue);
     this.allPublicByRealm.get(realmId)?.delete(queue);
     this.toWake.delete(queue);
   }
