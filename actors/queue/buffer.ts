@@ -153,7 +153,7 @@ export class EventBuffer {
    * which must stay in the queue until then (the original, too, merges only events not yet sent).
    */
   private handOut(event: BufferedEvent): string {
-    if (event.merge) delete event.merge;
+    if (event.merge) event.merge = undefined;
     return event.json;
   }
 }
