@@ -15,16 +15,14 @@ export type Audience = { kind: 'realm' } | { kind: 'users'; userIds: readonly nu
 export interface Delivery {
   realmId: number;
   audience: Audience;
+  /** the event; with `select`, what every queue's event has in common: its type */
   event: ApiEvent;
   /**
-   * Narrows the audience to some of its queues: events whose shape depends on what a queue asked for
-   * (`apply_markdown`, `client_extavatar`, the sender's `local_id` echo) go out as one delivery per shape.
+   * For an event whose shape depends on what a queue asked for (a message's `apply_markdown` and
+   * `client_extavatar`, the sender's `local_id` echo): the event this queue gets, or null for none. Called
+   * while recipients are resolved, in the same synchronous step as the change, so that what it builds is of
+   * the state the change left; queues given the same object share one serialization.
    */
-  only?: (queue: QueueContext) => boolean;
-  /**
-   * For an event whose parts are built lazily (a message's views): builds them. Called as soon as the
-   * delivery is known to reach a queue, while the state is still the one the change left; never called
-   * when no queue takes it.
-   */
-  prepare?: () => void;
+  select?(queue: QueueContext): ApiEvent | null;
 }
+

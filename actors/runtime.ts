@@ -7,7 +7,7 @@ import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import { newQueueId } from './ids.ts';
 import type { QueueChange } from './queue/changes.ts';
-import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings } from './queue/registry.ts';
+import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings, type Routed } from './queue/registry.ts';
 import type { QueueContext, QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
@@ -89,7 +89,9 @@ export class Runtime {
    * Events of changes applied but not yet durable, by log position, with the queues they go to once they
    * are. A snapshot taken meanwhile covers those changes: it stores these events too (see snapshot).
    */
-  private readonly undelivered = new Map<number, { event: Delivery['event']; queues: Queue[] }[]>();
+  private readonly undelivered = new Map<number, Routed[]>();
+  /** per realm, what its decisions may read besides its state (see decideContext) */
+  private readonly decideContexts = new Map<number, DecideContext>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
 
@@ -139,10 +141,15 @@ export class Runtime {
 
   /** The time, and the personal facts of the realm's user actors that a realm decision may record. */
   private decideContext(realmId: number): DecideContext {
-    return {
-      now: () => this.options.clock.now(),
-      alertWords: (userId) => this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.alertWords ?? [],
-    };
+    let context = this.decideContexts.get(realmId);
+    if (!context) {
+      context = {
+        now: () => this.options.clock.now(),
+        alertWords: (userId) => this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.alertWords ?? [],
+      };
+      this.decideContexts.set(realmId, context);
+    }
+    return context;
   }
 
   /** Decides a realm command and commits its changes; resolves once they are durable. */
@@ -262,17 +269,8 @@ export class Runtime {
    */
   publish(deliveries: readonly Delivery[]): void {
     for (const delivery of deliveries) {
-      const queues = this.recipients(delivery);
-      if (queues.length === 0) continue;
-      delivery.prepare?.();
-      this.queues.deliver(queues, delivery.event);
+      for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
     }
-  }
-
-  /** The queues a delivery goes to now. */
-  private recipients(delivery: Delivery): Queue[] {
-    const queues = this.queues.resolve(delivery);
-    return delivery.only ? queues.filter((queue) => delivery.only!(queue.context)) : queues;
   }
 
   /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */
@@ -319,19 +317,16 @@ export class Runtime {
     const deliveries = apply(at);
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
-    const resolved = deliveries.map((delivery) => ({ event: delivery.event, queues: this.recipients(delivery) }));
-    for (let i = 0; i < resolved.length; i++) if (resolved[i]!.queues.length > 0) deliveries[i]!.prepare?.();
-    const taken = resolved.filter(({ queues }) => queues.length > 0);
-    if (taken.length > 0) this.undelivered.set(seq, taken);
+    const routes: Routed[] = [];
+    for (const delivery of deliveries) for (const routed of this.queues.resolve(delivery)) routes.push(routed);
+    if (routes.length > 0) this.undelivered.set(seq, routes);
     const written = this.store.append({ v: FORMAT_VERSION, seq, at, ...target, changes });
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
         this.undelivered.delete(seq);
         let count = 0;
-        for (const { event, queues } of resolved) {
-          // A delivery no queue takes is never serialized (shaped events come in several variants).
-          if (queues.length === 0) continue;
+        for (const { event, queues } of routes) {
           this.queues.deliver(queues, event, true);
           count += queues.length;
         }
@@ -608,10 +603,10 @@ export class Runtime {
    * every actor that changed; so an entry older than an actor's snapshot has nothing for any queue.)
    */
   private reannounce(delivery: Delivery, seq: number, snapshotSeq: ReadonlyMap<string, number>): void {
-    const queues = this.recipients(delivery).filter((queue) => (snapshotSeq.get(`queue:${queue.id}`) ?? -1) < seq);
-    if (queues.length === 0) return;
-    delivery.prepare?.();
-    this.queues.deliver(queues, delivery.event, true);
+    for (const routed of this.queues.resolve(delivery)) {
+      const queues = routed.queues.filter((queue) => (snapshotSeq.get(`queue:${queue.id}`) ?? -1) < seq);
+      if (queues.length > 0) this.queues.deliver(queues, routed.event, true);
+    }
   }
 
   /**

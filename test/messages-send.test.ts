@@ -184,3 +184,15 @@ t.test('message events reach the recipients only, shaped per queue', async (t) =
   t.same(catEvents.map((e) => (e.message as { id: number }).id), [first], 'all_public_streams: public channel messages only');
   t.same(ofType(await drain(api.as(ann), annNarrow.queueId), 'message').map((e) => (e.message as { subject: string }).subject), ['inner'], 'a narrowed queue takes matching messages only');
 });
+
+// Regression: a send naming a recipient's queue as its echo queue left that queue without the message.
+t.test("a local echo naming another user's queue: that queue gets the message, without local_message_id", async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const general = await channel(api, 'general', [1, ann.userId]);
+  const annQueue = await api.as(ann).register({ event_types: ['message'] });
+  const id = await sendToChannel(api, general, 'news', 'hello', { queue_id: annQueue.queueId, local_id: '1.01' });
+  const events = ofType(await drain(api.as(ann), annQueue.queueId), 'message');
+  t.same(events.map((e) => (e.message as { id: number }).id), [id]);
+  t.notOk('local_message_id' in events[0]!, 'the echo is for the sender');
+});

@@ -81,6 +81,14 @@ export class Queue {
   }
 }
 
+/** Where a delivery goes: the queues that get one event. */
+export interface Routed {
+  event: ApiEvent;
+  queues: Queue[];
+}
+
+type Gate = (spec: QueueSpec) => boolean;
+
 export interface QueueRecord {
   context: QueueContext;
   buffer: BufferRecord;
@@ -184,42 +192,44 @@ export class QueueRegistry {
   }
 
   /**
-   * The queues that should receive a delivery; resolved when the change is applied, filled after commit.
-   * A queue takes it if it asked for the type, passes the event's capability gate (capabilities.ts), and,
-   * for a message, its narrow. Per queue that is a few lookups; the gate and the narrow are null for most.
+   * Where a delivery goes, resolved when the change is applied and filled after commit: the queues that get
+   * it, grouped by the event each gets (one group, unless the delivery selects a shape per queue). A queue
+   * takes it if it asked for the type, passes the event's capability gate (capabilities.ts), and, for a
+   * message, its narrow. Per queue that is a few lookups; the gate and the narrow are null for most.
    */
-  resolve(delivery: Delivery): Queue[] {
-    const out: Queue[] = [];
+  resolve(delivery: Delivery): Routed[] {
+    const out: Routed[] = [];
     const { audience, event } = delivery;
     const types = deliveryTypes(event);
     const gate = gateFor(event);
-    const isMessage = event.type === 'message';
-    const take = (queues: Iterable<Queue>) => {
-      for (const queue of queues) {
-        if (!queue.acceptsAny(types)) continue;
-        if (gate && !gate(queue.context.spec)) continue;
-        if (isMessage && queue.narrow && !queue.narrow(event)) continue;
-        out.push(queue);
-      }
-    };
     switch (audience.kind) {
       case 'realm':
-        take(this.byRealm.get(delivery.realmId) ?? []);
+        this.route(this.byRealm.get(delivery.realmId), delivery, types, gate, out);
         break;
       case 'all_public_streams':
-        take(this.allPublicByRealm.get(delivery.realmId) ?? []);
+        this.route(this.allPublicByRealm.get(delivery.realmId), delivery, types, gate, out);
         break;
       case 'users': {
         const users = this.byUser.get(delivery.realmId);
         if (!users) break;
-        for (const userId of audience.userIds) {
-          const queues = users.get(userId);
-          if (queues) take(queues);
-        }
+        for (const userId of audience.userIds) this.route(users.get(userId), delivery, types, gate, out);
         break;
       }
     }
     return out;
+  }
+
+  private route(queues: Iterable<Queue> | undefined, delivery: Delivery, types: readonly string[], gate: Gate | null, out: Routed[]): void {
+    if (!queues) return;
+    for (const queue of queues) {
+      if (!queue.acceptsAny(types)) continue;
+      const context = queue.context;
+      if (gate && !gate(context.spec)) continue;
+      const event = delivery.select ? delivery.select(context) : delivery.event;
+      if (event === null) continue;
+      if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
+      groupOf(out, event).queues.push(queue);
+    }
   }
 
   /**
@@ -436,6 +446,14 @@ function flagMerge(event: ApiEvent): LoggedEvent['merge'] {
   const messages = event.messages as number[] | undefined;
   if (!messages || event.all === true) return undefined;
   return { key: `${op}:${flag}`, messages, event: event as Record<string, unknown> };
+}
+
+/** The group of an event; a delivery has one event, or one per shape (a handful): a scan finds it. */
+function groupOf(routes: Routed[], event: ApiEvent): Routed {
+  for (const routed of routes) if (routed.event === event) return routed;
+  const routed: Routed = { event, queues: [] };
+  routes.push(routed);
+  return routed;
 }
 
 function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {

@@ -1,10 +1,10 @@
-import type { ApiEvent, Delivery } from '../../events.ts';
+import type { ApiEvent, Audience, Delivery } from '../../events.ts';
 import type { QueueContext } from '../../queue/spec.ts';
 import { canSeeChannel } from '../channels/views.ts';
 import { Role, type RealmState } from '../state.ts';
 import { canRead, flagsFor, holds, messageAudience, readsChannelHistory } from './access.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
-import type { StoredMessage } from './state.ts';
+import { hasSorted, type StoredMessage } from './state.ts';
 import { topicLinks } from './topic-links.ts';
 import { messageView, reactionView, type ViewOptions } from './views.ts';
 
@@ -56,70 +56,97 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
 }
 
 /**
- * The shapes of a `message` event that depend on what a queue asked for. The empty topic's display name
- * (the `empty_topic_name` capability) is applied at delivery, by the queue registry's capability adapters.
+ * The shapes of a message as queues asked for it, by `apply_markdown` and `client_extavatar`. The empty
+ * topic's display name (the `empty_topic_name` capability) is applied at delivery, by the queue registry's
+ * capability adapters.
  */
-function variants(): (ViewOptions & { accepts: (queue: QueueContext) => boolean })[] {
-  const out = [];
-  for (const applyMarkdown of [true, false]) {
-    for (const clientExtavatar of [true, false]) {
-      out.push({
-        applyMarkdown, clientExtavatar, allowEmptyTopicName: true,
-        accepts: (queue: QueueContext) => queue.spec.applyMarkdown === applyMarkdown && queue.spec.clientExtavatar === clientExtavatar,
-      });
-    }
+const SHAPES: readonly ViewOptions[] = [
+  { applyMarkdown: true, clientExtavatar: true, allowEmptyTopicName: true },
+  { applyMarkdown: true, clientExtavatar: false, allowEmptyTopicName: true },
+  { applyMarkdown: false, clientExtavatar: true, allowEmptyTopicName: true },
+  { applyMarkdown: false, clientExtavatar: false, allowEmptyTopicName: true },
+];
+
+const shapeOf = (queue: QueueContext) => (queue.spec.applyMarkdown ? 0 : 2) + (queue.spec.clientExtavatar ? 0 : 1);
+
+/** What every delivery of a new message has in common, for the registry's type checks. */
+const MESSAGE_EVENT: ApiEvent = Object.freeze({ type: 'message' });
+
+type LocalEcho = { queueId: string; localId: string };
+
+/** A new message's views, built once per shape some queue takes and shared by every group of recipients. */
+class NewMessage {
+  private readonly views: (Record<string, unknown> | undefined)[] = [];
+  constructor(
+    readonly state: RealmState,
+    readonly message: StoredMessage,
+    readonly echo: LocalEcho | undefined,
+  ) {}
+
+  view(shape: number): Record<string, unknown> {
+    return (this.views[shape] ??= messageView(this.state, this.message, SHAPES[shape]!));
   }
-  return out;
 }
 
 /**
- * `message` events: recipients grouped by identical flags, each group sent one delivery per shape; the
- * sender's echoing queue gets its own with `local_message_id`; queues registered with `all_public_streams`
- * get public channel messages they did not receive, with no flags (as the original). Queue narrows are
- * applied by the queue registry when it resolves recipients.
+ * The `message` events of recipients whose flags are the same (`flagsOf`: one of them), or, with
+ * `flagsOf` null, those of the `all_public_streams` queues that did not receive the message (no flags, as
+ * the original). Each queue gets its shape; the sender's echoing queue gets it with `local_message_id`.
+ * Nothing is built until a queue takes it, and then while the state is the one the send left.
  */
-function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: { queueId: string; localId: string }): Delivery[] {
+class NewMessageDelivery implements Delivery {
+  readonly realmId: number;
+  readonly event = MESSAGE_EVENT;
+  private flags: string[] | undefined;
+  /** by shape, then by shape + 4 for the echo */
+  private readonly events: (ApiEvent | undefined)[] = [];
+
+  constructor(
+    readonly audience: Audience,
+    private readonly sent: NewMessage,
+    private readonly flagsOf: number | null,
+  ) {
+    this.realmId = sent.state.realmId;
+  }
+
+  select(queue: QueueContext): ApiEvent | null {
+    const { state, message, echo } = this.sent;
+    if (this.flagsOf === null && (holds(message, queue.userId) || state.users.get(queue.userId)?.role === Role.guest)) return null;
+    const echoes = echo !== undefined && queue.queueId === echo.queueId && queue.userId === message.senderId;
+    const shape = shapeOf(queue);
+    const at = echoes ? shape + SHAPES.length : shape;
+    let event = this.events[at];
+    if (!event) {
+      this.flags ??= this.flagsOf === null ? [] : flagsFor(state, this.flagsOf, message);
+      event = { type: 'message', message: this.sent.view(shape), flags: this.flags };
+      if (echoes) event.local_message_id = echo.localId;
+      this.events[at] = event;
+    }
+    return event;
+  }
+}
+
+/**
+ * `message` events: recipients grouped by identical flags, one delivery per group, each queue getting the
+ * shape it asked for; queues registered with `all_public_streams` get public channel messages they did not
+ * receive. Queue narrows are applied by the queue registry when it resolves recipients.
+ */
+function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: LocalEcho): Delivery[] {
   // A new message's flags differ between recipients only by who sent it and whom it mentions by name or
   // as a topic participant: group on those facts, then read each group's flags off one of its members.
-  const mentioned = new Set(message.mentions.userIds);
-  const topicMentioned = new Set(message.mentions.topicWildcardUserIds);
+  const { mentions } = message;
   const byKey = new Map<number, number[]>();
   for (const userId of message.userIds) {
-    const key = (userId === message.senderId ? 1 : 0) | (mentioned.has(userId) ? 2 : 0) | (topicMentioned.has(userId) ? 4 : 0);
+    const key = (userId === message.senderId ? 1 : 0) | (hasSorted(mentions.userIds, userId) ? 2 : 0) | (hasSorted(mentions.topicWildcardUserIds, userId) ? 4 : 0);
     const list = byKey.get(key);
     if (list) list.push(userId);
     else byKey.set(key, [userId]);
   }
-  const groups = [...byKey.values()].map((userIds) => ({ flags: flagsFor(state, userIds[0]!, message), userIds }));
-  const shapes = variants();
-  // Each shape's view is built only if a queue takes it: most recipients of most messages have no queue
-  // that asked for that shape, or none at all. `prepare` builds it while the state is the one this change
-  // left, before any later change applies (see Delivery.prepare).
-  const views: (ReturnType<typeof messageView> | undefined)[] = [];
-  const view = (i: number) => (views[i] ??= messageView(state, message, shapes[i]!));
-  const messageEvent = (i: number, flags: string[], localId?: string): ApiEvent => {
-    const event = { type: 'message', get message() { return view(i); }, flags };
-    return localId === undefined ? event : Object.assign(event, { local_message_id: localId });
-  };
+  const sent = new NewMessage(state, message, echo);
   const out: Delivery[] = [];
-  const push = (i: number, userIds: number[] | null, event: ApiEvent, only: (queue: QueueContext) => boolean) =>
-    out.push({
-      realmId: state.realmId, audience: userIds ? { kind: 'users', userIds } : { kind: 'all_public_streams' }, event, only,
-      prepare: () => void view(i),
-    });
-  for (const { flags, userIds } of groups) {
-    shapes.forEach((shape, i) => {
-      push(i, userIds, messageEvent(i, flags), (queue) => shape.accepts(queue) && queue.queueId !== echo?.queueId);
-      if (echo && userIds.includes(message.senderId)) {
-        push(i, [message.senderId], messageEvent(i, flags, echo.localId), (queue) => queue.queueId === echo.queueId && shape.accepts(queue));
-      }
-    });
-  }
+  for (const userIds of byKey.values()) out.push(new NewMessageDelivery({ kind: 'users', userIds }, sent, userIds[0]!));
   const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
-  if (channel && !channel.inviteOnly) {
-    const others = (queue: QueueContext) => !holds(message, queue.userId) && state.users.get(queue.userId)?.role !== Role.guest;
-    shapes.forEach((shape, i) => push(i, null, messageEvent(i, []), (queue) => shape.accepts(queue) && others(queue)));
-  }
+  if (channel && !channel.inviteOnly) out.push(new NewMessageDelivery({ kind: 'all_public_streams' }, sent, null));
   return out;
 }
 

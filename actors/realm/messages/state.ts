@@ -236,9 +236,8 @@ export function removeFromIndexes(store: MessageStore, message: StoredMessage): 
 export function mentionedUsers(message: StoredMessage): Set<number> {
   const out = new Set<number>();
   const { mentions } = message;
-  const received = (userId: number) => hasSorted(message.userIds, userId);
-  for (const userId of mentions.userIds) if (received(userId)) out.add(userId);
-  for (const userId of mentions.topicWildcardUserIds) if (received(userId)) out.add(userId);
+  for (const userId of mentions.userIds) if (hasSorted(message.userIds, userId)) out.add(userId);
+  for (const userId of mentions.topicWildcardUserIds) if (hasSorted(message.userIds, userId)) out.add(userId);
   if (mentions.streamWildcard) for (const userId of message.userIds) if (!message.historicalUserIds.includes(userId)) out.add(userId);
   return out;
 }
