@@ -16,9 +16,14 @@ import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
 import { userAddedDeliveries } from './user-access.ts';
 
+/** One event for every queue of the realm. */
+const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+
+/** Each event for every queue of the realm. */
+const eachToRealm = (state: RealmState, events: readonly Delivery['event'][]): Delivery[] => events.flatMap((event) => toRealm(state, event));
+
 /** The events a realm change announces, computed from the state after the change was applied. */
 export function realmEvents(state: RealmState, change: RealmChange, now: number): Delivery[] {
-  const toRealm = (event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
   switch (change.type) {
     case 'user.created': {
       const user = state.users.get(change.user.userId);
@@ -30,24 +35,24 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':
       return [
-        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } }),
         ...botAccountEvent(state, change.userId, 'update', { is_active: false }),
       ];
     case 'user.reactivated':
       return [
-        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } }),
         ...botAccountEvent(state, change.userId, 'update', { is_active: true }),
       ];
     case 'user.updated': {
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
-        out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
         // A default avatar shows the name's initials: new initials are a new picture, at a new URL.
         const user = state.users.get(change.userId);
         if (user && !user.avatarPathId && initials(change.previousFullName ?? '') !== initials(change.fullName)) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
-        out.push(...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
       }
       return out;
     }
@@ -55,14 +60,14 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     // original sends them when the address is visible to everyone.
     case 'user.email_changed':
       return [
-        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, delivery_email: change.email } }),
-        ...toRealm({ type: 'realm_user', op: 'update', person: { user_id: change.userId, new_email: change.email } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, delivery_email: change.email } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, new_email: change.email } }),
       ];
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':
     case 'group.subgroups_changed':
-      return groupEvents(state, change).flatMap(toRealm);
+      return eachToRealm(state, groupEvents(state, change));
     case 'channel.created':
     case 'channel.updated':
     case 'subscriptions.added':
@@ -70,16 +75,16 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'subscription.properties_set':
       return channelEvents(state, change, now);
     case 'settings_default.changed':
-      return settingsDefaultsEvents(change).flatMap(toRealm);
+      return eachToRealm(state, settingsDefaultsEvents(change));
     case 'realm.property_changed':
     case 'realm.permission_changed':
-      return realmSettingsEvents(change).flatMap(toRealm);
+      return eachToRealm(state, realmSettingsEvents(change));
     case 'profile_field.created':
     case 'profile_field.updated':
     case 'profile_field.deleted':
     case 'profile_fields.reordered':
     case 'profile_data.changed':
-      return profileFieldEvents(state, change).flatMap(toRealm);
+      return eachToRealm(state, profileFieldEvents(state, change));
     case 'bot.updated':
       return botEvents(state, change);
     // A bot's new key goes to those who administer it; a person's to nobody (the response carries it).
@@ -93,12 +98,12 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       return attachmentEvents(state, change);
     case 'emoji.added':
     case 'emoji.deactivated':
-      return emojiEvents(state).flatMap(toRealm);
+      return eachToRealm(state, emojiEvents(state));
     case 'linkifier.added':
     case 'linkifier.updated':
     case 'linkifier.removed':
     case 'linkifiers.reordered':
-      return linkifierEvents(state).flatMap(toRealm);
+      return eachToRealm(state, linkifierEvents(state));
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

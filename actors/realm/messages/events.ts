@@ -10,9 +10,11 @@ import { messageView, reactionView, type ViewOptions } from './views.ts';
 
 type Edited = Extract<MessageChange, { type: 'message.edited' }>;
 
+/** One event for the listed users' queues, if there are any users. */
+const toUsers = (state: RealmState, userIds: readonly number[], event: ApiEvent): Delivery[] =>
+  userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
+
 export function messageEvents(state: RealmState, change: MessageChange): Delivery[] {
-  const to = (userIds: readonly number[], event: ApiEvent): Delivery[] =>
-    userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
   switch (change.type) {
     case 'message.sent': {
       const message = state.messages.byId.get(change.message.id)!;
@@ -29,7 +31,7 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
       for (const group of change.groups) {
         const event: ApiEvent = { type: 'delete_message', message_ids: group.messageIds, message_type: group.messageType };
         if (group.messageType === 'stream') Object.assign(event, { stream_id: group.channelId, topic: group.topic });
-        out.push(...to(group.userIds, event));
+        out.push(...toUsers(state, group.userIds, event));
       }
       return [...out, ...firstMessageIdEvents(state, change.firstMessageIds)];
     }
@@ -45,12 +47,12 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
         ...reactionView(change.reaction),
         user: { user_id: user.userId, email: user.email, full_name: user.fullName },
       };
-      return to(messageAudience(state, message), event);
+      return toUsers(state, messageAudience(state, message), event);
     }
     case 'message.flags_changed': {
       const event: ApiEvent = { type: 'update_message_flags', op: change.op, operation: change.op, flag: change.flag, messages: change.messageIds, all: false };
       if (change.flag === 'read' && change.op === 'remove') event.message_details = unreadDetails(state, change.userId, change.messageIds);
-      return to([change.userId], event);
+      return toUsers(state, [change.userId], event);
     }
   }
 }
