@@ -49,14 +49,10 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const disconnect = new Disconnect();
-    let done = false;
-    res.onAborted(() => {
-      done = true;
-      disconnect.abort();
-    });
+    const exchange = new Exchange(res, finish);
+    res.onAborted(() => exchange.abort());
     if (draining) {
-      done = true;
+      exchange.done = true;
       write(res, { status: 503, headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: '{"result":"error","msg":"Server is shutting down","code":"BAD_REQUEST"}' });
       return;
     }
@@ -69,41 +65,32 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       authorization: req.getHeader('authorization'),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
-      signal: disconnect,
+      signal: exchange.disconnect,
     };
-    const respond = (response: ApiResponse) => {
-      if (!done) {
-        done = true;
-        res.cork(() => write(res, response));
-      }
-      finish();
-    };
-    const run = () => dispatch(request).then(respond, () => respond(INTERNAL_ERROR));
-
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
     const declared = Number(req.getHeader('content-length') || 0);
     if (declared > cap) {
-      respond(tooLarge(cap));
+      exchange.respond(tooLarge(cap));
       return;
     }
     if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
-      run();
+      exchange.run(dispatch, request);
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
-      if (done) return;
+      if (exchange.done) return;
       size += chunk.byteLength;
       if (size > cap) {
-        respond(tooLarge(cap));
+        exchange.respond(tooLarge(cap));
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
       chunks.push(Buffer.from(chunk.slice(0)));
       if (isLast) {
         request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        run();
+        exchange.run(dispatch, request);
       }
     });
   });
@@ -129,6 +116,42 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
+ * the client went away, and counted as finished once either has happened. Its work is in methods rather
+ * than closures made per request.
+ */
+class Exchange {
+  /** answered, or the client went away: nothing more is written */
+  done = false;
+  readonly disconnect = new Disconnect();
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly finished: () => void,
+  ) {}
+
+  abort(): void {
+    this.done = true;
+    this.disconnect.abort();
+  }
+
+  run(dispatch: Dispatch, request: ApiRequest): void {
+    dispatch(request).then(
+      (response) => this.respond(response),
+      () => this.respond(INTERNAL_ERROR),
+    );
+  }
+
+  respond(response: ApiResponse): void {
+    if (!this.done) {
+      this.done = true;
+      this.res.cork(() => write(this.res, response));
+    }
+    this.finished();
+  }
+}
 
 /** What a connection carries through uWS: the endpoint's state, and whether the socket is gone. */
 interface SocketHolder<S> {
