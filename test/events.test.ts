@@ -96,6 +96,30 @@ t.test('a held long-poll completes when another request causes an event', async 
   t.equal(event.person.user_id, created.body.user_id);
 });
 
+// Held polls are woken a slice at a time (queue/registry.ts scheduleWake): more than a slice must all complete.
+t.test('an event completes every held poll, hundreds at once', async (t) => {
+  // 600 registrations by one user are over the default rate limit.
+  const { api, url } = await startTestServer(t, { rateLimit: null });
+  const count = 600;
+  const queueIds: string[] = [];
+  for (let i = 0; i < count; i++) queueIds.push((await api.register({ event_types: ['realm_user'] })).queueId);
+  const held = queueIds.map((queueId) => track(poll(api, queueId, -1)));
+  const heldPolls = async () => Number(/^chat_held_polls (\S+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
+  for (let tries = 1; (await heldPolls()) < count; tries++) {
+    if (tries > 100) return void t.fail(`only ${await heldPolls()} of ${count} polls are held after 5 s`);
+    await sleep(50);
+  }
+  t.notOk(held.some((poll) => poll.state.settled), 'every poll is held');
+
+  const created = await api.post('/users', { email: 'newcomer@example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'Newcomer' });
+  const results = await within(10_000, Promise.all(held.map((poll) => poll.done)), `${count} held polls`);
+  t.ok(results.every((result, i) => result.status === 200 && result.body.queue_id === queueIds[i]), 'each poll answers for its queue');
+  t.ok(
+    results.every((result) => result.body.events.length === 1 && result.body.events[0].person.user_id === created.body.user_id),
+    'each with the one event',
+  );
+});
+
 t.test('dont_block=true answers at once with no events on an empty queue', async (t) => {
   const { api } = await startTestServer(t);
   const { queueId } = await api.register();

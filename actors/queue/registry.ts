@@ -89,6 +89,9 @@ export interface Routed {
 
 type Gate = (spec: QueueSpec) => boolean;
 
+/** Held polls completed per turn of the event loop (see scheduleWake). */
+const WAKE_SLICE = 256;
+
 export interface QueueRecord {
   context: QueueContext;
   buffer: BufferRecord;
@@ -372,19 +375,27 @@ export class QueueRegistry {
   /**
    * Held polls are completed from a setImmediate, not from inside the request that caused the event:
    * that request's socket is corked, and completing other sockets from there costs many more syscalls.
+   * They are completed a slice at a time, a setImmediate each: a completed poll's answer is written a few
+   * promise steps later (the route, dispatch), and those steps run only once the loop that completed it
+   * returns. In one loop, 10,000 polls were all completed before the first answer left (50 ms later).
    */
   private scheduleWake(queue: Queue): void {
     this.toWake.add(queue);
     if (this.wakeScheduled) return;
     this.wakeScheduled = true;
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      for (const waking of this.toWake) {
-        if (waking.held) this.complete(waking);
-        else this.push(waking);
-      }
-      this.toWake.clear();
-    });
+    setImmediate(() => this.wake());
+  }
+
+  private wake(): void {
+    let budget = WAKE_SLICE;
+    for (const waking of this.toWake) {
+      this.toWake.delete(waking);
+      if (waking.held) this.complete(waking);
+      else this.push(waking);
+      if (--budget === 0) break;
+    }
+    if (this.toWake.size > 0) setImmediate(() => this.wake());
+    else this.wakeScheduled = false;
   }
 
   private forget(queue: Queue): void {
