@@ -1,6 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import type { RealmChange } from '../actors/realm/changes.ts';
+import { Role } from '../actors/realm/state.ts';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, configFrom } from '../src/config.ts';
@@ -190,4 +192,51 @@ t.test('restore --until: a snapshot brought forward to a moment or a log positio
   await refusal(new RegExp(`log positions \\d+ to ${atLate - 1}, needed to go forward from the snapshot, are no longer kept: the log archive of .* goes on only at position ${atLate}.*restore a newer snapshot`),
     { until: String(atLate), log: dataDir });
   t.ok(late > two);
+});
+
+// Regression: removing thousands of log records in one transaction aborted the process inside LMDB
+// ("Assertion 'key.mv_size > 0' failed in mdb_page_alloc()", with 9,000 records of message sends; records
+// with no changes do not trigger it): a restore now cuts the log in batches (Store.truncateLogAfter).
+t.test("restore --until drops thousands of records of the snapshot's own log", async (t) => {
+  const dataDir = tempDir();
+  const work = tempDir();
+  t.teardown(() => {
+    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
+  });
+  const { store, runtime } = openRuntime(dataDir, { now: Date.now });
+  const { realmId } = await runtime.createRealm('', 'Chat');
+  const [created] = await runtime.execute(realmId, {
+    type: 'user.create', caller: { kind: 'operator' }, email: 'owner@example.com', fullName: 'Owner', passwordHash: null, role: Role.owner,
+  });
+  const owner = { kind: 'user' as const, userId: (created as Extract<RealmChange, { type: 'user.created' }>).user.userId };
+  await runtime.execute(realmId, {
+    type: 'channel.subscribe', caller: owner, channels: [{ name: 'long log', description: '' }], userIds: [owner.userId], authorizationErrorsFatal: true,
+    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} },
+  });
+  const channelId = runtime.realmState(realmId).channels.values().next().value!.id;
+  await runtime.snapshot();
+  const base = runtime.logPosition;
+  // Sent as POST /messages sends them, each its own log record: 10,000 after the snapshot.
+  for (let batch = 0; batch < 10; batch++) {
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => runtime.execute(realmId, {
+      type: 'message.send', caller: owner, kind: 'channel', to: channelId, topic: 'long log', client: 'API',
+      content: `Message ${batch * 1000 + i}: the quick brown fox jumps over the **lazy** dog, then naps.`,
+    })));
+  }
+  t.equal(runtime.logPosition, base + 10_000);
+  const backup = join(work, 'base');
+  await store.backup(backup);
+  await store.close();
+
+  const until = base + 1000;
+  const restoredDir = join(work, 'restored');
+  const restored = await cli('restore', backup, '--data-dir', restoredDir, '--until', String(until));
+  t.equal(restored.code, 0, restored.stderr);
+  t.match(restored.stdout, `up to position ${until}`);
+  t.match(restored.stdout, "9000 later records of the snapshot's log dropped");
+  const restoredStore = new Store(restoredDir, { waitForFlush: false });
+  t.equal(seqs(restoredStore).at(-1), until, 'the log ends at the position restored');
+  await restoredStore.close();
+  const verified = await cli('verify', '--data-dir', restoredDir);
+  t.equal(verified.code, 0, verified.stdout + verified.stderr);
 });
