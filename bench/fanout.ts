@@ -1,5 +1,5 @@
 import { basicAuth, type Credentials } from './lib/api.ts';
-import { cpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
+import { cpuSeconds, mainThreadCpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
 import { openConnection, openConnections, requestText, type RawConnection, type RawResponse } from './lib/raw-http.ts';
 import { max, median, percentile } from './lib/stats.ts';
 import type { RegisteredQueue } from './seed.ts';
@@ -55,6 +55,8 @@ export interface FanoutResult {
   serverCpuSeconds: number;
   benchCpuSeconds: number;
   serverCpuUsPerDelivery: number;
+  /** the part of it on the target's main thread */
+  serverMainThreadUsPerDelivery: number;
 }
 
 export interface FanoutOptions {
@@ -71,17 +73,20 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
   try {
     const rounds: RoundResult[] = [];
     let serverCpu = 0;
+    let serverMain = 0;
     let benchCpu = 0;
     let errors = 0;
     for (let r = 0; r < options.warmupRounds + options.rounds; r++) {
       const measured = r >= options.warmupRounds;
       const serverBefore = cpuSeconds(target.pid);
+      const mainBefore = mainThreadCpuSeconds(target.pid);
       const benchBefore = selfCpuSeconds();
       const result = await runRound(target, connections, r, options.roundTimeoutMs);
       // Warm-up rounds count here too: a target that fails from the start must not look clean.
       errors += result.errors;
       if (measured) {
         serverCpu += cpuSeconds(target.pid) - serverBefore;
+        serverMain += mainThreadCpuSeconds(target.pid) - mainBefore;
         benchCpu += selfCpuSeconds() - benchBefore;
         rounds.push(result);
       }
@@ -102,6 +107,7 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
       serverCpuSeconds: serverCpu,
       benchCpuSeconds: benchCpu,
       serverCpuUsPerDelivery: deliveries > 0 ? (serverCpu * 1e6) / deliveries : NaN,
+      serverMainThreadUsPerDelivery: deliveries > 0 ? (serverMain * 1e6) / deliveries : NaN,
     };
   } finally {
     for (const connection of connections) connection.close();

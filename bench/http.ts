@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { cpuSeconds, selfCpuSeconds } from './lib/proc.ts';
+import { cpuSeconds, mainThreadCpuSeconds, selfCpuSeconds } from './lib/proc.ts';
 import { percentile } from './lib/stats.ts';
 
 export interface HttpScenario {
@@ -37,6 +37,8 @@ export interface HttpMeasurement {
   benchCpuSeconds: number;
   /** server CPU microseconds per request: the fair figure when the load generator saturates first */
   serverCpuUsPerRequest: number;
+  /** the part of it on the server's main thread (the event loop); the rest is GC helpers and the LMDB writer */
+  serverMainThreadUsPerRequest: number;
   /** requests per second one server core would sustain at that cost */
   requestsPerSecondPerCore: number;
 }
@@ -81,9 +83,11 @@ export async function runHttp(url: string, pid: number, scenario: HttpScenario, 
   const connections = scenario.connections ?? options.connections;
   const latencies: number[] = [];
   const serverBefore = cpuSeconds(pid);
+  const mainBefore = mainThreadCpuSeconds(pid);
   const benchBefore = selfCpuSeconds();
   const result = await cannon(url, scenario, connections, options.seconds, latencies);
   const serverCpu = cpuSeconds(pid) - serverBefore;
+  const mainCpu = mainThreadCpuSeconds(pid) - mainBefore;
   const benchCpu = selfCpuSeconds() - benchBefore;
   const requests = result.requests.total;
   const usPerRequest = requests > 0 ? (serverCpu * 1e6) / requests : NaN;
@@ -96,6 +100,7 @@ export async function runHttp(url: string, pid: number, scenario: HttpScenario, 
     serverCpuSeconds: serverCpu,
     benchCpuSeconds: benchCpu,
     serverCpuUsPerRequest: usPerRequest,
+    serverMainThreadUsPerRequest: requests > 0 ? (mainCpu * 1e6) / requests : NaN,
     requestsPerSecondPerCore: 1e6 / usPerRequest,
   };
 }

@@ -19,6 +19,8 @@ export interface Row {
   /** the baseline's server CPU per request over this one's: per-core throughput relative to raw uWS */
   perCoreRatio: number | null;
   serverCpuUsPerRequest: number;
+  /** the part of it on the server's main thread (absent in result files from before it was measured) */
+  serverMainThreadUsPerRequest?: number;
   rpsPerCore: number;
   /** how many runs the medians are over */
   runs: number;
@@ -61,6 +63,7 @@ const COLUMNS: [string, (row: Row) => string][] = [
   ['errors', (row) => String(row.errors)],
   ['ratio to baseline', (row) => times(row.ratio)],
   ['server CPU us/req', (row) => fmt(row.serverCpuUsPerRequest)],
+  ['main thread us/req', (row) => fmt(row.serverMainThreadUsPerRequest ?? NaN)],
   ['req/s per core', (row) => fmt(row.rpsPerCore)],
   ['per-core ratio', (row) => times(row.perCoreRatio)],
 ];
@@ -85,6 +88,7 @@ export function printTable(rows: readonly Row[]): void {
     'ratio to baseline: HTTP = req/s over the raw uWS JSON baseline\'s (both limited by the one-core load generator);\n' +
       '  fanout = server p99 over the raw long-poll baseline\'s p99 (target <= 2x).\n' +
       'req/s per core = 1e6 / server CPU us per request; per-core ratio = baseline CPU per request over this one\'s (the fair figure).\n' +
+      'main thread us/req: the part of the server\'s CPU on its event loop; the rest is V8\'s GC helper threads and libuv\'s pool (LMDB commits).\n' +
       'fanout rows: req/s = deliveries/s (N / time to the last completion), latency = trigger sent to each poll answered,\n' +
       '  CPU per delivery (the poll request and its answer).',
   );

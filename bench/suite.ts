@@ -258,6 +258,7 @@ function httpRow(scenario: string, runs: HttpMeasurement[], baseline: HttpMeasur
     ratio: baseline === null ? null : rps / median(baseline.map((run) => run.requestsPerSecond)),
     perCoreRatio: baseline === null ? null : median(baseline.map((run) => run.serverCpuUsPerRequest)) / usPerRequest,
     serverCpuUsPerRequest: usPerRequest,
+    serverMainThreadUsPerRequest: median(runs.map((run) => run.serverMainThreadUsPerRequest)),
     rpsPerCore: 1e6 / usPerRequest,
     runs: runs.length,
   };
@@ -273,6 +274,7 @@ function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResul
     ratio: baseline && result.p99Ms / baseline.p99Ms,
     perCoreRatio: baseline && baseline.serverCpuUsPerDelivery / result.serverCpuUsPerDelivery,
     serverCpuUsPerRequest: result.serverCpuUsPerDelivery,
+    serverMainThreadUsPerRequest: result.serverMainThreadUsPerDelivery,
     rpsPerCore: 1e6 / result.serverCpuUsPerDelivery,
     runs: result.rounds.length,
   };
@@ -282,7 +284,7 @@ function logRun(name: string, run: number, m: HttpMeasurement): void {
   log(
     `  ${name} run ${run}: ${round(m.requestsPerSecond)} req/s, p50 ${round(m.p50Ms)} ms, p99 ${round(m.p99Ms)} ms, ` +
       `errors ${m.errors}; CPU server ${m.serverCpuSeconds.toFixed(2)} s, bench ${m.benchCpuSeconds.toFixed(2)} s; ` +
-      `${round(m.serverCpuUsPerRequest)} us/req = ${round(m.requestsPerSecondPerCore)} req/s per server core`,
+      `${round(m.serverCpuUsPerRequest)} us/req (main thread ${round(m.serverMainThreadUsPerRequest)}) = ${round(m.requestsPerSecondPerCore)} req/s per server core`,
   );
 }
 
@@ -291,6 +293,6 @@ function logFanout(r: FanoutResult): void {
     `  fanout ${r.n} ${r.target}: first ${round(r.firstMs)} ms, p50 ${round(r.p50Ms)} ms, p99 ${round(r.p99Ms)} ms, max ${round(r.maxMs)} ms, ` +
       `${round(r.deliveriesPerSecond)} deliveries/s, trigger answered after ${round(r.triggerAckMs)} ms, errors ${r.errors} ` +
       `(medians of ${r.rounds.length} rounds); CPU ${r.target} ${r.serverCpuSeconds.toFixed(2)} s, bench ${r.benchCpuSeconds.toFixed(2)} s, ` +
-      `${round(r.serverCpuUsPerDelivery)} us/delivery`,
+      `${round(r.serverCpuUsPerDelivery)} us/delivery (main thread ${round(r.serverMainThreadUsPerDelivery)})`,
   );
 }

@@ -54,7 +54,19 @@ export function cpuCount(): number {
 
 /** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds of a process's main thread alone: a Node server's event loop. The rest of `cpuSeconds` is
+ * other threads: V8's garbage collection helpers, libuv's pool (where lmdb-js commits and syncs).
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   // The command name may hold spaces and parentheses: the fields we want follow the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
