@@ -91,9 +91,8 @@ class NewMessage {
 }
 
 /**
- * The `message` events of recipients whose flags are the same (`flagsOf`: one of them), or, with
- * `flagsOf` null, those of the `all_public_streams` queues that did not receive the message (no flags, as
- * the original). Each queue gets its shape; the sender's echoing queue gets it with `local_message_id`.
+ * The `message` events of recipients whose flags are the same (read off the first of them), or those of the
+ * `all_public_streams` queues that did not receive the message (no flags, as the original). Each queue gets its shape; the sender's echoing queue gets it with `local_message_id`.
  * Nothing is built until a queue takes it, and then while the state is the one the send left.
  */
 class NewMessageDelivery implements Delivery {
@@ -106,20 +105,20 @@ class NewMessageDelivery implements Delivery {
   constructor(
     readonly audience: Audience,
     private readonly sent: NewMessage,
-    private readonly flagsOf: number | null,
   ) {
     this.realmId = sent.state.realmId;
   }
 
   select(queue: QueueContext): ApiEvent | null {
     const { state, message, echo } = this.sent;
-    if (this.flagsOf === null && (holds(message, queue.userId) || state.users.get(queue.userId)?.role === Role.guest)) return null;
+    const { audience } = this;
+    if (audience.kind !== 'users' && (holds(message, queue.userId) || state.users.get(queue.userId)?.role === Role.guest)) return null;
     const echoes = echo !== undefined && queue.queueId === echo.queueId && queue.userId === message.senderId;
     const shape = shapeOf(queue);
     const at = echoes ? shape + SHAPES.length : shape;
     let event = this.events[at];
     if (!event) {
-      this.flags ??= this.flagsOf === null ? [] : flagsFor(state, this.flagsOf, message);
+      this.flags ??= audience.kind === 'users' ? flagsFor(state, audience.userIds[0]!, message) : [];
       event = { type: 'message', message: this.sent.view(shape), flags: this.flags };
       if (echoes) event.local_message_id = echo.localId;
       this.events[at] = event;
@@ -146,9 +145,9 @@ function newMessageDeliveries(state: RealmState, message: StoredMessage, echo?: 
   }
   const sent = new NewMessage(state, message, echo);
   const out: Delivery[] = [];
-  for (const userIds of byKey.values()) out.push(new NewMessageDelivery({ kind: 'users', userIds }, sent, userIds[0]!));
+  for (const userIds of byKey.values()) out.push(new NewMessageDelivery({ kind: 'users', userIds }, sent));
   const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
-  if (channel && !channel.inviteOnly) out.push(new NewMessageDelivery({ kind: 'all_public_streams' }, sent, null));
+  if (channel && !channel.inviteOnly) out.push(new NewMessageDelivery({ kind: 'all_public_streams' }, sent));
   return out;
 }
 
