@@ -210,6 +210,7 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
         path: req.getUrl(),
         query: req.getQuery() ?? '',
         host: req.getHeader('host'),
+        origin: req.getHeader('origin'),
         authorization: req.getHeader('authorization'),
         contentType: '',
         body: EMPTY,

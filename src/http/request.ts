@@ -8,6 +8,8 @@ export interface ApiRequest {
   /** the raw query string, without '?' */
   query: string;
   host: string;
+  /** the Origin header, where the request has one (browsers send it with every WebSocket upgrade) */
+  origin?: string;
   authorization: string;
   contentType: string;
   body: Buffer;
