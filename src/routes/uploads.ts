@@ -89,6 +89,7 @@ export const uploadRoutes = [
           'Content-Type': type,
           'Content-Disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(attachment.name)}`,
           'X-Content-Type-Options': 'nosniff',
+          'Content-Security-Policy': UPLOAD_CSP,
           'Cache-Control': 'private, max-age=86400',
         },
         body: '',
@@ -105,10 +106,17 @@ const TYPES: Record<string, string> = {
 };
 
 /**
- * Shown in the browser: media and PDFs. Anything else is a download: an HTML or SVG file served inline from
- * this origin could run script with the viewer's session.
+ * Shown in the browser: media and plain text. Anything else is a download: an HTML or SVG file served inline
+ * from this origin could run script with the viewer's session, and a PDF viewer runs the document's
+ * JavaScript (and cannot work in the sandbox below).
  */
-const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'application/pdf', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/plain']);
+const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/avif', 'video/mp4', 'video/webm', 'audio/mpeg', 'audio/ogg', 'audio/wav', 'text/plain']);
+
+/**
+ * Whatever a browser makes of an uploaded file (a mistyped name, a sniffing browser, a file opened as a
+ * document), it runs in a sandbox of its own origin with no script, no forms and nothing loaded from anywhere.
+ */
+const UPLOAD_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
 function contentType(name: string): string {
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
