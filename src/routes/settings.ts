@@ -6,13 +6,7 @@ import { p, type Param, type ParamsOf } from '../http/params.ts';
 import { hashPassword, passwordWeakness, verifyPassword } from '../passwords.ts';
 import type { AppServices } from '../services.ts';
 import { route, type RouteContext } from './route.ts';
-
-// The same rules as a full name given to POST /users (src/routes/users.ts).
-const fullName = z
-  .string()
-  .transform((name) => name.trim())
-  .pipe(z.string().min(1, 'Name too short!').max(100, 'Name too long!').regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'));
-const email = z.string().trim().pipe(z.email('Invalid email address'));
+import { emailSchema as email, fullNameSchema as fullName } from './users.ts';
 
 /** A setting's request parameter, by the kind of its value (the realm's defaults for new users use it too). */
 export function paramFor(spec: SettingSpec): Param<unknown, true> {

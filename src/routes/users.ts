@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
+import { disallowedNameCharacter } from '../../actors/realm/names.ts';
 import { findUserByEmail, isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { personView } from '../../actors/realm/views.ts';
@@ -17,7 +18,7 @@ const fullName = z
       .string()
       .min(1, 'Name too short!')
       .max(100, 'Name too long!')
-      .regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'),
+      .refine((name) => disallowedNameCharacter(name) < 0, 'Invalid characters in name!'),
   );
 const email = z.string().trim().pipe(z.email('Invalid email address'));
 
