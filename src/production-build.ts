@@ -54,6 +54,7 @@ export async function bundleForNode(entry: string, outFile: string): Promise<str
     logLevel: 'silent',
     plugins: [sourceLocations(dirname(outFile))],
   });
+  mkdirSync(dirname(outFile), { recursive: true });
   for (const file of result.outputFiles) {
     if (file.path === outFile) writeAtomically(file.path, withPlainNodeHashbang(file.text), 0o755);
     else writeAtomically(file.path, file.text);
@@ -67,7 +68,6 @@ export async function bundleForNode(entry: string, outFile: string): Promise<str
  */
 export async function buildServer(outDir: string = BUILD_DIR): Promise<void> {
   const startedAtMs = Date.now();
-  mkdirSync(outDir, { recursive: true });
   const inputs = await bundleForNode('src/main.ts', join(outDir, ENTRY_FILE));
   const stamp: Stamp = { startedAtMs, inputs: [...CONFIG_INPUTS, ...inputs] };
   writeAtomically(join(outDir, STAMP_FILE), JSON.stringify(stamp));
