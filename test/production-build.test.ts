@@ -12,6 +12,8 @@ const START_TIMEOUT_MS = 60_000;
 interface Npm {
   output(): string;
   exited: Promise<number | string>;
+  /** signals npm, which passes the signal on to the script it runs */
+  kill(): void;
 }
 
 /**
@@ -25,7 +27,7 @@ function npm(args: string[], env: Record<string, string> = {}): Npm {
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? signal ?? -1)));
-  return { output: () => output, exited };
+  return { output: () => output, exited, kill: () => child.kill('SIGTERM') };
 }
 
 async function waitForOutput(run: Npm, pattern: RegExp): Promise<RegExpExecArray> {
@@ -58,12 +60,11 @@ t.test('npm start compiles an edited source, then runs the compiled server with 
   });
   let pid: number | null = null;
   t.teardown(async () => {
-    if (pid !== null) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already stopped
-      }
+    try {
+      if (pid !== null) process.kill(pid, 'SIGKILL');
+      else server.kill();
+    } catch {
+      // already stopped
     }
     await server.exited;
     rmSync(dataDir, { recursive: true, force: true });
