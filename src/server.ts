@@ -68,13 +68,19 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       signal: exchange.disconnect,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
-    const declared = Number(req.getHeader('content-length') || 0);
+    const length = req.getHeader('content-length');
+    const declared = Number(length || 0);
     if (declared > cap) {
       exchange.respond(tooLarge(cap));
       return;
     }
     if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
       exchange.run(dispatch, request);
+      return;
+    }
+    const refusal = length && declared <= ADMIT_ABOVE_BYTES ? null : dispatch.admit(request, length ? declared : null);
+    if (refusal) {
+      exchange.respond(refusal);
       return;
     }
     const chunks: Buffer[] = [];
@@ -253,6 +259,12 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
  * route itself refuses a file over the limit with the API's error (the body cap answers 413 beyond it).
  */
 const UPLOAD_PATHS = new Set(['/api/v1/user_uploads']);
+
+/**
+ * A body this small is read before anything is decided (the route checks it all the same): asking the
+ * route first would cost every message send a second route lookup for nothing.
+ */
+const ADMIT_ABOVE_BYTES = 64 * 1024;
 const UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024;
 
 const INTERNAL_ERROR: ApiResponse = {
