@@ -57,6 +57,7 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       return;
     }
     inFlight++;
+    exchange.counted = true;
     const request: ApiRequest = {
       method: req.getCaseSensitiveMethod().toUpperCase(),
       path: req.getUrl(),
@@ -125,12 +126,16 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
- * the client went away, and counted as finished once either has happened. Its work is in methods rather
- * than closures made per request.
+ * the client went away, and counted as finished once it is answered, or once its client went away before
+ * dispatch had it (a body cut off midway: nothing will answer it, and a graceful stop must not wait for it).
+ * Its work is in methods rather than closures made per request.
  */
 class Exchange {
   /** answered, or the client went away: nothing more is written */
   done = false;
+  /** counted among the requests in flight, and not finished yet */
+  counted = false;
+  private dispatched = false;
   readonly disconnect = new Disconnect();
 
   constructor(
@@ -141,9 +146,11 @@ class Exchange {
   abort(): void {
     this.done = true;
     this.disconnect.abort();
+    if (!this.dispatched) this.finish();
   }
 
   run(dispatch: Dispatch, request: ApiRequest): void {
+    this.dispatched = true;
     dispatch(request).then(
       (response) => this.respond(response),
       () => this.respond(INTERNAL_ERROR),
@@ -155,6 +162,12 @@ class Exchange {
       this.done = true;
       this.res.cork(() => write(this.res, response));
     }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (!this.counted) return;
+    this.counted = false;
     this.finished();
   }
 }

@@ -165,3 +165,24 @@ t.test('uploads stop at twice the free-space minimum, counting the declared size
   t.equal(sent.status, 200, 'messages are taken: uploads never take the room the log needs');
   t.equal((await fetch(`${server.url}/health`)).status, 200, 'the server is not read-only');
 });
+
+t.test('an upload its client cuts off midway does not hold up a graceful stop', async (t) => {
+  const server = await startTestServer(t);
+  const { hostname, port, host } = new URL(server.url);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => {});
+  await new Promise<void>((resolve) => socket.write([
+    'POST /api/v1/user_uploads HTTP/1.1', `Host: ${host}`, `Authorization: ${basic(server.owner)}`,
+    `Content-Type: multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${10 * MIB}`, '', `--${BOUNDARY}\r\n`,
+  ].join('\r\n'), () => resolve()));
+  // A request on another connection, answered after the server took in the first one's head.
+  t.equal((await server.api.get('/users/me')).status, 200);
+  socket.destroy();
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = await Promise.race([
+    server.stop().then(() => 'stopped'),
+    new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting for the cut-off upload'), 30_000))),
+  ]);
+  clearTimeout(timer);
+  t.equal(stopped, 'stopped');
+});
