@@ -77,7 +77,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
       const user = route.auth === 'public' || (route.auth === 'optional' && request.authorization === '') ? null : authenticate(realm, request.authorization);
       try {
-        route.admit!({ services, realm, user } as never, declaredBytes);
+        route.admit?.({ services, realm, user }, declaredBytes);
       } catch (error) {
         // A refusal costs the caller a request of the rate limit, as if the body had been read.
         if (user) services.apiLimiter?.hit(`${realm.realmId}:${user.userId}`);
