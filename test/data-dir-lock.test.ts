@@ -41,17 +41,31 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 /**
- * A server whose parent never reaps it: bash starts it in the background and becomes `sleep`, so once the
- * server is killed it stays a zombie (state Z) until the parent is gone.
+ * A server whose parent does not reap it until told to: Python (which, unlike Node and bash, reaps nothing
+ * on its own) starts it and waits for a line on its stdin before it waits for the server. Once killed, the
+ * server stays a zombie (state Z) until then; the teardown lets the parent reap it, so no zombie is left
+ * for an init that may not reap orphans.
  */
 async function startUnreaped(t: Test, dataDir: string): Promise<number> {
-  const parent = spawn('bash', ['-c', '"$@" & echo "server pid $!"; exec sleep 600', 'bash',
+  const parent = spawn('python3', ['-c', 'import subprocess, sys\nchild = subprocess.Popen(sys.argv[1:])\nprint("server pid", child.pid, flush=True)\nsys.stdin.readline()\nchild.wait()',
     process.execPath, '--import', 'tsx', MAIN, 'serve', '--port', '0', '--data-dir', dataDir], {
     env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  t.teardown(() => void parent.kill('SIGKILL'));
   let output = '';
+  const exited = new Promise((resolve) => parent.once('exit', resolve));
+  t.teardown(async () => {
+    const pid = Number(/server pid (\d+)/.exec(output)?.[1]);
+    if (pid) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    parent.stdin!.end('\n');
+    await exited;
+  });
   parent.stdout!.on('data', (chunk) => (output += chunk));
   parent.stderr!.on('data', (chunk) => (output += chunk));
   await until(() => /Listening on/.test(output), `the server to listen:\n${output}`);
