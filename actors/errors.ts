@@ -28,6 +28,8 @@ export const ErrorCode = {
   BAD_NARROW: 'BAD_NARROW',
   /** some invitations were not sent; carries `errors`, `sent_invitations` and the limit flags */
   INVITATION_FAILED: 'INVITATION_FAILED',
+  /** an upload would take the organization's (or the user's) files past their quota */
+  REALM_UPLOAD_QUOTA: 'REALM_UPLOAD_QUOTA',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

@@ -40,6 +40,10 @@ export interface Config {
   logArchiveMs: number;
   /** below this much free space on the data directory's disk the server takes no writes; 0: no check */
   minFreeDiskBytes: number;
+  /** bytes of uploaded files one user may keep; null: no limit */
+  userUploadQuotaBytes: number | null;
+  /** bytes of uploaded files one organization may keep (`realm_upload_quota_mib`); null: no limit */
+  realmUploadQuotaBytes: number | null;
 }
 
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
@@ -47,6 +51,7 @@ export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.
 
 const MINUTE = 60_000;
 const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
 
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   const host = overrides.host ?? '127.0.0.1';
@@ -81,6 +86,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // (see test/disk-errors.test.ts): writes stop well before the disk is full. A snapshot of a big
     // organization is one large commit, hence a margin of hundreds of megabytes rather than a few.
     minFreeDiskBytes: 256 * MIB,
+    // The original has no quota on a self-hosted server, and on Zulip Cloud 5 GiB per user (settings'
+    // UPLOAD_QUOTA_PER_USER_GB, by paid seat) and 50 GiB for a sponsored organization
+    // (UPLOAD_QUOTA_STANDARD_FREE): those numbers, so that no member, nor one organization, takes the disk.
+    userUploadQuotaBytes: 5 * GIB,
+    realmUploadQuotaBytes: 50 * GIB,
     ...overrides,
   };
 }
@@ -119,6 +129,8 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
     minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
+    userUploadQuotaBytes: env.CHAT_USER_UPLOAD_QUOTA === undefined ? base.userUploadQuotaBytes : quota('CHAT_USER_UPLOAD_QUOTA', env.CHAT_USER_UPLOAD_QUOTA),
+    realmUploadQuotaBytes: env.CHAT_REALM_UPLOAD_QUOTA === undefined ? base.realmUploadQuotaBytes : quota('CHAT_REALM_UPLOAD_QUOTA', env.CHAT_REALM_UPLOAD_QUOTA),
   };
 }
 
@@ -155,6 +167,12 @@ export function size(name: string, text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim());
   if (!match) throw new ConfigError(`${name} must be a size like 512M or 2G (or 0 for none), not '${text}'`);
   return Math.round(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+}
+
+/** A size as `size` reads it; '0' (or 'off') is no limit. */
+function quota(name: string, text: string): number | null {
+  if (text === 'off') return null;
+  return size(name, text) || null;
 }
 
 function number(name: string, text: string): number {

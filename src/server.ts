@@ -57,6 +57,7 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       return;
     }
     inFlight++;
+    exchange.counted = true;
     const request: ApiRequest = {
       method: req.getCaseSensitiveMethod().toUpperCase(),
       path: req.getUrl(),
@@ -68,13 +69,19 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       signal: exchange.disconnect,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
-    const declared = Number(req.getHeader('content-length') || 0);
+    const length = req.getHeader('content-length');
+    const declared = Number(length || 0);
     if (declared > cap) {
       exchange.respond(tooLarge(cap));
       return;
     }
     if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
       exchange.run(dispatch, request);
+      return;
+    }
+    const refusal = length && declared <= ADMIT_ABOVE_BYTES ? null : dispatch.admit(request, length ? declared : null);
+    if (refusal) {
+      exchange.respond(refusal);
       return;
     }
     const chunks: Buffer[] = [];
@@ -119,12 +126,16 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
- * the client went away, and counted as finished once either has happened. Its work is in methods rather
- * than closures made per request.
+ * the client went away, and counted as finished once it is answered, or once its client went away before
+ * dispatch had it (a body cut off midway: nothing will answer it, and a graceful stop must not wait for it).
+ * Its work is in methods rather than closures made per request.
  */
 class Exchange {
   /** answered, or the client went away: nothing more is written */
   done = false;
+  /** counted among the requests in flight, and not finished yet */
+  counted = false;
+  private dispatched = false;
   readonly disconnect = new Disconnect();
 
   constructor(
@@ -135,9 +146,11 @@ class Exchange {
   abort(): void {
     this.done = true;
     this.disconnect.abort();
+    if (!this.dispatched) this.finish();
   }
 
   run(dispatch: Dispatch, request: ApiRequest): void {
+    this.dispatched = true;
     dispatch(request).then(
       (response) => this.respond(response),
       () => this.respond(INTERNAL_ERROR),
@@ -149,6 +162,12 @@ class Exchange {
       this.done = true;
       this.res.cork(() => write(this.res, response));
     }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (!this.counted) return;
+    this.counted = false;
     this.finished();
   }
 }
@@ -254,6 +273,12 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
  * route itself refuses a file over the limit with the API's error (the body cap answers 413 beyond it).
  */
 const UPLOAD_PATHS = new Set(['/api/v1/user_uploads']);
+
+/**
+ * A body this small is read before anything is decided (the route checks it all the same): asking the
+ * route first would cost every message send a second route lookup for nothing.
+ */
+const ADMIT_ABOVE_BYTES = 64 * 1024;
 const UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024;
 
 const INTERNAL_ERROR: ApiResponse = {

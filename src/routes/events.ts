@@ -98,6 +98,7 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
     webPublicStreamsEnabled: services.config.webPublicStreamsEnabled,
     generation: services.generation,
     passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
+    realmUploadQuotaBytes: services.config.realmUploadQuotaBytes,
   };
 }
 

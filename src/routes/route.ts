@@ -42,6 +42,12 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
    * parameter rules, nor make the server do expensive work (hashing a password) first.
    */
   authorize?(user: UserProfile, realm: RealmState): void;
+  /**
+   * Looks at the request before its body is read, knowing only the length it declares (null: sent in
+   * chunks, undeclared), and throws to refuse it unread: an upload the caller's quota or the disk cannot
+   * take is turned away before its bytes come in.
+   */
+  admit?(context: Omit<RouteContext<A>, 'request' | 'files'>, declaredBytes: number | null): void;
   handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | HandlerResult;
 }
 
