@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_sock
 import { Disconnect } from '../actors/disconnect.ts';
 import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
+import { clientAddress } from './http/client-address.ts';
 import type { Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse } from './http/request.ts';
 import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
@@ -36,7 +37,15 @@ export interface SocketService<S> {
  * handler), register onAborted before any asynchronous step, read the body with a size cap, hand plain
  * data to dispatch, and write the answer corked.
  */
-export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBodyBytes: number, sockets?: SocketService<S>): Promise<HttpServer> {
+export function listen<S>(
+  dispatch: Dispatch,
+  host: string,
+  port: number,
+  maxBodyBytes: number,
+  sockets?: SocketService<S>,
+  /** reverse proxies whose X-Forwarded-For names the client */
+  trustedProxies: ReadonlySet<string> = new Set(),
+): Promise<HttpServer> {
   const app: TemplatedApp = uWS.App();
   let inFlight = 0;
   let drained: (() => void) | null = null;
@@ -63,6 +72,7 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       query: req.getQuery() ?? '',
       host: req.getHeader('host'),
       authorization: req.getHeader('authorization'),
+      clientAddress: clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trustedProxies),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
       signal: exchange.disconnect,

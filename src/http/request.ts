@@ -9,6 +9,8 @@ export interface ApiRequest {
   query: string;
   host: string;
   authorization: string;
+  /** the client's address (see client-address.ts); absent for a request made inside the process */
+  clientAddress?: string;
   contentType: string;
   body: Buffer;
   /** aborted when the client disconnects (a held long-poll then lets go) */

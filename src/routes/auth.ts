@@ -17,21 +17,24 @@ export const authRoutes = [
     path: '/fetch_api_key',
     auth: 'public',
     params: { username: p.string(), password: p.string() },
-    async handle({ services, realm }, { username, password }) {
-      const limitKey = `${realm.realmId}:${username.toLowerCase()}`;
-      // Every attempt is counted before the (slow) password check, so that guesses sent in parallel are
-      // limited too; a right password gives its attempt back.
-      const allowance = services.loginLimiter.hit(limitKey);
-      if (!allowance.allowed) {
-        const retryAfter = Math.ceil(allowance.retryAfter);
-        throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'Too many failed login attempts; try again later', 429,
-          { 'retry-after': retryAfter }, { 'Retry-After': String(retryAfter) });
-      }
+    async handle({ services, realm, request }, { username, password }) {
+      const attempt = services.clientBudgets.loginAttempt(request, realm.realmId, username);
       const user = findUserByEmail(realm, username);
-      // Verify even for an unknown account, so the answer's timing does not tell which accounts exist.
-      const valid = await verifyPassword(password, user?.passwordHash ?? null);
-      if (!user || !valid) throw loginFailed();
-      services.loginLimiter.refund(limitKey);
+      let valid: boolean;
+      try {
+        services.clientBudgets.costlyRequest();
+        // An unknown account costs the same hash as a known one, in the same line and budgets: neither the
+        // answer's timing nor its price tells which accounts exist.
+        valid = await services.passwordQueue.run('anonymous', () => verifyPassword(password, user?.passwordHash ?? null));
+      } catch (error) {
+        attempt.giveBack();
+        throw error;
+      }
+      if (!user || !valid) {
+        attempt.failed();
+        throw loginFailed();
+      }
+      attempt.giveBack();
       requireActive(realm, user);
       return { api_key: user.apiKey, email: user.email, user_id: user.userId };
     },

@@ -40,14 +40,14 @@ function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): 
 }
 
 /** Verifies the old password and the new one's strength; returns the new hash. */
-async function checkNewPassword(user: UserProfile, oldPassword: string | undefined, newPassword: string): Promise<string> {
+async function checkNewPassword(services: AppServices, user: UserProfile, oldPassword: string | undefined, newPassword: string): Promise<string> {
   if (oldPassword === undefined) {
     throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'old_password' argument", 400, { var_name: 'old_password' });
   }
-  if (!(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest('Wrong password!');
+  if (!(await services.passwordQueue.run('user', () => verifyPassword(oldPassword, user.passwordHash)))) throw badRequest('Wrong password!');
   const weakness = await passwordWeakness(newPassword, [user.email, user.fullName]);
   if (weakness) throw badRequest(weakness);
-  return hashPassword(newPassword);
+  return services.passwordQueue.run('user', () => hashPassword(newPassword));
 }
 
 /**
@@ -85,7 +85,7 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
   const requested = requestedSettings(values);
   checkSettings(requested);
   const newEmail = values.email === undefined ? null : checkNewEmail(realm, user, values.email);
-  const passwordHash = values.new_password === undefined ? null : await checkNewPassword(user, values.old_password, values.new_password);
+  const passwordHash = values.new_password === undefined ? null : await checkNewPassword(services, user, values.old_password, values.new_password);
   const caller = { kind: 'user' as const, userId: user.userId };
 
   if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
