@@ -78,7 +78,12 @@ export function listen<S>(
       signal: exchange.disconnect,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
-    const declared = Number(req.getHeader('content-length') || 0);
+    const length = req.getHeader('content-length');
+    if (length !== '' && !singleContentLength(req, length)) {
+      exchange.respond(AMBIGUOUS_LENGTH);
+      return;
+    }
+    const declared = Number(length || 0);
     if (declared > cap) {
       exchange.respond(tooLarge(cap));
       return;
@@ -269,6 +274,27 @@ const INTERNAL_ERROR: ApiResponse = {
   status: 500,
   headers: { 'Content-Type': 'application/json' },
   body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
+};
+
+/**
+ * Whether the request's length is told once, as digits, and without Transfer-Encoding beside it. uWS reads
+ * the first Content-Length; a proxy in front that reads the last (or the chunked encoding) would see a
+ * different end of the body, and the rest would pass as another request that the proxy never checked
+ * (request smuggling). RFC 9112 section 6.3 asks for 400 in these cases.
+ */
+function singleContentLength(req: HttpRequest, first: string): boolean {
+  if (!/^\d+$/.test(first) || req.getHeader('transfer-encoding') !== '') return false;
+  let count = 0;
+  req.forEach((name) => {
+    if (name === 'content-length') count++;
+  });
+  return count === 1;
+}
+
+const AMBIGUOUS_LENGTH: ApiResponse = {
+  status: 400,
+  headers: { 'Content-Type': 'application/json', Connection: 'close' },
+  body: '{"result":"error","msg":"Ambiguous request length (Content-Length repeated, malformed, or with Transfer-Encoding)","code":"BAD_REQUEST"}',
 };
 
 function tooLarge(limit: number): ApiResponse {
