@@ -58,7 +58,7 @@ export function listen<S>(
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const exchange = new Exchange(res, finish);
+    const exchange = new Exchange(res, finish, trustedProxies.size === 0 ? '' : req.getHeader('x-forwarded-for'), trustedProxies);
     res.onAborted(() => exchange.abort());
     if (draining) {
       exchange.done = true;
@@ -72,10 +72,10 @@ export function listen<S>(
       query: req.getQuery() ?? '',
       host: req.getHeader('host'),
       authorization: req.getHeader('authorization'),
-      clientAddress: clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trustedProxies),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
       signal: exchange.disconnect,
+      connection: exchange,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
     const length = req.getHeader('content-length');
@@ -145,7 +145,15 @@ class Exchange {
   constructor(
     private readonly res: HttpResponse,
     private readonly finished: () => void,
+    private readonly forwardedFor: string,
+    private readonly trustedProxies: ReadonlySet<string>,
   ) {}
+
+  /** The client's address, while the request is unanswered (uWS frees the connection's data after). */
+  clientAddress(): string {
+    if (this.done) return 'gone';
+    return clientAddress(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor, this.trustedProxies);
+  }
 
   abort(): void {
     this.done = true;

@@ -40,6 +40,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
         route.authorize?.(user, realm);
       } else if (route.anonymousBudget !== false) {
+        request.clientAddress ??= request.connection?.clientAddress();
         services.clientBudgets.anonymousRequest(request);
       }
       const files: UploadedFile[] = [];

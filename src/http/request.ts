@@ -9,8 +9,14 @@ export interface ApiRequest {
   query: string;
   host: string;
   authorization: string;
-  /** the client's address (see client-address.ts); absent for a request made inside the process */
+  /**
+   * The client's address (see client-address.ts), for the budgets of requests without credentials; absent
+   * for a request made inside the process. Read off the connection only for those requests: the read costs
+   * more than a request with credentials can spare.
+   */
   clientAddress?: string;
+  /** where dispatch reads `clientAddress` from, before its first await (a connection's data dies with the answer) */
+  connection?: { clientAddress(): string };
   contentType: string;
   body: Buffer;
   /** aborted when the client disconnects (a held long-poll then lets go) */
