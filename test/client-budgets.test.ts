@@ -136,3 +136,36 @@ t.test('a login flood from many addresses waits in its own line: durable writes 
   const checkedAfter = checked.filter((i) => stillWaiting.has(i)).length;
   t.ok(checkedAfter >= checked.length / 2, `the send and upload were answered before most checks (${checkedAfter} of ${checked.length} still waiting)`);
 });
+
+t.test('X-Forwarded-For names the client only when a trusted proxy sends it', async (t) => {
+  const anonymous = { limit: 3, windowSeconds: 3600 };
+  const settings = (server: TestServer, forwardedFor: string) => server.api.as(null, { 'X-Forwarded-For': forwardedFor }).get('/server_settings');
+
+  const direct = await startTestServer(t, { clientBudgets: { ...BUDGETS, anonymous } });
+  const spoofed = await Promise.all(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'].map((address) => settings(direct, address)));
+  t.same(spoofed.map((answer) => answer.status), [200, 200, 200, 429], 'without trusted proxies the header is ignored: one client');
+
+  const proxied = await startTestServer(t, { clientBudgets: { ...BUDGETS, anonymous }, trustedProxies: ['127.0.0.1'] });
+  for (let i = 0; i < 3; i++) t.equal((await settings(proxied, '198.51.100.1')).status, 200, `client 1, request ${i + 1}`);
+  t.equal((await settings(proxied, '198.51.100.1')).status, 429, 'client 1 is over its budget');
+  t.equal((await settings(proxied, '198.51.100.2')).status, 200, 'client 2, behind the same proxy, is not');
+  t.equal((await settings(proxied, 'made-up, 198.51.100.1')).status, 429, 'what the client wrote before the address the proxy added is not taken');
+  const fromV6 = await Promise.all(['2001:db8:1:2::10', '2001:db8:1:2:ffff::20', '2001:db8:1:2::30', '2001:db8:1:2::40'].map((address) => settings(proxied, address)));
+  t.same(fromV6.map((answer) => answer.status), [200, 200, 200, 429], 'IPv6 addresses of one /64 are one client');
+});
+
+t.test('anonymous registrations in a web-public organization are limited per client and server-wide', async (t) => {
+  const server = await startTestServer(t, {
+    webPublicStreamsEnabled: true,
+    clientBudgets: { ...BUDGETS, anonymous: { limit: 5, windowSeconds: 3600 }, costly: { limit: 8, windowSeconds: 3600 } },
+  });
+  t.equal((await server.api.patch('/realm', { enable_spectator_access: true })).status, 200);
+  t.equal((await server.api.post('/channels/create', { name: 'lobby', subscribers: [1], is_web_public: true })).status, 200);
+  const register = (address: string) => site(server, address).post('/register');
+
+  for (let i = 1; i <= 5; i++) t.equal((await register(CLIENT_A)).status, 200, `client A, registration ${i}`);
+  isRateLimited(t, await register(CLIENT_A), 'client A, registration 6');
+  for (let i = 1; i <= 3; i++) t.equal((await register(CLIENT_B)).status, 200, `client B, registration ${i}`);
+  isRateLimited(t, await register('127.0.0.4'), 'a fresh client once the server-wide budget is spent');
+  t.equal((await server.api.post('/register')).status, 200, 'a user with credentials still registers');
+});
