@@ -169,3 +169,17 @@ t.test('anonymous registrations in a web-public organization are limited per cli
   isRateLimited(t, await register('127.0.0.4'), 'a fresh client once the server-wide budget is spent');
   t.equal((await server.api.post('/register')).status, 200, 'a user with credentials still registers');
 });
+
+t.test("changing one's password checks the old one within the same failure budget as a login", async (t) => {
+  const server = await startTestServer(t);
+  const ned = await server.api.createUser('ned@example.com', 'Ned', PASSWORD);
+  // Someone holding Ned's API key, trying to learn his password through the settings.
+  const thief = site(server, CLIENT_A).as(ned);
+  const change = (client: HostClient, old: string) => client.patch('/settings', { old_password: old, new_password: 'a-New-passw0rd-for-ned' });
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    t.equal((await change(thief, `wrong-Passw0rd-${attempt}`)).body.msg, 'Wrong password!', `guess ${attempt} is checked`);
+  }
+  isRateLimited(t, await change(thief, PASSWORD), 'the sixth, even the right one');
+  isRateLimited(t, await login(site(server, CLIENT_A), ned.email, PASSWORD), 'a login from that client too');
+  t.equal((await change(site(server, CLIENT_B).as(ned), PASSWORD)).status, 200, 'Ned, from his own client, changes his password');
+});

@@ -94,6 +94,7 @@ export interface LoginAttempt {
 }
 
 function clientOf(request: ApiRequest): string {
+  request.clientAddress ??= request.connection?.clientAddress();
   return request.clientAddress === undefined ? IN_PROCESS : clientKey(request.clientAddress);
 }
 

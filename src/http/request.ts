@@ -15,7 +15,10 @@ export interface ApiRequest {
    * more than a request with credentials can spare.
    */
   clientAddress?: string;
-  /** where dispatch reads `clientAddress` from, before its first await (a connection's data dies with the answer) */
+  /**
+   * Where `clientAddress` is read from when needed: dispatch reads it before its first await for requests
+   * without credentials; later, a connection that went away answers 'gone'.
+   */
   connection?: { clientAddress(): string };
   contentType: string;
   body: Buffer;

@@ -4,7 +4,7 @@ import { findUserByEmail } from '../../actors/realm/state.ts';
 import { hasPublicAccess } from '../../actors/register/spectator.ts';
 import { requireActive } from '../http/auth.ts';
 import { p } from '../http/params.ts';
-import { verifyPassword } from '../passwords.ts';
+import { checkPassword } from '../password-check.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route } from './route.ts';
 
@@ -18,23 +18,9 @@ export const authRoutes = [
     auth: 'public',
     params: { username: p.string(), password: p.string() },
     async handle({ services, realm, request }, { username, password }) {
-      const attempt = services.clientBudgets.loginAttempt(request, realm.realmId, username);
       const user = findUserByEmail(realm, username);
-      let valid: boolean;
-      try {
-        services.clientBudgets.costlyRequest();
-        // An unknown account costs the same hash as a known one, in the same line and budgets: neither the
-        // answer's timing nor its price tells which accounts exist.
-        valid = await services.passwordQueue.run('anonymous', () => verifyPassword(password, user?.passwordHash ?? null));
-      } catch (error) {
-        attempt.giveBack();
-        throw error;
-      }
-      if (!user || !valid) {
-        attempt.failed();
-        throw loginFailed();
-      }
-      attempt.giveBack();
+      const account = { realmId: realm.realmId, username, stored: user?.passwordHash ?? null };
+      if (!(await checkPassword(services, request, 'anonymous', account, password)) || !user) throw loginFailed();
       requireActive(realm, user);
       return { api_key: user.apiKey, email: user.email, user_id: user.userId };
     },
