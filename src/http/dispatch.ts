@@ -48,6 +48,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         user = authenticate(realm, request.authorization);
         if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
         route.authorize?.(user, realm);
+      } else if (route.anonymousBudget !== false) {
+        request.clientAddress ??= request.connection?.clientAddress();
+        services.clientBudgets.anonymousRequest(request);
       }
       const files: UploadedFile[] = [];
       const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);

@@ -131,6 +131,7 @@ export const avatarRoutes = [
     path: '/user_avatars/default/{user_id}/{file}',
     root: true,
     auth: 'public',
+    anonymousBudget: false,
     params: { user_id: p.int(z.number().int().positive()), file: p.string() },
     handle(_context, params) {
       const initials = /^(.+)\.svg$/u.exec(params.file)?.[1];
@@ -145,6 +146,7 @@ export const avatarRoutes = [
     path: '/user_avatars/{realm_id_str}/{dir}/{filename}',
     root: true,
     auth: 'public',
+    anonymousBudget: false,
     params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
     async handle({ services, realm }, params) {
       const type = avatarContentType(params.filename);

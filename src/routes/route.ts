@@ -38,6 +38,11 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
   /** long-polls are not counted against the per-user rate limit */
   rateLimited?: boolean;
   /**
+   * false: not counted against the budget of callers without credentials. For image files, which a page
+   * loads by the dozen and which cost a file read; every other request without credentials is counted.
+   */
+  anonymousBudget?: false;
+  /**
    * Refuses a caller before its parameters are read: a caller without the right must not learn the
    * parameter rules, nor make the server do expensive work (hashing a password) first.
    */

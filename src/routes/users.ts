@@ -108,7 +108,7 @@ export const userRoutes = [
         caller: caller(user),
         email: params.email,
         fullName: params.full_name,
-        passwordHash: await hashPassword(params.password),
+        passwordHash: await services.passwordQueue.run('user', () => hashPassword(params.password)),
       });
       return { user_id: change?.type === 'user.created' ? change.user.userId : null };
     },
