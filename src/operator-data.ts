@@ -106,8 +106,9 @@ records committed after it up to TIME (the last change committed at or before it
 /health show positions). The records come from the snapshot's own log and, with --log, from the log and
 the log archive of another data directory: the one the snapshot was taken of (a server may keep running
 on it; it is only read, and it may be the data directory being restored into). The archive keeps the
-records of CHAT_LOG_ARCHIVE_RETENTION (default 7d). Refused: a point before the snapshot, a point past the
-last record available, and records the archive no longer holds (restore a newer snapshot).
+records of CHAT_LOG_ARCHIVE_RETENTION (default 7d). Refused: a point before the snapshot (for a snapshot
+taken before the server's first periodic one, at position 0: a point before the first change), a point past
+the last record available, and records the archive no longer holds (restore a newer snapshot).
   --until TIME|POS      bring the state forward to this moment or log position
   --log DIR             the data directory whose log and archive hold the records after the snapshot
   --force               replace existing data
