@@ -64,6 +64,13 @@ interface SnapshotMeta {
   clean: boolean;
 }
 
+/** The last backup of a data directory: when it was taken, its size in bytes (data and files), its log position. */
+export interface BackupRecord {
+  at: number;
+  bytes: number;
+  seq: number;
+}
+
 type Key = string | number | (string | number)[];
 
 /**
@@ -291,11 +298,28 @@ export class Store {
    * A consistent, compacted copy of the whole environment into `dir` (which must be empty), taken in one
    * read transaction while writers go on.
    */
-  async backup(dir: string): Promise<void> {
+  async backup(dir: string): Promise<{ seq: number }> {
     mkdirSync(dir, { recursive: true });
     await this.root.backup(dir, true);
     // Sealed at once (see sealFreeList), so that the copy is sound for any version that opens it.
-    await new Store(dir, { waitForFlush: true, now: this.now }).close();
+    const copy = new Store(dir, { waitForFlush: true, now: this.now });
+    try {
+      return { seq: copy.lastSeq() };
+    } finally {
+      await copy.close();
+    }
+  }
+
+  /** Records the last backup taken of this directory (`chat-server snapshot`), for /health and /metrics. */
+  async recordBackup(backup: BackupRecord): Promise<void> {
+    await this.meta.put('backup', encode({ v: FORMAT_VERSION, ...backup }));
+  }
+
+  lastBackup(): BackupRecord | null {
+    const raw = this.meta.get('backup');
+    if (!raw) return null;
+    const { at, bytes, seq } = checkVersion('backup meta', decode<BackupRecord & { v: number }>(raw));
+    return { at, bytes, seq };
   }
 
   logCount(): number {
