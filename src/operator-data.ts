@@ -19,6 +19,7 @@ interface Summary {
   users: number;
   channels: number;
   groups: number;
+  messages: number;
   seq: number;
   snapshots: number;
   replayed: number;
@@ -52,7 +53,7 @@ async function loadAndVerify(config: Config, fileSources: string[] = [], then?: 
     await then?.(runtime);
     return {
       realms: realms.length, users: count((r) => r.users.size), channels: count((r) => r.channels.size), groups: count((r) => r.groups.size),
-      seq: runtime.logPosition, snapshots, replayed, archive, problems, notes, files, missingFiles,
+      messages: count((r) => r.messages.byId.size), seq: runtime.logPosition, snapshots, replayed, archive, problems, notes, files, missingFiles,
     };
   } finally {
     await store.close();
@@ -88,7 +89,7 @@ const externalUrl = (config: Config) => new URL(config.externalUrl ?? `http://${
 
 function printSummary(summary: Summary): void {
   console.log(`log position ${summary.seq}: ${summary.snapshots} snapshot records, ${summary.replayed} log entries replayed`);
-  console.log(`${summary.realms} organizations, ${summary.users} users, ${summary.channels} channels, ${summary.groups} groups, ${summary.files} files`);
+  console.log(`${summary.realms} organizations, ${summary.users} users, ${summary.channels} channels, ${summary.groups} groups, ${summary.messages} messages, ${summary.files} files`);
   const { entries, first, last } = summary.archive;
   console.log(first && last
     ? `log archive: ${entries} records, positions ${first.seq} to ${last.seq}, committed ${iso(first.at)} to ${iso(last.at)}`
