@@ -228,7 +228,8 @@ the last record available, and records the archive no longer holds (restore a ne
 
 Loads the data directory as a boot would (every snapshot and log record decoded, the log replayed), checks
 that every index agrees with its records and that the log archive (the records 'restore --until' replays)
-is readable and without gaps, and prints a summary. Exits 1 when anything is wrong.
+is readable and without gaps, and prints a summary (and a note of any file the records name that is
+missing). Meant for a live directory too. Exits 1 when anything is wrong.
   --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data)`,
     options: {},
     async run(config) {
