@@ -1,7 +1,7 @@
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
-import { bootstrap } from './bootstrap.ts';
+import { bootstrap, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { ClientBudgets } from './http/client-budgets.ts';
@@ -86,6 +86,7 @@ export async function startServer(
     generation: Math.floor(Date.now() / 1000),
     externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
+    persistence: () => ({ snapshotSeq: store.snapshotSeq(), backup: store.lastBackup() }),
   };
   // The web client at / and /static/ in front of the API.
   const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);
@@ -151,12 +152,14 @@ function storageGauges(metrics: Metrics, store: Store, diskSpace: DiskSpace, run
     const { oldestAt } = store.archiveStats();
     return oldestAt === null ? 0 : (Date.now() - oldestAt) / 1000;
   });
-}
-
-function realmUrl(external: URL, stringId: string): string {
-  const url = new URL(external.href);
-  if (stringId) url.hostname = `${stringId}.${url.hostname}`;
-  return url.origin;
+  metrics.gauge('chat_snapshot_log_position', 'log position the last periodic snapshot covers', () => store.snapshotSeq());
+  // -1 while no backup was taken of the data directory.
+  metrics.gauge('chat_last_backup_age_seconds', "seconds since the last backup ('chat-server snapshot'), -1 if none", () => {
+    const backup = store.lastBackup();
+    return backup ? (Date.now() - backup.at) / 1000 : -1;
+  });
+  metrics.gauge('chat_last_backup_bytes', 'size of the last backup (data and files), -1 if none', () => store.lastBackup()?.bytes ?? -1);
+  metrics.gauge('chat_last_backup_log_position', 'log position the last backup holds, -1 if none', () => store.lastBackup()?.seq ?? -1);
 }
 
 /** Snapshots on a timer, and sooner when the log has grown long, so that the log never grows unbounded. */

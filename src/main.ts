@@ -39,10 +39,14 @@ async function serve(argv: string[]): Promise<void> {
   const config = configFrom(values, process.env);
   const log = createLogger(config.logLevel);
   const release = claimDataDir(config.dataDir);
-  const server = await startServer(config, log).catch((error: unknown) => {
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config, log);
+  } catch (error) {
+    // A start that failed (data that does not load, a port taken) leaves no claim on the directory behind.
     release();
     throw error;
-  });
+  }
   console.log(`Listening on ${server.url} (external URL ${server.externalUrl})`);
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'shutting down');

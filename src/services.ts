@@ -1,4 +1,5 @@
 import type { Runtime } from '../actors/runtime.ts';
+import type { BackupRecord } from '../snapshots/store.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import type { Config } from './config.ts';
 import type { DiskSpace } from './disk-space.ts';
@@ -31,4 +32,6 @@ export interface AppServices {
   /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */
   externalUrl: URL;
   realmUrl(realm: RealmState): string;
+  /** the data directory's periodic snapshot (its log position) and last backup (`chat-server snapshot`), for /health */
+  persistence(): { snapshotSeq: number; backup: BackupRecord | null };
 }

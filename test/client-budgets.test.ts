@@ -114,7 +114,7 @@ t.test('a login flood from many addresses waits in its own line: durable writes 
   const flood = Array.from({ length: FLOOD }, (_, i) => {
     pending.add(i);
     return login(site(server, `127.0.1.${1 + (i % 16)}`), `nobody${i}@example.com`, `guess-Passw0rd-${i}`)
-      .catch((error: Error): Answer => ({ status: 0, body: error.message, text: '', headers: {}, sent: '' }))
+      .catch((error: Error): Answer => ({ status: 0, body: error.message, text: '', bytes: Buffer.alloc(0), headers: {}, sent: '' }))
       .finally(() => pending.delete(i));
   });
   await until(() => pending.size < FLOOD);

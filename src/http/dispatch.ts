@@ -129,10 +129,22 @@ function health(services: AppServices): ApiResponse {
     realms: runtime.realms.size,
     event_queues: runtime.queues.size,
     log_position: runtime.logPosition,
+    ...persistence(services),
     disk_free_bytes: diskSpace.freeBytes(),
     disk_min_free_bytes: diskSpace.minFreeBytes,
   };
   return { status: readOnly ? 503 : 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** The periodic snapshot beside the last backup: how much a restore from either would bring back. */
+function persistence(services: AppServices) {
+  const { snapshotSeq, backup } = services.persistence();
+  const age = (at: number) => Math.round((Date.now() - at) / 1000);
+  return {
+    snapshot_log_position: snapshotSeq,
+    last_snapshot_age_seconds: age(services.metrics.lastSnapshotAt),
+    last_backup: backup && { time: new Date(backup.at).toISOString(), age_seconds: age(backup.at), bytes: backup.bytes, log_position: backup.seq },
+  };
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);

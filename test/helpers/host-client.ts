@@ -10,6 +10,8 @@ export interface Answer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
+  /** the body as received (a file's bytes) */
+  bytes: Buffer;
   headers: IncomingHttpHeaders;
   /** what the request said (query and form), so that an error repeating it is not counted as a leak */
   sent: string;
@@ -60,14 +62,15 @@ export class HostClient {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let parsed: unknown = text;
           try {
             parsed = JSON.parse(text);
           } catch {
             // a file, not JSON
           }
-          resolve({ status: response.statusCode ?? 0, body: parsed, text, headers: response.headers, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
+          resolve({ status: response.statusCode ?? 0, body: parsed, text, bytes, headers: response.headers, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
         });
         response.on('error', reject);
       });
