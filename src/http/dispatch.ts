@@ -37,7 +37,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       let user: UserProfile | null = null;
       if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
         user = authenticate(realm, request.authorization);
-        if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+        if (route.rateLimited !== false) checkRateLimit(services, rateLimitKey(realm.realmId, user));
         route.authorize?.(user, realm);
       }
       const files: UploadedFile[] = [];
@@ -99,6 +99,14 @@ function health(services: AppServices): ApiResponse {
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
+
+/**
+ * Whose API rate limit a request spends: its user's, or for a bot its owner's, so that a member's bots
+ * share the member's budget rather than each adding one (the bots a server owns have their own).
+ */
+export function rateLimitKey(realmId: number, user: UserProfile): string {
+  return `${realmId}:${user.bot?.ownerId ?? user.userId}`;
+}
 
 /** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
 export function checkRateLimit(services: AppServices, key: string): void {
