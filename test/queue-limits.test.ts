@@ -212,8 +212,10 @@ t.test("a member's bots spend the member's rate limit, and a member owns a bound
   const results = await flood(1200, 40, (i) => bots[i % bots.length]!.get('/users/me'));
   const elapsed = Date.now() - started;
   const counts = statuses(results);
-  t.ok((counts[200] ?? 0) <= allowance(200, 60, elapsed + 5000), `${counts[200]} of 1,200 bot requests answered: one member's budget (${JSON.stringify(counts)})`);
-  t.ok((counts[429] ?? 0) >= 900, 'the rest refused');
+  // Ann spent some of her budget on the bots, a few seconds before.
+  const budget = allowance(200, 60, elapsed + 5000);
+  t.ok((counts[200] ?? 0) <= budget, `${counts[200]} of 1,200 bot requests answered in ${elapsed} ms: one member's budget (${JSON.stringify(counts)})`);
+  t.equal((counts[200] ?? 0) + (counts[429] ?? 0), 1200, 'the rest refused');
   t.match((await ann.get('/users/me')).body, { code: 'RATE_LIMIT_HIT' }, 'the owner has spent it too');
   t.equal((await api.get('/users/me')).status, 200, "another member's budget is untouched");
 });
