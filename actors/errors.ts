@@ -14,6 +14,8 @@ export const ErrorCode = {
   NONEXISTENT_SUBDOMAIN: 'NONEXISTENT_SUBDOMAIN',
   UNAUTHORIZED_PRINCIPAL: 'UNAUTHORIZED_PRINCIPAL',
   RATE_LIMIT_HIT: 'RATE_LIMIT_HIT',
+  /** a browser request from a page of another site (Zulip's answer to a failed CSRF check) */
+  CSRF_FAILED: 'CSRF_FAILED',
   BAD_EVENT_QUEUE_ID: 'BAD_EVENT_QUEUE_ID',
   STREAM_DOES_NOT_EXIST: 'STREAM_DOES_NOT_EXIST',
   MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
@@ -26,6 +28,8 @@ export const ErrorCode = {
   BAD_NARROW: 'BAD_NARROW',
   /** some invitations were not sent; carries `errors`, `sent_invitations` and the limit flags */
   INVITATION_FAILED: 'INVITATION_FAILED',
+  /** an upload would take the organization's (or the user's) files past their quota */
+  REALM_UPLOAD_QUOTA: 'REALM_UPLOAD_QUOTA',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

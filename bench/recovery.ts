@@ -11,10 +11,11 @@
  * per event-loop turn so that group commit batches them. A snapshot is written once all but the last
  * `logTail` share are sent: those stay in the log, as after a crash between two snapshots.
  *
- * Then the real server (`src/main.ts serve --port 0 --data-dir D`, pinned like the bench's server) boots
- * that directory twice: first with the log tail to replay (its boot ends with a snapshot of everything it
- * replayed, as every boot does), then, after a graceful stop, from the snapshot alone. Each boot reports
- * the wall time from spawn to "Listening on" (Node and tsx startup included) and the server's own
+ * Then the real server, compiled as `npm start` runs it (`.build/main.js serve --port 0 --data-dir D`,
+ * pinned like the bench's server), boots that directory twice: first with the log tail to replay (its boot
+ * ends with a snapshot of everything it replayed, as every boot does), then, after a graceful stop, from the
+ * snapshot alone. Each boot reports the wall time from spawn to "Listening on" (Node startup and module
+ * loading included) and the server's own
  * 'recovered' log line (`ms`: open, load, replay, the boot snapshot), then reads the newest message back
  * over HTTP and probes its memory.
  */
@@ -23,7 +24,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Api, readZuliprc } from './lib/api.ts';
-import { cpuSeconds, HEAP_PROBE_FLAGS, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { measuredServerArgs } from './lib/compiled.ts';
+import { cpuSeconds, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
@@ -198,10 +200,11 @@ async function recoveredLine(output: () => string): Promise<{ ms: number; snapsh
 }
 
 async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number; replayed: number | null }, timeoutMs: number): Promise<Boot> {
+  const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
   const started = performance.now();
   const server: Child = await startNode(
     'server (recovery)',
-    [...HEAP_PROBE_FLAGS, 'src/main.ts', 'serve', '--port', '0', '--data-dir', dir],
+    args,
     { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'info' },
     timeoutMs,
   );

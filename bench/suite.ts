@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { runFanout, rawTarget, serverTarget, type FanoutOptions, type FanoutResult } from './fanout.ts';
 import { runHttp, type HttpMeasurement, type HttpOptions, type HttpScenario } from './http.ts';
 import { Api, basicAuth, formEncode, readZuliprc, type Credentials } from './lib/api.ts';
-import { HEAP_PROBE_FLAGS, makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
+import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
+import { makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
 import { median, round } from './lib/stats.ts';
 import type { Memory, Row } from './report.ts';
 import { measureMessageMemory, messageReadScenarios, messageWriteScenarios, seedChannel, type MessageScenarioContext } from './messages.ts';
@@ -109,8 +110,8 @@ export async function runSuite(settings: Settings): Promise<SuiteOutput> {
   }
 }
 
-function startServer(dataDir: string): Promise<Child> {
-  return startNode('server', [...HEAP_PROBE_FLAGS, 'src/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+async function startServer(dataDir: string): Promise<Child> {
+  return startNode('server', await measuredServerArgs(['serve', '--port', '0', '--data-dir', dataDir]), {
     CHAT_RATE_LIMIT: 'off',
     CHAT_LOG_LEVEL: 'warn',
     CHAT_OWNER_PASSWORD: OWNER_PASSWORD,
@@ -144,7 +145,7 @@ async function messagePhase(
 
 /** One run of the raw JSON baseline, in a fresh process: no run carries state into the next. */
 async function rawJsonRun(settings: Settings, run: number): Promise<HttpMeasurement> {
-  const raw = await startNode('raw-json', ['bench/baselines/raw-json.ts']);
+  const raw = await startNode('raw-json', [await compiledProgram('bench/baselines/raw-json.ts')]);
   try {
     const measurement = await runHttp(raw.url, raw.pid, { name: 'raw', method: 'GET', path: '/' }, settings.http);
     logRun('raw uWS JSON', run, measurement);
@@ -169,7 +170,7 @@ async function fanoutPhase(
     // Every realm_user queue of the realm gets the trigger's event: only the polled ones may exist.
     if (queues.length > n) await deleteQueues(api, queues.splice(n));
     await waitForIdle(server.pid, 200);
-    const raw = await startNode('raw-longpoll', ['bench/baselines/raw-longpoll.ts']);
+    const raw = await startNode('raw-longpoll', [await compiledProgram('bench/baselines/raw-longpoll.ts')]);
     let rawResult: FanoutResult;
     try {
       rawResult = await runFanout(rawTarget(raw.port, raw.pid), n, settings.fanout);

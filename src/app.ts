@@ -4,6 +4,7 @@ import { Store } from '../snapshots/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
+import { ClientBudgets } from './http/client-budgets.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { SocketTickets } from './http/socket-tickets.ts';
 import { withWebClient } from './http/static.ts';
@@ -11,6 +12,7 @@ import { createLogger, type Logger } from './log.ts';
 import { DiskSpace, megabytes } from './disk-space.ts';
 import { Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
+import { PasswordQueue } from './password-queue.ts';
 import { allRoutes } from './routes/index.ts';
 import { eventSocketEndpoint } from './event-socket.ts';
 import { listen } from './server.ts';
@@ -69,6 +71,8 @@ export async function startServer(
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
   const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);
+  metrics.gauge('chat_password_hashes_queued', 'password hashes waiting for their turn', () => passwordQueue.queued);
   const services: AppServices = {
     runtime,
     config,
@@ -77,7 +81,8 @@ export async function startServer(
     diskSpace,
     mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
-    loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
+    clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
+    passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
     externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
@@ -88,7 +93,7 @@ export async function startServer(
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes, {
     endpoint: eventSocketEndpoint(services),
     maxBufferedBytes: config.socketMaxBufferedBytes,
-  });
+  }, new Set(config.trustedProxies));
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
   const zuliprc = await bootstrap(services, announce);
   if (recovered.queues > 0) {

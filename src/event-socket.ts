@@ -39,6 +39,7 @@ export function eventSocketEndpoint(services: AppServices): SocketEndpoint<Event
       let realm: RealmState;
       let user: UserProfile;
       try {
+        checkOrigin(request);
         realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
         values = new Map(new URLSearchParams(request.query));
         user = caller(services, realm, request, values.get('ticket'));
@@ -62,6 +63,25 @@ export function eventSocketEndpoint(services: AppServices): SocketEndpoint<Event
     message: (socket, text) => socket.message(text),
     close: (socket) => socket.closed(),
   };
+}
+
+/**
+ * A WebSocket is outside the browser's same-origin policy, and a browser sends the Basic credentials it
+ * remembers for this server with an upgrade that a page of any other site starts: that page could read the
+ * user's events. So an upgrade with an Origin (every browser sends one) must come from a page of the
+ * organization's own host; clients outside browsers send none.
+ */
+function checkOrigin(request: ApiRequest): void {
+  if (request.origin === undefined || request.origin === '') return;
+  let host: string | null = null;
+  try {
+    host = new URL(request.origin).host;
+  } catch {
+    // 'null' (a sandboxed or file page) or a malformed value: not this server's origin.
+  }
+  if (host === null || host.toLowerCase() !== request.host.toLowerCase()) {
+    throw new ChatError(ErrorCode.CSRF_FAILED, `CSRF error: the WebSocket upgrade comes from the page of another site (${request.origin})`, 403);
+  }
 }
 
 /** HTTP Basic when the request has an Authorization header, else the ticket a browser got over REST. */

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { startServer } from './app.ts';
 import { configFrom, ConfigError, type Config } from './config.ts';
 import { createLogger } from './log.ts';
-import { claimDataDir } from './pidfile.ts';
+import { claimDataDir } from './data-dir-lock.ts';
 import { operatorCommands } from './operator.ts';
 
 const COMMON_OPTIONS = {
@@ -39,7 +39,10 @@ async function serve(argv: string[]): Promise<void> {
   const config = configFrom(values, process.env);
   const log = createLogger(config.logLevel);
   const release = claimDataDir(config.dataDir);
-  const server = await startServer(config, log);
+  const server = await startServer(config, log).catch((error: unknown) => {
+    release();
+    throw error;
+  });
   console.log(`Listening on ${server.url} (external URL ${server.externalUrl})`);
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'shutting down');

@@ -21,6 +21,23 @@ async function download(server: TestServer, url: string, who: Credentials | null
 
 const ids = (messages: { id: number }[]) => messages.map((message) => message.id);
 
+t.test('files are served as downloads or sandboxed: HTML, SVG and PDF never run in the server\'s origin', async (t) => {
+  const server = await startTestServer(t);
+  for (const [name, type, disposition] of [
+    ['report.pdf', 'application/pdf', 'attachment'],
+    ['page.html', 'text/html', 'attachment'],
+    ['drawing.svg', 'image/svg+xml', 'attachment'],
+    ['cat.png', 'image/png', 'inline'],
+  ] as const) {
+    const uploaded = await upload(server.api, name, '<script>alert(1)</script>', type);
+    const read = await download(server, uploaded.body.url, server.owner);
+    t.equal(read.headers.get('content-type'), type, name);
+    t.match(read.headers.get('content-disposition'), new RegExp(`^${disposition};`), `${name}: ${disposition}`);
+    t.match(read.headers.get('content-security-policy'), /(^|; )sandbox($|;)/, `${name}: in a sandbox`);
+    t.equal(read.headers.get('x-content-type-options'), 'nosniff');
+  }
+});
+
 t.test('upload, serve to those who may read it, list, detach, delete', async (t) => {
   const server = await startTestServer(t);
   const owner = server.api;
@@ -45,6 +62,9 @@ t.test('upload, serve to those who may read it, list, detach, delete', async (t)
   t.equal(mine.bytes.toString(), 'hello file');
   t.equal(mine.headers.get('content-type'), 'text/plain');
   t.match(mine.headers.get('content-disposition'), /filename\*=UTF-8''notes%20%C3%BC\.txt/);
+  t.match(mine.headers.get('content-disposition'), /^inline;/, 'plain text is shown');
+  t.match(mine.headers.get('content-security-policy'), /(^|; )sandbox($|;)/, 'in a sandbox with no script');
+  t.match(mine.headers.get('content-security-policy'), /default-src 'none'/);
   t.equal((await download(server, url, ann)).status, 404, 'another user without access does not');
   t.equal((await download(server, url, null)).status, 401, 'nor does a caller without credentials');
 

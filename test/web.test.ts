@@ -50,6 +50,7 @@ if (!existsSync(CHROMIUM)) {
       t.match(page.headers.get('content-type'), /^text\/html/);
       t.equal(page.headers.get('cache-control'), 'no-cache');
       t.match(page.headers.get('content-security-policy'), /script-src 'self'/);
+      t.match(page.headers.get('content-security-policy'), /img-src 'self' data: blob:;/, 'images only from this server: no read receipts to third-party hosts');
       const html = await page.text();
       const script = /src="(\/static\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1];
       const style = /href="(\/static\/main-[A-Z0-9]+\.css)"/.exec(html)?.[1];

@@ -211,6 +211,22 @@ t.test('the upgrade takes the REST API\'s credentials: Basic auth, or a one-time
   t.equal((await api.get('/events/socket')).status, 404, 'the path answers nothing but an upgrade');
 });
 
+t.test('an upgrade from a page of another site is refused, even with the credentials a browser remembers', async (t) => {
+  const { api, url, owner } = await startTestServer(t);
+  const { queueId } = await api.register();
+  const foreign = await EventSocketClient.open(url, { queueId, lastEventId: -1, credentials: owner, origin: 'https://evil.example' });
+  t.notOk(foreign instanceof EventSocketClient, 'no socket for a foreign page');
+  t.match(foreign, { status: 403, body: { result: 'error', code: 'CSRF_FAILED' } });
+  const opaque = await EventSocketClient.open(url, { queueId, lastEventId: -1, credentials: owner, origin: 'null' });
+  t.match(opaque, { status: 403, body: { code: 'CSRF_FAILED' } }, 'nor for a sandboxed page (Origin: null)');
+
+  // The server's own pages (its web client) share the host of the upgrade, and clients outside browsers send no Origin.
+  const own = await openSocket(url, { queueId, lastEventId: -1, credentials: owner, origin: new URL(url).origin });
+  await api.createUser('ann@example.com', 'Ann');
+  t.match((await own.next()).events, [{ type: 'realm_user', op: 'add' }], 'a page of the same host opens the socket');
+  await own.close();
+});
+
 t.test('an attached queue is not idle-collected; once the socket closes, the queue is under long-poll rules again', async (t) => {
   const { api, url, owner } = await startTestServer(t, { queueIdleMs: 300, sweepMs: 50 });
   const { queueId } = await api.register({ event_types: ['realm_user'] });

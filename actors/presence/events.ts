@@ -1,5 +1,6 @@
 import type { ApiEvent, Delivery } from '../events.ts';
 import type { RealmState, UserProfile } from '../realm/state.ts';
+import { usersWhoMayAccess } from '../realm/user-access.ts';
 import type { PresenceEntry } from './store.ts';
 import { legacyEventPresence, modernPresence } from './views.ts';
 
@@ -34,5 +35,7 @@ export function presenceDeliveries(realm: RealmState, user: UserProfile, entry: 
     presence: legacyEventPresence(entry, user),
     presences: { [String(user.userId)]: modernPresence(entry, user) },
   };
-  return [{ realmId: realm.realmId, audience: { kind: 'realm' }, event }];
+  // A guest limited by can_access_all_users_group hears only of the users it may access.
+  const limitedTo = usersWhoMayAccess(realm, user);
+  return [{ realmId: realm.realmId, audience: limitedTo ? { kind: 'users', userIds: limitedTo } : { kind: 'realm' }, event }];
 }

@@ -1,4 +1,5 @@
 import type { RealmState, UserProfile } from '../realm/state.ts';
+import { accessFilter } from '../realm/user-access.ts';
 import { OFFLINE_THRESHOLD_SECONDS, type PresenceEntry, type PresenceStore } from './store.ts';
 
 /** How far back presence data goes when the client does not say (register `presence_history_limit_days`). */
@@ -65,6 +66,8 @@ export interface PresenceQuery {
   historyLimitDays?: number;
   /** UNIX seconds */
   now: number;
+  /** who asks: a guest limited by can_access_all_users_group gets only the users it may access */
+  viewerId: number;
 }
 
 export interface RealmPresences {
@@ -80,7 +83,9 @@ export function realmPresences(store: PresenceStore, realm: RealmState, query: P
   const since = incremental ? -Infinity : query.now - (query.historyLimitDays ?? DEFAULT_HISTORY_LIMIT_DAYS) * DAY_SECONDS;
   const presences: Record<string, unknown> = {};
   let newest = lastUpdateId ?? -1;
+  const accessible = accessFilter(realm, query.viewerId);
   for (const [userId, entry] of store.entries(realm.realmId)) {
+    if (accessible && !accessible.has(userId)) continue;
     if (lastUpdateId !== undefined && entry.updateId <= lastUpdateId) continue;
     if (entry.connectedAt < since) continue;
     const user = realm.users.get(userId);

@@ -1,5 +1,5 @@
 import { allowed, systemGroupId } from './permissions.ts';
-import { Role, type RealmState, type UserProfile } from './state.ts';
+import { findUserByEmail, Role, type RealmState, type UserProfile } from './state.ts';
 import type { Delivery } from '../events.ts';
 import { defaultAvatarPath } from './avatars/urls.ts';
 import { personView } from './views.ts';
@@ -32,9 +32,38 @@ export function accessiblePeople(state: RealmState, userId: number): Set<number>
   return out;
 }
 
+/**
+ * The people a viewer may access when it is limited, or null when it may access everyone: the filter for
+ * lists of users (bots are always accessible and not in the set).
+ */
+export function accessFilter(state: RealmState, viewerId: number): Set<number> | null {
+  return canAccessAllUsers(state, viewerId) ? null : accessiblePeople(state, viewerId);
+}
+
+/** The active users who may access `target`, or null when that is every one of them. */
+export function usersWhoMayAccess(state: RealmState, target: UserProfile): number[] | null {
+  if (target.isBot || !accessIsLimited(state)) return null;
+  const out: number[] = [];
+  for (const other of state.users.values()) {
+    if (other.isActive && (canAccessAllUsers(state, other.userId) || accessiblePeople(state, other.userId).has(target.userId))) out.push(other.userId);
+  }
+  return out;
+}
+
 /** Whether `viewerId` may access `target` (the check for one user; `accessiblePeople` for many). */
 export function canAccessUser(state: RealmState, viewerId: number, target: UserProfile): boolean {
   return target.isBot || canAccessAllUsers(state, viewerId) || accessiblePeople(state, viewerId).has(target.userId);
+}
+
+/**
+ * The user an id or an email names, if the viewer may access them. To a limited guest a user it may not
+ * access is not there at all, whatever the path that names it (a lookup, an avatar, a narrow, a typing
+ * notification): no answer tells whether an address has an account.
+ */
+export function findAccessibleUser(state: RealmState, viewerId: number, idOrEmail: string | number): UserProfile | undefined {
+  const text = String(idOrEmail).trim();
+  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByEmail(state, text);
+  return user && canAccessUser(state, viewerId, user) ? user : undefined;
 }
 
 /**

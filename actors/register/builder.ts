@@ -34,6 +34,8 @@ export interface InitialStateOptions {
   webPublicStreamsEnabled: boolean;
   generation: number;
   passwordLimits: { minLength: number; maxLength: number; minGuesses: number };
+  /** bytes of files the organization may keep (config); null: no limit */
+  realmUploadQuotaBytes: number | null;
 }
 
 /** Builds the registration state of one fetch type. */

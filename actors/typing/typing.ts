@@ -5,6 +5,7 @@ import { settingIncludes } from '../realm/groups/state.ts';
 import { canRead, messageAudience } from '../realm/messages/access.ts';
 import { normalizeTopic } from '../realm/messages/limits.ts';
 import { Role, type RealmState, type UserProfile } from '../realm/state.ts';
+import { findAccessibleUser } from '../realm/user-access.ts';
 
 /**
  * Typing notifications: validated against the realm, turned into events, and published without changing
@@ -58,8 +59,9 @@ export function directTyping(typist: Typist, op: TypingOp, to: readonly number[]
   if (to.length === 0) throw badRequest("Empty 'to' list");
   requireSetting(typist, 'direct');
   const ids = [...new Set([...to, typist.sender.userId])];
-  // One bad id refuses the whole request: a partial list would name a different conversation.
-  const users = ids.map((id) => typist.realm.users.get(id) ?? badUser(id));
+  // One bad id refuses the whole request: a partial list would name a different conversation. A user the
+  // typist may not access is a bad id too (no answer tells a limited guest who exists).
+  const users = ids.map((id) => findAccessibleUser(typist.realm, typist.sender.userId, id) ?? badUser(id));
   const event = { type: 'typing', op, message_type: 'direct', sender: userRef(typist.sender), recipients: users.map(userRef) };
   return deliver(typist, notified(typist, ids), event);
 }

@@ -4,7 +4,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root: children run from here so that `--import tsx` resolves. */
+/** The repository root: children run from here so that `--import tsx` (runNode) and node_modules resolve. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The core the server and the baselines run on; the load generator (this process) takes the next one. */
@@ -104,11 +104,11 @@ const children = new Set<Child>();
 const spawned = new Set<ChildProcess>();
 
 /**
- * Starts a Node program as its own process on the server's core and waits for its "Listening on http://..."
- * line. Every child is remembered so that `killAll` can end it whatever happens to this process.
+ * Starts a compiled Node program (see compiled.ts: no tsx in what the bench measures) as its own process on
+ * the server's core and waits for its "Listening on http://..." line. Every child is remembered so that
+ * `killAll` can end it whatever happens to this process.
  */
-export function startNode(name: string, args: string[], env: Record<string, string> = {}, startTimeoutMs = START_TIMEOUT_MS): Promise<Child> {
-  const nodeArgs = ['--import', 'tsx', ...args];
+export function startNode(name: string, nodeArgs: string[], env: Record<string, string> = {}, startTimeoutMs = START_TIMEOUT_MS): Promise<Child> {
   const pinned = tasksetAvailable && cpuCount() >= 2;
   // taskset execs node in place, so the pid we get is the node process's pid.
   const [command, commandArgs] = pinned
@@ -268,10 +268,7 @@ export interface MemoryProbe {
 
 const PROBE_MARK = 'bench-memory ';
 
-/** Node flags that preload the heap probe into a child: pass them before the script. */
-export const HEAP_PROBE_FLAGS = ['--expose-gc', '--import', './bench/lib/heap-probe.ts'];
-
-/** Asks a child started with HEAP_PROBE_FLAGS for its memory after a full collection. */
+/** Asks a child started with the heap probe preloaded (compiled.ts, `measuredServerArgs`) for its memory after a full collection. */
 export async function probeMemory(child: Child, timeoutMs = 10_000): Promise<MemoryProbe> {
   const seen = child.output().split(PROBE_MARK).length;
   child.process.kill('SIGUSR2');

@@ -11,7 +11,14 @@ import { Router } from './router.ts';
 
 export const API_PREFIX = '/api/v1';
 
-export type Dispatch = (request: ApiRequest) => Promise<ApiResponse>;
+export interface Dispatch {
+  (request: ApiRequest): Promise<ApiResponse>;
+  /**
+   * Called by the front end before it reads a request's body, with the length the request declares (null:
+   * undeclared, chunked): an answer refuses the request unread (see Route.admit); null reads the body.
+   */
+  admit(request: ApiRequest, declaredBytes: number | null): ApiResponse | null;
+}
 
 /**
  * The whole request pipeline without the socket: route, realm, credentials, rate limit, parameters,
@@ -22,11 +29,13 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
   const rootRouter = new Router(routes.filter((route) => route.root));
 
+  const matchRoute = (request: ApiRequest) => request.path.startsWith(`${API_PREFIX}/`)
+    ? router.match(request.method, request.path.slice(API_PREFIX.length))
+    : rootRouter.match(request.method, request.path);
+
   const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
     try {
-      const match = request.path.startsWith(`${API_PREFIX}/`)
-        ? router.match(request.method, request.path.slice(API_PREFIX.length))
-        : rootRouter.match(request.method, request.path);
+      const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
       if (match.kind === 'method-not-allowed') {
         throw new ChatError(ErrorCode.BAD_REQUEST, 'Method Not Allowed', 405, {}, { Allow: match.allowed.join(', ') });
@@ -39,6 +48,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         user = authenticate(realm, request.authorization);
         if (route.rateLimited !== false) checkRateLimit(services, rateLimitKey(realm.realmId, user));
         route.authorize?.(user, realm);
+      } else if (route.anonymousBudget !== false) {
+        request.clientAddress ??= request.connection?.clientAddress();
+        services.clientBudgets.anonymousRequest(request);
       }
       const files: UploadedFile[] = [];
       const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
@@ -60,7 +72,32 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  return async (request) => {
+  const admit = (request: ApiRequest, declaredBytes: number | null): ApiResponse | null => {
+    const match = matchRoute(request);
+    if (match.kind !== 'found' || !match.route.admit) return null;
+    const route = match.route;
+    try {
+      const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
+      const user = route.auth === 'public' || (route.auth === 'optional' && request.authorization === '') ? null : authenticate(realm, request.authorization);
+      try {
+        route.admit?.({ services, realm, user }, declaredBytes);
+      } catch (error) {
+        // A refusal costs the caller a request of the rate limit, as if the body had been read.
+        if (user) services.apiLimiter?.hit(rateLimitKey(realm.realmId, user));
+        throw error;
+      }
+      return null;
+    } catch (error) {
+      // A fault of the check itself is left to the handling of the whole request.
+      if (!(error instanceof ChatError)) return null;
+      services.metrics.requests.inc({ method: request.method, route: route.path, status: error.status });
+      const response = errorResponse(error);
+      // The body is left unread: the connection cannot carry another request.
+      return { ...response, headers: { ...response.headers, Connection: 'close' } };
+    }
+  };
+
+  return Object.assign(async (request: ApiRequest) => {
     if (request.method === 'GET' && request.path === '/health') return health(services);
     if (request.method === 'GET' && request.path === '/metrics') {
       return { status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body: await services.metrics.registry.metrics() };
@@ -71,7 +108,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     services.metrics.requests.inc({ method: request.method, route: label.route, status: response.status });
     services.metrics.latency.observe({ method: request.method, route: label.route }, (performance.now() - started) / 1000);
     return response;
-  };
+  }, { admit });
 }
 
 /**

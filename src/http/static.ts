@@ -1,13 +1,14 @@
 import type { Logger } from '../log.ts';
 import type { WebAssets } from '../web/build.ts';
 import type { Dispatch } from './dispatch.ts';
-import type { ApiResponse } from './request.ts';
+import type { ApiRequest, ApiResponse } from './request.ts';
 
 /**
- * Only scripts and styles of our own origin run; message HTML (rendered by the server) may show images from
- * anywhere. The page may not be framed.
+ * Only scripts and styles of our own origin run, and images come only from this server (uploads, avatars,
+ * emoji): an image of another host in a message would tell that host who read it, and when, from where (the
+ * original proxies such images; this server does not load them). The page may not be framed.
  */
-const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src * data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 /**
  * Serves the web client in front of the API: GET `/` (and `/index.html`) is the page, GET `/static/<name>` a
@@ -24,7 +25,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
     return assets;
   };
 
-  return async (request) => {
+  return Object.assign(async (request: ApiRequest) => {
     if (request.method !== 'GET') return dispatch(request);
     const path = request.path === '/index.html' ? '/' : request.path;
     if (path !== '/' && !path.startsWith('/static/')) return dispatch(request);
@@ -47,7 +48,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
       },
       body: file.body,
     };
-  };
+  }, { admit: dispatch.admit });
 }
 
 function text(status: number, body: string): ApiResponse {

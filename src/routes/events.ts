@@ -87,6 +87,8 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
  */
 async function registerSpectator({ services, realm, request }: RouteContext<'optional'>, params: RegisterParams) {
   if (!hasPublicAccess(realm, services.config.webPublicStreamsEnabled)) authenticate(realm, request.authorization);
+  // The whole web-public state, built for each anonymous caller: also within the server-wide budget.
+  services.clientBudgets.costlyRequest();
   for (const name of ['client_extavatar', 'include_subscribers'] as const) {
     if (params[name] === true) throw badRequest(`Invalid '${name}' parameter for anonymous request`);
   }
@@ -109,6 +111,7 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
     webPublicStreamsEnabled: services.config.webPublicStreamsEnabled,
     generation: services.generation,
     passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
+    realmUploadQuotaBytes: services.config.realmUploadQuotaBytes,
   };
 }
 

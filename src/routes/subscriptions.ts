@@ -1,3 +1,4 @@
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey } from '../../actors/realm/channels/state.ts';
@@ -138,7 +139,7 @@ export const subscriptionRoutes = [
     auth: 'user',
     params: { user_id: p.int(), stream_id: p.int() },
     handle({ realm, user }, params) {
-      if (!realm.users.has(params.user_id)) throw badRequest('No such user');
+      if (!findAccessibleUser(realm, user.userId, params.user_id)) throw badRequest('No such user');
       const channel = realm.channels.get(params.stream_id);
       // Who is in a private channel is for its subscribers and administrators (test/security.test.ts).
       if (!channel || !canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');

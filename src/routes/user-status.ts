@@ -1,3 +1,4 @@
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { statusView } from '../../actors/user/views.ts';
@@ -37,8 +38,8 @@ export const userStatusRoutes = [
     path: '/users/{user_id}/status',
     auth: 'user',
     params: { user_id: p.int(z.number().int()) },
-    handle({ services, realm }, { user_id }) {
-      const target = realm.users.get(user_id);
+    handle({ services, realm, user }, { user_id }) {
+      const target = findAccessibleUser(realm, user.userId, user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
       return { status: statusView(services.runtime.userState(realm.realmId, user_id)) };
     },

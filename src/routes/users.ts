@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
-import { findUserByEmail, isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
+import { disallowedNameCharacter } from '../../actors/realm/names.ts';
+import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
+import { accessFilter, findAccessibleUser, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
@@ -17,7 +19,7 @@ const fullName = z
       .string()
       .min(1, 'Name too short!')
       .max(100, 'Name too long!')
-      .regex(/^[^\p{Cc}]*$/u, 'Invalid characters in name!'),
+      .refine((name) => disallowedNameCharacter(name) < 0, 'Invalid characters in name!'),
   );
 const email = z.string().trim().pipe(z.email('Invalid email address'));
 
@@ -26,9 +28,12 @@ export { fullName as fullNameSchema, email as emailSchema };
 const role = z.literal(ROLE_VALUES as [Role, ...Role[]], { error: 'Invalid role' });
 const userId = p.int(z.number().int().positive());
 
-/** A user by id or by email, visible to the caller: deactivated users are included, as in the original. */
-export function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
-  const user = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
+/**
+ * A user by id or by email, as the caller may see them: deactivated users are included, as in the original;
+ * a user a limited guest may not access is not found (realm/user-access.ts).
+ */
+export function lookUp(realm: RealmState, viewer: UserProfile, idOrEmail: string): UserProfile {
+  const user = findAccessibleUser(realm, viewer.userId, idOrEmail);
   if (!user) throw badRequest('No such user');
   return user;
 }
@@ -50,11 +55,15 @@ export const userRoutes = [
       include_custom_profile_fields: p.bool().default(false),
       user_ids: p.json(z.array(z.number().int())).optional(),
     },
-    handle({ realm }, params) {
+    handle({ realm, user: viewer }, params) {
       const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
+      // A limited guest gets the users it may not access as placeholders, as the original does.
+      const accessible = accessFilter(realm, viewer.userId);
       const members = [];
       for (const user of users) {
-        if (user) members.push(personView(user, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
+        if (!user) continue;
+        if (accessible && !user.isBot && !accessible.has(user.userId)) members.push(unknownUserView(user.userId));
+        else members.push(personView(user, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
       return { members };
     },
@@ -79,8 +88,8 @@ export const userRoutes = [
       client_extavatar: p.bool().default(true),
       include_custom_profile_fields: p.bool().default(false),
     },
-    handle({ realm }, params) {
-      const target = lookUp(realm, params.user_id);
+    handle({ realm, user }, params) {
+      const target = lookUp(realm, user, params.user_id);
       return { user: personView(target, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
     },
   }),
@@ -99,7 +108,7 @@ export const userRoutes = [
         caller: caller(user),
         email: params.email,
         fullName: params.full_name,
-        passwordHash: await hashPassword(params.password),
+        passwordHash: await services.passwordQueue.run('user', () => hashPassword(params.password)),
       });
       return { user_id: change?.type === 'user.created' ? change.user.userId : null };
     },
@@ -143,7 +152,7 @@ export const userRoutes = [
     auth: 'user',
     params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional(), profile_data: profileDataParam.optional() },
     async handle({ services, realm, user }, params) {
-      const target = lookUp(realm, params.user_id);
+      const target = lookUp(realm, user, params.user_id);
       if (params.profile_data) {
         // An empty value (or null) clears the field, as in the original. Checked before the name and role change.
         const clears = (value: unknown) => value === null || value === '' || (Array.isArray(value) && value.length === 0);

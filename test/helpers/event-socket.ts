@@ -16,6 +16,8 @@ export interface SocketOptions {
   lastEventId?: number;
   credentials?: Credentials | null;
   ticket?: string;
+  /** the Origin header a browser would send */
+  origin?: string;
   /** extra query text, e.g. to test parameters */
   query?: Record<string, string>;
 }
@@ -52,7 +54,7 @@ export class EventSocketClient {
       headers.Authorization = `Basic ${Buffer.from(`${options.credentials.email}:${options.credentials.key}`).toString('base64')}`;
     }
     const url = `${baseUrl.replace(/^http/, 'ws')}/api/v1/events/socket?${query}`;
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, { headers, ...(options.origin === undefined ? {} : { origin: options.origin }) });
     const client = new EventSocketClient(ws);
     return new Promise((resolve, reject) => {
       ws.on('open', () => resolve(client));

@@ -4,6 +4,7 @@ import type { RealmChange } from '../changes.ts';
 import { channelKey } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
 import type { Clock } from '../decide.ts';
+import { disallowedNameCharacter } from '../names.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { BotChange } from './changes.ts';
@@ -157,7 +158,7 @@ function checkFullName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw badRequest('Name too short!');
   if (trimmed.length > MAX_FULL_NAME_LENGTH) throw badRequest('Name too long!');
-  if (/\p{Cc}/u.test(trimmed)) throw badRequest('Invalid characters in name!');
+  if (disallowedNameCharacter(trimmed) >= 0) throw badRequest('Invalid characters in name!');
   return trimmed;
 }
 

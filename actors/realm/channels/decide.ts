@@ -4,6 +4,7 @@ import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
+import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import { isAdmin, Role, type RealmState } from '../state.ts';
 import type { ChannelChange, ChannelFields } from './changes.ts';
@@ -57,7 +58,8 @@ export function checkChannelName(state: RealmState, name: string, except?: numbe
   const trimmed = name.trim();
   if (!trimmed) throw badRequest('Channel name cannot be blank.');
   if (trimmed.length > LIMITS.max_stream_name_length) throw badRequest(`Channel name too long (limit: ${LIMITS.max_stream_name_length} characters).`);
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw badRequest(`Invalid character in channel name.`);
+  const invalid = disallowedNameCharacter(trimmed);
+  if (invalid >= 0) throw badRequest(`Invalid character in channel name, at position ${invalid + 1}.`);
   const existing = state.channelIdByName.get(channelKey(trimmed));
   if (existing !== undefined && existing !== except) throw new ChatError(ErrorCode.BAD_REQUEST, `Channel '${trimmed}' already exists`, 400);
   return trimmed;

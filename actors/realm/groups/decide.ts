@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Clock } from '../decide.ts';
 import type { Caller } from '../commands.ts';
+import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { GroupChange } from './changes.ts';
@@ -119,6 +120,7 @@ function checkName(state: RealmState, name: string): void {
   const trimmed = name.trim();
   if (!trimmed) throw badRequest('User group name cannot be empty!');
   if (trimmed.length > MAX_NAME_LENGTH) throw badRequest(`User group name cannot exceed ${MAX_NAME_LENGTH} characters.`);
+  if (disallowedNameCharacter(trimmed) >= 0) throw badRequest('Invalid characters in user group name.');
   if (/^(role:|@)/.test(trimmed)) throw badRequest(`User group name cannot start with '${trimmed.startsWith('@') ? '@' : 'role:'}'.`);
   for (const group of state.groups.values()) if (group.name === trimmed) throw badRequest(`User group '${trimmed}' already exists.`);
 }

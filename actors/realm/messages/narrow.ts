@@ -1,5 +1,6 @@
 import { ChatError, ErrorCode } from '../../errors.ts';
-import { findUserByEmail, type RealmState } from '../state.ts';
+import type { RealmState } from '../state.ts';
+import { findAccessibleUser } from '../user-access.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
 import { isImageName } from '../attachments/state.ts';
@@ -67,13 +68,13 @@ function resolveTerm(state: RealmState, userId: number, term: NarrowTerm, follow
     case 'topic':
       return [{ kind: 'topic', topic: text.toLowerCase(), negated }];
     case 'dm': {
-      const ids = userList(state, operand).map((id) => id);
+      const ids = userList(state, userId, operand);
       return [{ kind: 'dm', key: conversationKey([...new Set([...ids, userId])]), negated }];
     }
     case 'dm-including':
-      return [{ kind: 'dm-including', userId: oneUser(state, operand), negated }];
+      return [{ kind: 'dm-including', userId: oneUser(state, userId, operand), negated }];
     case 'sender':
-      return [{ kind: 'sender', userId: text === 'me' ? userId : oneUser(state, operand), negated }];
+      return [{ kind: 'sender', userId: text === 'me' ? userId : oneUser(state, userId, operand), negated }];
     case 'is': {
       const what = IS_OPERANDS[text];
       if (!what) throw badNarrow(`unknown 'is' operand ${text}`);
@@ -113,14 +114,15 @@ function withClauses(state: RealmState, userId: number, text: string): Clause[] 
   ];
 }
 
-function userList(state: RealmState, operand: NarrowTerm['operand']): number[] {
+function userList(state: RealmState, viewerId: number, operand: NarrowTerm['operand']): number[] {
   const entries = Array.isArray(operand) ? operand : typeof operand === 'number' ? [operand] : operand.split(',').map((part) => part.trim());
-  return entries.map((entry) => oneUser(state, entry));
+  return entries.map((entry) => oneUser(state, viewerId, entry));
 }
 
-function oneUser(state: RealmState, operand: NarrowTerm['operand']): number {
+/** A user the viewer may access (one it may not answers like an unknown one). */
+function oneUser(state: RealmState, viewerId: number, operand: NarrowTerm['operand']): number {
   const text = String(operand).trim();
-  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByEmail(state, text);
+  const user = findAccessibleUser(state, viewerId, text);
   if (!user) throw badNarrow(`unknown user ${text}`);
   return user.userId;
 }

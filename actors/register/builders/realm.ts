@@ -3,7 +3,7 @@ import type { Builder } from '../builder.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS } from '../realm-limits.ts';
 
 /** fetch type `realm`: the organization's settings and the server's limits. */
-export const realmState: Builder = ({ realm, spectator }, { realmUrl, generation, passwordLimits, webPublicStreamsEnabled }) => ({
+export const realmState: Builder = ({ realm, spectator }, { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, realmUploadQuotaBytes }) => ({
   ...LIMITS,
   realm_name: realm.name,
   realm_description: realm.description,
@@ -11,6 +11,8 @@ export const realmState: Builder = ({ realm, spectator }, { realmUrl, generation
   realm_uri: realmUrl,
   realm_date_created: realm.dateCreated,
   realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
+  // For display only: the original's clients do not check it (the server does).
+  realm_upload_quota_mib: realmUploadQuotaBytes === null ? null : Math.floor(realmUploadQuotaBytes / (1024 * 1024)),
   // The settings of PATCH /realm and the group-setting permissions, as the realm has them.
   ...realmSettingsView(realm),
   // A spectator can edit nothing and is shown no presence, as in the original.
