@@ -7,7 +7,9 @@ import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import { newQueueId } from './ids.ts';
 import type { QueueChange } from './queue/changes.ts';
-import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings, type Routed } from './queue/registry.ts';
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
+import { QueueRegistry, type Queue, type QueueTimings, type Routed } from './queue/registry.ts';
+import { LEGACY_QUEUE_KIND, QUEUE_KIND, QueueSnapshotLoader, writeQueues } from './queue/snapshot.ts';
 import type { QueueContext, QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
@@ -32,6 +34,8 @@ export type UserActor = Actor<typeof userMachine>;
 export interface RuntimeOptions {
   clock: Clock;
   queues: QueueTimings;
+  /** absent: DEFAULT_QUEUE_LIMITS */
+  queueLimits?: QueueLimits;
   /** told after each commit: how many queue deliveries it made and how long since the change was applied */
   onDelivered?(deliveries: number, seconds: number): void;
   /**
@@ -46,6 +50,8 @@ interface Dirty {
   users: Set<string>;
   /** queues whose stored snapshot must go (the live ones mark themselves, see Queue.unsaved) */
   removedQueues: Set<string>;
+  /** queues restored from records of the older shape, which the next snapshot replaces (queue/snapshot.ts) */
+  legacyQueues: Set<string>;
 }
 
 interface CommitTarget {
@@ -81,7 +87,7 @@ export class Runtime {
   readonly scheduled: ScheduledDeliveries;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
-  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set() };
+  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set(), legacyQueues: new Set() };
   private replaying = false;
   /** during a replay: whether the replayed changes are announced again, to the queues rebuilt from the log */
   private reannouncing = false;
@@ -99,10 +105,19 @@ export class Runtime {
     private readonly store: Persistence,
     private readonly options: RuntimeOptions,
   ) {
-    this.queues = new QueueRegistry(options.queues, () => options.clock.now(), (queue) => {
-      // The sweep already dropped it; the log learns it so that a replay drops it too.
-      const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
-      this.commitQueue(queue.context, change).catch(() => undefined);
+    this.queues = new QueueRegistry({
+      timings: options.queues,
+      limits: options.queueLimits ?? DEFAULT_QUEUE_LIMITS,
+      now: () => options.clock.now(),
+      onExpired: (queue) => {
+        // The sweep already dropped it; the log learns it so that a replay drops it too.
+        const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
+        this.commitQueue(queue.context, change).catch(() => undefined);
+      },
+      // A replay leaves it: the log holds its removal further on if the process that ran then dropped it.
+      onOverflow: (queue) => {
+        if (!this.replaying) this.collectQueue(queue);
+      },
     });
     this.presence = new PresenceStore((realmId, userId) => {
       const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
@@ -460,6 +475,7 @@ export class Runtime {
   }
 
   private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
+    for (const old of this.queues.admit(realmId, userId)) this.collectQueue(old);
     const context: QueueContext = { queueId: newQueueId(), realmId, userId, spec, createdAt: this.options.clock.now() };
     const registered = this.commitQueue(context, { type: 'queue.registered', context });
     // commit() applied the registration before returning.
@@ -469,6 +485,11 @@ export class Runtime {
   /** DELETE /events: the queue goes at once; resolves once the log holds its removal. */
   deleteQueue(queue: Queue): Promise<void> {
     return this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.delete' });
+  }
+
+  /** The server drops a queue of its own accord (over a limit): at once, and the log learns it. */
+  private collectQueue(queue: Queue): void {
+    this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' }).catch(() => undefined);
   }
 
   private commitQueue(owner: QueueContext, change: QueueChange): Promise<void> {
@@ -515,21 +536,26 @@ export class Runtime {
     let undelivered: UndeliveredRecord = [];
     const snapshotSeq = new Map<string, number>();
     const realms = new RealmSnapshotLoader();
+    const queues = new QueueSnapshotLoader();
     for (const record of this.store.readSnapshots()) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
+      if (withQueues) {
+        const queueId = queues.take(record.kind, record.id, record.data);
+        // Replay skips the log entries a queue's record covers, whichever shape it has.
+        if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
+      }
       if (record.kind === 'realm') this.startRealm(realms.realm(record.data as RealmRecord), false);
       else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
-      } else if (record.kind === 'queue' && withQueues) {
-        this.queues.restore(record.data as QueueRecord, !clean);
       } else if (record.kind === UNDELIVERED[0] && withQueues) {
         undelivered = record.data as UndeliveredRecord;
       }
     }
     realms.finish();
+    if (withQueues) for (const id of queues.finish(this.queues, !clean)) this.dirty.legacyQueues.add(id);
     // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
     for (const actor of this.realms.values()) {
       const state = actor.getSnapshot().context.state;
@@ -627,9 +653,11 @@ export class Runtime {
     const dirtyRealms = [...this.dirty.realms];
     const dirtyUsers = [...this.dirty.users];
     const removedQueues = [...this.dirty.removedQueues];
+    const legacyQueues = [...this.dirty.legacyQueues];
     this.dirty.realms.clear();
     this.dirty.users.clear();
     this.dirty.removedQueues.clear();
+    this.dirty.legacyQueues.clear();
     const taken: [RealmState, Set<number>][] = [];
     for (const realmId of dirtyRealms) {
       const state = this.realmState(realmId);
@@ -646,11 +674,12 @@ export class Runtime {
       if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
     }
     const queues = final ? this.queues.all() : this.queues.unsaved();
-    for (const queue of queues) {
-      record('queue', queue.id, QueueRegistry.record(queue));
-      queue.unsaved = false;
-    }
-    for (const id of removedQueues) deleted.push(['queue', id]);
+    const written = writeQueues(queues, this.queues.payloads);
+    for (const { kind, id, data } of written.records) record(kind, id, data);
+    for (const queue of queues) queue.unsaved = false;
+    for (const id of removedQueues) deleted.push([QUEUE_KIND, id]);
+    for (const id of legacyQueues) deleted.push([LEGACY_QUEUE_KIND, id]);
+    deleted.push(...written.deleted);
     // The snapshot covers changes whose events are not in their queues yet (their commit is in flight): the
     // queues' records above lack them, and a replay would not announce them again. They are stored beside.
     const undelivered: UndeliveredRecord = [];
@@ -667,7 +696,9 @@ export class Runtime {
       for (const [state, chunks] of taken) restoreUnsaved(state, chunks);
       for (const key of dirtyUsers) this.dirty.users.add(key);
       for (const id of removedQueues) this.dirty.removedQueues.add(id);
+      for (const id of legacyQueues) this.dirty.legacyQueues.add(id);
       for (const queue of queues) queue.unsaved = true;
+      written.undo();
       throw error;
     }
     return records.length;

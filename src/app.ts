@@ -58,6 +58,7 @@ export async function startServer(
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
+    queueLimits: config.queueLimits,
   });
   live = runtime;
   const recovered = runtime.recover();

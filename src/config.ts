@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
@@ -15,6 +16,10 @@ export interface Config {
   queueIdleMs: number;
   /** longest idle lifespan a client may ask for at registration */
   queueMaxIdleMs: number;
+  /** event queues per user and organization, and what one queue may buffer (actors/queue/limits.ts) */
+  queueLimits: QueueLimits;
+  /** active bots one person may own (create) */
+  maxBotsPerUser: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -89,7 +94,12 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     heartbeatMs: 50_000,
     // Ten minutes, as the original: dead browser queues must not pile up.
     queueIdleMs: 10 * MINUTE,
+    // The original's MAX_QUEUE_TIMEOUT_SECS.
     queueMaxIdleMs: 7 * 24 * 60 * MINUTE,
+    queueLimits: DEFAULT_QUEUE_LIMITS,
+    // The original has no limit. Each bot may hold as many queues as a person and, before its owner's rate
+    // limit covered bots, was a budget of its own: enough for a person's integrations, not a fleet.
+    maxBotsPerUser: 20,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -155,6 +165,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
   const externalUrl = pick('external-url', 'CHAT_EXTERNAL_URL');
   const logLevel = pick('log-level', 'CHAT_LOG_LEVEL');
   const seconds = (name: string) => (env[name] === undefined ? undefined : number(name, env[name]!) * 1000);
+  const limit = (name: string) => (env[name] === undefined ? undefined : positiveInteger(name, env[name]!));
   return {
     ...base,
     dataDir: dataDir ? resolve(dataDir) : base.dataDir,
@@ -162,6 +173,14 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     logLevel: logLevel ?? base.logLevel,
     heartbeatMs: seconds('CHAT_HEARTBEAT_SECONDS') ?? base.heartbeatMs,
     queueIdleMs: seconds('CHAT_QUEUE_IDLE_SECONDS') ?? base.queueIdleMs,
+    queueMaxIdleMs: seconds('CHAT_QUEUE_MAX_IDLE_SECONDS') ?? base.queueMaxIdleMs,
+    queueLimits: {
+      perUser: limit('CHAT_MAX_QUEUES_PER_USER') ?? base.queueLimits.perUser,
+      perRealm: limit('CHAT_MAX_QUEUES_PER_REALM') ?? base.queueLimits.perRealm,
+      events: limit('CHAT_QUEUE_MAX_EVENTS') ?? base.queueLimits.events,
+      bytes: env.CHAT_QUEUE_MAX_BYTES === undefined ? base.queueLimits.bytes : positiveSize('CHAT_QUEUE_MAX_BYTES', env.CHAT_QUEUE_MAX_BYTES),
+    },
+    maxBotsPerUser: limit('CHAT_MAX_BOTS_PER_USER') ?? base.maxBotsPerUser,
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS') ?? base.snapshotIntervalMs,
     rateLimit: rateLimit(env.CHAT_RATE_LIMIT, base.rateLimit),
     loginLimit: requiredBudget('CHAT_LOGIN_LIMIT', env.CHAT_LOGIN_LIMIT, base.loginLimit),
@@ -249,6 +268,12 @@ function positiveInteger(name: string, text: string): number {
   const value = integer(name, text);
   if (value === 0) throw new ConfigError(`${name} must be at least 1`);
   return value;
+}
+
+function positiveSize(name: string, text: string): number {
+  const bytes = size(name, text);
+  if (bytes < 1) throw new ConfigError(`${name} must be more than 0, not '${text}'`);
+  return bytes;
 }
 
 function number(name: string, text: string): number {

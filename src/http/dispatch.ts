@@ -46,7 +46,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       let user: UserProfile | null = null;
       if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
         user = authenticate(realm, request.authorization);
-        if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+        if (route.rateLimited !== false) checkRateLimit(services, rateLimitKey(realm.realmId, user));
         route.authorize?.(user, realm);
       } else if (route.anonymousBudget !== false) {
         request.clientAddress ??= request.connection?.clientAddress();
@@ -83,7 +83,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
         route.admit?.({ services, realm, user }, declaredBytes);
       } catch (error) {
         // A refusal costs the caller a request of the rate limit, as if the body had been read.
-        if (user) services.apiLimiter?.hit(`${realm.realmId}:${user.userId}`);
+        if (user) services.apiLimiter?.hit(rateLimitKey(realm.realmId, user));
         throw error;
       }
       return null;
@@ -148,6 +148,14 @@ function persistence(services: AppServices) {
 }
 
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
+
+/**
+ * Whose API rate limit a request spends: its user's, or for a bot its owner's, so that a member's bots
+ * share the member's budget rather than each adding one (the bots a server owns have their own).
+ */
+export function rateLimitKey(realmId: number, user: UserProfile): string {
+  return `${realmId}:${user.bot?.ownerId ?? user.userId}`;
+}
 
 /** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
 export function checkRateLimit(services: AppServices, key: string): void {

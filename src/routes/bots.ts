@@ -70,7 +70,7 @@ export const botRoutes = [
         type: 'bot.create', caller: caller(user), fullName: params.full_name, shortName: params.short_name, botType: params.bot_type,
         domain: botDomain(services, realm), serviceName: params.service_name, payloadUrl: params.payload_url, interfaceType: params.interface_type,
         defaultSendingStream: params.default_sending_stream, defaultEventsRegisterStream: params.default_events_register_stream,
-        defaultAllPublicStreams: params.default_all_public_streams,
+        defaultAllPublicStreams: params.default_all_public_streams, maxBotsPerOwner: services.config.maxBotsPerUser,
       });
       if (change?.type !== 'user.created') throw badRequest('Bot not created');
       const entry = botListEntry(realm, asBot(realm.users.get(change.user.userId))!);
