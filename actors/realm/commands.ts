@@ -27,6 +27,8 @@ export type RealmCommand =
       canCreateUsers?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
+  /** DELETE /users/me: a user leaves on its own, which needs no administrator */
+  | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
   | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role }
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
