@@ -4,6 +4,7 @@ import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
+import { devAuthRoutes } from './dev-auth.ts';
 import { draftRoutes } from './drafts.ts';
 import { emojiRoutes } from './emoji.ts';
 import { eventRoutes } from './events.ts';
@@ -38,4 +39,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes];
