@@ -1,0 +1,87 @@
+import { rmSync } from 'node:fs';
+import t from 'tap';
+import { startTestServer, tempDir } from './helpers/server.ts';
+
+// Operations of the OpenAPI document that had no route: each with a success and a documented error.
+
+t.test('DELETE /users/me: a user leaves on its own; the only user and the only owner cannot', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+
+  const alone = await api.delete('/users/me');
+  t.same([alone.status, alone.body], [400, {
+    result: 'error', msg: 'Cannot deactivate the only user', code: 'CANNOT_DEACTIVATE_LAST_USER', entity: 'user', is_last_owner: false,
+  }], 'the only user of the organization');
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const lastOwner = await api.delete('/users/me');
+  t.same([lastOwner.status, lastOwner.body], [400, {
+    result: 'error', msg: 'Cannot deactivate the only organization owner', code: 'CANNOT_DEACTIVATE_LAST_USER', entity: 'organization owner', is_last_owner: true,
+  }], 'the only owner, beside another user');
+
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
+  const bot = (await api.as(ann).post('/bots', { full_name: 'Ann Bot', short_name: 'annbot' })).body;
+  t.same((await api.as(ann).delete('/users/me')).body, { result: 'success', msg: '' }, 'a member needs no administrator to leave');
+  t.equal((await api.as(ann).get('/users/me')).status, 401, 'its key no longer works');
+  const events = (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events;
+  const deactivated = events.filter((event: { op: string; person?: { is_active?: boolean } }) => event.op === 'update' && event.person?.is_active === false);
+  t.same(deactivated.map((event: { person: { user_id: number } }) => event.person.user_id).sort(), [ann.userId, bot.user_id].sort(), 'the user and its bot are announced as deactivated');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  const members = (await second.api.get('/users')).body.members as { user_id: number; is_active: boolean }[];
+  t.equal(members.find((member) => member.user_id === ann.userId)?.is_active, false, 'still deactivated after a restart');
+});
+
+t.test('POST /users/{id}/status: an administrator sets another user\'s status', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const { queueId } = await api.as(bob).register({ event_types: ['user_status'] });
+
+  const set = await api.post(`/users/${ann.userId}/status`, { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  t.same(set.body, { result: 'success', msg: '' });
+  t.same((await api.as(bob).get(`/users/${ann.userId}/status`)).body.status,
+    { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  const events = (await api.as(bob).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events;
+  t.match(events, [{ type: 'user_status', user_id: ann.userId, status_text: 'on vacation', emoji_name: 'car' }], 'announced to the realm');
+
+  const refused = await api.as(bob).post(`/users/${ann.userId}/status`, { status_text: 'hacked' });
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Insufficient permission', code: 'BAD_REQUEST' }], 'a member may not');
+  t.same((await api.post(`/users/${ann.userId}/status`)).body, { result: 'error', msg: 'Client did not pass any new values.', code: 'BAD_REQUEST' });
+  t.same((await api.post(`/users/${ann.userId}/status`, { status_text: 'x'.repeat(61) })).body.msg, 'status_text is too long (limit: 60 characters)');
+  t.same((await api.post('/users/9999/status', { status_text: 'x' })).body.msg, 'No such user');
+  t.same((await api.post(`/users/${ann.userId}/status`, { status_text: '' })).status, 200, 'the empty text clears it');
+  t.equal((await api.get(`/users/${ann.userId}/status`)).body.status.status_text, undefined);
+});
+
+t.test('PATCH /users/me/subscriptions: subscribe and unsubscribe in one request', async (t) => {
+  const { api } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'old' }, { name: 'kept' }] });
+  const both = await api.patch('/users/me/subscriptions', { add: [{ name: 'new', description: 'A new channel' }, { name: 'kept' }], delete: ['old'] });
+  t.same(both.body, { result: 'success', msg: '', subscribed: { 1: ['new'] }, already_subscribed: { 1: ['kept'] }, removed: ['old'], not_removed: [] });
+  const names = (await api.get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name).sort();
+  t.same(names, ['kept', 'new']);
+  t.equal((await api.get(`/streams/${(await api.get('/get_stream_id', { stream: 'new' })).body.stream_id}`)).body.stream.description, 'A new channel');
+  t.same((await api.patch('/users/me/subscriptions', { delete: ['old'] })).body.not_removed, ['old'], 'no longer subscribed');
+
+  const nothing = await api.patch('/users/me/subscriptions');
+  t.same(nothing.body, { result: 'error', msg: 'Nothing to do. Specify at least one of "add" or "delete".', code: 'BAD_REQUEST' });
+  const unknown = await api.patch('/users/me/subscriptions', { add: [{ name: 'third' }], delete: ['nowhere'] });
+  t.equal(unknown.body.msg, "Invalid channel name 'nowhere'");
+  t.equal((await api.get('/get_stream_id', { stream: 'third' })).status, 400, 'an unknown removal fails the request before anything is added');
+});
+
+t.test('POST /dev_fetch_api_key: only where the development switch is on', async (t) => {
+  const production = await startTestServer(t);
+  const refused = await production.api.as(null).post('/dev_fetch_api_key', { username: production.owner.email });
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Endpoint not available in production.', code: 'BAD_REQUEST' }]);
+
+  const dev = await startTestServer(t, { devAuthEnabled: true });
+  const fetched = await dev.api.as(null).post('/dev_fetch_api_key', { username: dev.owner.email });
+  t.same(fetched.body, { result: 'success', msg: '', api_key: dev.owner.key, email: dev.owner.email, user_id: 1 });
+  const unknown = await dev.api.as(null).post('/dev_fetch_api_key', { username: 'nobody@example.com' });
+  t.same([unknown.status, unknown.body.code], [401, 'AUTHENTICATION_FAILED']);
+  t.equal((await dev.api.as(null).post('/dev_fetch_api_key')).body.code, 'REQUEST_VARIABLE_MISSING');
+});
