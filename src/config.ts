@@ -29,8 +29,6 @@ export interface Config {
    * default, so that no channel of a server is readable by anyone on the Internet unless its operator chose so
    */
   webPublicStreamsEnabled: boolean;
-  /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
-  devAuthEnabled: boolean;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -42,6 +40,8 @@ export interface Config {
   logArchiveMs: number;
   /** below this much free space on the data directory's disk the server takes no writes; 0: no check */
   minFreeDiskBytes: number;
+  /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
+  devAuthEnabled: boolean;
 }
 
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
@@ -71,7 +71,6 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     loginLimit: { limit: 5, windowSeconds: 30 * 60 },
     maxBodyBytes: 10 * 1024 * 1024,
     webPublicStreamsEnabled: false,
-    devAuthEnabled: false,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -84,6 +83,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // (see test/disk-errors.test.ts): writes stop well before the disk is full. A snapshot of a big
     // organization is one large commit, hence a margin of hundreds of megabytes rather than a few.
     minFreeDiskBytes: 256 * MIB,
+    devAuthEnabled: false,
     ...overrides,
   };
 }
@@ -120,9 +120,9 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
-    devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
     logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
     minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
+    devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
   };
 }
 
