@@ -16,6 +16,7 @@ import { defaultChannelIds, newUserChanges } from './new-user.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
+import { decideReport } from './notifications/report.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -118,6 +119,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'reaction.remove':
     case 'message.flags':
       return decideMessage(state, command, clock);
+    case 'message.report':
+      return decideReport(state, command, clock);
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);

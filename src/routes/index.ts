@@ -13,6 +13,7 @@ import { inviteRoutes } from './invites.ts';
 import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
+import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
 import { presenceRoutes } from './presence.ts';
@@ -39,4 +40,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes];
