@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
 
 // Operations of the OpenAPI document that had no route: each with a success and a documented error.
@@ -84,4 +85,75 @@ t.test('POST /dev_fetch_api_key: only where the development switch is on', async
   const unknown = await dev.api.as(null).post('/dev_fetch_api_key', { username: 'nobody@example.com' });
   t.same([unknown.status, unknown.body.code], [401, 'AUTHENTICATION_FAILED']);
   t.equal((await dev.api.as(null).post('/dev_fetch_api_key')).body.code, 'REQUEST_VARIABLE_MISSING');
+});
+
+t.test('GET /messages/{id}/read_receipts: who read it, as their privacy and the realm allow', async (t) => {
+  const { api } = await startTestServer(t);
+  const [ann, bob, carl, dave] = [
+    await api.createUser('ann@example.com', 'Ann'), await api.createUser('bob@example.com', 'Bob'),
+    await api.createUser('carl@example.com', 'Carl'), await api.createUser('dave@example.com', 'Dave'),
+  ];
+  await channel(api, 'ops', [1, ann.userId, bob.userId, carl.userId, dave.userId]);
+  const id = await sendToChannel(api.as(ann), 'ops', 'plans', 'Ready?');
+  const disabled = await api.get(`/messages/${id}/read_receipts`);
+  t.same([disabled.status, disabled.body], [400, { result: 'error', msg: 'Read receipts are disabled in this organization.', code: 'BAD_REQUEST' }]);
+  t.equal((await api.patch('/realm', { enable_read_receipts: true })).status, 200);
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body, { result: 'success', msg: '', user_ids: [] }, 'nobody but its sender has read it');
+
+  for (const reader of [bob, carl, dave]) await api.as(reader).post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await api.post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body.user_ids, [1, bob.userId, carl.userId, dave.userId], 'never the sender; the viewer itself is there');
+
+  t.equal((await api.as(carl).patch('/settings', { send_read_receipts: false })).status, 200);
+  t.equal((await api.post(`/users/me/muted_users/${dave.userId}`)).status, 200);
+  t.equal((await api.as(bob).post('/users/me/muted_users/1')).status, 200);
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body.user_ids, [1],
+    'not Carl (keeps reading private), Dave (muted by the viewer) nor Bob (muted the viewer)');
+  t.same((await api.as(ann).get(`/messages/${id}/read_receipts`)).body.user_ids, [1, bob.userId, dave.userId], 'another viewer sees Bob and Dave');
+
+  const hidden = await sendDirect(api.as(ann), [bob.userId], 'psst');
+  t.same((await api.as(carl).get(`/messages/${hidden}/read_receipts`)).body, { result: 'error', msg: 'Invalid message(s)', code: 'BAD_REQUEST' }, 'a message the caller cannot read');
+});
+
+t.test('POST /messages/{id}/report: a report reaches the moderation request channel', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  await channel(api, 'general', [ann.userId, bob.userId]);
+  const id = await sendToChannel(api.as(ann), 'general', 'chat', 'You are all ``` wrong');
+
+  const unset = await api.as(bob).post(`/messages/${id}/report`, { report_type: 'harassment' });
+  t.same([unset.status, unset.body], [400, { result: 'error', msg: 'Moderation request channel must be specified to enable message reporting.', code: 'BAD_REQUEST' }]);
+  const general = (await api.get('/get_stream_id', { stream: 'general' })).body.stream_id;
+  t.equal((await api.patch('/realm', { moderation_request_channel_id: general })).body.msg, 'Moderation request channel must be private.');
+  const moderation = await channel(api, 'moderation', [1], { invite_only: true });
+  t.equal((await api.patch('/realm', { moderation_request_channel_id: moderation })).status, 200);
+  const { queueId } = await api.register({ event_types: ['message'], apply_markdown: true });
+
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'other' })).body.msg, 'An explanation is required.');
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'rude' })).status, 400, 'an unknown report type');
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'norms', description: 'x'.repeat(1001) })).body.msg, 'description is too long (limit: 1000 characters)');
+  t.equal((await api.as(bob).post('/messages/99999/report', { report_type: 'spam' })).body.msg, 'Invalid message(s)');
+  t.same((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'harassment', description: 'Rude to everyone' })).body, { result: 'success', msg: '' });
+
+  const events = (await drain(api, queueId)).filter((event) => event.type === 'message');
+  t.equal(events.length, 1, 'one report, to the moderators');
+  const report = events[0]!.message as Record<string, unknown>;
+  t.match(report, { type: 'stream', stream_id: moderation, subject: "Ann's moderation requests", sender_full_name: 'Notification Bot' });
+  t.match(report.content, /reported .*general.*sent by .*Ann/);
+  t.match(report.content, /Harassment/);
+  t.match(report.content, /<blockquote>\s*<p>Rude to everyone<\/p>/);
+  t.match(report.content, /spoiler-block[\s\S]*You are all ``` wrong/, 'the reported text under a spoiler, its backticks unable to close the fence');
+  t.notOk((await api.as(bob).get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: moderation }] })).body.messages?.length,
+    'the reporter does not see the moderators\' channel');
+  t.equal((await api.patch(`/streams/${moderation}`, { is_private: false })).body.msg, 'Moderation request channel must be private.');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  const kept = await second.api.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: moderation }] });
+  t.same(kept.body.messages.map((message: { id: number }) => message.id), [report.id], 'the report is still there after a restart');
+  t.equal((await second.api.register({ fetch_event_types: ['realm'] })).body.realm_moderation_request_channel_id, moderation);
 });
