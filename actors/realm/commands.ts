@@ -7,6 +7,7 @@ import type { GroupCommand } from './groups/commands.ts';
 import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
+import type { PlaygroundCommand } from './playgrounds/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -48,5 +49,6 @@ export type RealmCommand =
   | AttachmentCommand
   | EmojiCommand
   | LinkifierCommand
+  | PlaygroundCommand
   | AvatarCommand
   | InvitationCommand;

@@ -17,6 +17,7 @@ import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
+import { decidePlayground } from './playgrounds/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -132,6 +133,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'linkifier.remove':
     case 'linkifier.reorder':
       return decideLinkifier(state, command);
+    case 'playground.add':
+    case 'playground.remove':
+      return decidePlayground(state, command);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':

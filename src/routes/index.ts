@@ -16,6 +16,7 @@ import { messageFlagRoutes } from './message-flags.ts';
 import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
+import { playgroundRoutes } from './playgrounds.ts';
 import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
@@ -40,4 +41,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes];
