@@ -157,3 +157,45 @@ t.test('POST /messages/{id}/report: a report reaches the moderation request chan
   t.same(kept.body.messages.map((message: { id: number }) => message.id), [report.id], 'the report is still there after a restart');
   t.equal((await second.api.register({ fetch_event_types: ['realm'] })).body.realm_moderation_request_channel_id, moderation);
 });
+
+t.test('/realm/playgrounds: administrators add and remove them, everyone is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_playgrounds'] });
+  t.same((await api.as(ann).register({ fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds, []);
+
+  const python = { name: 'Python playground', pygments_language: 'Python', url_template: 'https://python.example.com?code={code}' };
+  const added = await api.post('/realm/playgrounds', python);
+  t.same(added.body, { result: 'success', msg: '', id: 1 });
+  const rust = (await api.post('/realm/playgrounds', { name: 'Rust', pygments_language: 'Rust', url_template: 'https://play.example.com/{?code}' })).body.id;
+  t.equal(rust, 2);
+
+  const refusals: [Record<string, unknown>, string][] = [
+    [python, 'Realm playground with this Realm, Pygments language and Name already exists.'],
+    [{ ...python, name: 'Other', url_template: 'https://python.example.com?code={source}' }, '"code" should be the only variable present in the URL template'],
+    [{ ...python, name: 'Other', url_template: 'https://python.example.com?code={code' }, 'Invalid URL template.'],
+    [{ ...python, name: 'Other', pygments_language: 'Py<thon>' }, 'Invalid characters in pygments language'],
+    [{ ...python, name: '' }, 'This field cannot be blank.'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/realm/playgrounds', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/realm/playgrounds', { ...python, name: 'Mine' })).body.msg, 'Must be an organization administrator');
+  t.equal((await api.post('/realm/playgrounds', { name: 'x', pygments_language: 'x' })).body.code, 'REQUEST_VARIABLE_MISSING');
+
+  t.same((await api.delete('/realm/playgrounds/1')).body, { result: 'success', msg: '' });
+  t.same((await api.delete('/realm/playgrounds/1')).body, { result: 'error', msg: 'Invalid playground', code: 'BAD_REQUEST' });
+  t.equal((await api.as(ann).delete(`/realm/playgrounds/${rust}`)).body.msg, 'Must be an organization administrator');
+
+  const pythonView = { id: 1, name: 'Python playground', pygments_language: 'Python', url_template: python.url_template };
+  const rustView = { id: rust, name: 'Rust', pygments_language: 'Rust', url_template: 'https://play.example.com/{?code}' };
+  const events = await drain(api.as(ann), queueId);
+  t.same(events.map((event) => event.realm_playgrounds), [[pythonView], [pythonView, rustView], [rustView]], 'the whole list after each change');
+  t.ok(events.every((event) => event.type === 'realm_playgrounds'));
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds, [rustView], 'replayed after a restart');
+  t.equal((await second.api.post('/realm/playgrounds', { ...python, name: 'Again' })).body.id, 3, 'ids are not reused');
+});
