@@ -103,6 +103,12 @@ t.test('GET /messages/{id}/read_receipts: who read it, as their privacy and the 
   for (const reader of [bob, carl, dave]) await api.as(reader).post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
   await api.post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
   t.same((await api.get(`/messages/${id}/read_receipts`)).body.user_ids, [1, bob.userId, carl.userId, dave.userId], 'never the sender; the viewer itself is there');
+  const bot = (await api.post('/bots', { full_name: 'Reader', short_name: 'reader' })).body;
+  await channel(api, 'ops', [bot.user_id]);
+  const botMessage = await sendToChannel(api.as(ann), 'ops', 'plans', 'Processed?');
+  const botEmail = (await api.get(`/users/${bot.user_id}`)).body.user.email;
+  await api.as({ email: botEmail, key: bot.api_key }).post('/messages/flags', { messages: [botMessage], op: 'add', flag: 'read' });
+  t.same((await api.get(`/messages/${botMessage}/read_receipts`)).body.user_ids, [bot.user_id], 'a bot that marked it read is listed');
 
   t.equal((await api.as(carl).patch('/settings', { send_read_receipts: false })).status, 200);
   t.equal((await api.post(`/users/me/muted_users/${dave.userId}`)).status, 200);
