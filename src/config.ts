@@ -55,6 +55,8 @@ export interface Config {
   userUploadQuotaBytes: number | null;
   /** bytes of uploaded files one organization may keep (`realm_upload_quota_mib`); null: no limit */
   realmUploadQuotaBytes: number | null;
+  /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
+  devAuthEnabled: boolean;
 }
 
 /** `limit` requests per `windowSeconds` */
@@ -143,6 +145,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // (UPLOAD_QUOTA_STANDARD_FREE): those numbers, so that no member, nor one organization, takes the disk.
     userUploadQuotaBytes: 5 * GIB,
     realmUploadQuotaBytes: 50 * GIB,
+    devAuthEnabled: false,
     ...overrides,
   };
 }
@@ -199,6 +202,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
     userUploadQuotaBytes: env.CHAT_USER_UPLOAD_QUOTA === undefined ? base.userUploadQuotaBytes : quota('CHAT_USER_UPLOAD_QUOTA', env.CHAT_USER_UPLOAD_QUOTA),
     realmUploadQuotaBytes: env.CHAT_REALM_UPLOAD_QUOTA === undefined ? base.realmUploadQuotaBytes : quota('CHAT_REALM_UPLOAD_QUOTA', env.CHAT_REALM_UPLOAD_QUOTA),
+    devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
   };
 }
 

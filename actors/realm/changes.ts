@@ -9,6 +9,7 @@ import type { LinkifierChange } from './linkifiers/changes.ts';
 import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
+import type { PlaygroundChange } from './playgrounds/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -38,5 +39,6 @@ export type RealmChange =
   | AttachmentChange
   | EmojiChange
   | LinkifierChange
+  | PlaygroundChange
   | AvatarChange
   | InvitationChange;

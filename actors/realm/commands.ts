@@ -7,6 +7,8 @@ import type { GroupCommand } from './groups/commands.ts';
 import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
+import type { PlaygroundCommand } from './playgrounds/commands.ts';
+import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
 import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
@@ -27,6 +29,8 @@ export type RealmCommand =
       canCreateUsers?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
+  /** DELETE /users/me: a user leaves on its own, which needs no administrator */
+  | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
   | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role }
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
@@ -38,11 +42,13 @@ export type RealmCommand =
   | SettingsDefaultsCommand
   | ChannelCommand
   | MessageCommand
+  | ReportCommand
   | RealmSettingsCommand
   | ProfileFieldCommand
   | BotCommand
   | AttachmentCommand
   | EmojiCommand
   | LinkifierCommand
+  | PlaygroundCommand
   | AvatarCommand
   | InvitationCommand;

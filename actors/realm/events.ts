@@ -8,6 +8,7 @@ import { channelEvents } from './channels/events.ts';
 import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
+import { playgroundEvents } from './playgrounds/events.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
@@ -104,6 +105,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'linkifier.removed':
     case 'linkifiers.reordered':
       return eachToRealm(state, linkifierEvents(state));
+    case 'playground.added':
+    case 'playground.removed':
+      return eachToRealm(state, playgroundEvents(state));
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

@@ -14,6 +14,7 @@ import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts'
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
+import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -87,6 +88,8 @@ export interface RealmState {
   emoji: EmojiStore;
   /** patterns turned into links in messages and topics, in processing order (linkifiers/state.ts) */
   linkifiers: LinkifierStore;
+  /** code playgrounds offered beside code blocks (playgrounds/state.ts); plain data, stored as it is */
+  playgrounds: PlaygroundStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -160,6 +163,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     attachments: emptyAttachmentStore(),
     emoji: emptyEmojiStore(),
     linkifiers: emptyLinkifierStore(),
+    playgrounds: emptyPlaygroundStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
   };

@@ -84,8 +84,6 @@ export function unknownUserView(userId: number) {
     is_admin: false,
     is_guest: false,
     is_bot: false,
-    bot_type: null,
-    bot_owner_id: null,
     role: Role.member,
     timezone: '',
     avatar_url: `${defaultAvatarPath({ userId, fullName: 'Unknown user' })}?version=1`,

@@ -16,8 +16,9 @@ export interface PersonView {
   is_admin: boolean;
   is_guest: boolean;
   is_bot: boolean;
-  bot_type: number | null;
-  bot_owner_id: number | null;
+  /** Bots only: the original leaves both out of a person's object (GET /users/me allows neither). */
+  bot_type?: number;
+  bot_owner_id?: number | null;
   role: number;
   timezone: string;
   avatar_url: string | null;
@@ -41,13 +42,14 @@ export function personView(user: UserProfile, clientExtavatar: boolean, profileD
     is_admin: user.role <= Role.administrator,
     is_guest: user.role === Role.guest,
     is_bot: user.isBot,
-    bot_type: user.isBot ? (user.bot?.type ?? 1) : null,
-    bot_owner_id: user.bot?.ownerId ?? null,
     role: user.role,
     timezone: user.timezone,
     avatar_url: avatarUrl(user, clientExtavatar),
     avatar_version: user.avatarVersion,
   };
-  if (!user.isBot && profileData) person.profile_data = profileData;
+  if (user.isBot) {
+    person.bot_type = user.bot?.type ?? 1;
+    person.bot_owner_id = user.bot?.ownerId ?? null;
+  } else if (profileData) person.profile_data = profileData;
   return person;
 }

@@ -7,6 +7,7 @@ import { realmEmojiState } from './builders/emoji.ts';
 import { realmFiltersState, realmLinkifiersState } from './builders/linkifiers.ts';
 import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
+import { realmPlaygroundsState } from './builders/playgrounds.ts';
 import { presenceState } from './builders/presence.ts';
 import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
@@ -46,6 +47,7 @@ const builders: Record<string, Builder> = {
   realm_emoji: realmEmojiState,
   realm_linkifiers: realmLinkifiersState,
   realm_filters: realmFiltersState,
+  realm_playgrounds: realmPlaygroundsState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);

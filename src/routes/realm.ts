@@ -59,6 +59,8 @@ export const realmRoutes = [
       new_stream_announcements_stream_id: p.int().optional(),
       signup_announcements_stream_id: p.int().optional(),
       avatar_changes_disabled: p.bool().optional(),
+      enable_read_receipts: p.bool().optional(),
+      moderation_request_channel_id: p.int().optional(),
       ...permissionParams,
     },
     async handle({ services, realm, user }, params) {
@@ -78,6 +80,8 @@ export const realmRoutes = [
       set('new_stream_announcements_stream_id', params.new_stream_announcements_stream_id);
       set('signup_announcements_stream_id', params.signup_announcements_stream_id);
       set('avatar_changes_disabled', params.avatar_changes_disabled);
+      set('enable_read_receipts', params.enable_read_receipts);
+      set('moderation_request_channel_id', params.moderation_request_channel_id);
       const permissions: Partial<Record<RealmPermission, z.infer<typeof settingEdit>>> = {};
       for (const name of PERMISSIONS) if (params[name] !== undefined) permissions[name] = params[name];
       const changes = await services.runtime.execute(realm.realmId, {

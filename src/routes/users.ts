@@ -80,6 +80,17 @@ export const userRoutes = [
   }),
 
   route({
+    method: 'DELETE',
+    path: '/users/me',
+    auth: 'user',
+    params: {},
+    async handle({ services, realm, user }) {
+      await services.runtime.execute(realm.realmId, { type: 'user.deactivate_own', userId: user.userId });
+      return {};
+    },
+  }),
+
+  route({
     method: 'GET',
     path: '/users/{user_id}',
     auth: 'user',

@@ -8,6 +8,8 @@ import type { RealmSettingsChange } from './changes.ts';
 import type { RealmSettingsCommand } from './commands.ts';
 import { OWNER_ONLY_SETTINGS, TOPICS_POLICIES, type RealmSettingName, type RealmSettings } from './state.ts';
 
+export const MODERATION_CHANNEL_PUBLIC = 'Moderation request channel must be private.';
+
 /** The original's limits on an organization's name and description. */
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -78,6 +80,7 @@ function checkSetting(state: RealmState, name: RealmSettingName, value: unknown)
     case 'allow_message_editing':
     case 'enable_spectator_access':
     case 'avatar_changes_disabled':
+    case 'enable_read_receipts':
       if (typeof value !== 'boolean') throw badValue(name, value);
       return value;
     case 'message_content_edit_limit_seconds':
@@ -96,11 +99,14 @@ function checkSetting(state: RealmState, name: RealmSettingName, value: unknown)
       if (typeof value !== 'string' || !LANGUAGES.has(value)) throw badRequest(`Invalid language '${String(value)}'`);
       return value;
     case 'new_stream_announcements_stream_id':
-    case 'signup_announcements_stream_id': {
+    case 'signup_announcements_stream_id':
+    case 'moderation_request_channel_id': {
       // -1 is "none"; otherwise a channel that can still take messages.
       if (value === -1) return value;
       const channel = typeof value === 'number' ? state.channels.get(value) : undefined;
       if (!channel || channel.isArchived) throw badRequest('Invalid channel ID');
+      // Reports quote messages of any channel: only a private channel may receive them.
+      if (name === 'moderation_request_channel_id' && !channel.inviteOnly) throw badRequest(MODERATION_CHANNEL_PUBLIC);
       return value as number;
     }
   }

@@ -24,6 +24,9 @@ export interface RealmSettings {
   signup_announcements_stream_id: number;
   /** users other than administrators may not change their avatar */
   avatar_changes_disabled: boolean;
+  enable_read_receipts: boolean;
+  /** the channel where reports of messages go; -1: none */
+  moderation_request_channel_id: number;
 }
 
 export type RealmSettingName = keyof RealmSettings;
@@ -43,10 +46,12 @@ export const DEFAULT_REALM_SETTINGS: Readonly<RealmSettings> = {
   new_stream_announcements_stream_id: -1,
   signup_announcements_stream_id: -1,
   avatar_changes_disabled: false,
+  enable_read_receipts: false,
+  moderation_request_channel_id: -1,
 };
 
 /** The settings that name a channel the notification bot posts to. */
-export const ANNOUNCEMENT_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id'] as const;
+export const ANNOUNCEMENT_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id', 'moderation_request_channel_id'] as const;
 
 export const REALM_SETTING_NAMES = Object.keys(DEFAULT_REALM_SETTINGS) as RealmSettingName[];
 
