@@ -34,6 +34,8 @@ export interface Config {
   passwordHashing: { concurrency: number; queueLength: number };
   /** addresses of reverse proxies in front of the server, whose X-Forwarded-For names the client */
   trustedProxies: string[];
+  /** the bearer token GET /metrics asks for; null: it answers only clients on this machine */
+  metricsToken: string | null;
   maxBodyBytes: number;
   /**
    * whether organizations may have web-public channels (the original's WEB_PUBLIC_STREAMS_ENABLED): off by
@@ -126,6 +128,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // attempts of callers without credentials wait at most about 64 x 50 ms, beyond that they are refused.
     passwordHashing: { concurrency: 1, queueLength: 64 },
     trustedProxies: [],
+    metricsToken: null,
     maxBodyBytes: 10 * 1024 * 1024,
     webPublicStreamsEnabled: false,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
@@ -193,6 +196,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       queueLength: env.CHAT_PASSWORD_HASH_QUEUE === undefined ? base.passwordHashing.queueLength : integer('CHAT_PASSWORD_HASH_QUEUE', env.CHAT_PASSWORD_HASH_QUEUE),
     },
     trustedProxies: env.CHAT_TRUSTED_PROXIES ? env.CHAT_TRUSTED_PROXIES.split(',').map((address) => address.trim()).filter(Boolean) : base.trustedProxies,
+    metricsToken: env.CHAT_METRICS_TOKEN || base.metricsToken,
     smtpUrl: env.CHAT_SMTP_URL || null,
     ownerEmail: env.CHAT_OWNER_EMAIL || base.ownerEmail,
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,

@@ -49,7 +49,8 @@ export function requireActive(realm: RealmState, user: UserProfile): void {
   if (!user.isActive) throw unauthorized(ErrorCode.USER_DEACTIVATED, 'Account is deactivated');
 }
 
-function sameKey(expected: string, given: string): boolean {
+/** Compares a secret in time that does not depend on where the two differ. */
+export function sameKey(expected: string, given: string): boolean {
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);

@@ -2,7 +2,7 @@ import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
-import { authenticate, realmForHost } from './auth.ts';
+import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
@@ -100,6 +100,8 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   return Object.assign(async (request: ApiRequest) => {
     if (request.method === 'GET' && request.path === '/health') return health(services);
     if (request.method === 'GET' && request.path === '/metrics') {
+      const refusal = metricsRefusal(services, request);
+      if (refusal) return refusal;
       return { status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body: await services.metrics.registry.metrics() };
     }
     const started = performance.now();
@@ -110,6 +112,27 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     return response;
   }, { admit });
 }
+
+/**
+ * /metrics tells whoever reads it how busy every organization is, how many queues and sockets it holds and
+ * how full its disk is. With CHAT_METRICS_TOKEN it answers a scraper that sends the token as a bearer
+ * credential; without, only clients on this machine, so that a server listening on every interface does not
+ * publish it.
+ */
+function metricsRefusal(services: AppServices, request: ApiRequest): ApiResponse | null {
+  const token = services.config.metricsToken;
+  if (token !== null) {
+    const given = /^Bearer (.+)$/.exec(request.authorization)?.[1] ?? '';
+    if (sameKey(token, given)) return null;
+    const response = errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics need the bearer token the server was configured with (CHAT_METRICS_TOKEN)', 401));
+    return { ...response, headers: { ...response.headers, 'WWW-Authenticate': 'Bearer realm="metrics"' } };
+  }
+  const address = request.clientAddress ?? request.connection?.clientAddress() ?? '';
+  if (isLoopback(address)) return null;
+  return errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics are served only to this machine unless CHAT_METRICS_TOKEN is set', 403));
+}
+
+const isLoopback = (address: string) => /^(127\.|::ffff:127\.)/i.test(address) || address === '::1' || /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address);
 
 /**
  * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
