@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flockSync } from 'fs-ext';
 
@@ -17,7 +17,7 @@ const PID_FILE = 'server.pid';
  * a file in it is locked: there is no lock file for anyone to delete while the owner runs.
  */
 export function claimDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const fd = openSync(dataDir, 'r');
   try {
     flockSync(fd, 'exnb');
@@ -27,6 +27,9 @@ export function claimDataDir(dataDir: string): () => void {
     const owner = recordedOwner(join(dataDir, PID_FILE));
     throw new Error(`the data directory ${dataDir} is in use by ${owner === null ? 'another process' : `process ${owner}`}; stop it first`);
   }
+  // The directory holds password hashes, API keys and every message: its owner's alone, also where an older
+  // server made it (and its files) readable by everyone.
+  chmodSync(dataDir, 0o700);
   const pidFile = join(dataDir, PID_FILE);
   writeFileSync(pidFile, `${process.pid}\n`);
   let held = true;

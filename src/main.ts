@@ -82,6 +82,10 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// Everything the server and its commands write (the LMDB files, uploads, the zuliprc with the owner's API key,
+// backups) is for the operator's account only.
+process.umask(0o077);
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(error instanceof ConfigError ? 2 : 1);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
@@ -234,4 +234,18 @@ t.test('a start that fails leaves nothing that blocks the next one', async (t) =
   const server = await startChild(dataDir);
   t.teardown(() => stop(server));
   t.equal((await server.api.get('/users/me')).status, 200, 'the next start works');
+});
+
+t.test('the data directory and what the server writes in it are readable by its owner alone', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // as an older server left it: open to everyone
+  chmodSync(dataDir, 0o755);
+  const server = await startChild(dataDir);
+  t.teardown(() => stop(server));
+  t.equal((await server.api.get('/users/me')).status, 200);
+  t.equal(statSync(dataDir).mode & 0o777, 0o700, 'the directory: its owner only');
+  for (const file of ['data.mdb', 'zuliprc']) {
+    t.equal(statSync(join(dataDir, file)).mode & 0o077, 0, `${file}: nothing for group or others`);
+  }
 });
