@@ -2,6 +2,7 @@ import type { Delivery } from '../events.ts';
 import type { RealmChange } from './changes.ts';
 import { displayEmail, EmailVisibility, mayReadDeliveryEmail, visibilityAllows } from './email-visibility.ts';
 import type { RealmState } from './state.ts';
+import { usersWhoMayAccess } from './user-access.ts';
 
 type AddressChange = Extract<RealmChange, { type: 'user.email_changed' | 'user.email_visibility_changed' }>;
 
@@ -18,17 +19,21 @@ export function addressEvents(state: RealmState, change: AddressChange): Deliver
   const user = state.users.get(change.userId);
   if (!user) return [];
   const to = (userIds: number[], event: Delivery['event']): Delivery[] => (userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : []);
-  const toRealm = (event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
-  const newEmail = toRealm(update(user.userId, { new_email: displayEmail(state, user) }));
+  // A guest limited by can_access_all_users_group hears nothing of a user it may not access (user-access.ts).
+  const accessing = usersWhoMayAccess(state, user);
+  const mayAccess = accessing && new Set(accessing);
+  const newEmailEvent = update(user.userId, { new_email: displayEmail(state, user) });
+  const newEmail: Delivery[] = accessing ? to(accessing, newEmailEvent) : [{ realmId: state.realmId, audience: { kind: 'realm' }, event: newEmailEvent }];
+  const candidates = [...state.users.values()].filter((other) => other.isActive && (!mayAccess || mayAccess.has(other.userId)));
   if (change.type === 'user.email_changed') {
-    const readers = [...state.users.values()].filter((other) => other.isActive && mayReadDeliveryEmail(other, user)).map((other) => other.userId);
+    const readers = candidates.filter((other) => mayReadDeliveryEmail(other, user)).map((other) => other.userId);
     return [...to(readers, update(user.userId, { delivery_email: user.email })), ...(displayEmail(state, user) === user.email ? newEmail : [])];
   }
   if (!user.isActive) return [];
   const gained: number[] = [];
   const lost: number[] = [];
-  for (const other of state.users.values()) {
-    if (!other.isActive || other.userId === user.userId) continue;
+  for (const other of candidates) {
+    if (other.userId === user.userId) continue;
     const before = visibilityAllows(change.previous, other.role);
     const after = visibilityAllows(change.visibility, other.role);
     if (after && !before) gained.push(other.userId);
