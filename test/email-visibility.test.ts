@@ -201,3 +201,17 @@ t.test('a new setting gives and takes the real address by event; a new user is a
   t.match(await added('administrator'), { email: `user${fresh.userId}@127.0.0.1`, delivery_email: 'fresh-secret@example.com' });
   t.match((await api.as(fresh).get('/users/me')).body, { email: `user${fresh.userId}@127.0.0.1`, delivery_email: 'fresh-secret@example.com' });
 });
+
+t.test('the setting survives a restart', async (t) => {
+  const first = await startTestServer(t, { rateLimit: null });
+  const hidden = await first.api.createUser('kept-secret@example.com', 'Kept');
+  const member = await first.api.createUser('reader@example.com', 'Reader');
+  t.equal((await first.api.as(hidden).patch('/settings', { email_address_visibility: VISIBILITY.nobody })).status, 200);
+  await first.stop();
+  const second = await startTestServer(t, { dataDir: first.dataDir, rateLimit: null });
+  const seen = (await second.api.as(member).get(`/users/${hidden.userId}`)).body.user;
+  t.match(seen, { email: `user${hidden.userId}@127.0.0.1`, delivery_email: null });
+  t.notOk(JSON.stringify((await second.api.get('/users')).body).includes('kept-secret'), 'not even the owner reads it');
+  const { body } = await second.api.as(hidden).register({ fetch_event_types: JSON.stringify(['user_settings']) });
+  t.equal(body.user_settings.email_address_visibility, VISIBILITY.nobody);
+});
