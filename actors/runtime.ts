@@ -27,7 +27,7 @@ import { userEvents } from './user/events.ts';
 import { userMachine } from './user/machine.ts';
 import { settingValue } from './user/settings.ts';
 import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
-import { displayEmail } from './realm/email-visibility.ts';
+import { displayEmail, visibilityOf } from './realm/email-visibility.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
 export type UserActor = Actor<typeof userMachine>;
@@ -708,6 +708,26 @@ export class Runtime {
       throw error;
     }
     return records.length;
+  }
+
+  /**
+   * Before `email_address_visibility` was applied only the user actor kept it; a user who had set it gets it
+   * in the realm's profile at the first start that applies it, as a logged change (so log and snapshots
+   * agree). Returns how many users were brought in line; later starts find none.
+   */
+  async adoptEmailVisibility(): Promise<number> {
+    let adopted = 0;
+    for (const [realmId, actor] of this.realms) {
+      for (const user of actor.getSnapshot().context.state.users.values()) {
+        const settings = this.users.get(userKey(realmId, user.userId))?.getSnapshot().context.state.settings;
+        if (user.isBot || !settings) continue;
+        const visibility = settingValue(settings, 'email_address_visibility');
+        if (typeof visibility !== 'number' || visibility === visibilityOf(user)) continue;
+        await this.execute(realmId, { type: 'user.set_email_visibility', userId: user.userId, visibility });
+        adopted++;
+      }
+    }
+    return adopted;
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

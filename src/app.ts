@@ -71,6 +71,12 @@ export async function startServer(
     await store.discardTornTail();
   }
   await runtime.markRunning();
+  // Refused writes (a full disk) must not stop the start: the next start tries again.
+  const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
+    log.warn({ err: error }, 'email_address_visibility not yet applied for users who had set it');
+    return 0;
+  });
+  if (adopted > 0) log.info({ users: adopted }, 'email_address_visibility now applied for users who had set it');
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
   const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);

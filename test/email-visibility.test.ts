@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
+import { openRuntime } from './helpers/runtime.ts';
 import { startTestServer, type ApiClient, type ApiResult, type Credentials } from './helpers/server.ts';
 
 /**
@@ -214,4 +215,19 @@ t.test('the setting survives a restart', async (t) => {
   t.notOk(JSON.stringify((await second.api.get('/users')).body).includes('kept-secret'), 'not even the owner reads it');
   const { body } = await second.api.as(hidden).register({ fetch_event_types: JSON.stringify(['user_settings']) });
   t.equal(body.user_settings.email_address_visibility, VISIBILITY.nobody);
+});
+
+t.test('a setting made before it was applied (kept by the user actor only) is applied from the next start', async (t) => {
+  const first = await startTestServer(t, { rateLimit: null });
+  const hidden = await first.api.createUser('old-secret@example.com', 'Old');
+  const member = await first.api.createUser('old-reader@example.com', 'Reader');
+  await first.stop();
+  // What an older server stored: the user's own setting, which the realm never learnt.
+  const old = openRuntime(first.dataDir, { now: Date.now });
+  await old.runtime.executeUser(1, hidden.userId, { type: 'settings.update', settings: { email_address_visibility: VISIBILITY.admins } });
+  await old.runtime.snapshot(true);
+  await old.store.close();
+  const second = await startTestServer(t, { dataDir: first.dataDir, rateLimit: null });
+  t.match((await second.api.as(member).get(`/users/${hidden.userId}`)).body.user, { email: `user${hidden.userId}@127.0.0.1`, delivery_email: null });
+  t.match((await second.api.get(`/users/${hidden.userId}`)).body.user, { delivery_email: 'old-secret@example.com' }, 'an administrator reads it');
 });
