@@ -27,6 +27,7 @@ import { userEvents } from './user/events.ts';
 import { userMachine } from './user/machine.ts';
 import { settingValue } from './user/settings.ts';
 import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
+import { displayEmail, visibilityOf } from './realm/email-visibility.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
 export type UserActor = Actor<typeof userMachine>;
@@ -43,6 +44,8 @@ export interface RuntimeOptions {
    * disk low on space), checked before every commit and snapshot.
    */
   writesRefused?(): string | null;
+  /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts); absent: `localhost` */
+  realmHost?(stringId: string): string;
 }
 
 interface Dirty {
@@ -388,7 +391,9 @@ export class Runtime {
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
-    const email = this.realms.get(realmId)?.getSnapshot().context.state.users.get(userId)?.email;
+    const realm = this.realms.get(realmId)?.getSnapshot().context.state;
+    const profile = realm?.users.get(userId);
+    const email = realm && profile ? displayEmail(realm, profile) : undefined;
     for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;
     return deliveries;
   }
@@ -436,6 +441,7 @@ export class Runtime {
   }
 
   private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
+    if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);
@@ -702,6 +708,26 @@ export class Runtime {
       throw error;
     }
     return records.length;
+  }
+
+  /**
+   * Before `email_address_visibility` was applied only the user actor kept it; a user who had set it gets it
+   * in the realm's profile at the first start that applies it, as a logged change (so log and snapshots
+   * agree). Returns how many users were brought in line; later starts find none.
+   */
+  async adoptEmailVisibility(): Promise<number> {
+    let adopted = 0;
+    for (const [realmId, actor] of this.realms) {
+      for (const user of actor.getSnapshot().context.state.users.values()) {
+        const settings = this.users.get(userKey(realmId, user.userId))?.getSnapshot().context.state.settings;
+        if (user.isBot || !settings) continue;
+        const visibility = settingValue(settings, 'email_address_visibility');
+        if (typeof visibility !== 'number' || visibility === visibilityOf(user)) continue;
+        await this.execute(realmId, { type: 'user.set_email_visibility', userId: user.userId, visibility });
+        adopted++;
+      }
+    }
+    return adopted;
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

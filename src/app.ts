@@ -1,7 +1,7 @@
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
-import { bootstrap, realmUrl } from './bootstrap.ts';
+import { bootstrap, realmHost, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { ClientBudgets } from './http/client-budgets.ts';
@@ -53,8 +53,11 @@ export async function startServer(
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
+  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
+    // The port is not part of a host, so the stand-in addresses are known before the server listens.
+    realmHost: (stringId) => realmHost(new URL(config.externalUrl ?? `http://${listenHost}`), stringId),
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
@@ -68,9 +71,14 @@ export async function startServer(
     await store.discardTornTail();
   }
   await runtime.markRunning();
+  // Refused writes (a full disk) must not stop the start: the next start tries again.
+  const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
+    log.warn({ err: error }, 'email_address_visibility not yet applied for users who had set it');
+    return 0;
+  });
+  if (adopted > 0) log.info({ users: adopted }, 'email_address_visibility now applied for users who had set it');
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
-  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);
   metrics.gauge('chat_password_hashes_queued', 'password hashes waiting for their turn', () => passwordQueue.queued);
   const services: AppServices = {

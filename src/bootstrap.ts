@@ -47,6 +47,9 @@ export function realmUrl(external: URL, stringId: string): string {
   return url.origin;
 }
 
+/** The host an organization is served at: the domain of its stand-in addresses (realm/email-visibility.ts). */
+export const realmHost = (external: URL, stringId: string): string => new URL(realmUrl(external, stringId)).hostname;
+
 /**
  * Keeps the client configuration of an existing data directory current (a restored one, or one served at
  * another external URL since): the account it names (or, if that is gone, the bare host's organization's

@@ -3,6 +3,7 @@ import type { RealmState, UserProfile } from '../realm/state.ts';
 import { usersWhoMayAccess } from '../realm/user-access.ts';
 import type { PresenceEntry } from './store.ts';
 import { legacyEventPresence, modernPresence } from './views.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
 
 /**
  * Above this many active users a realm gets no `presence` events; its clients learn presence by polling
@@ -30,7 +31,7 @@ export function presenceDeliveries(realm: RealmState, user: UserProfile, entry: 
   const event: ApiEvent = {
     type: 'presence',
     user_id: user.userId,
-    email: user.email,
+    email: displayEmail(realm, user),
     server_timestamp: now,
     presence: legacyEventPresence(entry, user),
     presences: { [String(user.userId)]: modernPresence(entry, user) },

@@ -1,6 +1,7 @@
 import type { RealmState, UserProfile } from '../realm/state.ts';
 import { accessFilter } from '../realm/user-access.ts';
 import { OFFLINE_THRESHOLD_SECONDS, type PresenceEntry, type PresenceStore } from './store.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
 
 /** How far back presence data goes when the client does not say (register `presence_history_limit_days`). */
 export const DEFAULT_HISTORY_LIMIT_DAYS = 14;
@@ -92,7 +93,7 @@ export function realmPresences(store: PresenceStore, realm: RealmState, query: P
     if (!showsPresence(store, realm, user)) continue;
     newest = Math.max(newest, entry.updateId);
     if (query.slim) presences[String(userId)] = modernPresence(entry, user);
-    else presences[user.email] = legacyPresence(entry, user, query.now);
+    else presences[displayEmail(realm, user)] = legacyPresence(entry, user, query.now);
   }
   return { presences, lastUpdateId: newest };
 }

@@ -58,6 +58,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
         user.email = change.email;
       });
       return;
+    case 'user.email_visibility_changed':
+      withUser(state, change.userId, (user) => (user.emailAddressVisibility = change.visibility));
+      return;
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':

@@ -28,6 +28,8 @@ export type RealmChange =
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   /** a confirmed email change: the address the user logs in with and is known by */
   | { type: 'user.email_changed'; userId: number; email: string }
+  /** who may read the user's real address; `previous`: the value before, for who gains or loses it */
+  | { type: 'user.email_visibility_changed'; userId: number; visibility: number; previous: number }
   | GroupChange
   | SettingsDefaultsChange
   | ChannelChange

@@ -38,6 +38,8 @@ export type RealmCommand =
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
   /** the user followed the confirmation link of an email change (the front end checked its key) */
   | { type: 'user.change_email'; caller: Caller; userId: number; email: string }
+  /** a user's own `email_address_visibility` (PATCH /settings; the user actor keeps the setting too) */
+  | { type: 'user.set_email_visibility'; userId: number; visibility: number }
   | GroupCommand
   | SettingsDefaultsCommand
   | ChannelCommand

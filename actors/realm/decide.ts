@@ -23,6 +23,7 @@ import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
+import { visibilityOf } from './email-visibility.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
 export interface Clock {
@@ -158,6 +159,12 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     }
     case 'user.change_email':
       return decideChangeEmail(state, command);
+    case 'user.set_email_visibility': {
+      const user = requireUser(state, command.userId);
+      const previous = visibilityOf(user);
+      // A bot's address is always visible to everyone, as in the original.
+      return user.isBot || previous === command.visibility ? [] : [{ type: 'user.email_visibility_changed', userId: user.userId, visibility: command.visibility, previous }];
+    }
   }
 }
 

@@ -16,6 +16,7 @@ import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
 import { userAddedDeliveries } from './user-access.ts';
+import { addressEvents } from './email-visibility-events.ts';
 
 /** One event for every queue of the realm. */
 const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
@@ -57,13 +58,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       }
       return out;
     }
-    // The delivery email and the API email are the same address here, so both updates go out, as the
-    // original sends them when the address is visible to everyone.
     case 'user.email_changed':
-      return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, delivery_email: change.email } }),
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, new_email: change.email } }),
-      ];
+    case 'user.email_visibility_changed':
+      return addressEvents(state, change);
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':

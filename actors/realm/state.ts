@@ -45,6 +45,11 @@ export interface UserProfile {
   avatarPathId?: string;
   /** a bot's type, owner and configuration; absent for people */
   bot?: BotProfile;
+  /**
+   * Who may read the real address (the user setting `email_address_visibility`, email-visibility.ts);
+   * absent: everyone, which every user had before the setting was applied. Bots are always everyone.
+   */
+  emailAddressVisibility?: number;
 }
 
 export interface RealmState {
@@ -97,6 +102,11 @@ export interface RealmState {
    * directory and its counts show people and their bots only; null until a notice first needs it.
    */
   notificationBot: UserProfile | null;
+  /**
+   * The domain of the stand-in addresses `user{id}@{domain}` (email-visibility.ts): the realm's host, which
+   * the front end knows and the runtime sets when it starts the realm; not stored.
+   */
+  emailDomain: string;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
@@ -105,7 +115,7 @@ type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channe
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot'> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot' | 'emailDomain'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
@@ -134,6 +144,9 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   /** absent in snapshots written before invitations existed */
   invitations?: InvitationStoreRecord;
 };
+
+/** The stand-in addresses' domain until the runtime sets the realm's host (a realm built outside a runtime). */
+export const DEFAULT_EMAIL_DOMAIN = 'localhost';
 
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
   return {
@@ -166,6 +179,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     playgrounds: emptyPlaygroundStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
+    emailDomain: DEFAULT_EMAIL_DOMAIN,
   };
 }
 
@@ -176,7 +190,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 
 /** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
 export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, emailDomain: _f, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);

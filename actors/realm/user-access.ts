@@ -1,8 +1,9 @@
 import { allowed, systemGroupId } from './permissions.ts';
-import { findUserByEmail, Role, type RealmState, type UserProfile } from './state.ts';
+import { Role, type RealmState, type UserProfile } from './state.ts';
 import type { Delivery } from '../events.ts';
 import { defaultAvatarPath } from './avatars/urls.ts';
 import { personView } from './views.ts';
+import { addressesFor, EmailVisibility, findUserByAddress, mayReadDeliveryEmail, visibilityOf } from './email-visibility.ts';
 
 /**
  * Which users a user may know about. `can_access_all_users_group` is `role:everyone` or `role:members`
@@ -58,11 +59,12 @@ export function canAccessUser(state: RealmState, viewerId: number, target: UserP
 /**
  * The user an id or an email names, if the viewer may access them. To a limited guest a user it may not
  * access is not there at all, whatever the path that names it (a lookup, an avatar, a narrow, a typing
- * notification): no answer tells whether an address has an account.
+ * notification): no answer tells whether an address has an account. An address is the stand-in or a real
+ * address the viewer may read (email-visibility.ts).
  */
 export function findAccessibleUser(state: RealmState, viewerId: number, idOrEmail: string | number): UserProfile | undefined {
   const text = String(idOrEmail).trim();
-  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByEmail(state, text);
+  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByAddress(state, viewerId, text);
   return user && canAccessUser(state, viewerId, user) ? user : undefined;
 }
 
@@ -99,19 +101,25 @@ export const INACCESSIBLE_USER = 'inaccessible_user';
  * A new user announced (`realm_user` add): to everyone, unless guests are limited and the user is a person;
  * then those guests get the placeholder instead, and those whose client declared `user_list_incomplete`
  * nothing. A new person shares no channel with a guest yet, so every limited guest is among them, as in
- * the original.
+ * the original. Its real address goes only to those its setting lets read it; the others get null.
  */
 export function userAddedDeliveries(state: RealmState, user: UserProfile): Delivery[] {
-  const event = { type: 'realm_user', op: 'add', person: personView(user, false) };
-  if (user.isBot || !accessIsLimited(state)) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+  const addresses = addressesFor(state, user.userId, user);
+  const event = { type: 'realm_user', op: 'add', person: personView(user, addresses, false) };
+  const limitedAccess = !user.isBot && accessIsLimited(state);
+  if (!limitedAccess && visibilityOf(user) === EmailVisibility.everyone) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
   const limited: number[] = [];
+  const readers: number[] = [];
   const others: number[] = [];
   for (const other of state.users.values()) {
     if (!other.isActive) continue;
-    (other.userId !== user.userId && !canAccessAllUsers(state, other.userId) ? limited : others).push(other.userId);
+    if (limitedAccess && other.userId !== user.userId && !canAccessAllUsers(state, other.userId)) limited.push(other.userId);
+    else (mayReadDeliveryEmail(other, user) ? readers : others).push(other.userId);
   }
+  const withoutAddress = { ...event, person: { ...event.person, delivery_email: null } };
   const placeholder = { type: 'realm_user', op: 'add', person: unknownUserView(user.userId), [INACCESSIBLE_USER]: true };
-  const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event }];
+  const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: readers }, event }];
+  if (others.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event: withoutAddress });
   if (limited.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: limited }, event: placeholder });
   return out;
 }

@@ -8,7 +8,8 @@ export { avatarUrl };
 export interface PersonView {
   user_id: number;
   email: string;
-  delivery_email: string;
+  /** the real address, or null where the viewer may not read it (email-visibility.ts) */
+  delivery_email: string | null;
   full_name: string;
   date_joined: string;
   is_active: boolean;
@@ -27,14 +28,20 @@ export interface PersonView {
 }
 
 /**
+ * `addresses`: the user's two addresses as the viewer may see them (email-visibility.ts `addressesFor`).
  * `profileData`: the user's custom profile field values (profile-fields/views.ts `profileDataOf`); null leaves
  * `profile_data` out (GET /users without include_custom_profile_fields). Bots never have it.
  */
-export function personView(user: UserProfile, clientExtavatar: boolean, profileData: ProfileData | null = {}): PersonView {
+export function personView(
+  user: UserProfile,
+  addresses: { email: string; delivery_email: string | null },
+  clientExtavatar: boolean,
+  profileData: ProfileData | null = {},
+): PersonView {
   const person: PersonView = {
     user_id: user.userId,
-    email: user.email,
-    delivery_email: user.email,
+    email: addresses.email,
+    delivery_email: addresses.delivery_email,
     full_name: user.fullName,
     date_joined: new Date(user.dateJoined * 1000).toISOString(),
     is_active: user.isActive,

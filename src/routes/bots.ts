@@ -5,6 +5,7 @@ import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { p, Param } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { route } from './route.ts';
+import { displayEmail } from '../../actors/realm/email-visibility.ts';
 
 const botId = p.int(z.number().int());
 const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
@@ -45,7 +46,7 @@ function botResponse(realm: RealmState, id: number) {
     default_sending_stream: entry.default_sending_stream,
     default_events_register_stream: entry.default_events_register_stream,
     default_all_public_streams: entry.default_all_public_streams,
-    ...(owner && { bot_owner: owner.email }),
+    ...(owner && { bot_owner: displayEmail(realm, owner) }),
   };
 }
 

@@ -82,7 +82,7 @@ function requestedSettings(values: Record<string, unknown>): Record<string, unkn
 async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<typeof params>) {
   const { services, realm, user } = context;
   const requested = requestedSettings(values);
-  checkSettings(requested);
+  const checked = checkSettings(requested);
   const newEmail = values.email === undefined ? null : checkNewEmail(realm, user, values.email);
   const passwordHash = values.new_password === undefined ? null : await checkNewPassword(context, values.old_password, values.new_password);
   const caller = { kind: 'user' as const, userId: user.userId };
@@ -91,6 +91,10 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
   if (newEmail !== null) await startEmailChange(services, realm, user, newEmail);
   if (values.full_name !== undefined) {
     await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name });
+  }
+  // The realm shows every user's addresses, so it keeps this setting beside the user's own copy.
+  if (typeof checked.email_address_visibility === 'number') {
+    await services.runtime.execute(realm.realmId, { type: 'user.set_email_visibility', userId: user.userId, visibility: checked.email_address_visibility });
   }
   if (Object.keys(requested).length > 0) {
     await services.runtime.executeUser(realm.realmId, user.userId, { type: 'settings.update', settings: requested });

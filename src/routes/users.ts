@@ -5,6 +5,7 @@ import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } fr
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { accessFilter, findAccessibleUser, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
+import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
@@ -63,7 +64,7 @@ export const userRoutes = [
       for (const user of users) {
         if (!user) continue;
         if (accessible && !user.isBot && !accessible.has(user.userId)) members.push(unknownUserView(user.userId));
-        else members.push(personView(user, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
+        else members.push(personView(user, addressesFor(realm, viewer.userId, user), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
       return { members };
     },
@@ -75,7 +76,7 @@ export const userRoutes = [
     auth: 'user',
     params: {},
     handle({ realm, user }) {
-      return { ...personView(user, false, profileDataOf(realm.profileFields, user.userId)) };
+      return { ...personView(user, addressesFor(realm, user.userId, user), false, profileDataOf(realm.profileFields, user.userId)) };
     },
   }),
 
@@ -101,7 +102,7 @@ export const userRoutes = [
     },
     handle({ realm, user }, params) {
       const target = lookUp(realm, user, params.user_id);
-      return { user: personView(target, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
+      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
     },
   }),
 

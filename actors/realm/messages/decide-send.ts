@@ -4,7 +4,7 @@ import { canSeeChannel } from '../channels/views.ts';
 import type { Clock, DecideContext } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
 import { allowed } from '../permissions.ts';
-import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
+import { Role, type RealmState, type UserProfile } from '../state.ts';
 import { canAccessUser } from '../user-access.ts';
 import type { ContentEdit, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
@@ -14,6 +14,7 @@ import { topicsRequired } from '../settings/state.ts';
 import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
 import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMessage } from './state.ts';
+import { displayEmail, findUserByAddress } from '../email-visibility.ts';
 
 type Send = Extract<MessageCommand, { type: 'message.send' }>;
 
@@ -90,9 +91,9 @@ function directRecipients(state: RealmState, to: Send['to'], sender: UserProfile
   if (listed.length === 0) throw badRequest('Message must have recipients');
   const ids = new Set<number>([sender.userId]);
   for (const entry of listed) {
-    const user = typeof entry === 'number' ? state.users.get(entry) : findUserByEmail(state, entry);
+    const user = typeof entry === 'number' ? state.users.get(entry) : findUserByAddress(state, sender.userId, entry);
     if (!user || !canAccessUser(state, sender.userId, user)) throw badRequest(typeof entry === 'number' ? `Invalid user ID ${entry}` : `Invalid email '${entry}'`);
-    if (!user.isActive && user.userId !== sender.userId) throw badRequest(`'${user.email}' is no longer using this server.`);
+    if (!user.isActive && user.userId !== sender.userId) throw badRequest(`'${displayEmail(state, user)}' is no longer using this server.`);
     ids.add(user.userId);
   }
   return [...ids];
