@@ -5,6 +5,8 @@ import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
+import type { SearchIndex } from './search-index.ts';
+import { SearchSync } from './search-sync.ts';
 import { newQueueId } from './ids.ts';
 import type { QueueChange } from './queue/changes.ts';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
@@ -43,6 +45,8 @@ export interface RuntimeOptions {
    * disk low on space), checked before every commit and snapshot.
    */
   writesRefused?(): string | null;
+  /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
+  search?: SearchIndex;
 }
 
 interface Dirty {
@@ -100,6 +104,7 @@ export class Runtime {
   private readonly decideContexts = new Map<number, DecideContext>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
+  private readonly searchSync: SearchSync | null;
 
   constructor(
     private readonly store: Persistence,
@@ -125,6 +130,7 @@ export class Runtime {
     });
     this.seq = store.lastSeq();
     this.scheduled = new ScheduledDeliveries(this);
+    this.searchSync = options.search ? new SearchSync(options.search) : null;
   }
 
   get clock(): Clock {
@@ -339,6 +345,7 @@ export class Runtime {
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
+        this.searchSync?.committed(seq, { ...target, changes });
         this.undelivered.delete(seq);
         let count = 0;
         for (const { event, queues } of routes) {
@@ -690,6 +697,7 @@ export class Runtime {
     else deleted.push(UNDELIVERED);
     try {
       await this.store.writeSnapshots(seq, records, deleted, final);
+      this.searchSync?.snapshotted(seq);
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
@@ -702,6 +710,19 @@ export class Runtime {
       throw error;
     }
     return records.length;
+  }
+
+  /** The full-text index, kept in step with the log; throws when this runtime has none. */
+  searchIndex(): SearchIndex {
+    if (!this.searchSync) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available here', 400);
+    return this.searchSync.index;
+  }
+
+  /** After recovery (and a torn tail's removal): brings the full-text index to the end of the log. */
+  repairSearchIndex(): ReturnType<SearchSync['repair']> | null {
+    if (!this.searchSync) return null;
+    const realms = [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
+    return this.searchSync.repair(this.store, realms);
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

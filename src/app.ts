@@ -1,6 +1,7 @@
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
+import { SqliteSearchIndex } from '../snapshots/search-index.ts';
 import { bootstrap, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
@@ -53,7 +54,9 @@ export async function startServer(
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
+  const searchIndex = new SqliteSearchIndex(config.dataDir);
   const runtime = new Runtime(store, {
+    search: searchIndex,
     clock: { now: Date.now },
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
@@ -67,6 +70,8 @@ export async function startServer(
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
     await store.discardTornTail();
   }
+  const indexed = runtime.repairSearchIndex();
+  if (indexed && indexed.how !== 'current') log.info(indexed, 'search index brought up to date');
   await runtime.markRunning();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
@@ -133,6 +138,7 @@ export async function startServer(
         await runtime.settled();
         await runtime.snapshot(true);
         await store.close();
+        await searchIndex.close();
         log.info('stopped');
       })();
       return stopping;
