@@ -70,8 +70,9 @@ export async function startServer(
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
     await store.discardTornTail();
   }
+  const indexing = performance.now();
   const indexed = runtime.repairSearchIndex();
-  if (indexed && indexed.how !== 'current') log.info(indexed, 'search index brought up to date');
+  if (indexed && indexed.how !== 'current') log.info({ ...indexed, ms: Math.round(performance.now() - indexing) }, 'search index brought up to date');
   await runtime.markRunning();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
