@@ -55,16 +55,18 @@ export async function runSearch(messages: number, requests: number): Promise<Lat
     const api = new Api(server.url);
     const owner = readZuliprc(join(dir, 'zuliprc'));
     const rows: Latency[] = [];
-    const series = async (label: string, operand: string, expectMessages: boolean) => {
+    const series = async (label: string, operand: string | null, expectMessages: boolean) => {
       const times: number[] = [];
       for (let i = 0; i < requests; i++) {
-        const { ms, body } = await timed(api, owner, '/messages', searchParams(operand));
+        const params = operand === null ? { anchor: 'newest', num_before: 50, num_after: 0 } : searchParams(operand);
+        const { ms, body } = await timed(api, owner, '/messages', params);
         const found = (body.messages as unknown[]).length;
         if ((found > 0) !== expectMessages) throw new Error(`search ${operand} found ${found} messages`);
         times.push(ms);
       }
       rows.push(summarize(label, times));
     };
+    await series('GET /messages 50 newest, no narrow (reference)', null, true);
     await series('search, no match (zebra)', 'zebra', false);
     await series('search, common word (quick), 50 newest', 'quick', true);
     await series('search, phrase ("lazy dog"), 50 newest', '"lazy dog"', true);
@@ -82,7 +84,9 @@ export async function runSearch(messages: number, requests: number): Promise<Lat
         searches++;
       }
     });
-    await me(`GET /users/me during ${SEARCHERS} searching clients`);
+    const during: number[] = [];
+    while (searches < requests || during.length < requests) during.push((await timed(api, owner, '/users/me', {})).ms);
+    rows.push(summarize(`GET /users/me during ${SEARCHERS} searching clients`, during));
     searching = false;
     await Promise.all(searchers);
     console.log(`  (${searches} searches ran meanwhile)`);

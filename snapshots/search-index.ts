@@ -43,8 +43,10 @@ const after = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND 
 const among = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))').pluck();
 parentPort.on('message', (request) => {
   try {
-    const rows = request.kind === 'before' ? before.all(request.query, request.low, request.high, request.limit)
-      : request.kind === 'after' ? after.all(request.query, request.low, request.high, request.limit)
+    // Bounds as BigInt, bound as SQLite integers: FTS5 seeks to an integer rowid bound, and scans the
+    // whole match list for a REAL one (what a JavaScript number binds as).
+    const rows = request.kind === 'before' ? before.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
+      : request.kind === 'after' ? after.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
       : among.all(request.query, JSON.stringify(request.rowids));
     parentPort.postMessage({ id: request.id, rows });
   } catch (error) {
