@@ -56,6 +56,8 @@ export async function fetchSearchWindow(index: SearchIndex, state: RealmState, u
     const collect = async (direction: 'before' | 'after', want: number) => {
       const found: number[] = [];
       let bound = window.anchor;
+      // Nothing lies beyond the ends: no index read (a prefix search costs as much with an empty range).
+      if (direction === 'after' ? bound >= state.messages.nextId - 1 : bound <= 1) return found;
       for (let page = FIRST_PAGE; found.length < want; page = Math.min(page * 2, MAX_PAGE)) {
         const ids = await index.search(state.realmId, positive, direction, bound, page);
         for (const id of ids) if (found.length < want && ok(id)) found.push(id);
