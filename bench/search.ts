@@ -21,7 +21,7 @@ import { percentile, round } from './lib/stats.ts';
 
 const SEARCHERS = 4;
 
-interface Latency {
+export interface SearchLatency {
   label: string;
   count: number;
   p50: number;
@@ -29,7 +29,7 @@ interface Latency {
   max: number;
 }
 
-function summarize(label: string, times: number[]): Latency {
+function summarize(label: string, times: number[]): SearchLatency {
   const row = { label, count: times.length, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), max: round(Math.max(...times)) };
   console.log(`  ${label}: p50 ${row.p50} ms, p99 ${row.p99} ms, max ${row.max} ms (${row.count} requests)`);
   return row;
@@ -43,7 +43,7 @@ async function timed(api: Api, owner: Credentials, path: string, params: Record<
 
 const searchParams = (operand: string) => ({ anchor: 'newest', num_before: 50, num_after: 0, narrow: JSON.stringify([{ operator: 'search', operand }]) });
 
-export async function runSearch(messages: number, requests: number): Promise<Latency[]> {
+export async function runSearch(messages: number, requests: number): Promise<SearchLatency[]> {
   const dir = makeTempDir('chat-bench-search-');
   try {
     console.log(`\nSearch: writing ${messages} messages with bench/recovery.ts's writer to ${dir}`);
@@ -54,7 +54,7 @@ export async function runSearch(messages: number, requests: number): Promise<Lat
     console.log(`  boot: ${((performance.now() - booting) / 1000).toFixed(1)} s to listening; index: ${indexLine ? JSON.stringify(JSON.parse(indexLine).ms) + ' ms, ' + JSON.parse(indexLine).how : 'no line'}`);
     const api = new Api(server.url);
     const owner = readZuliprc(join(dir, 'zuliprc'));
-    const rows: Latency[] = [];
+    const rows: SearchLatency[] = [];
     const series = async (label: string, operand: string | null, expectMessages: boolean) => {
       const times: number[] = [];
       for (let i = 0; i < requests; i++) {
