@@ -715,6 +715,8 @@ export class Runtime {
   /** The full-text index, kept in step with the log; throws when this runtime has none. */
   searchIndex(): SearchIndex {
     if (!this.searchSync) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available here', 400);
+    // Every commit answered so far is in what the search reads.
+    this.searchSync.flush();
     return this.searchSync.index;
   }
 

@@ -38,6 +38,12 @@ function* allMessages(realms: Iterable<RealmState>): Generator<IndexedMessage> {
   }
 }
 
+/**
+ * How long the index writes of durable commits wait to be batched: short enough that a crash loses little
+ * for the boot to repair (nothing is lost: the log has it), long enough to gather a burst of sends.
+ */
+const FLUSH_DELAY_MS = 10;
+
 /** Log records replayed into the index per transaction at boot. */
 const CATCH_UP_BATCH = 1000;
 
@@ -57,10 +63,10 @@ export class SearchSync {
    */
   private failure: unknown = null;
   /**
-   * Ops of durable commits not written yet, and the position of the last of them: written together at the
-   * end of the event-loop turn, one SQLite transaction for every commit of the turn (a transaction per
-   * single-message commit costs about 100 us of the event loop; batched, a few us per message). A request
-   * that follows a commit's answer comes in a later turn, after the write.
+   * Ops of durable commits not written yet, and the position of the last of them: written together
+   * FLUSH_DELAY_MS after the first, or before the next search reads the index (runtime.searchIndex), so a
+   * search sees every commit answered before it. One SQLite transaction per single-message commit costs
+   * about 100 us of the event loop; batched, a few us per message.
    */
   private pending: IndexOp[] = [];
   private pendingSeq = 0;
@@ -81,7 +87,10 @@ export class SearchSync {
           this.pendingSeq = Math.max(this.pendingSeq, seq);
           if (!this.flushScheduled) {
             this.flushScheduled = true;
-            setImmediate(() => this.flush());
+            setTimeout(() => {
+              this.flushScheduled = false;
+              this.flush();
+            }, FLUSH_DELAY_MS).unref();
           }
         }
       }
@@ -93,7 +102,6 @@ export class SearchSync {
 
   /** Writes the pending ops now. */
   flush(): void {
-    this.flushScheduled = false;
     if (this.failure !== null || this.pending.length === 0) return;
     const ops = this.pending;
     this.pending = [];
