@@ -19,8 +19,10 @@ export interface IndexedMessage {
 export interface SearchIndex {
   /** the last log position whose message changes the index holds */
   position(): number;
-  /** applies `ops` and records `seq` as the position, in one transaction */
+  /** applies `ops` and records `seq` as the position, in one transaction, now (boot) */
   write(seq: number, ops: readonly IndexOp[]): void;
+  /** the same, off the event loop (serving): done before any search asked for later */
+  post(seq: number, ops: readonly IndexOp[]): void;
   /** replaces everything with `messages`, at position `seq` */
   rebuild(seq: number, messages: Iterable<IndexedMessage>): void;
   /** matching ids of the realm below `bound` (newest first) or above it (oldest first), at most `limit` */

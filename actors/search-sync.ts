@@ -63,10 +63,9 @@ export class SearchSync {
    */
   private failure: unknown = null;
   /**
-   * Ops of durable commits not written yet, and the position of the last of them: written together
-   * FLUSH_DELAY_MS after the first, or before the next search reads the index (runtime.searchIndex), so a
-   * search sees every commit answered before it. One SQLite transaction per single-message commit costs
-   * about 100 us of the event loop; batched, a few us per message.
+   * Ops of durable commits not handed to the index yet, and the position of the last of them: handed over
+   * together FLUSH_DELAY_MS after the first, or before the next search reads the index (runtime.searchIndex),
+   * so a search sees every commit answered before it. The index writes them off the event loop.
    */
   private pending: IndexOp[] = [];
   private pendingSeq = 0;
@@ -106,7 +105,7 @@ export class SearchSync {
     const ops = this.pending;
     this.pending = [];
     try {
-      this.index.write(this.pendingSeq, ops);
+      this.index.post(this.pendingSeq, ops);
     } catch (error) {
       this.failure = error;
     }
@@ -114,13 +113,14 @@ export class SearchSync {
 
   /**
    * After a snapshot at `seq` is durable, which trims the log: the stored position moves up to it, when
-   * every commit up to it has reached the index, so that the next boot need not build it again.
+   * every commit up to it has reached the index, so that the next boot need not build it again. (Should a
+   * write before it have failed, the index takes no more writes, this one included.)
    */
   snapshotted(seq: number): void {
     this.flush();
     if (this.failure !== null) return;
     try {
-      if (this.indexed >= seq && this.index.position() < this.indexed) this.index.write(this.indexed, []);
+      if (this.indexed >= seq) this.index.post(this.indexed, []);
     } catch (error) {
       this.failure = error;
     }

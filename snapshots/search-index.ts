@@ -29,19 +29,51 @@ const SCHEMA = `
 `;
 
 /**
- * The reader, a worker thread with its own connection: better-sqlite3 is synchronous, and a query over a
- * long history must not hold the event loop. It is plain JavaScript given as source, so that it runs the
- * same from the TypeScript sources and from the production bundle (which has no file of its own for it).
+ * The worker thread with its own connection that serves the server once booted: better-sqlite3 is
+ * synchronous, and neither a query over a long history nor the index writes should hold the event loop.
+ * Requests are taken in order, so a search reads every write posted before it. After a write fails none is
+ * taken any more: the position stays before what the index lacks, and the next boot repairs it. It is plain
+ * JavaScript given as source, so that it runs the same from the TypeScript sources and from the production
+ * bundle (which has no file of its own for it).
  */
 const READER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('query_only = true');
+db.pragma('synchronous = NORMAL');
+const insert = db.prepare('INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)');
+const remove = db.prepare('DELETE FROM messages WHERE rowid = ?');
+const setContent = db.prepare('UPDATE messages SET content = ? WHERE rowid = ?');
+const setTopic = db.prepare('UPDATE messages SET topic = ? WHERE rowid = ?');
+const setPosition = db.prepare("INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+const span = ${REALM_SPAN};
+const write = db.transaction((seq, ops) => {
+  for (const op of ops) {
+    const row = BigInt(op.realmId) * BigInt(span) + BigInt(op.id);
+    if (op.kind === 'put') { remove.run(row); insert.run(row, op.content, op.topic); }
+    else if (op.kind === 'content') setContent.run(op.content, row);
+    else if (op.kind === 'topic') setTopic.run(op.topic, row);
+    else if (op.kind === 'delete') remove.run(row);
+    else throw new Error('unknown index op ' + op.kind);
+  }
+  setPosition.run(seq);
+});
+let writeFailed = false;
 const before = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck();
 const after = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid > ? AND rowid < ? ORDER BY rowid ASC LIMIT ?').pluck();
 const among = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))').pluck();
 parentPort.on('message', (request) => {
+  if (request.kind === 'write') {
+    if (writeFailed) return;
+    try {
+      write(request.seq, request.ops);
+    } catch (error) {
+      writeFailed = true;
+      parentPort.postMessage({ id: 0, error: error instanceof Error ? error.message : String(error) });
+    }
+    return;
+  }
+  if (request.kind === 'sync') return parentPort.postMessage({ id: request.id, rows: [] });
   try {
     // Bounds as BigInt, bound as SQLite integers: FTS5 seeks to an integer rowid bound, and scans the
     // whole match list for a REAL one (what a JavaScript number binds as).
@@ -57,7 +89,8 @@ parentPort.on('message', (request) => {
 
 type ReaderRequest =
   | { kind: 'before' | 'after'; query: string; low: number; high: number; limit: number }
-  | { kind: 'among'; query: string; rowids: number[] };
+  | { kind: 'among'; query: string; rowids: number[] }
+  | { kind: 'sync' };
 
 type ReaderReply = { id: number; rows: number[]; error?: undefined } | { id: number; error: string };
 
@@ -69,6 +102,8 @@ export class SqliteSearchIndex implements SearchIndex {
   private readonly pending = new Map<number, { resolve(rows: number[]): void; reject(error: Error): void }>();
   private nextRequest = 1;
   private readerFailure: Error | null = null;
+  /** why the worker stopped taking writes, if it did */
+  writeFailure: string | null = null;
 
   constructor(dir: string) {
     const file = join(dir, SEARCH_INDEX_FILE);
@@ -85,6 +120,8 @@ export class SqliteSearchIndex implements SearchIndex {
     this.reader = new Worker(READER_SOURCE, { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3') } });
     this.reader.unref();
     this.reader.on('message', (reply: ReaderReply) => {
+      // id 0: a write failed (see READER_SOURCE); the worker takes no more.
+      if (reply.id === 0) this.writeFailure = reply.error ?? 'unknown';
       const waiting = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       if (reply.error !== undefined) waiting?.reject(new Error(`search index: ${reply.error}`));
@@ -98,11 +135,17 @@ export class SqliteSearchIndex implements SearchIndex {
     return (this.statements.position.get() as number | undefined) ?? 0;
   }
 
+  /** Boot: written at once, on this thread. */
   write(seq: number, ops: readonly IndexOp[]): void {
     this.db.transaction(() => {
       for (const op of ops) this.apply(op);
       this.statements.setPosition.run(seq);
     })();
+  }
+
+  /** Once serving: handed to the worker, which writes it before anything asked of it later. */
+  post(seq: number, ops: readonly IndexOp[]): void {
+    this.reader.postMessage({ kind: 'write', seq, ops });
   }
 
   rebuild(seq: number, messages: Iterable<IndexedMessage>): void {
@@ -131,6 +174,8 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   async close(): Promise<void> {
+    // The writes handed over before are done when the worker answers this.
+    await this.ask({ kind: 'sync' }).catch(() => undefined);
     this.readerFailure ??= new Error('search index closed');
     await this.reader.terminate();
     this.db.close();
