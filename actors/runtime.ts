@@ -5,6 +5,8 @@ import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
+import type { SearchIndex } from './search-index.ts';
+import { SearchSync } from './search-sync.ts';
 import { newQueueId } from './ids.ts';
 import type { QueueChange } from './queue/changes.ts';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
@@ -46,6 +48,8 @@ export interface RuntimeOptions {
   writesRefused?(): string | null;
   /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts); absent: `localhost` */
   realmHost?(stringId: string): string;
+  /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
+  search?: SearchIndex;
 }
 
 interface Dirty {
@@ -103,6 +107,7 @@ export class Runtime {
   private readonly decideContexts = new Map<number, DecideContext>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
+  private readonly searchSync: SearchSync | null;
 
   constructor(
     private readonly store: Persistence,
@@ -128,6 +133,7 @@ export class Runtime {
     });
     this.seq = store.lastSeq();
     this.scheduled = new ScheduledDeliveries(this);
+    this.searchSync = options.search ? new SearchSync(options.search) : null;
   }
 
   get clock(): Clock {
@@ -342,6 +348,7 @@ export class Runtime {
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
+        this.searchSync?.committed(seq, { ...target, changes });
         this.undelivered.delete(seq);
         let count = 0;
         for (const { event, queues } of routes) {
@@ -696,6 +703,7 @@ export class Runtime {
     else deleted.push(UNDELIVERED);
     try {
       await this.store.writeSnapshots(seq, records, deleted, final);
+      this.searchSync?.snapshotted(seq);
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
@@ -728,6 +736,21 @@ export class Runtime {
       }
     }
     return adopted;
+  }
+
+  /** The full-text index, kept in step with the log; throws when this runtime has none. */
+  searchIndex(): SearchIndex {
+    if (!this.searchSync) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available here', 400);
+    // Every commit answered so far is in what the search reads.
+    this.searchSync.flush();
+    return this.searchSync.index;
+  }
+
+  /** After recovery (and a torn tail's removal): brings the full-text index to the end of the log. */
+  repairSearchIndex(): ReturnType<SearchSync['repair']> | null {
+    if (!this.searchSync) return null;
+    const realms = [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
+    return this.searchSync.repair(this.store, realms);
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

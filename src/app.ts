@@ -1,6 +1,7 @@
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
+import { SqliteSearchIndex } from '../snapshots/search-index.ts';
 import { bootstrap, realmHost, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
@@ -54,7 +55,9 @@ export async function startServer(
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
   const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const searchIndex = new SqliteSearchIndex(config.dataDir);
   const runtime = new Runtime(store, {
+    search: searchIndex,
     clock: { now: Date.now },
     // The port is not part of a host, so the stand-in addresses are known before the server listens.
     realmHost: (stringId) => realmHost(new URL(config.externalUrl ?? `http://${listenHost}`), stringId),
@@ -70,6 +73,9 @@ export async function startServer(
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
     await store.discardTornTail();
   }
+  const indexing = performance.now();
+  const indexed = runtime.repairSearchIndex();
+  if (indexed && indexed.how !== 'current') log.info({ ...indexed, ms: Math.round(performance.now() - indexing) }, 'search index brought up to date');
   await runtime.markRunning();
   // Refused writes (a full disk) must not stop the start: the next start tries again.
   const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
@@ -141,6 +147,7 @@ export async function startServer(
         await runtime.settled();
         await runtime.snapshot(true);
         await store.close();
+        await searchIndex.close();
         log.info('stopped');
       })();
       return stopping;

@@ -4,6 +4,7 @@ import { findAccessibleUser } from '../user-access.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
 import { isImageName } from '../attachments/state.ts';
+import { parseSearch } from './search-query.ts';
 import { conversationKey, type StoredMessage, topicKey } from './state.ts';
 
 /** One narrow term as the client sent it (object form, or the legacy [operator, operand] pair). */
@@ -24,7 +25,7 @@ export type Clause = { negated: boolean } & (
   | { kind: 'is'; what: 'dm' | 'starred' | 'mentioned' | 'unread' | 'resolved' | 'followed' | 'alerted'; followed?: ReadonlySet<string> }
   | { kind: 'has'; what: 'link' | 'image' | 'attachment' | 'reaction' }
   | { kind: 'id'; id: number }
-  | { kind: 'search'; words: string[] }
+  | { kind: 'search'; words: string[]; query: string }
   | { kind: 'none' }
 );
 
@@ -94,8 +95,8 @@ function resolveTerm(state: RealmState, userId: number, term: NarrowTerm, follow
       // Only moves the client's view; it filters nothing.
       return [];
     case 'search': {
-      const words = text.toLowerCase().split(/\s+/).filter(Boolean);
-      return words.length ? [{ kind: 'search', words, negated }] : [];
+      const { words, query } = parseSearch(text);
+      return query ? [{ kind: 'search', words, query, negated }] : [];
     }
     default:
       throw badNarrow(`unknown operator ${term.operator}`);
@@ -127,14 +128,20 @@ function oneUser(state: RealmState, viewerId: number, operand: NarrowTerm['opera
   return user.userId;
 }
 
-/** Does the message match every clause, for this user (who must be able to read it)? */
+/**
+ * Does the message match every clause, for this user (who must be able to read it)? Search clauses are
+ * the full-text index's to answer (search.ts): this checks every other clause.
+ */
 export function matches(state: RealmState, userId: number, message: StoredMessage, clauses: readonly Clause[]): boolean {
   if (!canRead(state, userId, message)) return false;
-  for (const clause of clauses) if (test(state, userId, message, clause) === clause.negated) return false;
+  for (const clause of clauses) {
+    if (clause.kind === 'search') continue;
+    if (test(state, userId, message, clause) === clause.negated) return false;
+  }
   return true;
 }
 
-function test(state: RealmState, userId: number, message: StoredMessage, clause: Clause): boolean {
+function test(state: RealmState, userId: number, message: StoredMessage, clause: Exclude<Clause, { kind: 'search' }>): boolean {
   const { recipient } = message;
   const flagged = (set: Map<number, { has(id: number): boolean }>) => set.get(userId)?.has(message.id) ?? false;
   switch (clause.kind) {
@@ -154,10 +161,6 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
       return message.id === clause.id;
     case 'none':
       return false;
-    case 'search': {
-      const haystack = `${message.content}\n${recipient.kind === 'channel' ? recipient.topic : ''}`.toLowerCase();
-      return clause.words.every((word) => haystack.includes(word));
-    }
     case 'has':
       if (clause.what === 'reaction') return message.reactions.length > 0;
       if (clause.what === 'attachment') return (message.attachmentIds?.length ?? 0) > 0;
