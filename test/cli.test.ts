@@ -5,6 +5,10 @@ import { startChild } from './helpers/child.ts';
 import { cli, cliWith, cliWithInput } from './helpers/cli.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts the command as its own process (tsx, about a second of CPU each): with the CPU shared
+// (the suite's other file, or a loaded machine) the whole file takes minutes, beyond the suite's 120 s a file.
+t.setTimeout(600_000);
+
 t.test('every command has --help', async (t) => {
   for (const args of [['--help'], ['serve', '--help'], ['create-realm', '--help'], ['create-user', '--help']]) {
     const result = await cli(...args);

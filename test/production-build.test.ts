@@ -71,7 +71,7 @@ t.test('npm start compiles an edited source, then runs the compiled server with 
   });
   const url = (await waitForOutput(server, /Listening on (http:\/\/\S+)/))[1]!;
   // It names the first source newer than the bundle: version.ts, or another file a developer edited since the last build.
-  t.match(server.output(), /Compiled \.build\/main\.js \(\S+\.ts changed\)/, 'the stale bundle was rebuilt first');
+  t.match(server.output(), /Compiled \.build\/main\.js \(\S+ changed\)/, 'the stale bundle was rebuilt first');
 
   pid = Number(readFileSync(join(dataDir, 'server.pid'), 'utf8'));
   const info = processInfo(pid);
