@@ -160,7 +160,7 @@ function decideCreateUser(
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
-  // A user may change their own full name (PATCH /settings), and nothing else of their own account.
+  // A user may change their own full name and time zone (PATCH /settings), and nothing else of their own account.
   const ownName = command.caller.kind === 'user' && command.caller.userId === command.userId && command.role === undefined;
   const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
@@ -169,6 +169,7 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
     change.fullName = command.fullName;
     change.previousFullName = target.fullName;
   }
+  if (command.timezone !== undefined && command.timezone !== target.timezone) change.timezone = command.timezone;
   if (command.role !== undefined && command.role !== target.role) {
     const touchesOwner = command.role === Role.owner || target.role === Role.owner;
     if (touchesOwner && caller && caller.role !== Role.owner) throw ownerRequired();
@@ -177,7 +178,7 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
     }
     change.role = command.role;
   }
-  return change.fullName === undefined && change.role === undefined ? [] : [change];
+  return change.fullName === undefined && change.role === undefined && change.timezone === undefined ? [] : [change];
 }
 
 /** A followed confirmation link: the address must still be free, as it may have been taken since the request. */

@@ -84,8 +84,10 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
 
   if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
   if (newEmail !== null) await startEmailChange(services, realm, user, newEmail);
-  if (values.full_name !== undefined) {
-    await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name });
+  // The name and the time zone are in the user directory (the realm actor); the time zone is a setting too.
+  const timezone = typeof requested.timezone === 'string' ? requested.timezone : undefined;
+  if (values.full_name !== undefined || timezone !== undefined) {
+    await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name, timezone });
   }
   if (Object.keys(requested).length > 0) {
     await services.runtime.executeUser(realm.realmId, user.userId, { type: 'settings.update', settings: requested });

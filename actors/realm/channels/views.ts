@@ -34,6 +34,8 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     is_recently_active: isRecentlyActive(state, channel.id, channel.dateCreated, seconds),
     stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
     subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
+    // The realm has no channel folders yet, so no channel is in one.
+    folder_id: null,
   };
   for (const permission of CHANNEL_PERMISSIONS) view[permission] = channel.permissions[permission];
   return view;

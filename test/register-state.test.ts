@@ -1,0 +1,103 @@
+import t from 'tap';
+import { NEUTRAL_NAMES, OpenApi, type Schema } from './helpers/openapi.ts';
+import { startTestServer } from './helpers/server.ts';
+
+/**
+ * The POST /register answer against the document: for every fetch type the document names, and for none
+ * (everything), every key the document lists for it is there, with the documented shape.
+ */
+const api = new OpenApi();
+const responseSchema = api.doc.components.schemas.register_queue_200_response!;
+const documented = api.properties(responseSchema);
+
+/** The document's own words for when a key is present: one fetch type, or two that must both be asked for. */
+const PRESENT_IF = /Present\s+if\s+`([a-z_]+)`(?:\s+and\s+`([a-z_]+)`\s+are\s+both|\s+is)\s+present\s+in\s+`(?:fetch_)?event_types`/;
+/** A key that also depends on state this server has no notion of (Zulip's demo organizations). */
+const DEMO_ONLY = /and the realm is a demo organization/;
+/**
+ * The keys whose description names no fetch type: where Zulip's registration (zerver/lib/events.py) puts
+ * them. `always`: in every answer; `optional`: only when there is something to say.
+ */
+const UNSTATED: Record<string, readonly string[] | 'always' | 'optional'> = {
+  result: 'always',
+  msg: 'always',
+  queue_id: 'always',
+  last_event_id: 'always',
+  zulip_feature_level: 'always',
+  zulip_version: 'always',
+  zulip_merge_base: 'always',
+  receives_typing_notifications: 'always',
+  ignored_parameters_unsupported: 'optional',
+  drafts: ['drafts'],
+  max_reminder_note_length: ['realm'],
+  max_bulk_new_subscription_messages: ['realm'],
+};
+
+type Condition = readonly string[] | 'always' | 'optional' | 'demo';
+const conditions = new Map<string, Condition>();
+for (const [key, schema] of Object.entries(documented)) {
+  const description = api.resolve(schema).description ?? schema.description ?? '';
+  const match = PRESENT_IF.exec(description);
+  const condition: Condition | undefined = DEMO_ONLY.test(description)
+    ? 'demo'
+    : match
+      ? match.slice(1).filter((type): type is string => type !== undefined)
+      : UNSTATED[key];
+  conditions.set(NEUTRAL_NAMES[key] ?? key, condition ?? []);
+}
+const schemaOf = (key: string): Schema => documented[Object.keys(NEUTRAL_NAMES).find((name) => NEUTRAL_NAMES[name] === key) ?? key]!;
+const fetchTypes = [...new Set([...conditions.values()].flatMap((condition) => (Array.isArray(condition) ? condition : [])))].sort();
+
+/** The keys the document promises for a registration asking for `types` (null: every type). */
+function expectedKeys(types: readonly string[] | null): string[] {
+  return [...conditions]
+    .filter(([, condition]) => condition === 'always' || (Array.isArray(condition) && condition.every((type) => types === null || types.includes(type))))
+    .map(([key]) => key);
+}
+
+t.test('the document: every register key has a known condition', async (t) => {
+  const unknown = [...conditions].filter(([, condition]) => Array.isArray(condition) && condition.length === 0).map(([key]) => key);
+  t.same(unknown, [], 'every key names its fetch type, or is in UNSTATED');
+  t.ok(conditions.size > 240, `${conditions.size} keys`);
+  t.ok(fetchTypes.length > 40, `${fetchTypes.length} fetch types`);
+});
+
+t.test('POST /register answers every documented key of every fetch type, in the documented shape', async (t) => {
+  const { api: client } = await startTestServer(t);
+  await populate(client);
+  const requests: (readonly string[] | null)[] = [null, ...fetchTypes.map((type) => [type]), ['message', 'update_message_flags']];
+  for (const types of requests) {
+    const params = types === null ? {} : { fetch_event_types: JSON.stringify(types), event_types: JSON.stringify(types) };
+    const { body } = await client.register(params);
+    const label = types === null ? 'every type' : types.join('+');
+    const missing = expectedKeys(types).filter((key) => !(key in body));
+    t.same(missing, [], `${label}: no documented key missing`);
+    const misshapen = Object.entries(body as Record<string, unknown>)
+      .filter(([key]) => conditions.has(key))
+      .flatMap(([key, value]) => api.mismatches(value, schemaOf(key), key));
+    t.same(misshapen, [], `${label}: every value has its documented shape`);
+  }
+});
+
+/** Something of each kind, so that the shapes of list items are checked too. */
+async function populate(client: Awaited<ReturnType<typeof startTestServer>>['api']) {
+  const other = await client.createUser('other@example.com', 'Other');
+  const ok = (result: { status: number; body: unknown }, what: string) => {
+    if (result.status !== 200) throw new Error(`${what}: ${JSON.stringify(result.body)}`);
+    return result.body as Record<string, any>;
+  };
+  ok(await client.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'old' }]), principals: JSON.stringify([other.userId]) }), 'subscribe');
+  const channels = ok(await client.get('/streams'), 'streams').streams as { name: string; stream_id: number }[];
+  const general = channels.find((channel) => channel.name === 'general')!;
+  const old = channels.find((channel) => channel.name === 'old')!;
+  ok(await client.post('/messages', { type: 'stream', to: general.stream_id, topic: 'hello', content: 'hi @**Other**' }), 'send');
+  ok(await client.post('/messages', { type: 'private', to: JSON.stringify([other.userId]), content: 'psst' }), 'send dm');
+  ok(await client.post('/user_topics', { stream_id: general.stream_id, topic: 'hello', visibility_policy: 1 }), 'mute topic');
+  ok(await client.post('/users/me/status', { status_text: 'on the train', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' }), 'status');
+  ok(await client.post('/user_groups/create', { name: 'crew', description: 'the crew', members: JSON.stringify([other.userId]) }), 'group');
+  ok(await client.post('/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [general.stream_id], topic: 'later', content: 'draft', timestamp: 1 }]) }), 'draft');
+  ok(await client.post('/saved_snippets', { title: 'hi', content: 'hello there' }), 'snippet');
+  ok(await client.post('/users/me/alert_words', { alert_words: JSON.stringify(['train']) }), 'alert word');
+  ok(await client.post('/users/me/muted_users/' + other.userId), 'mute user');
+  ok(await client.delete(`/streams/${old.stream_id}`), 'archive');
+}
