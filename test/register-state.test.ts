@@ -1,5 +1,6 @@
 import t from 'tap';
 import { NEUTRAL_NAMES, OpenApi, type Schema } from './helpers/openapi.ts';
+import { drain } from './helpers/messages.ts';
 import { startTestServer } from './helpers/server.ts';
 
 /**
@@ -101,3 +102,59 @@ async function populate(client: Awaited<ReturnType<typeof startTestServer>>['api
   ok(await client.post('/users/me/muted_users/' + other.userId), 'mute user');
   ok(await client.delete(`/streams/${old.stream_id}`), 'archive');
 }
+
+t.test('the snapshot follows later changes: edit history policy, muted topics, statuses, time zones, groups, archives', async (t) => {
+  const { api: owner } = await startTestServer(t);
+  const ann = await owner.createUser('ann@example.com', 'Ann');
+  const annApi = owner.as(ann);
+  const fresh = (await owner.register()).body;
+  t.equal(fresh.realm_message_edit_history_visibility_policy, 'all', "the original's default");
+  t.equal(fresh.realm_allow_edit_history, true);
+  t.equal(fresh.realm_user_groups.length > 0, true, 'realm_user_groups by its own fetch type');
+
+  const watching = await annApi.register({ event_types: JSON.stringify(['realm', 'realm_user']) });
+  t.equal((await owner.patch('/realm', { message_edit_history_visibility_policy: 'moves', waiting_period_threshold: 3 })).status, 200);
+  t.equal((await owner.patch('/realm', { message_edit_history_visibility_policy: 'sometimes' })).status, 400, 'only the documented policies');
+  t.equal((await annApi.patch('/settings', { timezone: 'Europe/Paris' })).status, 200);
+  const events = await drain(annApi, watching.queueId);
+  t.ok(events.some((event) => event.type === 'realm' && event.property === 'message_edit_history_visibility_policy' && event.value === 'moves'));
+  t.ok(events.some((event) => event.type === 'realm' && event.property === 'allow_edit_history' && event.value === true));
+  t.ok(events.some((event) => event.type === 'realm_user' && (event.person as any).timezone === 'Europe/Paris' && (event.person as any).user_id === ann.userId));
+
+  const general = (await owner.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'old' }]) })).status;
+  t.equal(general, 200);
+  const channels = (await owner.get('/streams')).body.streams as { name: string; stream_id: number }[];
+  const generalId = channels.find((channel) => channel.name === 'general')!.stream_id;
+  const oldId = channels.find((channel) => channel.name === 'old')!.stream_id;
+  await owner.post('/user_topics', { stream_id: generalId, topic: 'noise', visibility_policy: 1 });
+  await owner.post('/user_topics', { stream_id: generalId, topic: 'news', visibility_policy: 3 });
+  await owner.post('/users/me/status', { status_text: 'out to lunch' });
+  const group = (await owner.post('/user_groups/create', { name: 'gone', description: 'soon gone', members: JSON.stringify([ann.userId]) })).body.group_id;
+  t.equal((await owner.post(`/user_groups/${group}/deactivate`)).status, 200);
+  t.equal((await owner.delete(`/streams/${oldId}`)).status, 200);
+
+  const later = (await owner.register()).body;
+  t.equal(later.realm_message_edit_history_visibility_policy, 'moves');
+  t.equal(later.realm_allow_edit_history, true);
+  t.equal(later.realm_waiting_period_threshold, 3);
+  t.same(later.muted_topics.map((entry: unknown[]) => entry.slice(0, 2)), [['general', 'noise']], 'only the muted topic, by channel name');
+  const ownerId = (await owner.get('/users/me')).body.user_id as number;
+  t.same(later.user_status, { [ownerId]: { status_text: 'out to lunch' } }, 'the statuses that say something');
+  t.equal(later.realm_users.find((user: { user_id: number }) => user.user_id === ann.userId).timezone, 'Europe/Paris');
+  t.equal((await owner.get(`/users/${ann.userId}`)).body.user.timezone, 'Europe/Paris', 'the user directory too');
+  t.notOk(later.realm_user_groups.some((entry: { id: number }) => entry.id === group), 'no deactivated group without the capability');
+  t.notOk(later.streams.some((entry: { stream_id: number }) => entry.stream_id === oldId), 'no archived channel without the capability');
+  t.notOk(later.subscriptions.some((entry: { stream_id: number }) => entry.stream_id === oldId));
+
+  const capable = (await owner.register({ client_capabilities: JSON.stringify({ include_deactivated_groups: true, archived_channels: true }) })).body;
+  t.ok(capable.realm_user_groups.some((entry: { id: number; deactivated: boolean }) => entry.id === group && entry.deactivated));
+  t.ok(capable.streams.some((entry: { stream_id: number; is_archived: boolean }) => entry.stream_id === oldId && entry.is_archived));
+  t.ok(capable.subscriptions.some((entry: { stream_id: number }) => entry.stream_id === oldId));
+
+  const both = (await owner.register({ fetch_event_types: JSON.stringify(['user_topic', 'muted_topics']) })).body;
+  t.notOk('muted_topics' in both, 'a client that reads user_topics is not sent the legacy list');
+  const modern = (await owner.register({ fetch_event_types: JSON.stringify(['update_display_settings']), client_capabilities: JSON.stringify({ user_settings_object: true }) })).body;
+  t.notOk('twenty_four_hour_time' in modern, 'no legacy copies for user_settings_object clients');
+  const emoji = (await (await fetch(later.server_emoji_data_url)).json()) as { code_to_names: Record<string, string[]> };
+  t.same(emoji.code_to_names['1f419'], ['octopus'], 'server_emoji_data_url serves the emoji the server knows');
+});
