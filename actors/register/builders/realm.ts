@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { realmIconPath } from '../../realm/avatars/urls.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
 import type { Builder } from '../builder.ts';
@@ -14,19 +14,16 @@ const DEFAULT_EXTERNAL_ACCOUNTS = {
   twitter: { name: 'Twitter', text: 'Twitter', hint: 'Enter your Twitter username', url_pattern: 'https://twitter.com/%(username)s' },
 };
 
-/**
- * The realm has no uploaded icon or logo: as the original, an identicon of the realm's id from the avatar
- * service (source G), which also stands for the logo (source D, the default).
- */
+/** The realm has no uploaded icon or logo: its generated icon (source G) also stands for the logo (source D, the default). */
 const ICON_SOURCE = 'G';
 const LOGO_SOURCE = 'D';
-const identicon = (realmId: number) => `https://secure.gravatar.com/avatar/${createHash('md5').update(String(realmId)).digest('hex')}?d=identicon&version=1`;
 
 /** fetch type `realm`: the organization's settings and the server's limits. */
 export const realmState: Builder = ({ realm, spectator }, options) => {
   const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl } = options;
   const host = new URL(realmUrl).hostname;
   const settings = realmSettingsView(realm);
+  const icon = `${realmIconPath(realm)}?version=1`;
   return {
     ...LIMITS,
     ...SERVER_LIMITS,
@@ -50,11 +47,11 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     realm_push_notifications_enabled_end_timestamp: null,
     realm_authentication_methods: { Email: { enabled: true, available: true } },
     realm_icon_source: ICON_SOURCE,
-    realm_icon_url: identicon(realm.realmId),
+    realm_icon_url: icon,
     realm_logo_source: LOGO_SOURCE,
-    realm_logo_url: identicon(realm.realmId),
+    realm_logo_url: icon,
     realm_night_logo_source: LOGO_SOURCE,
-    realm_night_logo_url: identicon(realm.realmId),
+    realm_night_logo_url: icon,
     realm_bot_domain: host,
     realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
     realm_is_zephyr_mirror_realm: false,
