@@ -76,6 +76,23 @@ t.test('POST /register answers every documented key of every fetch type, in the 
   }
 });
 
+t.test('an anonymous registration in a realm with public access: every key of every type, in its shape', async (t) => {
+  const { api: owner } = await startTestServer(t, { webPublicStreamsEnabled: true });
+  t.equal((await owner.patch('/realm', { enable_spectator_access: true })).status, 200);
+  t.equal((await owner.post('/channels/create', { name: 'lobby', subscribers: [1], is_web_public: true })).status, 200);
+  const result = await owner.as(null).post('/register');
+  t.equal(result.status, 200);
+  const body = result.body as Record<string, unknown>;
+  t.equal(body.queue_id, null);
+  // As in the original, a visitor is shown no presence, so there is no presence position to resume from.
+  t.same(expectedKeys(null).filter((key) => key !== 'presence_last_update_id' && !(key in body)), [], 'no documented key missing');
+  const misshapen = Object.entries(body)
+    .filter(([key]) => conditions.has(key))
+    .flatMap(([key, value]) => api.mismatches(value, schemaOf(key), key));
+  t.same(misshapen, [], 'every value has its documented shape');
+  t.same(body.user_status, {}, 'no statuses for the Internet');
+});
+
 /** Something of each kind, so that the shapes of list items are checked too. */
 async function populate(client: Awaited<ReturnType<typeof startTestServer>>['api']) {
   const other = await client.createUser('other@example.com', 'Other');
