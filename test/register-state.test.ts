@@ -174,3 +174,21 @@ t.test('the snapshot follows later changes: edit history policy, muted topics, s
   t.equal(icon.status, 200, 'the realm icon is served');
   t.match(icon.headers.get('content-type'), /svg/);
 });
+
+t.test('the realm settings that restrict users are obeyed: name and email changes', async (t) => {
+  const { api: owner } = await startTestServer(t);
+  const ann = owner.as(await owner.createUser('ann@example.com', 'Ann'));
+  t.equal((await owner.patch('/realm', { name_changes_disabled: true, email_changes_disabled: true })).status, 200);
+  const renamed = await ann.patch('/settings', { full_name: 'Annie' });
+  t.equal(renamed.status, 400);
+  t.equal(renamed.body.msg, 'Name changes are disabled in this organization.');
+  const moved = await ann.patch('/settings', { email: 'annie@example.com' });
+  t.equal(moved.status, 400);
+  t.equal(moved.body.msg, 'Email address changes are disabled in this organization.');
+  t.equal((await owner.patch('/settings', { full_name: 'The Owner' })).status, 200, 'administrators still may');
+  t.equal((await owner.patch('/realm', { name_changes_disabled: false })).status, 200);
+  t.equal((await ann.patch('/settings', { full_name: 'Annie' })).status, 200, 'and everyone once it is on again');
+  const state = (await ann.register({ fetch_event_types: JSON.stringify(['realm']) })).body;
+  t.equal(state.realm_name_changes_disabled, false);
+  t.equal(state.realm_email_changes_disabled, true);
+});

@@ -166,6 +166,7 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
   if (command.fullName !== undefined && command.fullName !== target.fullName) {
+    if (ownName && state.settings.name_changes_disabled && !isAdmin(target)) throw badRequest('Name changes are disabled in this organization.');
     change.fullName = command.fullName;
     change.previousFullName = target.fullName;
   }
@@ -187,10 +188,14 @@ function decideChangeEmail(state: RealmState, command: Extract<RealmCommand, { t
   const user = requireUser(state, command.userId);
   // Already the address: a confirmation repeated after the change was made, which changes nothing.
   if (user.email === command.email) return [];
+  if (command.caller.kind === 'user' && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
   const holder = findUserByEmail(state, command.email);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${command.email}' already in use`);
   return [{ type: 'user.email_changed', userId: user.userId, email: command.email }];
 }
+
+/** Users change their own address unless the realm turned that off for all but its administrators. */
+export const emailChangeAllowed = (state: RealmState, user: UserProfile) => !state.settings.email_changes_disabled || isAdmin(user);
 
 /** The calling user if it is an administrator; null for the operator (who may do anything). */
 function requireAdmin(state: RealmState, caller: Caller): UserProfile | null {

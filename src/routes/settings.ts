@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { emailChangeAllowed } from '../../actors/realm/decide.ts';
 import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
@@ -28,6 +29,7 @@ const params = {
 /** The address to move to, or null when it is the current one; refused when another account has it. */
 function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): string | null {
   if (newEmail === user.email) return null;
+  if (!emailChangeAllowed(realm, user)) throw badRequest('Email address changes are disabled in this organization.');
   const holder = findUserByEmail(realm, newEmail);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${newEmail}' already in use`);
   return newEmail;
