@@ -192,3 +192,31 @@ t.test('the realm settings that restrict users are obeyed: name and email change
   t.equal(state.realm_name_changes_disabled, false);
   t.equal(state.realm_email_changes_disabled, true);
 });
+
+t.test('the edit history policy governs what users see of edits', async (t) => {
+  const { api: owner } = await startTestServer(t);
+  await owner.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }]) });
+  const sent = await owner.post('/messages', { type: 'stream', to: 'general', topic: 'first', content: 'draft one' });
+  const id = sent.body.id as number;
+  t.equal((await owner.patch(`/messages/${id}`, { content: 'final text' })).status, 200);
+  t.equal((await owner.patch(`/messages/${id}`, { topic: 'second' })).status, 200);
+  const editHistory = async () => (await owner.get(`/messages/${id}`)).body.message.edit_history as Record<string, unknown>[] | undefined;
+  t.equal((await editHistory())?.length, 2, 'all: the content edit and the move');
+  t.equal((await owner.get(`/messages/${id}/history`)).body.message_history.length, 3);
+
+  t.equal((await owner.patch('/realm', { message_edit_history_visibility_policy: 'moves' })).status, 200);
+  const moves = await editHistory();
+  t.equal(moves?.length, 1, 'moves: only the move');
+  t.equal(moves?.[0]?.prev_topic, 'first');
+  t.notOk(moves?.some((entry) => 'prev_content' in entry));
+  const snapshots = (await owner.get(`/messages/${id}/history`)).body.message_history as { content: string }[];
+  t.equal(snapshots.length, 2);
+  t.ok(snapshots.every((snapshot) => snapshot.content === 'final text'), 'no earlier content shows through');
+
+  t.equal((await owner.patch('/realm', { message_edit_history_visibility_policy: 'none' })).status, 200);
+  t.equal(await editHistory(), undefined, 'none: no edit history');
+  const refused = await owner.get(`/messages/${id}/history`);
+  t.equal(refused.status, 400);
+  t.equal(refused.body.msg, 'Message edit history is disabled in this organization');
+  t.equal((await owner.register({ fetch_event_types: JSON.stringify(['realm']) })).body.realm_allow_edit_history, false);
+});
