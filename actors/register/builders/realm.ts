@@ -1,4 +1,5 @@
 import { realmIconPath } from '../../realm/avatars/urls.ts';
+import { botDomainOf } from '../../realm/bots/state.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
 import type { Builder } from '../builder.ts';
@@ -21,7 +22,6 @@ const LOGO_SOURCE = 'D';
 /** fetch type `realm`: the organization's settings and the server's limits. */
 export const realmState: Builder = ({ realm, spectator }, options) => {
   const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl } = options;
-  const host = new URL(realmUrl).hostname;
   const settings = realmSettingsView(realm);
   const icon = `${realmIconPath(realm)}?version=1`;
   return {
@@ -52,7 +52,7 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     realm_logo_url: icon,
     realm_night_logo_source: LOGO_SOURCE,
     realm_night_logo_url: icon,
-    realm_bot_domain: host,
+    realm_bot_domain: botDomainOf(realmUrl),
     realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
     realm_is_zephyr_mirror_realm: false,
     realm_upload_quota_mib: null,
