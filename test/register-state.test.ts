@@ -175,7 +175,7 @@ t.test('the snapshot follows later changes: edit history policy, muted topics, s
   t.match(icon.headers.get('content-type'), /svg/);
 });
 
-t.test('the realm settings that restrict users are obeyed: name and email changes', async (t) => {
+t.test('the realm settings that restrict users are obeyed: name and email changes, unique names', async (t) => {
   const { api: owner } = await startTestServer(t);
   const ann = owner.as(await owner.createUser('ann@example.com', 'Ann'));
   t.equal((await owner.patch('/realm', { name_changes_disabled: true, email_changes_disabled: true })).status, 200);
@@ -188,7 +188,15 @@ t.test('the realm settings that restrict users are obeyed: name and email change
   t.equal((await owner.patch('/settings', { full_name: 'The Owner' })).status, 200, 'administrators still may');
   t.equal((await owner.patch('/realm', { name_changes_disabled: false })).status, 200);
   t.equal((await ann.patch('/settings', { full_name: 'Annie' })).status, 200, 'and everyone once it is on again');
+
+  t.equal((await owner.patch('/realm', { require_unique_names: true })).status, 200);
+  const taken = await ann.patch('/settings', { full_name: 'the owner' });
+  t.equal(taken.status, 400, 'a name another user has, in any case, where names must be unique');
+  t.equal(taken.body.msg, 'Unique names required in this organization.');
+  t.equal((await owner.post('/users', { email: 'dup@example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'ANNIE' })).status, 400);
+  t.equal((await owner.post('/users', { email: 'bob@example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'Bob' })).status, 200);
   const state = (await ann.register({ fetch_event_types: JSON.stringify(['realm']) })).body;
+  t.equal(state.realm_require_unique_names, true);
   t.equal(state.realm_name_changes_disabled, false);
   t.equal(state.realm_email_changes_disabled, true);
 });

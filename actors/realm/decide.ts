@@ -12,7 +12,7 @@ import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideAcceptInvitation } from './invitations/accept.ts';
 import { decideInvitation } from './invitations/decide.ts';
 import { decideMessage } from './messages/decide.ts';
-import { defaultChannelIds, newUserChanges } from './new-user.ts';
+import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
@@ -167,6 +167,7 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
   if (command.fullName !== undefined && command.fullName !== target.fullName) {
     if (ownName && state.settings.name_changes_disabled && !isAdmin(target)) throw badRequest('Name changes are disabled in this organization.');
+    checkUniqueName(state, command.fullName, target.userId);
     change.fullName = command.fullName;
     change.previousFullName = target.fullName;
   }
