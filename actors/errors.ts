@@ -22,12 +22,16 @@ export const ErrorCode = {
   STREAM_WILDCARD_MENTION_NOT_ALLOWED: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
   TOPIC_WILDCARD_MENTION_NOT_ALLOWED: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED',
   CANNOT_DEACTIVATE_GROUP_IN_USE: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
+  /** DELETE /users/me by the only active user or owner; carries `entity` and `is_last_owner` */
+  CANNOT_DEACTIVATE_LAST_USER: 'CANNOT_DEACTIVATE_LAST_USER',
   REACTION_ALREADY_EXISTS: 'REACTION_ALREADY_EXISTS',
   REACTION_DOES_NOT_EXIST: 'REACTION_DOES_NOT_EXIST',
   /** a narrow names an unknown operator or operand; carries `desc` */
   BAD_NARROW: 'BAD_NARROW',
   /** some invitations were not sent; carries `errors`, `sent_invitations` and the limit flags */
   INVITATION_FAILED: 'INVITATION_FAILED',
+  /** an upload would take the organization's (or the user's) files past their quota */
+  REALM_UPLOAD_QUOTA: 'REALM_UPLOAD_QUOTA',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

@@ -5,9 +5,13 @@ import type { Delivery } from './events.ts';
 import type { Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
+import type { SearchIndex } from './search-index.ts';
+import { SearchSync } from './search-sync.ts';
 import { newQueueId } from './ids.ts';
 import type { QueueChange } from './queue/changes.ts';
-import { QueueRegistry, type Queue, type QueueRecord, type QueueTimings, type Routed } from './queue/registry.ts';
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
+import { QueueRegistry, type Queue, type QueueTimings, type Routed } from './queue/registry.ts';
+import { LEGACY_QUEUE_KIND, QUEUE_KIND, QueueSnapshotLoader, writeQueues } from './queue/snapshot.ts';
 import type { QueueContext, QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
@@ -25,6 +29,7 @@ import { userEvents } from './user/events.ts';
 import { userMachine } from './user/machine.ts';
 import { settingValue } from './user/settings.ts';
 import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
+import { displayEmail, visibilityOf } from './realm/email-visibility.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
 export type UserActor = Actor<typeof userMachine>;
@@ -32,6 +37,8 @@ export type UserActor = Actor<typeof userMachine>;
 export interface RuntimeOptions {
   clock: Clock;
   queues: QueueTimings;
+  /** absent: DEFAULT_QUEUE_LIMITS */
+  queueLimits?: QueueLimits;
   /** told after each commit: how many queue deliveries it made and how long since the change was applied */
   onDelivered?(deliveries: number, seconds: number): void;
   /**
@@ -39,6 +46,10 @@ export interface RuntimeOptions {
    * disk low on space), checked before every commit and snapshot.
    */
   writesRefused?(): string | null;
+  /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts); absent: `localhost` */
+  realmHost?(stringId: string): string;
+  /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
+  search?: SearchIndex;
 }
 
 interface Dirty {
@@ -46,6 +57,8 @@ interface Dirty {
   users: Set<string>;
   /** queues whose stored snapshot must go (the live ones mark themselves, see Queue.unsaved) */
   removedQueues: Set<string>;
+  /** queues restored from records of the older shape, which the next snapshot replaces (queue/snapshot.ts) */
+  legacyQueues: Set<string>;
 }
 
 interface CommitTarget {
@@ -81,7 +94,7 @@ export class Runtime {
   readonly scheduled: ScheduledDeliveries;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
-  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set() };
+  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set(), legacyQueues: new Set() };
   private replaying = false;
   /** during a replay: whether the replayed changes are announced again, to the queues rebuilt from the log */
   private reannouncing = false;
@@ -94,15 +107,25 @@ export class Runtime {
   private readonly decideContexts = new Map<number, DecideContext>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
+  private readonly searchSync: SearchSync | null;
 
   constructor(
     private readonly store: Persistence,
     private readonly options: RuntimeOptions,
   ) {
-    this.queues = new QueueRegistry(options.queues, () => options.clock.now(), (queue) => {
-      // The sweep already dropped it; the log learns it so that a replay drops it too.
-      const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
-      this.commitQueue(queue.context, change).catch(() => undefined);
+    this.queues = new QueueRegistry({
+      timings: options.queues,
+      limits: options.queueLimits ?? DEFAULT_QUEUE_LIMITS,
+      now: () => options.clock.now(),
+      onExpired: (queue) => {
+        // The sweep already dropped it; the log learns it so that a replay drops it too.
+        const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
+        this.commitQueue(queue.context, change).catch(() => undefined);
+      },
+      // A replay leaves it: the log holds its removal further on if the process that ran then dropped it.
+      onOverflow: (queue) => {
+        if (!this.replaying) this.collectQueue(queue);
+      },
     });
     this.presence = new PresenceStore((realmId, userId) => {
       const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
@@ -110,6 +133,7 @@ export class Runtime {
     });
     this.seq = store.lastSeq();
     this.scheduled = new ScheduledDeliveries(this);
+    this.searchSync = options.search ? new SearchSync(options.search) : null;
   }
 
   get clock(): Clock {
@@ -324,6 +348,7 @@ export class Runtime {
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
+        this.searchSync?.committed(seq, { ...target, changes });
         this.undelivered.delete(seq);
         let count = 0;
         for (const { event, queues } of routes) {
@@ -373,7 +398,9 @@ export class Runtime {
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
-    const email = this.realms.get(realmId)?.getSnapshot().context.state.users.get(userId)?.email;
+    const realm = this.realms.get(realmId)?.getSnapshot().context.state;
+    const profile = realm?.users.get(userId);
+    const email = realm && profile ? displayEmail(realm, profile) : undefined;
     for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;
     return deliveries;
   }
@@ -421,6 +448,7 @@ export class Runtime {
   }
 
   private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
+    if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);
@@ -461,6 +489,7 @@ export class Runtime {
   }
 
   private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
+    for (const old of this.queues.admit(realmId, userId)) this.collectQueue(old);
     const context: QueueContext = { queueId: newQueueId(), realmId, userId, spec, createdAt: this.options.clock.now() };
     const registered = this.commitQueue(context, { type: 'queue.registered', context });
     // commit() applied the registration before returning.
@@ -470,6 +499,11 @@ export class Runtime {
   /** DELETE /events: the queue goes at once; resolves once the log holds its removal. */
   deleteQueue(queue: Queue): Promise<void> {
     return this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.delete' });
+  }
+
+  /** The server drops a queue of its own accord (over a limit): at once, and the log learns it. */
+  private collectQueue(queue: Queue): void {
+    this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' }).catch(() => undefined);
   }
 
   private commitQueue(owner: QueueContext, change: QueueChange): Promise<void> {
@@ -516,21 +550,26 @@ export class Runtime {
     let undelivered: UndeliveredRecord = [];
     const snapshotSeq = new Map<string, number>();
     const realms = new RealmSnapshotLoader();
+    const queues = new QueueSnapshotLoader();
     for (const record of this.store.readSnapshots()) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
+      if (withQueues) {
+        const queueId = queues.take(record.kind, record.id, record.data);
+        // Replay skips the log entries a queue's record covers, whichever shape it has.
+        if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
+      }
       if (record.kind === 'realm') this.startRealm(realms.realm(record.data as RealmRecord), false);
       else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
-      } else if (record.kind === 'queue' && withQueues) {
-        this.queues.restore(record.data as QueueRecord, !clean);
       } else if (record.kind === UNDELIVERED[0] && withQueues) {
         undelivered = record.data as UndeliveredRecord;
       }
     }
     realms.finish();
+    if (withQueues) for (const id of queues.finish(this.queues, !clean)) this.dirty.legacyQueues.add(id);
     // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
     for (const actor of this.realms.values()) {
       const state = actor.getSnapshot().context.state;
@@ -628,9 +667,11 @@ export class Runtime {
     const dirtyRealms = [...this.dirty.realms];
     const dirtyUsers = [...this.dirty.users];
     const removedQueues = [...this.dirty.removedQueues];
+    const legacyQueues = [...this.dirty.legacyQueues];
     this.dirty.realms.clear();
     this.dirty.users.clear();
     this.dirty.removedQueues.clear();
+    this.dirty.legacyQueues.clear();
     const taken: [RealmState, Set<number>][] = [];
     for (const realmId of dirtyRealms) {
       const state = this.realmState(realmId);
@@ -647,11 +688,12 @@ export class Runtime {
       if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
     }
     const queues = final ? this.queues.all() : this.queues.unsaved();
-    for (const queue of queues) {
-      record('queue', queue.id, QueueRegistry.record(queue));
-      queue.unsaved = false;
-    }
-    for (const id of removedQueues) deleted.push(['queue', id]);
+    const written = writeQueues(queues, this.queues.payloads);
+    for (const { kind, id, data } of written.records) record(kind, id, data);
+    for (const queue of queues) queue.unsaved = false;
+    for (const id of removedQueues) deleted.push([QUEUE_KIND, id]);
+    for (const id of legacyQueues) deleted.push([LEGACY_QUEUE_KIND, id]);
+    deleted.push(...written.deleted);
     // The snapshot covers changes whose events are not in their queues yet (their commit is in flight): the
     // queues' records above lack them, and a replay would not announce them again. They are stored beside.
     const undelivered: UndeliveredRecord = [];
@@ -662,16 +704,54 @@ export class Runtime {
     else deleted.push(UNDELIVERED);
     try {
       await this.store.writeSnapshots(seq, records, deleted, final);
+      this.searchSync?.snapshotted(seq);
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
       for (const [state, chunks] of taken) restoreUnsaved(state, chunks);
       for (const key of dirtyUsers) this.dirty.users.add(key);
       for (const id of removedQueues) this.dirty.removedQueues.add(id);
+      for (const id of legacyQueues) this.dirty.legacyQueues.add(id);
       for (const queue of queues) queue.unsaved = true;
+      written.undo();
       throw error;
     }
     return records.length;
+  }
+
+  /**
+   * Before `email_address_visibility` was applied only the user actor kept it; a user who had set it gets it
+   * in the realm's profile at the first start that applies it, as a logged change (so log and snapshots
+   * agree). Returns how many users were brought in line; later starts find none.
+   */
+  async adoptEmailVisibility(): Promise<number> {
+    let adopted = 0;
+    for (const [realmId, actor] of this.realms) {
+      for (const user of actor.getSnapshot().context.state.users.values()) {
+        const settings = this.users.get(userKey(realmId, user.userId))?.getSnapshot().context.state.settings;
+        if (user.isBot || !settings) continue;
+        const visibility = settingValue(settings, 'email_address_visibility');
+        if (typeof visibility !== 'number' || visibility === visibilityOf(user)) continue;
+        await this.execute(realmId, { type: 'user.set_email_visibility', userId: user.userId, visibility });
+        adopted++;
+      }
+    }
+    return adopted;
+  }
+
+  /** The full-text index, kept in step with the log; throws when this runtime has none. */
+  searchIndex(): SearchIndex {
+    if (!this.searchSync) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available here', 400);
+    // Every commit answered so far is in what the search reads.
+    this.searchSync.flush();
+    return this.searchSync.index;
+  }
+
+  /** After recovery (and a torn tail's removal): brings the full-text index to the end of the log. */
+  repairSearchIndex(): ReturnType<SearchSync['repair']> | null {
+    if (!this.searchSync) return null;
+    const realms = [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
+    return this.searchSync.repair(this.store, realms);
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

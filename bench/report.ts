@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Environment } from './lib/env.ts';
 import type { MessageMemory } from './messages.ts';
 import type { RecoveryResult } from './recovery.ts';
+import type { SearchLatency } from './search.ts';
 import { ROOT, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
@@ -51,6 +52,8 @@ export interface Results {
   memory: Memory | null;
   /** boot times of a data directory with many messages (absent in older result files) */
   recovery?: RecoveryResult | null;
+  /** search narrow latencies over a long history (absent in older result files) */
+  search?: SearchLatency[] | null;
   /** per-scenario extras: every run, fan-out rounds, CPU of each process */
   details: Record<string, unknown>;
 }

@@ -2,14 +2,15 @@
  * The benchmark suite's entry point.
  *
  *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each,
- *                                          recovery of 1,000,000 messages)
- *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000)
+ *                                          recovery of 1,000,000 messages, search over 1,000,000)
+ *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000, search over 50,000)
  *   npm run bench -- --compare A.json B.json
  */
 import { parseArgs } from 'node:util';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
 import { runRecovery } from './recovery.ts';
+import { runSearch } from './search.ts';
 import { compare, printMemory, printMessageMemory, printRecovery, printTable, writeResults, type Results } from './report.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   const output = await runSuite(settings);
   // Last, on its own: no other server runs while the recovery directory is written and booted.
   const recovery = await runRecovery(settings.recovery);
+  const search = await runSearch(settings.search.messages, settings.search.requests);
   console.log(
     `\nResults (${settings.mode}, ${settings.runs} run(s) per HTTP scenario, medians; ` +
       `${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()})`,
@@ -54,7 +56,9 @@ async function main(): Promise<void> {
   printMemory(output.memory);
   printMessageMemory(output.memory.messages);
   printRecovery(recovery);
-  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery };
+  console.log(`\nSearch (${settings.search.messages} messages; ms as the client saw them)`);
+  for (const row of search) console.log(`  ${row.label}: p50 ${row.p50}, p99 ${row.p99}, max ${row.max} (${row.count} requests)`);
+  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search };
   console.log(`\nWrote ${writeResults(results)}`);
 }
 

@@ -24,6 +24,8 @@ export interface Settings {
   /** messages stored for the memory-per-message figure (they also make the history GET /messages reads) */
   memoryMessages: number;
   recovery: RecoveryOptions;
+  /** the search narrows' history (search.ts) */
+  search: { messages: number; requests: number };
 }
 
 export const QUICK: Settings = {
@@ -37,6 +39,7 @@ export const QUICK: Settings = {
   channelSizes: [10, 1000],
   memoryMessages: 2000,
   recovery: { messages: 50_000, logTailShare: 0.1, writeTimeoutMs: 120_000, bootTimeoutMs: 60_000 },
+  search: { messages: 50_000, requests: 50 },
 };
 
 export const FULL: Settings = {
@@ -49,6 +52,7 @@ export const FULL: Settings = {
   channelSizes: [10, 1000],
   memoryMessages: 20_000,
   recovery: { messages: 1_000_000, logTailShare: 0.1, writeTimeoutMs: 900_000, bootTimeoutMs: 300_000 },
+  search: { messages: 1_000_000, requests: 200 },
 };
 
 const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';

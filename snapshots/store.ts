@@ -64,16 +64,26 @@ interface SnapshotMeta {
   clean: boolean;
 }
 
+/** The last backup of a data directory: when it was taken, its size in bytes (data and files), its log position. */
+export interface BackupRecord {
+  at: number;
+  bytes: number;
+  seq: number;
+}
+
 type Key = string | number | (string | number)[];
+
+/**
+ * The meta key of the write that gives an environment opened with an empty free-page database a record in
+ * it (see sealFreeList).
+ */
+const SEAL_KEY = 'free-list-seal';
 
 /**
  * The LMDB data directory: a write-ahead log keyed by sequence number, actor snapshots keyed by
  * [kind, id], and a little metadata. Reads are synchronous; writes are asynchronous and lmdb-js commits
  * every write issued in one event-loop turn in one transaction (group commit).
  */
-/** Log entries removed per transaction when a point-in-time restore cuts the log (see truncateLogAfter). */
-const TRUNCATE_BATCH = 500;
-
 export class Store {
   private readonly root: RootDatabase<Buffer, Key>;
   private readonly log: Database<Buffer, number>;
@@ -106,6 +116,28 @@ export class Store {
     this.archiveDb = this.root.openDB<Buffer, number>({ name: 'archive', encoding: 'binary' });
     this.archive = new LogArchive(this.archiveDb, options.archiveRetentionMs ?? DEFAULT_ARCHIVE_RETENTION_MS);
     this.now = options.now ?? Date.now;
+    this.sealFreeList();
+  }
+
+  /**
+   * A compacted copy (`chat-server snapshot` before this version wrote them, `mdb_env_copy2` with
+   * MDB_CP_COMPACT) has an empty free-page database (LMDB's FREE_DBI). lmdb-js 3.5's mdb_page_alloc
+   * mishandles that: the first commit that frees more than about 250 pages (4 KiB pages: the list of freed
+   * page numbers no longer fits in a leaf node) stores that list as the free database's first record, which
+   * needs an overflow page; allocating it, mdb_page_alloc walks the free database for reusable pages, finds
+   * the root leaf just created with no key in it yet, and mdb_cursor_last reads the node at index -1 of that
+   * empty page: the process aborts (`Assertion 'key.mv_size > 0' failed in mdb_page_alloc()`) or the commit
+   * fails (MDB_BAD_VALSIZE, `mdb_page_alloc error`, then MDB_BAD_TXN). A boot that trims thousands of log
+   * entries, or a restore --until that drops them, was such a commit. A live environment always holds
+   * free-page records (every commit that copies a page on write stores the old one's number), so it is only
+   * the first commit after a compacted copy that meets this: one small write first, which copies the meta
+   * database's page, or the main database's, and so frees one, leaves a record in the free database, and from then on it is never
+   * empty when a big commit comes (test/lmdb-compacted-copy.test.ts reproduces it with lmdb-js alone).
+   */
+  private sealFreeList(): void {
+    const stats = this.root.getStats() as { free?: { entryCount?: number } };
+    if ((stats.free?.entryCount ?? 0) > 0) return;
+    this.meta.putSync(SEAL_KEY, encode({ v: FORMAT_VERSION, at: this.now() }));
   }
 
   /** The highest sequence number ever used: the last log key, or the snapshot position if the log is trimmed. */
@@ -249,16 +281,10 @@ export class Store {
 
   /** Point-in-time restore: drops the log records after `seq`, the changes made after the moment restored. */
   async truncateLogAfter(seq: number): Promise<void> {
-    // In batches: removing thousands of entries in one transaction aborted the process in LMDB (an assertion
-    // in mdb_page_alloc, from 5,000 removals; 1,000 were fine). The log is cut from its end, so a cut short
-    // by a crash leaves a shorter log that still holds every record up to `seq`.
-    const keys = [...this.log.getKeys({ start: seq + 1 })].reverse();
-    for (let start = 0; start < keys.length; start += TRUNCATE_BATCH) {
-      const batch = keys.slice(start, start + TRUNCATE_BATCH);
-      await this.root.transaction(() => {
-        for (const key of batch) this.log.remove(key);
-      });
-    }
+    // One transaction: the LMDB abort that many removals met came from the compacted copy (see sealFreeList).
+    await this.root.transaction(() => {
+      for (const key of this.log.getKeys({ start: seq + 1 })) this.log.remove(key);
+    });
   }
 
   /** Point-in-time restore: appends records read from another data directory's history, bytes unchanged. */
@@ -272,9 +298,28 @@ export class Store {
    * A consistent, compacted copy of the whole environment into `dir` (which must be empty), taken in one
    * read transaction while writers go on.
    */
-  async backup(dir: string): Promise<void> {
+  async backup(dir: string): Promise<{ seq: number }> {
     mkdirSync(dir, { recursive: true });
     await this.root.backup(dir, true);
+    // Sealed at once (see sealFreeList), so that the copy is sound for any version that opens it.
+    const copy = new Store(dir, { waitForFlush: true, now: this.now });
+    try {
+      return { seq: copy.lastSeq() };
+    } finally {
+      await copy.close();
+    }
+  }
+
+  /** Records the last backup taken of this directory (`chat-server snapshot`), for /health and /metrics. */
+  async recordBackup(backup: BackupRecord): Promise<void> {
+    await this.meta.put('backup', encode({ v: FORMAT_VERSION, ...backup }));
+  }
+
+  lastBackup(): BackupRecord | null {
+    const raw = this.meta.get('backup');
+    if (!raw) return null;
+    const { at, bytes, seq } = checkVersion('backup meta', decode<BackupRecord & { v: number }>(raw));
+    return { at, bytes, seq };
   }
 
   logCount(): number {

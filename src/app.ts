@@ -1,9 +1,11 @@
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
-import { bootstrap } from './bootstrap.ts';
+import { SqliteSearchIndex } from '../snapshots/search-index.ts';
+import { bootstrap, realmHost, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
+import { ClientBudgets } from './http/client-budgets.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { SocketTickets } from './http/socket-tickets.ts';
 import { withWebClient } from './http/static.ts';
@@ -11,6 +13,7 @@ import { createLogger, type Logger } from './log.ts';
 import { DiskSpace, megabytes } from './disk-space.ts';
 import { Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
+import { PasswordQueue } from './password-queue.ts';
 import { allRoutes } from './routes/index.ts';
 import { eventSocketEndpoint } from './event-socket.ts';
 import { listen } from './server.ts';
@@ -51,11 +54,17 @@ export async function startServer(
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
+  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const searchIndex = new SqliteSearchIndex(config.dataDir);
   const runtime = new Runtime(store, {
+    search: searchIndex,
     clock: { now: Date.now },
+    // The port is not part of a host, so the stand-in addresses are known before the server listens.
+    realmHost: (stringId) => realmHost(new URL(config.externalUrl ?? `http://${listenHost}`), stringId),
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
+    queueLimits: config.queueLimits,
   });
   live = runtime;
   const recovered = runtime.recover();
@@ -64,10 +73,20 @@ export async function startServer(
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
     await store.discardTornTail();
   }
+  const indexing = performance.now();
+  const indexed = runtime.repairSearchIndex();
+  if (indexed && indexed.how !== 'current') log.info({ ...indexed, ms: Math.round(performance.now() - indexing) }, 'search index brought up to date');
   await runtime.markRunning();
+  // Refused writes (a full disk) must not stop the start: the next start tries again.
+  const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
+    log.warn({ err: error }, 'email_address_visibility not yet applied for users who had set it');
+    return 0;
+  });
+  if (adopted > 0) log.info({ users: adopted }, 'email_address_visibility now applied for users who had set it');
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
-  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);
+  metrics.gauge('chat_password_hashes_queued', 'password hashes waiting for their turn', () => passwordQueue.queued);
   const services: AppServices = {
     runtime,
     config,
@@ -76,18 +95,20 @@ export async function startServer(
     diskSpace,
     mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
-    loginLimiter: new RateLimiter(config.loginLimit.limit, config.loginLimit.windowSeconds),
+    clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
+    passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
     externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
+    persistence: () => ({ snapshotSeq: store.snapshotSeq(), backup: store.lastBackup() }),
   };
   // The web client at / and /static/ in front of the API.
   const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes, {
     endpoint: eventSocketEndpoint(services),
     maxBufferedBytes: config.socketMaxBufferedBytes,
-  });
+  }, new Set(config.trustedProxies));
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
   const zuliprc = await bootstrap(services, announce);
   if (recovered.queues > 0) {
@@ -126,6 +147,7 @@ export async function startServer(
         await runtime.settled();
         await runtime.snapshot(true);
         await store.close();
+        await searchIndex.close();
         log.info('stopped');
       })();
       return stopping;
@@ -146,12 +168,14 @@ function storageGauges(metrics: Metrics, store: Store, diskSpace: DiskSpace, run
     const { oldestAt } = store.archiveStats();
     return oldestAt === null ? 0 : (Date.now() - oldestAt) / 1000;
   });
-}
-
-function realmUrl(external: URL, stringId: string): string {
-  const url = new URL(external.href);
-  if (stringId) url.hostname = `${stringId}.${url.hostname}`;
-  return url.origin;
+  metrics.gauge('chat_snapshot_log_position', 'log position the last periodic snapshot covers', () => store.snapshotSeq());
+  // -1 while no backup was taken of the data directory.
+  metrics.gauge('chat_last_backup_age_seconds', "seconds since the last backup ('chat-server snapshot'), -1 if none", () => {
+    const backup = store.lastBackup();
+    return backup ? (Date.now() - backup.at) / 1000 : -1;
+  });
+  metrics.gauge('chat_last_backup_bytes', 'size of the last backup (data and files), -1 if none', () => store.lastBackup()?.bytes ?? -1);
+  metrics.gauge('chat_last_backup_log_position', 'log position the last backup holds, -1 if none', () => store.lastBackup()?.seq ?? -1);
 }
 
 /** Snapshots on a timer, and sooner when the log has grown long, so that the log never grows unbounded. */

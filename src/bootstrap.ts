@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomString } from '../actors/ids.ts';
-import { Role } from '../actors/realm/state.ts';
+import { Role, type RealmState, type UserProfile } from '../actors/realm/state.ts';
+import type { Runtime } from '../actors/runtime.ts';
 import { hashPassword } from './passwords.ts';
 import type { AppServices } from './services.ts';
 
@@ -16,7 +17,7 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
   const { runtime, config, log } = services;
   const zuliprc = join(config.dataDir, 'zuliprc');
   if (runtime.realms.size > 0) {
-    if (existsSync(zuliprc)) announce(`Client configuration (zuliprc): ${zuliprc}`);
+    if (await refreshZuliprc(zuliprc, runtime, services.realmUrl)) announce(`Client configuration (zuliprc): ${zuliprc}`);
     return zuliprc;
   }
   const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
@@ -39,6 +40,52 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
   return zuliprc;
 }
 
+/** Where an organization is served: its subdomain of the external URL's host ('' for the bare host). */
+export function realmUrl(external: URL, stringId: string): string {
+  const url = new URL(external.href);
+  if (stringId) url.hostname = `${stringId}.${url.hostname}`;
+  return url.origin;
+}
+
+/** The host an organization is served at: the domain of its stand-in addresses (realm/email-visibility.ts). */
+export const realmHost = (external: URL, stringId: string): string => new URL(realmUrl(external, stringId)).hostname;
+
+/**
+ * Keeps the client configuration of an existing data directory current (a restored one, or one served at
+ * another external URL since): the account it names (or, if that is gone, the bare host's organization's
+ * first active owner) with that account's current API key, at the URL its organization is served at now.
+ * Written only when that differs from the file. Returns whether a zuliprc is there.
+ */
+export async function refreshZuliprc(path: string, runtime: Runtime, realmUrl: (realm: RealmState) => string): Promise<boolean> {
+  const current = existsSync(path) ? await readFile(path, 'utf8') : null;
+  const named = current ? /^email=(.*)$/m.exec(current)?.[1]?.trim().toLowerCase() : undefined;
+  const realms = runtime.realmStates().filter((realm) => !realm.deactivated).sort((a, b) => Number(a.stringId !== '') - Number(b.stringId !== '') || a.realmId - b.realmId);
+  const active = (realm: RealmState) => [...realm.users.values()].filter((user) => user.isActive && !user.isBot);
+  let chosen: { realm: RealmState; user: UserProfile } | null = null;
+  for (const realm of realms) {
+    const user = active(realm).find((candidate) => candidate.email.toLowerCase() === named);
+    if (user) {
+      chosen = { realm, user };
+      break;
+    }
+  }
+  if (!chosen) {
+    for (const realm of realms) {
+      const user = active(realm).filter((candidate) => candidate.role === Role.owner).sort((a, b) => a.userId - b.userId)[0];
+      if (user) {
+        chosen = { realm, user };
+        break;
+      }
+    }
+  }
+  if (!chosen) return current !== null;
+  const content = zuliprcText(chosen.user.email, chosen.user.apiKey, realmUrl(chosen.realm));
+  if (content !== current) await writeFile(path, content, { mode: 0o600 });
+  return true;
+}
+
+const zuliprcText = (email: string, key: string, site: string) => `[api]\nemail=${email}\nkey=${key}\nsite=${site}\n`;
+
 export async function writeZuliprc(path: string, email: string, key: string, site: string): Promise<void> {
-  await writeFile(path, `[api]\nemail=${email}\nkey=${key}\nsite=${site}\n`, { mode: 0o600 });
+  await writeFile(path, zuliprcText(email, key, site), { mode: 0o600 });
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
@@ -15,14 +16,26 @@ export interface Config {
   queueIdleMs: number;
   /** longest idle lifespan a client may ask for at registration */
   queueMaxIdleMs: number;
+  /** event queues per user and organization, and what one queue may buffer (actors/queue/limits.ts) */
+  queueLimits: QueueLimits;
+  /** active bots one person may own (create) */
+  maxBotsPerUser: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
   snapshotEveryEntries: number;
   /** per-user API rate limit; null turns it off (benchmarks) */
   rateLimit: { limit: number; windowSeconds: number } | null;
-  /** failed password logins per username */
-  loginLimit: { limit: number; windowSeconds: number };
+  /** failed password logins per client and username */
+  loginLimit: Budget;
+  /** what callers without credentials may spend, by client address and server-wide (src/http/client-budgets.ts) */
+  clientBudgets: ClientBudgetConfig;
+  /** scrypt runs at once (off libuv's pool otherwise shared with LMDB and files), and callers without credentials waiting for one */
+  passwordHashing: { concurrency: number; queueLength: number };
+  /** addresses of reverse proxies in front of the server, whose X-Forwarded-For names the client */
+  trustedProxies: string[];
+  /** the bearer token GET /metrics asks for; null: it answers only clients on this machine */
+  metricsToken: string | null;
   maxBodyBytes: number;
   /**
    * whether organizations may have web-public channels (the original's WEB_PUBLIC_STREAMS_ENABLED): off by
@@ -44,6 +57,29 @@ export interface Config {
   logArchiveMs: number;
   /** below this much free space on the data directory's disk the server takes no writes; 0: no check */
   minFreeDiskBytes: number;
+  /** bytes of uploaded files one user may keep; null: no limit */
+  userUploadQuotaBytes: number | null;
+  /** bytes of uploaded files one organization may keep (`realm_upload_quota_mib`); null: no limit */
+  realmUploadQuotaBytes: number | null;
+  /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
+  devAuthEnabled: boolean;
+}
+
+/** `limit` requests per `windowSeconds` */
+export interface Budget {
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface ClientBudgetConfig {
+  /** requests without credentials per client address; null: unlimited */
+  anonymous: Budget | null;
+  /** costly requests without credentials (password checks, sign-ups, anonymous registers) server-wide; null: unlimited */
+  costly: Budget | null;
+  /** failed password logins per client address, whatever the username */
+  loginFailures: Budget;
+  /** accounts made through reusable invitation links per client address; null: unlimited */
+  linkJoins: Budget | null;
 }
 
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
@@ -51,6 +87,7 @@ export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.
 
 const MINUTE = 60_000;
 const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
 
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   const host = overrides.host ?? '127.0.0.1';
@@ -65,12 +102,37 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     heartbeatMs: 50_000,
     // Ten minutes, as the original: dead browser queues must not pile up.
     queueIdleMs: 10 * MINUTE,
+    // The original's MAX_QUEUE_TIMEOUT_SECS.
     queueMaxIdleMs: 7 * 24 * 60 * MINUTE,
+    queueLimits: DEFAULT_QUEUE_LIMITS,
+    // The original has no limit. Each bot may hold as many queues as a person and, before its owner's rate
+    // limit covered bots, was a budget of its own: enough for a person's integrations, not a fleet.
+    maxBotsPerUser: 20,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
     rateLimit: { limit: 200, windowSeconds: 60 },
+    // The original's authenticate_by_username (5 failures in 30 minutes), kept per client as well: one that
+    // guesses cannot lock the account's owner out, who logs in from another address.
     loginLimit: { limit: 5, windowSeconds: 30 * 60 },
+    clientBudgets: {
+      // The original's api_by_ip: 100 requests a minute per address for callers without credentials.
+      anonymous: { limit: 100, windowSeconds: 60 },
+      // Ten a second server-wide, half of what one scrypt at a time can check (about 50 ms each): a crowd of
+      // addresses guessing passwords or making accounts gets no more than that, and hashing keeps up.
+      costly: { limit: 600, windowSeconds: 60 },
+      // Four usernames' worth of the per-username allowance: someone with a few accounts who forgets which
+      // password goes where is not stopped; a client trying many usernames is.
+      loginFailures: { limit: 20, windowSeconds: 30 * 60 },
+      // The original mails a confirmation for each account made through a link, within sends_email_by_ip:
+      // 5 a day per address. Accounts made here need no mail; the same number holds them.
+      linkJoins: { limit: 5, windowSeconds: 24 * 60 * 60 },
+    },
+    // One hash at a time leaves three of libuv's four threads to LMDB commits and file writes; queued
+    // attempts of callers without credentials wait at most about 64 x 50 ms, beyond that they are refused.
+    passwordHashing: { concurrency: 1, queueLength: 64 },
+    trustedProxies: [],
+    metricsToken: null,
     maxBodyBytes: 10 * 1024 * 1024,
     webPublicStreamsEnabled: false,
     gifApiKey: '',
@@ -87,6 +149,12 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // (see test/disk-errors.test.ts): writes stop well before the disk is full. A snapshot of a big
     // organization is one large commit, hence a margin of hundreds of megabytes rather than a few.
     minFreeDiskBytes: 256 * MIB,
+    // The original has no quota on a self-hosted server, and on Zulip Cloud 5 GiB per user (settings'
+    // UPLOAD_QUOTA_PER_USER_GB, by paid seat) and 50 GiB for a sponsored organization
+    // (UPLOAD_QUOTA_STANDARD_FREE): those numbers, so that no member, nor one organization, takes the disk.
+    userUploadQuotaBytes: 5 * GIB,
+    realmUploadQuotaBytes: 50 * GIB,
+    devAuthEnabled: false,
     ...overrides,
   };
 }
@@ -109,6 +177,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
   const externalUrl = pick('external-url', 'CHAT_EXTERNAL_URL');
   const logLevel = pick('log-level', 'CHAT_LOG_LEVEL');
   const seconds = (name: string) => (env[name] === undefined ? undefined : number(name, env[name]!) * 1000);
+  const limit = (name: string) => (env[name] === undefined ? undefined : positiveInteger(name, env[name]!));
   return {
     ...base,
     dataDir: dataDir ? resolve(dataDir) : base.dataDir,
@@ -116,8 +185,24 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     logLevel: logLevel ?? base.logLevel,
     heartbeatMs: seconds('CHAT_HEARTBEAT_SECONDS') ?? base.heartbeatMs,
     queueIdleMs: seconds('CHAT_QUEUE_IDLE_SECONDS') ?? base.queueIdleMs,
+    queueMaxIdleMs: seconds('CHAT_QUEUE_MAX_IDLE_SECONDS') ?? base.queueMaxIdleMs,
+    queueLimits: {
+      perUser: limit('CHAT_MAX_QUEUES_PER_USER') ?? base.queueLimits.perUser,
+      perRealm: limit('CHAT_MAX_QUEUES_PER_REALM') ?? base.queueLimits.perRealm,
+      events: limit('CHAT_QUEUE_MAX_EVENTS') ?? base.queueLimits.events,
+      bytes: env.CHAT_QUEUE_MAX_BYTES === undefined ? base.queueLimits.bytes : positiveSize('CHAT_QUEUE_MAX_BYTES', env.CHAT_QUEUE_MAX_BYTES),
+    },
+    maxBotsPerUser: limit('CHAT_MAX_BOTS_PER_USER') ?? base.maxBotsPerUser,
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS') ?? base.snapshotIntervalMs,
     rateLimit: rateLimit(env.CHAT_RATE_LIMIT, base.rateLimit),
+    loginLimit: requiredBudget('CHAT_LOGIN_LIMIT', env.CHAT_LOGIN_LIMIT, base.loginLimit),
+    clientBudgets: clientBudgets(env, base.clientBudgets),
+    passwordHashing: {
+      concurrency: env.CHAT_PASSWORD_HASH_CONCURRENCY === undefined ? base.passwordHashing.concurrency : positiveInteger('CHAT_PASSWORD_HASH_CONCURRENCY', env.CHAT_PASSWORD_HASH_CONCURRENCY),
+      queueLength: env.CHAT_PASSWORD_HASH_QUEUE === undefined ? base.passwordHashing.queueLength : integer('CHAT_PASSWORD_HASH_QUEUE', env.CHAT_PASSWORD_HASH_QUEUE),
+    },
+    trustedProxies: env.CHAT_TRUSTED_PROXIES ? env.CHAT_TRUSTED_PROXIES.split(',').map((address) => address.trim()).filter(Boolean) : base.trustedProxies,
+    metricsToken: env.CHAT_METRICS_TOKEN || base.metricsToken,
     smtpUrl: env.CHAT_SMTP_URL || null,
     ownerEmail: env.CHAT_OWNER_EMAIL || base.ownerEmail,
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
@@ -127,16 +212,40 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
     logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
     minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
+    userUploadQuotaBytes: env.CHAT_USER_UPLOAD_QUOTA === undefined ? base.userUploadQuotaBytes : quota('CHAT_USER_UPLOAD_QUOTA', env.CHAT_USER_UPLOAD_QUOTA),
+    realmUploadQuotaBytes: env.CHAT_REALM_UPLOAD_QUOTA === undefined ? base.realmUploadQuotaBytes : quota('CHAT_REALM_UPLOAD_QUOTA', env.CHAT_REALM_UPLOAD_QUOTA),
+    devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
   };
 }
 
 /** "200/60" (requests per seconds) or "off". */
 function rateLimit(text: string | undefined, fallback: Config['rateLimit']): Config['rateLimit'] {
+  return budget('CHAT_RATE_LIMIT', text, fallback);
+}
+
+/** A budget setting: "100/60" (requests per seconds), or "off" (null). */
+function budget(name: string, text: string | undefined, fallback: Budget | null): Budget | null {
   if (text === undefined) return fallback;
   if (text === 'off') return null;
   const match = /^(\d+)\/(\d+)$/.exec(text);
-  if (!match) throw new ConfigError(`CHAT_RATE_LIMIT must be like 200/60 or off, not '${text}'`);
+  if (!match || Number(match[2]) === 0) throw new ConfigError(`${name} must be like 200/60 or off, not '${text}'`);
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
+}
+
+/** A budget that cannot be turned off: password guessing is always limited. */
+function requiredBudget(name: string, text: string | undefined, fallback: Budget): Budget {
+  const value = budget(name, text, fallback);
+  if (!value) throw new ConfigError(`${name} cannot be off`);
+  return value;
+}
+
+function clientBudgets(env: Env, base: ClientBudgetConfig): ClientBudgetConfig {
+  return {
+    anonymous: budget('CHAT_ANONYMOUS_LIMIT', env.CHAT_ANONYMOUS_LIMIT, base.anonymous),
+    costly: budget('CHAT_ANONYMOUS_GLOBAL_LIMIT', env.CHAT_ANONYMOUS_GLOBAL_LIMIT, base.costly),
+    loginFailures: requiredBudget('CHAT_LOGIN_CLIENT_LIMIT', env.CHAT_LOGIN_CLIENT_LIMIT, base.loginFailures),
+    linkJoins: budget('CHAT_JOIN_LINK_LIMIT', env.CHAT_JOIN_LINK_LIMIT, base.linkJoins),
+  };
 }
 
 export class ConfigError extends Error {}
@@ -163,6 +272,24 @@ export function size(name: string, text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim());
   if (!match) throw new ConfigError(`${name} must be a size like 512M or 2G (or 0 for none), not '${text}'`);
   return Math.round(Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!);
+}
+
+/** A size as `size` reads it; '0' (or 'off') is no limit. */
+function quota(name: string, text: string): number | null {
+  if (text === 'off') return null;
+  return size(name, text) || null;
+}
+
+function positiveInteger(name: string, text: string): number {
+  const value = integer(name, text);
+  if (value === 0) throw new ConfigError(`${name} must be at least 1`);
+  return value;
+}
+
+function positiveSize(name: string, text: string): number {
+  const bytes = size(name, text);
+  if (bytes < 1) throw new ConfigError(`${name} must be more than 0, not '${text}'`);
+  return bytes;
 }
 
 function number(name: string, text: string): number {

@@ -3,7 +3,7 @@ import { badRequest, ChatError, ErrorCode } from '../actors/errors.ts';
 import type { Queue, QueueSubscriber } from '../actors/queue/registry.ts';
 import type { RealmState, UserProfile } from '../actors/realm/state.ts';
 import { authenticate, realmForHost, requireActive } from './http/auth.ts';
-import { API_PREFIX, checkRateLimit } from './http/dispatch.ts';
+import { API_PREFIX, checkRateLimit, rateLimitKey } from './http/dispatch.ts';
 import { errorResponse } from './http/envelope.ts';
 import { p, readParams } from './http/params.ts';
 import type { ApiRequest } from './http/request.ts';
@@ -43,7 +43,7 @@ export function eventSocketEndpoint(services: AppServices): SocketEndpoint<Event
         realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
         values = new Map(new URLSearchParams(request.query));
         user = caller(services, realm, request, values.get('ticket'));
-        checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+        checkRateLimit(services, rateLimitKey(realm.realmId, user));
       } catch (error) {
         // No socket for a caller the REST API would refuse: the refusal is the same HTTP answer.
         if (error instanceof ChatError) return { refuse: errorResponse(error) };

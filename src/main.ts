@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { startServer } from './app.ts';
 import { configFrom, ConfigError, type Config } from './config.ts';
 import { createLogger } from './log.ts';
-import { claimDataDir } from './pidfile.ts';
+import { claimDataDir } from './data-dir-lock.ts';
 import { operatorCommands } from './operator.ts';
 
 const COMMON_OPTIONS = {
@@ -39,7 +39,14 @@ async function serve(argv: string[]): Promise<void> {
   const config = configFrom(values, process.env);
   const log = createLogger(config.logLevel);
   const release = claimDataDir(config.dataDir);
-  const server = await startServer(config, log);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config, log);
+  } catch (error) {
+    // A start that failed (data that does not load, a port taken) leaves no claim on the directory behind.
+    release();
+    throw error;
+  }
   console.log(`Listening on ${server.url} (external URL ${server.externalUrl})`);
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'shutting down');
@@ -74,6 +81,10 @@ async function main(argv: string[]): Promise<void> {
     release();
   }
 }
+
+// Everything the server and its commands write (the LMDB files, uploads, the zuliprc with the owner's API key,
+// backups) is for the operator's account only.
+process.umask(0o077);
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   console.error(`error: ${error instanceof Error ? error.message : String(error)}`);

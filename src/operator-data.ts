@@ -1,12 +1,16 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Runtime } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import type { ArchiveReport } from '../snapshots/archive.ts';
 import { Store } from '../snapshots/store.ts';
+import { backupFiles, replaceFiles, restoreFiles } from './backup-files.ts';
+import { realmUrl, refreshZuliprc } from './bootstrap.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { openRuntime } from './operator-runtime.ts';
 import { parseUntil, replayInto, type Replayed } from './point-in-time.ts';
+import { fileRecords, filesNamed, RealmFiles } from './realm-files.ts';
 
 const DATA_FILE = 'data.mdb';
 
@@ -15,6 +19,7 @@ interface Summary {
   users: number;
   channels: number;
   groups: number;
+  messages: number;
   seq: number;
   snapshots: number;
   replayed: number;
@@ -22,10 +27,17 @@ interface Summary {
   problems: string[];
   /** what is not wrong but worth knowing: a tail of the log that was never acknowledged */
   notes: string[];
+  /** the files the records name (uploads, avatars, emoji images) and how many of them are missing */
+  files: number;
+  missingFiles: string[];
 }
 
-/** Loads a data directory the way a boot does, checks every realm and the log archive; lists any problem. */
-async function loadAndVerify(config: Config): Promise<Summary> {
+/**
+ * Loads a data directory the way a boot does, checks every realm and the log archive, and that every file
+ * the records name is there (taking one that is not from `fileSources`, in order, if one of them has it);
+ * lists any problem. `then` runs on the loaded state before it is closed.
+ */
+async function loadAndVerify(config: Config, fileSources: string[] = [], then?: (runtime: Runtime) => Promise<void>): Promise<Summary> {
   const { store, runtime, recovered } = openRuntime(config);
   try {
     const { snapshots, replayed, tornTail } = recovered;
@@ -37,20 +49,47 @@ async function loadAndVerify(config: Config): Promise<Summary> {
     const archive = store.history().checkArchive(store.snapshotSeq());
     problems.push(...archive.problems);
     const count = (pick: (realm: (typeof realms)[number]) => number) => realms.reduce((sum, realm) => sum + pick(realm), 0);
+    const { files, missingFiles } = await checkFiles(config.dataDir, realms.map(fileRecords), fileSources);
+    await then?.(runtime);
     return {
       realms: realms.length, users: count((r) => r.users.size), channels: count((r) => r.channels.size), groups: count((r) => r.groups.size),
-      seq: runtime.logPosition, snapshots, replayed, archive, problems, notes,
+      messages: count((r) => r.messages.byId.size), seq: runtime.logPosition, snapshots, replayed, archive, problems, notes, files, missingFiles,
     };
   } finally {
     await store.close();
   }
 }
 
+/** The files the records name that are missing in `dataDir`, after taking those `sources` have. */
+async function checkFiles(dataDir: string, records: ReturnType<typeof fileRecords>[], sources: string[]): Promise<{ files: number; missingFiles: string[] }> {
+  const here = new RealmFiles(dataDir);
+  const there = sources.map((dir) => new RealmFiles(dir));
+  let files = 0;
+  const missingFiles: string[] = [];
+  for (const record of records) {
+    for (const [kind, path] of filesNamed(record)) {
+      files++;
+      if (await here.read(record.realmId, kind, path)) continue;
+      let found: Buffer | null = null;
+      for (const source of there) {
+        found = await source.read(record.realmId, kind, path);
+        if (found) break;
+      }
+      if (found) await here.write(record.realmId, kind, path, found);
+      else missingFiles.push(`${kind} ${path}`);
+    }
+  }
+  return { files, missingFiles };
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The external URL as configured; without one, the server's default address (its port may differ: the server rewrites the zuliprc). */
+const externalUrl = (config: Config) => new URL(config.externalUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`);
 
 function printSummary(summary: Summary): void {
   console.log(`log position ${summary.seq}: ${summary.snapshots} snapshot records, ${summary.replayed} log entries replayed`);
-  console.log(`${summary.realms} organizations, ${summary.users} users, ${summary.channels} channels, ${summary.groups} groups`);
+  console.log(`${summary.realms} organizations, ${summary.users} users, ${summary.channels} channels, ${summary.groups} groups, ${summary.messages} messages, ${summary.files} files`);
   const { entries, first, last } = summary.archive;
   console.log(first && last
     ? `log archive: ${entries} records, positions ${first.seq} to ${last.seq}, committed ${iso(first.at)} to ${iso(last.at)}`
@@ -72,7 +111,9 @@ export const dataDirCommands: Record<string, OperatorCommand> = {
     help: `Usage: chat-server snapshot --out SNAPSHOT_DIR [--data-dir DIR]
 
 Writes a consistent, compacted copy of the LMDB data to SNAPSHOT_DIR/data.mdb, taken in one read
-transaction: the server may keep serving meanwhile. Restore it with 'chat-server restore SNAPSHOT_DIR'.
+transaction, and the organizations' files (uploads/, avatars/, emoji/) beside it: the server may keep
+serving meanwhile. The data directory records the backup (its time, size and log position: /health and
+/metrics show them). Restore it with 'chat-server restore SNAPSHOT_DIR'.
   --out SNAPSHOT_DIR    a new (or empty) folder for the copy
   --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data)`,
     options: { out: { type: 'string' } },
@@ -84,11 +125,17 @@ transaction: the server may keep serving meanwhile. Restore it with 'chat-server
       const started = performance.now();
       const store = new Store(config.dataDir, { waitForFlush: true });
       try {
-        await store.backup(out);
+        let seq = 0;
+        const files = await backupFiles(config.dataDir, out, async () => {
+          ({ seq } = await store.backup(out));
+        });
+        const dataBytes = statSync(join(out, DATA_FILE)).size;
+        await store.recordBackup({ at: Date.now(), bytes: dataBytes + files.bytes, seq });
+        console.log(`Snapshot written to ${out}: log position ${seq}, data ${dataBytes} bytes, ${files.files} files ${files.bytes} bytes, ` +
+          `${Math.round(performance.now() - started)} ms`);
       } finally {
         await store.close();
       }
-      console.log(`Snapshot written to ${out} (${statSync(join(out, DATA_FILE)).size} bytes, ${Math.round(performance.now() - started)} ms)`);
     },
   },
   restore: {
@@ -96,9 +143,12 @@ transaction: the server may keep serving meanwhile. Restore it with 'chat-server
     exclusive: true,
     help: `Usage: chat-server restore SNAPSHOT_DIR [--until TIME|POSITION [--log DIR]] [--data-dir DIR] [--force]
 
-Restores a snapshot written by 'chat-server snapshot' into the data directory, then loads and verifies it.
-The directory must hold no data unless --force is given (its data is then replaced, once the restored copy
-has loaded and verified; a failed restore leaves it as it was).
+Restores a snapshot written by 'chat-server snapshot' into the data directory, its data and its files, then
+loads and verifies it, and writes the client configuration (zuliprc) for the bare host's organization's
+owner. The directory must hold no data unless --force is given (its data and files are then replaced, once
+the restored copy has loaded and verified; a failed restore leaves it as it was). A file the restored
+records name that the snapshot lacks (snapshots of older versions hold no files) is taken from the --log
+directory or from the data directory being replaced, if they have it; any still missing is reported.
 
 Point-in-time recovery: with --until, the state is brought forward from the snapshot, replaying the log
 records committed after it up to TIME (the last change committed at or before it; ISO 8601 such as
@@ -106,8 +156,9 @@ records committed after it up to TIME (the last change committed at or before it
 /health show positions). The records come from the snapshot's own log and, with --log, from the log and
 the log archive of another data directory: the one the snapshot was taken of (a server may keep running
 on it; it is only read, and it may be the data directory being restored into). The archive keeps the
-records of CHAT_LOG_ARCHIVE_RETENTION (default 7d). Refused: a point before the snapshot, a point past the
-last record available, and records the archive no longer holds (restore a newer snapshot).
+records of CHAT_LOG_ARCHIVE_RETENTION (default 7d). Refused: a point before the snapshot (for a snapshot
+taken before the server's first periodic one, at position 0: a point before the first change), a point past
+the last record available, and records the archive no longer holds (restore a newer snapshot).
   --until TIME|POS      bring the state forward to this moment or log position
   --log DIR             the data directory whose log and archive hold the records after the snapshot
   --force               replace existing data
@@ -135,19 +186,39 @@ last record available, and records the archive no longer holds (restore a newer 
       mkdirSync(staging, { recursive: true });
       let summary: Summary;
       let replayed: Replayed | null = null;
+      const zuliprc = join(config.dataDir, 'zuliprc');
       try {
         copyFileSync(source, join(staging, DATA_FILE));
+        // Opened once first: sealed (an older version's compacted copy, see Store.sealFreeList), and its
+        // position known, so that a restore that would come out empty is refused.
+        const snapshotStore = new Store(staging, { waitForFlush: true });
+        const snapshotSeq = snapshotStore.lastSeq();
+        await snapshotStore.close();
+        const files = await restoreFiles(snapshotDir, staging);
+        // The account a replaced directory's zuliprc named stays the one it names (refreshZuliprc).
+        if (existsSync(zuliprc)) copyFileSync(zuliprc, join(staging, 'zuliprc'));
         if (until) replayed = await replayInto(stagingConfig, logDir, until);
-        summary = await loadAndVerify(stagingConfig);
+        const fileSources = [...(logDir ? [logDir] : []), ...(existsSync(target) ? [config.dataDir] : [])];
+        summary = await loadAndVerify(stagingConfig, fileSources, (runtime) =>
+          refreshZuliprc(join(staging, 'zuliprc'), runtime, (realm) => realmUrl(externalUrl(config), realm.stringId)).then(() => {}));
         if (summary.problems.length) throw new Error(`restored data fails verification:\n${summary.problems.join('\n')}`);
+        if (summary.realms === 0 && snapshotSeq > 0) {
+          throw new Error(`the restored data holds no organization, though the snapshot reached log position ${snapshotSeq}`);
+        }
         renameSync(join(staging, DATA_FILE), target);
         rmSync(join(config.dataDir, 'lock.mdb'), { force: true });
+        await replaceFiles(staging, config.dataDir);
+        if (existsSync(join(staging, 'zuliprc'))) renameSync(join(staging, 'zuliprc'), zuliprc);
+        console.log(`Restored ${source} into ${config.dataDir} in ${Math.round(performance.now() - started)} ms, ${files} files from the snapshot`);
       } finally {
         rmSync(staging, { recursive: true, force: true });
       }
-      console.log(`Restored ${source} into ${config.dataDir} in ${Math.round(performance.now() - started)} ms`);
       if (replayed) printReplayed(replayed, logDir);
       printSummary(summary);
+      if (summary.missingFiles.length) {
+        console.log(`note: ${summary.missingFiles.length} files the records name are in neither the snapshot nor --log: ${summary.missingFiles.join(', ')}`);
+      }
+      if (existsSync(zuliprc)) console.log(`Client configuration (zuliprc): ${zuliprc}`);
     },
   },
   verify: {
@@ -157,7 +228,8 @@ last record available, and records the archive no longer holds (restore a newer 
 
 Loads the data directory as a boot would (every snapshot and log record decoded, the log replayed), checks
 that every index agrees with its records and that the log archive (the records 'restore --until' replays)
-is readable and without gaps, and prints a summary. Exits 1 when anything is wrong.
+is readable and without gaps, and prints a summary (and a note of any file the records name that is
+missing). Meant for a live directory too. Exits 1 when anything is wrong.
   --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data)`,
     options: {},
     async run(config) {
@@ -165,6 +237,7 @@ is readable and without gaps, and prints a summary. Exits 1 when anything is wro
       const summary = await loadAndVerify(config);
       printSummary(summary);
       for (const note of summary.notes) console.log(`note: ${note}`);
+      if (summary.missingFiles.length) console.log(`note: ${summary.missingFiles.length} files the records name are missing: ${summary.missingFiles.join(', ')}`);
       if (summary.problems.length) {
         for (const problem of summary.problems) console.log(`problem: ${problem}`);
         throw new Error(`${summary.problems.length} problems found`);

@@ -60,7 +60,8 @@ export async function replayInto(config: Config, logDir: string | null, until: U
  * directory's archive continues the same history), later ones of the snapshot's own log are dropped; the
  * next load replays them through the same apply as any boot. Refused, before anything is kept: a point
  * before S, a point past the last record available, a range the source's archive no longer holds, and a
- * source whose records differ from the snapshot's (another history).
+ * source whose records differ from the snapshot's (another history), and a point before the first change
+ * of all (an empty directory).
  */
 export async function replayUntil(target: Store, source: LogHistory | null, until: Until): Promise<Replayed> {
   const base = target.snapshotSeq();
@@ -111,8 +112,12 @@ export async function replayUntil(target: Store, source: LogHistory | null, unti
     if (source && source.lastSeq() > end) throw pruned(end + 1, source.lastSeq(), source);
     throw beyond(until, last ?? baseEntry, base, source);
   }
-  await target.appendEntries(pending);
   const seq = last?.seq ?? base;
+  // A snapshot taken before the server's first periodic snapshot has position 0: nothing existed at its
+  // position, and a point before the first change would restore an empty directory (a server started on it
+  // creates a new organization).
+  if (seq === 0) throw beforeFirst(until, tail[0] ?? source?.find(1) ?? null);
+  await target.appendEntries(pending);
   const dropped = tail.filter((entry) => entry.seq > seq).length;
   if (dropped > 0) await target.truncateLogAfter(seq);
   return { base, seq, at: (last ?? baseEntry)?.at ?? null, fromLog, dropped };
@@ -147,6 +152,12 @@ function missing(expected: number, found: HistoryEntry, source: LogHistory | nul
 function pruned(from: number, to: number, source: LogHistory | null, detail = `${source?.dir} reached position ${to} but keeps none of them`): ConfigError {
   return new ConfigError(`log positions ${from} to ${to}, needed to go forward from the snapshot, are no longer kept: ${detail} ` +
     '(archived records are pruned after CHAT_LOG_ARCHIVE_RETENTION); restore a newer snapshot');
+}
+
+function beforeFirst(until: Until, first: HistoryEntry | null): ConfigError {
+  if (!first) return new ConfigError(`--until ${describeUntil(until)}: the snapshot holds nothing and no log record follows it`);
+  return new ConfigError(`--until ${describeUntil(until)} is before the first change recorded (${describe(first)}): the data directory ` +
+    `held nothing then; give a later point (--until ${first.seq} or later)`);
 }
 
 function beyond(until: Until, end: HistoryEntry | null, base: number, source: LogHistory | null): ConfigError {

@@ -1,4 +1,6 @@
-import type { RealmRecord } from '../actors/realm/state.ts';
+import { attachmentStoreToRecord } from '../actors/realm/attachments/state.ts';
+import { emojiStoreToRecord } from '../actors/realm/emoji/state.ts';
+import type { RealmRecord, RealmState } from '../actors/realm/state.ts';
 import { EmojiImageStore } from './emoji-images.ts';
 import type { FileKind } from './realm-export-file.ts';
 import { UploadStore } from './uploads.ts';
@@ -20,18 +22,12 @@ export class RealmFiles {
   }
 
   /** The files the records name, by kind, and those of them already missing on disk. */
-  async list(record: RealmRecord): Promise<{ uploads: string[]; avatars: string[]; emojiImages: string[]; missing: string[] }> {
+  async list(record: FileRecords): Promise<{ uploads: string[]; avatars: string[]; emojiImages: string[]; missing: string[] }> {
     const found = { uploads: [] as string[], avatars: [] as string[], emojiImages: [] as string[], missing: [] as string[] };
-    const named: [FileKind, string[], string[]][] = [
-      ['upload', (record.attachments?.attachments ?? []).map((attachment) => attachment.pathId), found.uploads],
-      ['avatar', record.users.flatMap((user) => (user.avatarPathId ? [user.avatarPathId] : [])), found.avatars],
-      ['emoji', emojiPaths(record), found.emojiImages],
-    ];
-    for (const [kind, paths, present] of named) {
-      for (const path of paths) {
-        if (await this.read(record.realmId, kind, path)) present.push(path);
-        else found.missing.push(`${kind} ${path}`);
-      }
+    const present = { upload: found.uploads, avatar: found.avatars, emoji: found.emojiImages };
+    for (const [kind, path] of filesNamed(record)) {
+      if (await this.read(record.realmId, kind, path)) present[kind].push(path);
+      else found.missing.push(`${kind} ${path}`);
     }
     return found;
   }
@@ -61,8 +57,25 @@ export class RealmFiles {
   }
 }
 
+/** What of an organization's records names files. */
+export type FileRecords = Pick<RealmRecord, 'realmId' | 'users' | 'attachments' | 'emoji'>;
+
+/** The records of a live organization that name files (without its messages: cheap at any size). */
+export function fileRecords(state: RealmState): FileRecords {
+  return { realmId: state.realmId, users: [...state.users.values()], attachments: attachmentStoreToRecord(state.attachments), emoji: emojiStoreToRecord(state.emoji) };
+}
+
+/** Every file the records name: uploaded files, avatars, emoji images. */
+export function filesNamed(record: FileRecords): [FileKind, string][] {
+  return [
+    ...(record.attachments?.attachments ?? []).map((attachment): [FileKind, string] => ['upload', attachment.pathId]),
+    ...record.users.flatMap((user): [FileKind, string][] => (user.avatarPathId ? [['avatar', user.avatarPathId]] : [])),
+    ...emojiPaths(record).map((path): [FileKind, string] => ['emoji', path]),
+  ];
+}
+
 /** The emoji images a realm record names. */
-export function emojiPaths(record: RealmRecord): string[] {
+export function emojiPaths(record: Pick<RealmRecord, 'emoji'>): string[] {
   return (record.emoji?.emoji ?? []).flatMap((emoji) => [emoji.fileName, ...(emoji.stillFileName ? [`still/${emoji.stillFileName}`] : [])]);
 }
 

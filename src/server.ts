@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_sock
 import { Disconnect } from '../actors/disconnect.ts';
 import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
+import { clientAddress } from './http/client-address.ts';
 import type { Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse } from './http/request.ts';
 import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
@@ -36,7 +37,15 @@ export interface SocketService<S> {
  * handler), register onAborted before any asynchronous step, read the body with a size cap, hand plain
  * data to dispatch, and write the answer corked.
  */
-export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBodyBytes: number, sockets?: SocketService<S>): Promise<HttpServer> {
+export function listen<S>(
+  dispatch: Dispatch,
+  host: string,
+  port: number,
+  maxBodyBytes: number,
+  sockets?: SocketService<S>,
+  /** reverse proxies whose X-Forwarded-For names the client */
+  trustedProxies: ReadonlySet<string> = new Set(),
+): Promise<HttpServer> {
   const app: TemplatedApp = uWS.App();
   let inFlight = 0;
   let drained: (() => void) | null = null;
@@ -49,7 +58,7 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
   };
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const exchange = new Exchange(res, finish);
+    const exchange = new Exchange(res, finish, trustedProxies.size === 0 ? '' : req.getHeader('x-forwarded-for'), trustedProxies);
     res.onAborted(() => exchange.abort());
     if (draining) {
       exchange.done = true;
@@ -57,6 +66,7 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       return;
     }
     inFlight++;
+    exchange.counted = true;
     const request: ApiRequest = {
       method: req.getCaseSensitiveMethod().toUpperCase(),
       path: req.getUrl(),
@@ -66,15 +76,26 @@ export function listen<S>(dispatch: Dispatch, host: string, port: number, maxBod
       contentType: req.getHeader('content-type'),
       body: EMPTY,
       signal: exchange.disconnect,
+      connection: exchange,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
-    const declared = Number(req.getHeader('content-length') || 0);
+    const length = req.getHeader('content-length');
+    if (length !== '' && !singleContentLength(req, length)) {
+      exchange.respond(AMBIGUOUS_LENGTH);
+      return;
+    }
+    const declared = Number(length || 0);
     if (declared > cap) {
       exchange.respond(tooLarge(cap));
       return;
     }
     if (request.method === 'GET' || request.method === 'HEAD' || (declared === 0 && !req.getHeader('transfer-encoding'))) {
       exchange.run(dispatch, request);
+      return;
+    }
+    const refusal = length && declared <= ADMIT_ABOVE_BYTES ? null : dispatch.admit(request, length ? declared : null);
+    if (refusal) {
+      exchange.respond(refusal);
       return;
     }
     const chunks: Buffer[] = [];
@@ -119,25 +140,39 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
- * the client went away, and counted as finished once either has happened. Its work is in methods rather
- * than closures made per request.
+ * the client went away, and counted as finished once it is answered, or once its client went away before
+ * dispatch had it (a body cut off midway: nothing will answer it, and a graceful stop must not wait for it).
+ * Its work is in methods rather than closures made per request.
  */
 class Exchange {
   /** answered, or the client went away: nothing more is written */
   done = false;
+  /** counted among the requests in flight, and not finished yet */
+  counted = false;
+  private dispatched = false;
   readonly disconnect = new Disconnect();
 
   constructor(
     private readonly res: HttpResponse,
     private readonly finished: () => void,
+    private readonly forwardedFor: string,
+    private readonly trustedProxies: ReadonlySet<string>,
   ) {}
+
+  /** The client's address, while the request is unanswered (uWS frees the connection's data after). */
+  clientAddress(): string {
+    if (this.done) return 'gone';
+    return clientAddress(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor, this.trustedProxies);
+  }
 
   abort(): void {
     this.done = true;
     this.disconnect.abort();
+    if (!this.dispatched) this.finish();
   }
 
   run(dispatch: Dispatch, request: ApiRequest): void {
+    this.dispatched = true;
     dispatch(request).then(
       (response) => this.respond(response),
       () => this.respond(INTERNAL_ERROR),
@@ -149,6 +184,12 @@ class Exchange {
       this.done = true;
       this.res.cork(() => write(this.res, response));
     }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (!this.counted) return;
+    this.counted = false;
     this.finished();
   }
 }
@@ -254,12 +295,39 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
  * route itself refuses a file over the limit with the API's error (the body cap answers 413 beyond it).
  */
 const UPLOAD_PATHS = new Set(['/api/v1/user_uploads']);
+
+/**
+ * A body this small is read before anything is decided (the route checks it all the same): asking the
+ * route first would cost every message send a second route lookup for nothing.
+ */
+const ADMIT_ABOVE_BYTES = 64 * 1024;
 const UPLOAD_BODY_BYTES = MAX_UPLOAD_BYTES + 1024 * 1024;
 
 const INTERNAL_ERROR: ApiResponse = {
   status: 500,
   headers: { 'Content-Type': 'application/json' },
   body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}',
+};
+
+/**
+ * Whether the request's length is told once, as digits, and without Transfer-Encoding beside it. uWS reads
+ * the first Content-Length; a proxy in front that reads the last (or the chunked encoding) would see a
+ * different end of the body, and the rest would pass as another request that the proxy never checked
+ * (request smuggling). RFC 9112 section 6.3 asks for 400 in these cases.
+ */
+function singleContentLength(req: HttpRequest, first: string): boolean {
+  if (!/^\d+$/.test(first) || req.getHeader('transfer-encoding') !== '') return false;
+  let count = 0;
+  req.forEach((name) => {
+    if (name === 'content-length') count++;
+  });
+  return count === 1;
+}
+
+const AMBIGUOUS_LENGTH: ApiResponse = {
+  status: 400,
+  headers: { 'Content-Type': 'application/json', Connection: 'close' },
+  body: '{"result":"error","msg":"Ambiguous request length (Content-Length repeated, malformed, or with Transfer-Encoding)","code":"BAD_REQUEST"}',
 };
 
 function tooLarge(limit: number): ApiResponse {

@@ -1,12 +1,15 @@
 import type { Runtime } from '../actors/runtime.ts';
+import type { BackupRecord } from '../snapshots/store.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import type { Config } from './config.ts';
 import type { DiskSpace } from './disk-space.ts';
+import type { ClientBudgets } from './http/client-budgets.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { SocketTickets } from './http/socket-tickets.ts';
 import type { Logger } from './log.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
+import type { PasswordQueue } from './password-queue.ts';
 
 /** What route handlers may use: the actors, the config, and the front end's own helpers. */
 export interface AppServices {
@@ -18,7 +21,10 @@ export interface AppServices {
   /** free space on the data directory's disk against the minimum: writes stop below it */
   diskSpace: DiskSpace;
   apiLimiter: RateLimiter | null;
-  loginLimiter: RateLimiter;
+  /** what callers without credentials may spend: requests, logins, sign-ups */
+  clientBudgets: ClientBudgets;
+  /** every password hash or check of a request waits its turn here */
+  passwordQueue: PasswordQueue;
   /** one-time credentials for browsers' WebSockets (POST /events/socket/ticket) */
   socketTickets: SocketTickets;
   /** process start, UNIX seconds: `server_generation` */
@@ -26,4 +32,6 @@ export interface AppServices {
   /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */
   externalUrl: URL;
   realmUrl(realm: RealmState): string;
+  /** the data directory's periodic snapshot (its log position) and last backup (`chat-server snapshot`), for /health */
+  persistence(): { snapshotSeq: number; backup: BackupRecord | null };
 }

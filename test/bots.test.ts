@@ -53,7 +53,7 @@ t.test('a member makes a bot, which authenticates with its own key and uses the 
   t.equal((await ann.get(`/messages/${sent}`)).body.message.sender_id, botId, 'the bot sends as itself');
   const { body } = await bot.register({ fetch_event_types: ['realm_user'] });
   t.equal(body.user_id, botId, 'and registers queues');
-  t.equal((await api.as({ email: person.email, key: 'x'.repeat(32) }).get('/users/me')).body.code, 'INVALID_API_KEY', 'with its key only');
+  t.equal((await api.as({ email: person.email, key: 'x'.repeat(32) }).get('/users/me')).body.code, 'UNAUTHORIZED', 'with its key only');
   t.equal((await api.as(null).post('/fetch_api_key', { username: person.email, password: 'anything at all' })).status, 401, 'bots have no password');
 });
 
@@ -203,7 +203,7 @@ t.test('keys: regenerating one retires the old; deactivation stops the bot', asy
   const key = regenerated.body.api_key;
   t.match(key, /^[A-Za-z0-9]{32}$/);
   t.not(key, bot.key);
-  t.equal((await api.as(bot).get('/users/me')).body.code, 'INVALID_API_KEY', 'the old key is retired');
+  t.equal((await api.as(bot).get('/users/me')).body.code, 'UNAUTHORIZED', 'the old key is retired');
   t.equal((await api.as({ email: bot.email, key }).get('/users/me')).status, 200, 'the new one works');
   t.same(withoutIds(await drain(ann, queueId)), [{ type: 'realm_bot', op: 'update', bot: { user_id: bot.userId, api_key: key } }]);
 

@@ -94,7 +94,7 @@ t.test('user_list_incomplete: a limited guest\'s registration and realm_user eve
   t.same(complete.body.realm_users.find((u: { user_id: number }) => u.user_id === bob.userId), {
     user_id: bob.userId, email: `user${bob.userId}@unknown.invalid`, delivery_email: null, full_name: 'Unknown user',
     date_joined: '1970-01-01T00:00:00.000Z', is_active: true, is_owner: false, is_admin: false, is_guest: false, is_bot: false,
-    bot_type: null, bot_owner_id: null, role: 400, timezone: '', avatar_url: complete.body.realm_users.find((u: { user_id: number }) => u.user_id === bob.userId).avatar_url,
+    role: 400, timezone: '', avatar_url: complete.body.realm_users.find((u: { user_id: number }) => u.user_id === bob.userId).avatar_url,
     avatar_version: 1, profile_data: {},
   }, 'nothing of Bob but the id');
   t.notOk(JSON.stringify(complete.body.realm_users).includes('bob@example.com'));

@@ -1,8 +1,8 @@
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startChild } from './helpers/child.ts';
-import { cli } from './helpers/cli.ts';
+import { cli, cliWith, cliWithInput } from './helpers/cli.ts';
 import { tempDir } from './helpers/server.ts';
 
 t.test('every command has --help', async (t) => {
@@ -50,6 +50,39 @@ t.test('operator commands create an organization and users that can log in', asy
   const busy = await cli('create-user', '--data-dir', dataDir, '--email', 'late@ops.test', '--full-name', 'Late', '--password', 'late-Long-passw0rd');
   t.not(busy.code, 0, 'refused while the server owns the directory');
   t.match(busy.stderr, /in use by process/);
+});
+
+t.test('operator commands read passwords from a file, standard input or CHAT_PASSWORD; one on the command line is warned about', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const file = join(dataDir, '..', `${dataDir.split('/').pop()}-password`);
+  writeFileSync(file, 'boss-Long-passw0rd\nignored second line\n', { mode: 0o600 });
+  t.teardown(() => rmSync(file, { force: true }));
+
+  const realm = await cli('create-realm', '--data-dir', dataDir, '--subdomain', '', '--name', 'Ops Org', '--owner-email', 'boss@ops.test', '--owner-password-file', file);
+  t.equal(realm.code, 0, realm.stderr);
+  t.notMatch(realm.stderr, /warning/, 'no warning for a password file');
+  const fromInput = await cliWithInput('ann-Long-passw0rd\n', {}, 'create-user', '--data-dir', dataDir, '--email', 'ann@ops.test', '--full-name', 'Ann', '--password-file', '-');
+  t.equal(fromInput.code, 0, fromInput.stderr);
+  const fromEnv = await cliWith({ CHAT_PASSWORD: 'bo-Long-passw0rd' }, 'create-user', '--data-dir', dataDir, '--email', 'bo@ops.test', '--full-name', 'Bo');
+  t.equal(fromEnv.code, 0, fromEnv.stderr);
+  t.notMatch(fromInput.stderr + fromEnv.stderr, /warning/, 'no warning for standard input or the environment');
+  const inline = await cli('create-user', '--data-dir', dataDir, '--email', 'cy@ops.test', '--full-name', 'Cy', '--password', 'cy-Long-passw0rd');
+  t.equal(inline.code, 0, inline.stderr);
+  t.match(inline.stderr, /warning: a password given with --password can be read by other users/, 'the command line still works, with a warning');
+  const none = await cliWithInput('', { CHAT_PASSWORD: '' }, 'create-user', '--data-dir', dataDir, '--email', 'dee@ops.test', '--full-name', 'Dee');
+  t.equal(none.code, 2, 'no password anywhere is a usage error');
+  t.match(none.stderr, /--password-file, CHAT_PASSWORD or --password is required/);
+
+  const server = await startChild(dataDir);
+  t.teardown(async () => {
+    server.process.kill('SIGTERM');
+    await server.exited;
+  });
+  for (const [username, password] of [['boss@ops.test', 'boss-Long-passw0rd'], ['ann@ops.test', 'ann-Long-passw0rd'], ['bo@ops.test', 'bo-Long-passw0rd'], ['cy@ops.test', 'cy-Long-passw0rd']]) {
+    const login = await server.api.as(null).post('/fetch_api_key', { username, password });
+    t.equal(login.status, 200, `${username} logs in with the password given`, { body: login.body });
+  }
 });
 
 t.test('snapshot while serving, verify, and restore into a new directory', async (t) => {

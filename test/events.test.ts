@@ -1,5 +1,6 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_QUEUE_LIMITS } from '../actors/queue/limits.ts';
 import { startTestServer, type ApiClient, type ApiResult } from './helpers/server.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -98,8 +99,8 @@ t.test('a held long-poll completes when another request causes an event', async 
 
 // Held polls are woken a slice at a time (queue/registry.ts scheduleWake): more than a slice must all complete.
 t.test('an event completes every held poll, hundreds at once', async (t) => {
-  // 600 registrations by one user are over the default rate limit.
-  const { api, url } = await startTestServer(t, { rateLimit: null });
+  // 600 registrations by one user are over the default rate limit and queue limit.
+  const { api, url } = await startTestServer(t, { rateLimit: null, queueLimits: { ...DEFAULT_QUEUE_LIMITS, perUser: 600 } });
   const count = 600;
   const queueIds: string[] = [];
   for (let i = 0; i < count; i++) queueIds.push((await api.register({ event_types: ['realm_user'] })).queueId);

@@ -240,3 +240,39 @@ t.test("restore --until drops thousands of records of the snapshot's own log", a
   const verified = await cli('verify', '--data-dir', restoredDir);
   t.equal(verified.code, 0, verified.stdout + verified.stderr);
 });
+
+t.test('a backup taken before the first periodic snapshot (position 0): every refusal holds, no empty organization', async (t) => {
+  const dataDir = tempDir();
+  const work = tempDir();
+  t.teardown(() => {
+    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
+  });
+  const { store, runtime } = openRuntime(dataDir, { now: Date.now });
+  const { realmId } = await runtime.createRealm('', 'Chat');
+  await runtime.execute(realmId, {
+    type: 'user.create', caller: { kind: 'operator' }, email: 'owner@example.com', fullName: 'Owner', passwordHash: null, role: Role.owner,
+  });
+  t.equal(store.snapshotSeq(), 0, 'no snapshot yet: the backup is at position 0');
+  const first = store.history().find(1)!;
+  const lastSeq = store.lastSeq();
+  const backup = join(work, 'base');
+  await store.backup(backup);
+  await store.close();
+
+  const refused = async (until: string, pattern: RegExp, withLog: boolean) => {
+    const target = join(work, `r${until.replace(/\W/g, '')}${withLog ? 'log' : ''}`);
+    const result = await cli('restore', backup, '--data-dir', target, '--until', until, ...(withLog ? ['--log', dataDir] : []));
+    t.equal(result.code, 2, `--until ${until}${withLog ? ' --log' : ''} is refused`);
+    t.match(result.stderr, pattern);
+    t.notOk(existsSync(join(target, 'data.mdb')), 'nothing is restored');
+  };
+  for (const withLog of [false, true]) {
+    await refused('2020-01-01T00:00:00Z', /before the first change recorded \(position 1, committed .*held nothing then/, withLog);
+    await refused('0', /--until position 0 is before the first change recorded/, withLog);
+    await refused(String(lastSeq + 1), /beyond the available log/, withLog);
+  }
+  const target = join(work, 'first');
+  const restored = await cli('restore', backup, '--data-dir', target, '--until', new Date(first.at).toISOString());
+  t.equal(restored.code, 0, restored.stderr);
+  t.match(restored.stdout, /1 organizations/);
+});

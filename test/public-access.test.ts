@@ -112,7 +112,7 @@ t.test('an anonymous registration gets the web-public state and no queue', async
 
   const wrongKey = await api.as({ email: owner.email, key: 'x'.repeat(32) }).post('/register');
   t.equal(wrongKey.status, 401, 'credentials, when sent, are checked as ever');
-  t.equal(wrongKey.body.code, 'INVALID_API_KEY');
+  t.equal(wrongKey.body.code, 'UNAUTHORIZED');
   const member = await api.as(ann).register();
   t.type(member.queueId, 'string', 'members still get a queue');
   t.same(member.body.subscriptions.map((s: { name: string }) => s.name), ['internal']);

@@ -135,7 +135,7 @@ t.test('realm isolation: nothing of realm B shows in realm A, and credentials do
   // Credentials belong to their realm.
   const bOnA = await owner.as(w.b.owner.credentials).get('/users/me');
   t.equal(bOnA.status, 401, "B's owner's key does not work on A's host");
-  t.equal(bOnA.body.code, 'INVALID_API_KEY');
+  t.equal(bOnA.body.code, 'UNAUTHORIZED');
   const aOnB = await w.b.owner.as(owner.credentials).get('/users/me');
   t.equal(aOnB.status, 401, "A's owner's key does not work on B's host");
   const loginAcross = await owner.as(null).post('/fetch_api_key', { username: `boss@${B_WORD}.test`, password: PASSWORD });

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { connect } from 'node:net';
 import { startTestServer, type ApiResult, type Credentials } from './helpers/server.ts';
 
 const PASSWORD = 'a-Strong-passw0rd-for-tests';
@@ -324,4 +325,48 @@ t.test('a body bigger than the cap', async (t) => {
   );
   const postAfter = await api.post('/users', { email: 'after@example.com', password: PASSWORD, full_name: 'After Big' });
   isSuccessEnvelope(t, postAfter, 'a POST after the oversized one');
+});
+
+/**
+ * What the server writes back on one connection for the bytes given. The client hangs up, as a proxy would,
+ * once it has a whole answer saying `Connection: close`; otherwise it waits until the server closes the
+ * connection or stays silent for 3 s (a server that keeps the connection open has answered all it will).
+ */
+function exchange(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
+    socket.setTimeout(3000, () => socket.end());
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const length = /^content-length: *(\d+)/im.exec(text.slice(0, end));
+      const whole = end >= 0 && length !== null && text.length >= end + 4 + Number(length[1]);
+      if (whole && /^connection: *close/im.test(text.slice(0, end))) socket.end();
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+const statusLines = (text: string) => text.match(/^HTTP\/1\.1 \d+/gm) ?? [];
+
+t.test('a request whose length is ambiguous is refused, so no second request can hide in its body', async (t) => {
+  const { url } = await startTestServer(t);
+  // uWS reads the first Content-Length; behind a proxy that reads the last, the rest of the body would be
+  // taken for a request of its own that the proxy never saw: request smuggling.
+  const form = 'username=x&password=y';
+  const body = `${form}GET /api/v1/server_settings HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+  const head = 'POST /api/v1/fetch_api_key HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n';
+  for (const [what, lengths] of [
+    ['two different Content-Length headers', `Content-Length: ${form.length}\r\nContent-Length: ${body.length}\r\n`],
+    ['the same Content-Length twice', `Content-Length: ${form.length}\r\nContent-Length: ${form.length}\r\n`],
+  ]) {
+    const answer = await exchange(url, `${head}${lengths}\r\n${body}`);
+    t.same(statusLines(answer), ['HTTP/1.1 400'], `${what}: one answer, 400`, { answer });
+    t.match(answer, /"code":"BAD_REQUEST"/, `${what}: the error envelope`);
+  }
+  const plain = await exchange(url, `${head}Content-Length: ${form.length}\r\nConnection: close\r\n\r\n${form}`);
+  t.same(statusLines(plain), ['HTTP/1.1 401'], 'one Content-Length: the request is read', { answer: plain });
 });

@@ -1,7 +1,9 @@
 import type { ApiEvent, Delivery } from '../events.ts';
 import type { RealmState, UserProfile } from '../realm/state.ts';
+import { usersWhoMayAccess } from '../realm/user-access.ts';
 import type { PresenceEntry } from './store.ts';
 import { legacyEventPresence, modernPresence } from './views.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
 
 /**
  * Above this many active users a realm gets no `presence` events; its clients learn presence by polling
@@ -29,10 +31,12 @@ export function presenceDeliveries(realm: RealmState, user: UserProfile, entry: 
   const event: ApiEvent = {
     type: 'presence',
     user_id: user.userId,
-    email: user.email,
+    email: displayEmail(realm, user),
     server_timestamp: now,
     presence: legacyEventPresence(entry, user),
     presences: { [String(user.userId)]: modernPresence(entry, user) },
   };
-  return [{ realmId: realm.realmId, audience: { kind: 'realm' }, event }];
+  // A guest limited by can_access_all_users_group hears only of the users it may access.
+  const limitedTo = usersWhoMayAccess(realm, user);
+  return [{ realmId: realm.realmId, audience: limitedTo ? { kind: 'users', userIds: limitedTo } : { kind: 'realm' }, event }];
 }

@@ -1,5 +1,7 @@
 import type { RealmState, UserProfile } from '../realm/state.ts';
+import { accessFilter } from '../realm/user-access.ts';
 import { OFFLINE_THRESHOLD_SECONDS, type PresenceEntry, type PresenceStore } from './store.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
 
 /** How far back presence data goes when the client does not say (register `presence_history_limit_days`). */
 export const DEFAULT_HISTORY_LIMIT_DAYS = 14;
@@ -65,6 +67,8 @@ export interface PresenceQuery {
   historyLimitDays?: number;
   /** UNIX seconds */
   now: number;
+  /** who asks: a guest limited by can_access_all_users_group gets only the users it may access */
+  viewerId: number;
 }
 
 export interface RealmPresences {
@@ -80,14 +84,16 @@ export function realmPresences(store: PresenceStore, realm: RealmState, query: P
   const since = incremental ? -Infinity : query.now - (query.historyLimitDays ?? DEFAULT_HISTORY_LIMIT_DAYS) * DAY_SECONDS;
   const presences: Record<string, unknown> = {};
   let newest = lastUpdateId ?? -1;
+  const accessible = accessFilter(realm, query.viewerId);
   for (const [userId, entry] of store.entries(realm.realmId)) {
+    if (accessible && !accessible.has(userId)) continue;
     if (lastUpdateId !== undefined && entry.updateId <= lastUpdateId) continue;
     if (entry.connectedAt < since) continue;
     const user = realm.users.get(userId);
     if (!showsPresence(store, realm, user)) continue;
     newest = Math.max(newest, entry.updateId);
     if (query.slim) presences[String(userId)] = modernPresence(entry, user);
-    else presences[user.email] = legacyPresence(entry, user, query.now);
+    else presences[displayEmail(realm, user)] = legacyPresence(entry, user, query.now);
   }
   return { presences, lastUpdateId: newest };
 }

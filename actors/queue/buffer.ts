@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.ts';
+import type { Payload, Payloads } from './payloads.ts';
 
 /**
  * Event ids: the n-th logged event of a queue (one that a log entry announced) has id n * EPOCH, and events
@@ -10,40 +11,38 @@ export const EPOCH = 2 ** 20;
 
 export interface BufferedEvent {
   id: number;
-  type: string;
-  /** the event serialized with its id: built once per fan-out, sent as is */
-  json: string;
+  /** the event, shared with the other queues it went to; this queue's copy is `{"id":<id>,` + its body */
+  payload: Payload;
   /** a flag event that a later one with the same key may absorb (see flagMergeKey) */
   merge?: { key: string; messages: number[] };
 }
 
-export interface BufferRecord {
-  events: BufferedEvent[];
+/** The counters of a buffer, which its snapshot record holds beside its events (see queue/snapshot.ts). */
+export interface BufferCounters {
   /** how many logged events the queue has had */
-  logged?: number;
+  logged: number;
   /** the newest id handed out, -1 before the first */
-  lastId?: number;
-  /** before logged/lastId (consecutive ids): the next id */
-  nextId?: number;
+  lastId: number;
   newestPrunedId: number;
 }
 
-/** What a logged event needs beyond its JSON: its type and, for a mergeable flag event, its key and messages. */
+/** What a logged event needs beyond its payload: for a mergeable flag event, its key, messages and fields. */
 export interface LoggedEvent {
-  type: string;
-  json: string;
+  payload: Payload;
   merge?: { key: string; messages: readonly number[]; event: Record<string, unknown> };
 }
 
 /**
- * The events of one queue not yet acknowledged. Ids only grow and are not consecutive (see EPOCH).
- * No length cap: events stay until acknowledged or the queue is collected.
+ * The events of one queue not yet acknowledged. Ids only grow and are not consecutive (see EPOCH). The
+ * registry drops a queue whose buffer grows past its limits (queue/limits.ts): `bytes` is kept for that.
  */
 export class EventBuffer {
   events: BufferedEvent[] = [];
   logged = 0;
   lastId = -1;
   newestPrunedId = -1;
+  /** the characters of the buffered events' payloads */
+  bytes = 0;
   /**
    * Set on a queue rebuilt after a crash: the client may acknowledge an id handed out to a never-logged event
    * that the rebuild does not have; the first acknowledgement is taken as long as it is not beyond the ids
@@ -51,24 +50,20 @@ export class EventBuffer {
    */
   rebuilt = false;
 
-  static from(record: BufferRecord): EventBuffer {
-    const buffer = new EventBuffer();
-    buffer.events = record.events;
-    buffer.newestPrunedId = record.newestPrunedId;
-    if (record.logged !== undefined) {
-      buffer.logged = record.logged;
-      buffer.lastId = record.lastId ?? record.logged * EPOCH;
-    } else {
-      // Saved with consecutive ids: continue above them.
-      const next = record.nextId ?? 0;
-      buffer.logged = Math.ceil(next / EPOCH);
-      buffer.lastId = next - 1;
-    }
+  constructor(private readonly payloads: Payloads) {}
+
+  /** A buffer from a snapshot: its counters and its events, whose payloads it now holds. */
+  static from(payloads: Payloads, counters: BufferCounters, events: BufferedEvent[]): EventBuffer {
+    const buffer = new EventBuffer(payloads);
+    buffer.logged = counters.logged;
+    buffer.lastId = counters.lastId;
+    buffer.newestPrunedId = counters.newestPrunedId;
+    for (const event of events) buffer.hold(event);
     return buffer;
   }
 
-  toRecord(): BufferRecord {
-    return { events: this.events, logged: this.logged, lastId: this.lastId, newestPrunedId: this.newestPrunedId };
+  get counters(): BufferCounters {
+    return { logged: this.logged, lastId: this.lastId, newestPrunedId: this.newestPrunedId };
   }
 
   get isEmpty(): boolean {
@@ -90,22 +85,23 @@ export class EventBuffer {
       const index = this.events.findIndex((buffered) => buffered.merge?.key === merge.key);
       if (index >= 0) {
         const union = [...new Set([...this.events[index]!.merge!.messages, ...merge.messages])].sort((a, b) => a - b);
-        this.events.splice(index, 1);
-        const json = JSON.stringify({ id, ...merge.event, messages: union });
-        this.events.push({ id, type: event.type, json, merge: { key: merge.key, messages: union } });
+        this.drop(this.events.splice(index, 1)[0]!);
+        // The union is this queue's own: a payload of its own.
+        const payload = this.payloads.create(event.payload.type, JSON.stringify({ ...merge.event, messages: union }));
+        this.hold({ id, payload, merge: { key: merge.key, messages: union } });
         return id;
       }
-      this.events.push({ id, type: event.type, json: withId(id, event.json), merge: { key: merge.key, messages: [...merge.messages] } });
+      this.hold({ id, payload: event.payload, merge: { key: merge.key, messages: [...merge.messages] } });
       return id;
     }
-    this.events.push({ id, type: event.type, json: withId(id, event.json) });
+    this.hold({ id, payload: event.payload });
     return id;
   }
 
   /** Appends an event no log entry holds (typing, presence, heartbeat, restart) and returns its id. */
-  pushEphemeral(type: string, bodyJson: string): number {
+  pushEphemeral(payload: Payload): number {
     const id = ++this.lastId;
-    this.events.push({ id, type, json: withId(id, bodyJson) });
+    this.hold({ id, payload });
     return id;
   }
 
@@ -125,8 +121,14 @@ export class EventBuffer {
     } else if (count === 0 || this.events[count - 1]!.id !== lastEventId) {
       throw badRequest(`Event ${lastEventId} was not in this queue`);
     }
-    this.events.splice(0, count);
+    for (const event of this.events.splice(0, count)) this.drop(event);
     this.newestPrunedId = lastEventId;
+  }
+
+  /** Lets go of every event (the queue is gone). */
+  clear(): void {
+    for (const event of this.events) this.drop(event);
+    this.events = [];
   }
 
   /** The events with ids after `id` as a JSON array text, and the newest one's id; null if there are none. */
@@ -148,16 +150,23 @@ export class EventBuffer {
     return out + ']';
   }
 
+  private hold(event: BufferedEvent): void {
+    event.payload.refs++;
+    this.bytes += event.payload.body.length;
+    this.events.push(event);
+  }
+
+  private drop(event: BufferedEvent): void {
+    this.bytes -= event.payload.body.length;
+    this.payloads.release(event.payload);
+  }
+
   /**
    * An event a client has been sent is never merged into a later one: the client may acknowledge its id,
    * which must stay in the queue until then (the original, too, merges only events not yet sent).
    */
   private handOut(event: BufferedEvent): string {
     if (event.merge) event.merge = undefined;
-    return event.json;
+    return `{"id":${event.id},${event.payload.body}`;
   }
-}
-
-function withId(id: number, bodyJson: string): string {
-  return `{"id":${id},${bodyJson.slice(1)}`;
 }

@@ -2,10 +2,12 @@ import { createActor, type Actor } from 'xstate';
 import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
-import { EventBuffer, type BufferRecord, type LoggedEvent } from './buffer.ts';
+import { EventBuffer, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
+import type { QueueLimits } from './limits.ts';
 import { queueMachine } from './machine.ts';
 import { compileEventNarrow, type MessageFilter } from './narrow.ts';
+import { Payloads } from './payloads.ts';
 import type { QueueContext, QueueSpec } from './spec.ts';
 
 export interface QueueTimings {
@@ -48,13 +50,20 @@ export class Queue {
   unsaved = true;
   /** the queue's `narrow` as a test of message events, compiled once; null: every message */
   readonly narrow: MessageFilter | null;
+  /** the event types it asked for, looked up for every event it might get; null: every type */
+  private readonly types: readonly string[] | null;
+  /** the same as a set when there are many (see LONG_TYPE_LIST) */
+  private readonly typeSet: ReadonlySet<string> | null;
   constructor(
     readonly actor: Actor<typeof queueMachine>,
     readonly buffer: EventBuffer,
     lastPollStartedAt: number,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
-    this.narrow = compileEventNarrow(this.context.spec.narrow);
+    const { narrow, eventTypes } = this.context.spec;
+    this.narrow = compileEventNarrow(narrow);
+    this.types = eventTypes;
+    this.typeSet = eventTypes !== null && eventTypes.length > LONG_TYPE_LIST ? new Set(eventTypes) : null;
   }
 
   get context(): QueueContext {
@@ -70,16 +79,29 @@ export class Queue {
   }
 
   accepts(type: string): boolean {
-    const types = this.context.spec.eventTypes;
     // A restart concerns every client, whatever it asked for.
-    return types === null || type === 'restart' || types.includes(type);
+    return this.types === null || type === 'restart' || this.wants(type);
   }
 
   acceptsAny(types: readonly string[]): boolean {
-    const wanted = this.context.spec.eventTypes;
-    return wanted === null || types.some((type) => wanted.includes(type));
+    return this.types === null || types.some((type) => this.wants(type));
+  }
+
+  private wants(type: string): boolean {
+    return this.typeSet !== null ? this.typeSet.has(type) : this.types!.includes(type);
+  }
+
+  /** The last sign of its client: now if a poll is held or a subscriber attached, else when the last poll started. */
+  get lastActiveAt(): number {
+    return this.held || this.subscriber ? Infinity : this.lastPollStartedAt;
   }
 }
+
+/**
+ * Past this many event types a queue looks types up in a set: a scan of 500,000 cost 50 ms per event (the
+ * list is bounded now, see SPEC_LIMITS), while for the usual one to a few types a scan is the faster.
+ */
+const LONG_TYPE_LIST = 8;
 
 /** Where a delivery goes: the queues that get one event. */
 export interface Routed {
@@ -92,18 +114,28 @@ type Gate = (spec: QueueSpec) => boolean;
 /** Held polls completed per turn of the event loop (see scheduleWake). */
 const WAKE_SLICE = 256;
 
-export interface QueueRecord {
-  context: QueueContext;
-  buffer: BufferRecord;
-  lastPollStartedAt: number;
+export interface QueueRegistryOptions {
+  timings: QueueTimings;
+  limits: QueueLimits;
+  now(): number;
+  /** told when the sweep collected an idle queue (the runtime logs it) */
+  onExpired?(queue: Queue): void;
+  /** told when a queue's buffer went over its limits: the runtime drops the queue (and logs that) */
+  onOverflow?(queue: Queue): void;
 }
-
 
 /**
  * Every live event queue, indexed by id, realm and user; the event buffers; held long-polls; and the
  * single sweep timer that sends heartbeats and collects idle queues.
  */
 export class QueueRegistry {
+  /** the events the buffers hold, each shared by the queues it went to */
+  readonly payloads = new Payloads();
+  readonly timings: QueueTimings;
+  readonly limits: QueueLimits;
+  private readonly now: () => number;
+  private readonly onExpired: (queue: Queue) => void;
+  private readonly onOverflow: (queue: Queue) => void;
   private readonly byId = new Map<string, Queue>();
   private readonly byRealm = new Map<number, Set<Queue>>();
   /** realm id -> user id -> queues: numeric keys, looked up once per recipient of every event */
@@ -114,12 +146,13 @@ export class QueueRegistry {
   private wakeScheduled = false;
   private sweeper: NodeJS.Timeout | null = null;
 
-  constructor(
-    readonly timings: QueueTimings,
-    private readonly now: () => number,
-    /** told when the sweep collects an idle queue (the runtime logs it) */
-    private readonly onExpired: (queue: Queue) => void = () => {},
-  ) {}
+  constructor(options: QueueRegistryOptions) {
+    this.timings = options.timings;
+    this.limits = options.limits;
+    this.now = options.now;
+    this.onExpired = options.onExpired ?? (() => {});
+    this.onOverflow = options.onOverflow ?? (() => {});
+  }
 
   get size(): number {
     return this.byId.size;
@@ -127,19 +160,37 @@ export class QueueRegistry {
 
   /** A new queue; the runtime logs its registration (see Runtime.createQueue). */
   open(context: QueueContext): Queue {
-    return this.add(context, new EventBuffer(), context.createdAt);
+    return this.add(context, new EventBuffer(this.payloads), context.createdAt);
   }
 
   /**
-   * A queue from a snapshot. It never has a held poll (the connection that held it is gone), and its idle
-   * time counts from now, so its client has a whole lifespan to come back after a restart or a crash.
+   * A queue from a snapshot (queue/snapshot.ts). It never has a held poll (the connection that held it is
+   * gone), and its idle time counts from now, so its client has a whole lifespan to come back after a
+   * restart or a crash.
    */
-  restore(record: QueueRecord, rebuilt: boolean): Queue {
-    const buffer = EventBuffer.from(record.buffer);
+  restore(context: QueueContext, buffer: EventBuffer, rebuilt: boolean): Queue {
     buffer.rebuilt = rebuilt;
-    const queue = this.add(record.context, buffer, this.now());
+    const queue = this.add(context, buffer, this.now());
     queue.unsaved = false;
     return queue;
+  }
+
+  /**
+   * Makes room for a new queue of a user. At the user's limit: the queues to collect for it, the least
+   * recently active first (a client that still polls one gets BAD_EVENT_QUEUE_ID and registers again, as
+   * after an idle collection; refusing instead would lock the user out for as long as the leftover queues
+   * live, up to days). At the organization's limit: a refusal.
+   */
+  admit(realmId: number, userId: number): Queue[] {
+    const own = this.byUser.get(realmId)?.get(userId);
+    if (own && own.size >= this.limits.perUser) {
+      const oldest = [...own].sort((a, b) => a.lastActiveAt - b.lastActiveAt || a.lastPollStartedAt - b.lastPollStartedAt);
+      return oldest.slice(0, own.size - this.limits.perUser + 1);
+    }
+    if ((this.byRealm.get(realmId)?.size ?? 0) >= this.limits.perRealm) {
+      throw new ChatError(ErrorCode.BAD_REQUEST, `This organization has reached its limit of ${this.limits.perRealm} event queues; try again later`);
+    }
+    return [];
   }
 
   /** A queue by id whoever owns it, if it is live. */
@@ -188,10 +239,6 @@ export class QueueRegistry {
     const out: Queue[] = [];
     for (const queue of this.byId.values()) if (queue.unsaved) out.push(queue);
     return out;
-  }
-
-  static record(queue: Queue): QueueRecord {
-    return { context: queue.context, buffer: queue.buffer.toRecord(), lastPollStartedAt: queue.lastPollStartedAt };
   }
 
   /**
@@ -259,19 +306,27 @@ export class QueueRegistry {
 
   private append(queues: readonly Queue[], events: readonly ApiEvent[], logged: boolean): void {
     for (const event of events) {
-      const json = JSON.stringify(event);
+      const payload = this.payloads.create(event.type, JSON.stringify(event));
       if (logged) {
-        const entry: LoggedEvent = { type: event.type, json, merge: flagMerge(event) };
+        const entry: LoggedEvent = { payload, merge: flagMerge(event) };
         for (const queue of queues) {
           if (!queue.accepts(event.type)) continue;
           queue.buffer.pushLogged(entry);
           queue.unsaved = true;
         }
       } else {
-        for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(event.type, json);
+        for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(payload);
       }
     }
-    for (const queue of queues) if ((queue.held || queue.subscriber) && !queue.buffer.isEmpty) this.scheduleWake(queue);
+    const { events: maxEvents, bytes: maxBytes } = this.limits;
+    for (const queue of queues) {
+      const buffer = queue.buffer;
+      if (buffer.events.length > maxEvents || buffer.bytes > maxBytes) {
+        this.onOverflow(queue);
+        if (queue.collected) continue;
+      }
+      if ((queue.held || queue.subscriber) && !buffer.isEmpty) this.scheduleWake(queue);
+    }
   }
 
   /**
@@ -339,6 +394,7 @@ export class QueueRegistry {
       subscriber.evict(badQueueId(queue.id));
     }
     queue.actor.send({ type: reason });
+    queue.buffer.clear();
     this.forget(queue);
   }
 
@@ -418,7 +474,7 @@ export class QueueRegistry {
       const context = queue.context;
       if (queue.held || queue.subscriber) {
         if (queue.heartbeatAt !== null && queue.heartbeatAt <= now) {
-          queue.buffer.pushEphemeral('heartbeat', '{"type":"heartbeat"}');
+          queue.buffer.pushEphemeral(this.payloads.create('heartbeat', '{"type":"heartbeat"}'));
           if (queue.held) this.complete(queue);
           else this.push(queue);
         }

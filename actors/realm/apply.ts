@@ -6,6 +6,7 @@ import { applyChannelChange } from './channels/apply.ts';
 import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyLinkifierChange } from './linkifiers/apply.ts';
+import { applyPlaygroundChange } from './playgrounds/apply.ts';
 import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
@@ -57,6 +58,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
         state.userIdByEmail.set(change.email.toLowerCase(), user.userId);
         user.email = change.email;
       });
+      return;
+    case 'user.email_visibility_changed':
+      withUser(state, change.userId, (user) => (user.emailAddressVisibility = change.visibility));
       return;
     case 'group.created':
     case 'group.updated':
@@ -114,6 +118,10 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'linkifier.removed':
     case 'linkifiers.reordered':
       applyLinkifierChange(state, change);
+      return;
+    case 'playground.added':
+    case 'playground.removed':
+      applyPlaygroundChange(state, change);
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);

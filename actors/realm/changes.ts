@@ -9,6 +9,7 @@ import type { LinkifierChange } from './linkifiers/changes.ts';
 import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
+import type { PlaygroundChange } from './playgrounds/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -27,6 +28,8 @@ export type RealmChange =
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   /** a confirmed email change: the address the user logs in with and is known by */
   | { type: 'user.email_changed'; userId: number; email: string }
+  /** who may read the user's real address; `previous`: the value before, for who gains or loses it */
+  | { type: 'user.email_visibility_changed'; userId: number; visibility: number; previous: number }
   | GroupChange
   | SettingsDefaultsChange
   | ChannelChange
@@ -38,5 +41,6 @@ export type RealmChange =
   | AttachmentChange
   | EmojiChange
   | LinkifierChange
+  | PlaygroundChange
   | AvatarChange
   | InvitationChange;

@@ -7,6 +7,8 @@ import type { GroupCommand } from './groups/commands.ts';
 import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
+import type { PlaygroundCommand } from './playgrounds/commands.ts';
+import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
 import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
@@ -27,6 +29,8 @@ export type RealmCommand =
       canCreateUsers?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
+  /** DELETE /users/me: a user leaves on its own, which needs no administrator */
+  | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
   | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role; timezone?: string }
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
@@ -34,15 +38,19 @@ export type RealmCommand =
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
   /** the user followed the confirmation link of an email change (the front end checked its key) */
   | { type: 'user.change_email'; caller: Caller; userId: number; email: string }
+  /** a user's own `email_address_visibility` (PATCH /settings; the user actor keeps the setting too) */
+  | { type: 'user.set_email_visibility'; userId: number; visibility: number }
   | GroupCommand
   | SettingsDefaultsCommand
   | ChannelCommand
   | MessageCommand
+  | ReportCommand
   | RealmSettingsCommand
   | ProfileFieldCommand
   | BotCommand
   | AttachmentCommand
   | EmojiCommand
   | LinkifierCommand
+  | PlaygroundCommand
   | AvatarCommand
   | InvitationCommand;

@@ -16,11 +16,14 @@ import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.t
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
+import { decideReport } from './notifications/report.ts';
+import { decidePlayground } from './playgrounds/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
+import { visibilityOf } from './email-visibility.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
 export interface Clock {
@@ -55,9 +58,17 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
         if (caller && caller.role !== Role.owner) throw ownerRequired();
         if (activeOwnerCount(state) <= 1) throw badRequest('Cannot deactivate the only organization owner');
       }
-      // The user's bots stop with it (the original's rule: a bot acts for its owner).
-      const bots = [...state.users.values()].filter((user) => user.isBot && user.isActive && user.bot?.ownerId === target.userId);
-      return [target, ...bots].map((user): RealmChange => ({ type: 'user.deactivated', userId: user.userId }));
+      return deactivation(state, target);
+    }
+    case 'user.deactivate_own': {
+      const target = requireUser(state, command.userId);
+      if (!target.isActive) throw badRequest('User is already deactivated');
+      // The original's order: an organization must keep an active user, then an owner.
+      let active = 0;
+      for (const user of state.users.values()) if (user.isActive) active++;
+      if (active <= 1) throw lastUser('user', false);
+      if (target.role === Role.owner && activeOwnerCount(state) <= 1) throw lastUser('organization owner', true);
+      return deactivation(state, target);
     }
     case 'user.reactivate': {
       requireAdmin(state, command.caller);
@@ -110,6 +121,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'reaction.remove':
     case 'message.flags':
       return decideMessage(state, command, clock);
+    case 'message.report':
+      return decideReport(state, command, clock);
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);
@@ -121,6 +134,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'linkifier.remove':
     case 'linkifier.reorder':
       return decideLinkifier(state, command);
+    case 'playground.add':
+    case 'playground.remove':
+      return decidePlayground(state, command);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':
@@ -143,6 +159,12 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     }
     case 'user.change_email':
       return decideChangeEmail(state, command);
+    case 'user.set_email_visibility': {
+      const user = requireUser(state, command.userId);
+      const previous = visibilityOf(user);
+      // A bot's address is always visible to everyone, as in the original.
+      return user.isBot || previous === command.visibility ? [] : [{ type: 'user.email_visibility_changed', userId: user.userId, visibility: command.visibility, previous }];
+    }
   }
 }
 
@@ -217,5 +239,14 @@ function requireHuman(state: RealmState, userId: number): UserProfile {
   if (user.isBot) throw badRequest('No such user');
   return user;
 }
+
+/** The user, and its bots, which stop with it (the original's rule: a bot acts for its owner). */
+function deactivation(state: RealmState, target: UserProfile): RealmChange[] {
+  const bots = [...state.users.values()].filter((user) => user.isBot && user.isActive && user.bot?.ownerId === target.userId);
+  return [target, ...bots].map((user): RealmChange => ({ type: 'user.deactivated', userId: user.userId }));
+}
+
+const lastUser = (entity: 'user' | 'organization owner', isLastOwner: boolean) =>
+  new ChatError(ErrorCode.CANNOT_DEACTIVATE_LAST_USER, `Cannot deactivate the only ${entity}`, 400, { entity, is_last_owner: isLastOwner });
 
 const ownerRequired = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Must be an organization owner');

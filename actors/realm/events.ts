@@ -8,6 +8,7 @@ import { channelEvents } from './channels/events.ts';
 import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
+import { playgroundEvents } from './playgrounds/events.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
@@ -15,6 +16,7 @@ import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
 import type { RealmState } from './state.ts';
 import { userAddedDeliveries } from './user-access.ts';
+import { addressEvents } from './email-visibility-events.ts';
 
 /** One event for every queue of the realm. */
 const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
@@ -59,13 +61,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       }
       return out;
     }
-    // The delivery email and the API email are the same address here, so both updates go out, as the
-    // original sends them when the address is visible to everyone.
     case 'user.email_changed':
-      return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, delivery_email: change.email } }),
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, new_email: change.email } }),
-      ];
+    case 'user.email_visibility_changed':
+      return addressEvents(state, change);
     case 'group.created':
     case 'group.updated':
     case 'group.members_changed':
@@ -107,6 +105,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'linkifier.removed':
     case 'linkifiers.reordered':
       return eachToRealm(state, linkifierEvents(state));
+    case 'playground.added':
+    case 'playground.removed':
+      return eachToRealm(state, playgroundEvents(state));
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

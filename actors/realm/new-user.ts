@@ -3,6 +3,8 @@ import { newApiKey } from '../ids.ts';
 import type { RealmChange } from './changes.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import type { Clock } from './decide.ts';
+import { settingValue } from '../user/settings.ts';
+import { EmailVisibility } from './email-visibility.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from './state.ts';
 
 export interface NewAccount {
@@ -33,6 +35,7 @@ export function checkUniqueName(state: RealmState, fullName: string, self: numbe
 export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], clock: Clock): RealmChange[] {
   if (findUserByEmail(state, account.email)) throw badRequest(`Email '${account.email}' already in use`);
   checkUniqueName(state, account.fullName, null);
+  const visibility = settingValue(state.userSettingsDefaults, 'email_address_visibility') as number;
   const user: UserProfile = {
     userId: state.nextUserId,
     email: account.email,
@@ -46,6 +49,7 @@ export function newUserChanges(state: RealmState, account: NewAccount, channelId
     dateJoined: Math.floor(clock.now() / 1000),
     timezone: '',
     avatarVersion: 1,
+    ...(visibility !== EmailVisibility.everyone && { emailAddressVisibility: visibility }),
   };
   const entries = [...new Set(channelIds)].map((channelId, i) => ({
     channelId,

@@ -14,6 +14,7 @@ import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts'
 import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
+import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -44,6 +45,11 @@ export interface UserProfile {
   avatarPathId?: string;
   /** a bot's type, owner and configuration; absent for people */
   bot?: BotProfile;
+  /**
+   * Who may read the real address (the user setting `email_address_visibility`, email-visibility.ts);
+   * absent: everyone, which every user had before the setting was applied. Bots are always everyone.
+   */
+  emailAddressVisibility?: number;
 }
 
 export interface RealmState {
@@ -87,6 +93,8 @@ export interface RealmState {
   emoji: EmojiStore;
   /** patterns turned into links in messages and topics, in processing order (linkifiers/state.ts) */
   linkifiers: LinkifierStore;
+  /** code playgrounds offered beside code blocks (playgrounds/state.ts); plain data, stored as it is */
+  playgrounds: PlaygroundStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -94,6 +102,11 @@ export interface RealmState {
    * directory and its counts show people and their bots only; null until a notice first needs it.
    */
   notificationBot: UserProfile | null;
+  /**
+   * The domain of the stand-in addresses `user{id}@{domain}` (email-visibility.ts): the realm's host, which
+   * the front end knows and the runtime sets when it starts the realm; not stored.
+   */
+  emailDomain: string;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
@@ -102,7 +115,7 @@ type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channe
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot'> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot' | 'emailDomain'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
@@ -132,6 +145,9 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   invitations?: InvitationStoreRecord;
 };
 
+/** The stand-in addresses' domain until the runtime sets the realm's host (a realm built outside a runtime). */
+export const DEFAULT_EMAIL_DOMAIN = 'localhost';
+
 export function emptyRealm(realmId: number, stringId: string, name: string, dateCreated: number): RealmState {
   return {
     realmId,
@@ -160,8 +176,10 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     attachments: emptyAttachmentStore(),
     emoji: emptyEmojiStore(),
     linkifiers: emptyLinkifierStore(),
+    playgrounds: emptyPlaygroundStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
+    emailDomain: DEFAULT_EMAIL_DOMAIN,
   };
 }
 
@@ -172,7 +190,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 
 /** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
 export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, emailDomain: _f, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);

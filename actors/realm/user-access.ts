@@ -3,6 +3,7 @@ import { Role, type RealmState, type UserProfile } from './state.ts';
 import type { Delivery } from '../events.ts';
 import { defaultAvatarPath } from './avatars/urls.ts';
 import { personView } from './views.ts';
+import { addressesFor, EmailVisibility, findUserByAddress, mayReadDeliveryEmail, visibilityOf } from './email-visibility.ts';
 
 /**
  * Which users a user may know about. `can_access_all_users_group` is `role:everyone` or `role:members`
@@ -32,9 +33,39 @@ export function accessiblePeople(state: RealmState, userId: number): Set<number>
   return out;
 }
 
+/**
+ * The people a viewer may access when it is limited, or null when it may access everyone: the filter for
+ * lists of users (bots are always accessible and not in the set).
+ */
+export function accessFilter(state: RealmState, viewerId: number): Set<number> | null {
+  return canAccessAllUsers(state, viewerId) ? null : accessiblePeople(state, viewerId);
+}
+
+/** The active users who may access `target`, or null when that is every one of them. */
+export function usersWhoMayAccess(state: RealmState, target: UserProfile): number[] | null {
+  if (target.isBot || !accessIsLimited(state)) return null;
+  const out: number[] = [];
+  for (const other of state.users.values()) {
+    if (other.isActive && (canAccessAllUsers(state, other.userId) || accessiblePeople(state, other.userId).has(target.userId))) out.push(other.userId);
+  }
+  return out;
+}
+
 /** Whether `viewerId` may access `target` (the check for one user; `accessiblePeople` for many). */
 export function canAccessUser(state: RealmState, viewerId: number, target: UserProfile): boolean {
   return target.isBot || canAccessAllUsers(state, viewerId) || accessiblePeople(state, viewerId).has(target.userId);
+}
+
+/**
+ * The user an id or an email names, if the viewer may access them. To a limited guest a user it may not
+ * access is not there at all, whatever the path that names it (a lookup, an avatar, a narrow, a typing
+ * notification): no answer tells whether an address has an account. An address is the stand-in or a real
+ * address the viewer may read (email-visibility.ts).
+ */
+export function findAccessibleUser(state: RealmState, viewerId: number, idOrEmail: string | number): UserProfile | undefined {
+  const text = String(idOrEmail).trim();
+  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByAddress(state, viewerId, text);
+  return user && canAccessUser(state, viewerId, user) ? user : undefined;
 }
 
 /**
@@ -55,8 +86,6 @@ export function unknownUserView(userId: number) {
     is_admin: false,
     is_guest: false,
     is_bot: false,
-    bot_type: null,
-    bot_owner_id: null,
     role: Role.member,
     timezone: '',
     avatar_url: `${defaultAvatarPath({ userId, fullName: 'Unknown user' })}?version=1`,
@@ -72,19 +101,25 @@ export const INACCESSIBLE_USER = 'inaccessible_user';
  * A new user announced (`realm_user` add): to everyone, unless guests are limited and the user is a person;
  * then those guests get the placeholder instead, and those whose client declared `user_list_incomplete`
  * nothing. A new person shares no channel with a guest yet, so every limited guest is among them, as in
- * the original.
+ * the original. Its real address goes only to those its setting lets read it; the others get null.
  */
 export function userAddedDeliveries(state: RealmState, user: UserProfile): Delivery[] {
-  const event = { type: 'realm_user', op: 'add', person: personView(user, false) };
-  if (user.isBot || !accessIsLimited(state)) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+  const addresses = addressesFor(state, user.userId, user);
+  const event = { type: 'realm_user', op: 'add', person: personView(user, addresses, false) };
+  const limitedAccess = !user.isBot && accessIsLimited(state);
+  if (!limitedAccess && visibilityOf(user) === EmailVisibility.everyone) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
   const limited: number[] = [];
+  const readers: number[] = [];
   const others: number[] = [];
   for (const other of state.users.values()) {
     if (!other.isActive) continue;
-    (other.userId !== user.userId && !canAccessAllUsers(state, other.userId) ? limited : others).push(other.userId);
+    if (limitedAccess && other.userId !== user.userId && !canAccessAllUsers(state, other.userId)) limited.push(other.userId);
+    else (mayReadDeliveryEmail(other, user) ? readers : others).push(other.userId);
   }
+  const withoutAddress = { ...event, person: { ...event.person, delivery_email: null } };
   const placeholder = { type: 'realm_user', op: 'add', person: unknownUserView(user.userId), [INACCESSIBLE_USER]: true };
-  const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event }];
+  const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: readers }, event }];
+  if (others.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event: withoutAddress });
   if (limited.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: limited }, event: placeholder });
   return out;
 }

@@ -39,6 +39,8 @@ export interface InitialStateOptions {
   gifApiKey: string;
   jitsiServerUrl: string;
   passwordLimits: { minLength: number; maxLength: number; minGuesses: number };
+  /** bytes of files the organization may keep (config); null: no limit */
+  realmUploadQuotaBytes: number | null;
 }
 
 /** Builds the registration state of one fetch type. */

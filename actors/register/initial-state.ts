@@ -7,6 +7,7 @@ import { realmEmojiState } from './builders/emoji.ts';
 import { realmFiltersState, realmLinkifiersState } from './builders/linkifiers.ts';
 import { maxMessageIdState, recentConversationsState, starredMessagesState, unreadMessagesState } from './builders/messages.ts';
 import { mutedUsersState } from './builders/muted-users.ts';
+import { realmPlaygroundsState } from './builders/playgrounds.ts';
 import { presenceState } from './builders/presence.ts';
 import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
@@ -17,7 +18,7 @@ import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
 import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
-import { channelFoldersState, defaultStreamGroupsState, navigationViewsState, realmDomainsState, realmPlaygroundsState, remindersState } from './builders/absent-objects.ts';
+import { channelFoldersState, defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
 import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
 import {
   embeddedBotsState,

@@ -5,6 +5,8 @@ import { settingIncludes } from '../realm/groups/state.ts';
 import { canRead, messageAudience } from '../realm/messages/access.ts';
 import { normalizeTopic } from '../realm/messages/limits.ts';
 import { Role, type RealmState, type UserProfile } from '../realm/state.ts';
+import { findAccessibleUser } from '../realm/user-access.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
 
 /**
  * Typing notifications: validated against the realm, turned into events, and published without changing
@@ -29,7 +31,7 @@ export interface Typist {
   setting(userId: number, name: string): boolean;
 }
 
-const userRef = (user: UserProfile) => ({ user_id: user.userId, email: user.email });
+const userRef = (realm: RealmState, user: UserProfile) => ({ user_id: user.userId, email: displayEmail(realm, user) });
 
 /** Who gets the notification: active recipients who want it, never the typist. */
 function notified(typist: Typist, userIds: Iterable<number>): number[] {
@@ -58,9 +60,10 @@ export function directTyping(typist: Typist, op: TypingOp, to: readonly number[]
   if (to.length === 0) throw badRequest("Empty 'to' list");
   requireSetting(typist, 'direct');
   const ids = [...new Set([...to, typist.sender.userId])];
-  // One bad id refuses the whole request: a partial list would name a different conversation.
-  const users = ids.map((id) => typist.realm.users.get(id) ?? badUser(id));
-  const event = { type: 'typing', op, message_type: 'direct', sender: userRef(typist.sender), recipients: users.map(userRef) };
+  // One bad id refuses the whole request: a partial list would name a different conversation. A user the
+  // typist may not access is a bad id too (no answer tells a limited guest who exists).
+  const users = ids.map((id) => findAccessibleUser(typist.realm, typist.sender.userId, id) ?? badUser(id));
+  const event = { type: 'typing', op, message_type: 'direct', sender: userRef(typist.realm, typist.sender), recipients: users.map((user) => userRef(typist.realm, user)) };
   return deliver(typist, notified(typist, ids), event);
 }
 
@@ -75,7 +78,7 @@ export function channelTyping(typist: Typist, op: TypingOp, channelId: number | 
   requireSetting(typist, 'channel');
   const channel = postableChannel(typist, channelId);
   const event = {
-    type: 'typing', op, message_type: 'stream', sender: userRef(typist.sender), stream_id: channel.id, topic: normalizeTopic(topic),
+    type: 'typing', op, message_type: 'stream', sender: userRef(typist.realm, typist.sender), stream_id: channel.id, topic: normalizeTopic(topic),
   };
   return deliver(typist, channelAudience(typist, channel.id, typist.realm.subscriptions.get(channel.id)?.keys() ?? []), event);
 }

@@ -2,7 +2,7 @@ import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
-import { authenticate, realmForHost } from './auth.ts';
+import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
@@ -11,7 +11,14 @@ import { Router } from './router.ts';
 
 export const API_PREFIX = '/api/v1';
 
-export type Dispatch = (request: ApiRequest) => Promise<ApiResponse>;
+export interface Dispatch {
+  (request: ApiRequest): Promise<ApiResponse>;
+  /**
+   * Called by the front end before it reads a request's body, with the length the request declares (null:
+   * undeclared, chunked): an answer refuses the request unread (see Route.admit); null reads the body.
+   */
+  admit(request: ApiRequest, declaredBytes: number | null): ApiResponse | null;
+}
 
 /**
  * The whole request pipeline without the socket: route, realm, credentials, rate limit, parameters,
@@ -22,11 +29,13 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
   const rootRouter = new Router(routes.filter((route) => route.root));
 
+  const matchRoute = (request: ApiRequest) => request.path.startsWith(`${API_PREFIX}/`)
+    ? router.match(request.method, request.path.slice(API_PREFIX.length))
+    : rootRouter.match(request.method, request.path);
+
   const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
     try {
-      const match = request.path.startsWith(`${API_PREFIX}/`)
-        ? router.match(request.method, request.path.slice(API_PREFIX.length))
-        : rootRouter.match(request.method, request.path);
+      const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
       if (match.kind === 'method-not-allowed') {
         throw new ChatError(ErrorCode.BAD_REQUEST, 'Method Not Allowed', 405, {}, { Allow: match.allowed.join(', ') });
@@ -37,8 +46,11 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       let user: UserProfile | null = null;
       if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
         user = authenticate(realm, request.authorization);
-        if (route.rateLimited !== false) checkRateLimit(services, `${realm.realmId}:${user.userId}`);
+        if (route.rateLimited !== false) checkRateLimit(services, rateLimitKey(realm.realmId, user));
         route.authorize?.(user, realm);
+      } else if (route.anonymousBudget !== false) {
+        request.clientAddress ??= request.connection?.clientAddress();
+        services.clientBudgets.anonymousRequest(request);
       }
       const files: UploadedFile[] = [];
       const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
@@ -60,9 +72,36 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  return async (request) => {
+  const admit = (request: ApiRequest, declaredBytes: number | null): ApiResponse | null => {
+    const match = matchRoute(request);
+    if (match.kind !== 'found' || !match.route.admit) return null;
+    const route = match.route;
+    try {
+      const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
+      const user = route.auth === 'public' || (route.auth === 'optional' && request.authorization === '') ? null : authenticate(realm, request.authorization);
+      try {
+        route.admit?.({ services, realm, user }, declaredBytes);
+      } catch (error) {
+        // A refusal costs the caller a request of the rate limit, as if the body had been read.
+        if (user) services.apiLimiter?.hit(rateLimitKey(realm.realmId, user));
+        throw error;
+      }
+      return null;
+    } catch (error) {
+      // A fault of the check itself is left to the handling of the whole request.
+      if (!(error instanceof ChatError)) return null;
+      services.metrics.requests.inc({ method: request.method, route: route.path, status: error.status });
+      const response = errorResponse(error);
+      // The body is left unread: the connection cannot carry another request.
+      return { ...response, headers: { ...response.headers, Connection: 'close' } };
+    }
+  };
+
+  return Object.assign(async (request: ApiRequest) => {
     if (request.method === 'GET' && request.path === '/health') return health(services);
     if (request.method === 'GET' && request.path === '/metrics') {
+      const refusal = metricsRefusal(services, request);
+      if (refusal) return refusal;
       return { status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body: await services.metrics.registry.metrics() };
     }
     const started = performance.now();
@@ -71,8 +110,29 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     services.metrics.requests.inc({ method: request.method, route: label.route, status: response.status });
     services.metrics.latency.observe({ method: request.method, route: label.route }, (performance.now() - started) / 1000);
     return response;
-  };
+  }, { admit });
 }
+
+/**
+ * /metrics tells whoever reads it how busy every organization is, how many queues and sockets it holds and
+ * how full its disk is. With CHAT_METRICS_TOKEN it answers a scraper that sends the token as a bearer
+ * credential; without, only clients on this machine, so that a server listening on every interface does not
+ * publish it.
+ */
+function metricsRefusal(services: AppServices, request: ApiRequest): ApiResponse | null {
+  const token = services.config.metricsToken;
+  if (token !== null) {
+    const given = /^Bearer (.+)$/.exec(request.authorization)?.[1] ?? '';
+    if (sameKey(token, given)) return null;
+    const response = errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics need the bearer token the server was configured with (CHAT_METRICS_TOKEN)', 401));
+    return { ...response, headers: { ...response.headers, 'WWW-Authenticate': 'Bearer realm="metrics"' } };
+  }
+  const address = request.clientAddress ?? request.connection?.clientAddress() ?? '';
+  if (isLoopback(address)) return null;
+  return errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics are served only to this machine unless CHAT_METRICS_TOKEN is set', 403));
+}
+
+const isLoopback = (address: string) => /^(127\.|::ffff:127\.)/i.test(address) || address === '::1' || /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address);
 
 /**
  * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
@@ -92,13 +152,33 @@ function health(services: AppServices): ApiResponse {
     realms: runtime.realms.size,
     event_queues: runtime.queues.size,
     log_position: runtime.logPosition,
+    ...persistence(services),
     disk_free_bytes: diskSpace.freeBytes(),
     disk_min_free_bytes: diskSpace.minFreeBytes,
   };
   return { status: readOnly ? 503 : 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
 }
 
+/** The periodic snapshot beside the last backup: how much a restore from either would bring back. */
+function persistence(services: AppServices) {
+  const { snapshotSeq, backup } = services.persistence();
+  const age = (at: number) => Math.round((Date.now() - at) / 1000);
+  return {
+    snapshot_log_position: snapshotSeq,
+    last_snapshot_age_seconds: age(services.metrics.lastSnapshotAt),
+    last_backup: backup && { time: new Date(backup.at).toISOString(), age_seconds: age(backup.at), bytes: backup.bytes, log_position: backup.seq },
+  };
+}
+
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
+
+/**
+ * Whose API rate limit a request spends: its user's, or for a bot its owner's, so that a member's bots
+ * share the member's budget rather than each adding one (the bots a server owns have their own).
+ */
+export function rateLimitKey(realmId: number, user: UserProfile): string {
+  return `${realmId}:${user.bot?.ownerId ?? user.userId}`;
+}
 
 /** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
 export function checkRateLimit(services: AppServices, key: string): void {

@@ -1,3 +1,5 @@
+const SWEEP_AT = 10_000;
+
 export interface RateDecision {
   allowed: boolean;
   remaining: number;
@@ -12,6 +14,11 @@ export interface RateDecision {
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly perMs: number;
+  /**
+   * Past this many buckets the full ones are dropped. Raised after a sweep that leaves many (a crowd of
+   * addresses, each with a recent request), so that sweeps stay rare instead of running on every request.
+   */
+  private sweepAt = SWEEP_AT;
 
   constructor(
     readonly limit: number,
@@ -44,7 +51,10 @@ export class RateLimiter {
     if (!bucket) this.buckets.set(key, (bucket = { tokens: this.limit, at: now }));
     bucket.tokens = Math.min(this.limit, bucket.tokens + (now - bucket.at) * this.perMs);
     bucket.at = now;
-    if (this.buckets.size > 10_000) this.dropFull(now);
+    if (this.buckets.size > this.sweepAt) {
+      this.dropFull(now);
+      this.sweepAt = Math.max(SWEEP_AT, 2 * this.buckets.size);
+    }
     return bucket;
   }
 

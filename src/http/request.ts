@@ -11,6 +11,17 @@ export interface ApiRequest {
   /** the Origin header, where the request has one (browsers send it with every WebSocket upgrade) */
   origin?: string;
   authorization: string;
+  /**
+   * The client's address (see client-address.ts), for the budgets of requests without credentials; absent
+   * for a request made inside the process. Read off the connection only for those requests: the read costs
+   * more than a request with credentials can spare.
+   */
+  clientAddress?: string;
+  /**
+   * Where `clientAddress` is read from when needed: dispatch reads it before its first await for requests
+   * without credentials; later, a connection that went away answers 'gone'.
+   */
+  connection?: { clientAddress(): string };
   contentType: string;
   body: Buffer;
   /** aborted when the client disconnects (a held long-poll then lets go) */

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.ts';
 import type { WebAssets } from '../web/build.ts';
 import type { Dispatch } from './dispatch.ts';
-import type { ApiResponse } from './request.ts';
+import type { ApiRequest, ApiResponse } from './request.ts';
 
 /**
  * Only scripts and styles of our own origin run, and images come only from this server (uploads, avatars,
@@ -25,7 +25,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
     return assets;
   };
 
-  return async (request) => {
+  return Object.assign(async (request: ApiRequest) => {
     if (request.method !== 'GET') return dispatch(request);
     const path = request.path === '/index.html' ? '/' : request.path;
     if (path !== '/' && !path.startsWith('/static/')) return dispatch(request);
@@ -48,7 +48,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
       },
       body: file.body,
     };
-  };
+  }, { admit: dispatch.admit });
 }
 
 function text(status: number, body: string): ApiResponse {

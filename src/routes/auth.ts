@@ -4,7 +4,7 @@ import { findUserByEmail } from '../../actors/realm/state.ts';
 import { hasPublicAccess } from '../../actors/register/spectator.ts';
 import { requireActive } from '../http/auth.ts';
 import { p } from '../http/params.ts';
-import { verifyPassword } from '../passwords.ts';
+import { checkPassword } from '../password-check.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route } from './route.ts';
 
@@ -17,21 +17,10 @@ export const authRoutes = [
     path: '/fetch_api_key',
     auth: 'public',
     params: { username: p.string(), password: p.string() },
-    async handle({ services, realm }, { username, password }) {
-      const limitKey = `${realm.realmId}:${username.toLowerCase()}`;
-      // Every attempt is counted before the (slow) password check, so that guesses sent in parallel are
-      // limited too; a right password gives its attempt back.
-      const allowance = services.loginLimiter.hit(limitKey);
-      if (!allowance.allowed) {
-        const retryAfter = Math.ceil(allowance.retryAfter);
-        throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'Too many failed login attempts; try again later', 429,
-          { 'retry-after': retryAfter }, { 'Retry-After': String(retryAfter) });
-      }
+    async handle({ services, realm, request }, { username, password }) {
       const user = findUserByEmail(realm, username);
-      // Verify even for an unknown account, so the answer's timing does not tell which accounts exist.
-      const valid = await verifyPassword(password, user?.passwordHash ?? null);
-      if (!user || !valid) throw loginFailed();
-      services.loginLimiter.refund(limitKey);
+      const account = { realmId: realm.realmId, username, stored: user?.passwordHash ?? null };
+      if (!(await checkPassword(services, request, 'anonymous', account, password)) || !user) throw loginFailed();
       requireActive(realm, user);
       return { api_key: user.apiKey, email: user.email, user_id: user.userId };
     },

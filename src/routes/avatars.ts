@@ -28,15 +28,15 @@ async function setAvatar(services: AppServices, realm: RealmState, user: UserPro
 }
 
 /** The user an avatar request names: by id or by email, the realm's notification bot included. */
-function avatarOwner(realm: RealmState, idOrEmail: string): UserProfile {
+function avatarOwner(realm: RealmState, viewer: UserProfile, idOrEmail: string): UserProfile {
   const bot = realm.notificationBot;
   if (bot && (idOrEmail === String(bot.userId) || idOrEmail.toLowerCase() === bot.email.toLowerCase())) return bot;
-  return lookUp(realm, idOrEmail);
+  return lookUp(realm, viewer, idOrEmail);
 }
 
 /** GET /avatar/{user}: a redirect to where the picture is, on the realm's URL; never cached (it moves). */
-function redirectToAvatar({ services, realm }: RouteContext<'user'>, user: string, medium: boolean): DirectResponse {
-  const owner = avatarOwner(realm, user);
+function redirectToAvatar({ services, realm, user: viewer }: RouteContext<'user'>, user: string, medium: boolean): DirectResponse {
+  const owner = avatarOwner(realm, viewer, user);
   const target = medium ? mediumAvatarUrl(owner) : fullAvatarUrl(owner);
   return new DirectResponse({
     status: 302,
@@ -131,6 +131,7 @@ export const avatarRoutes = [
     path: '/user_avatars/default/{user_id}/{file}',
     root: true,
     auth: 'public',
+    anonymousBudget: false,
     params: { user_id: p.int(z.number().int().positive()), file: p.string() },
     handle(_context, params) {
       const initials = /^(.+)\.svg$/u.exec(params.file)?.[1];
@@ -145,6 +146,7 @@ export const avatarRoutes = [
     path: '/user_avatars/{realm_id_str}/{dir}/{filename}',
     root: true,
     auth: 'public',
+    anonymousBudget: false,
     params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
     async handle({ services, realm }, params) {
       const type = avatarContentType(params.filename);

@@ -6,6 +6,7 @@ import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { p, Param } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { route } from './route.ts';
+import { displayEmail } from '../../actors/realm/email-visibility.ts';
 
 const botId = p.int(z.number().int());
 const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
@@ -42,7 +43,7 @@ function botResponse(realm: RealmState, id: number) {
     default_sending_stream: entry.default_sending_stream,
     default_events_register_stream: entry.default_events_register_stream,
     default_all_public_streams: entry.default_all_public_streams,
-    ...(owner && { bot_owner: owner.email }),
+    ...(owner && { bot_owner: displayEmail(realm, owner) }),
   };
 }
 
@@ -67,7 +68,7 @@ export const botRoutes = [
         type: 'bot.create', caller: caller(user), fullName: params.full_name, shortName: params.short_name, botType: params.bot_type,
         domain: botDomain(services, realm), serviceName: params.service_name, payloadUrl: params.payload_url, interfaceType: params.interface_type,
         defaultSendingStream: params.default_sending_stream, defaultEventsRegisterStream: params.default_events_register_stream,
-        defaultAllPublicStreams: params.default_all_public_streams,
+        defaultAllPublicStreams: params.default_all_public_streams, maxBotsPerOwner: services.config.maxBotsPerUser,
       });
       if (change?.type !== 'user.created') throw badRequest('Bot not created');
       const entry = botListEntry(realm, asBot(realm.users.get(change.user.userId))!);

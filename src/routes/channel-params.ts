@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { CHANNEL_PERMISSIONS, type ChannelPermission } from '../../actors/realm/channels/state.ts';
 import type { GroupSetting } from '../../actors/realm/groups/state.ts';
-import { findUserByEmail, type RealmState } from '../../actors/realm/state.ts';
+import type { RealmState } from '../../actors/realm/state.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
+import { findUserByAddress } from '../../actors/realm/email-visibility.ts';
 
 const ids = z.array(z.number().int());
 export const groupSetting: z.ZodType<GroupSetting> = z.union([z.number().int(), z.object({ direct_members: ids, direct_subgroups: ids })]);
@@ -38,7 +39,8 @@ export const principals = p.json(z.union([z.array(z.number().int()), z.array(z.s
 export function resolvePrincipals(realm: RealmState, given: number[] | string[] | undefined, self: number): number[] {
   if (given === undefined || given.length === 0) return [self];
   return given.map((principal: number | string) => {
-    const user = typeof principal === 'number' ? realm.users.get(principal) : findUserByEmail(realm, principal);
+    // An address is the stand-in or a real one the caller may read (realm/email-visibility.ts).
+    const user = typeof principal === 'number' ? realm.users.get(principal) : findUserByAddress(realm, self, principal);
     if (!user || !user.isActive) throw badRequest(`No such user: ${principal}`);
     return user.userId;
   });

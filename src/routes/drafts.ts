@@ -8,6 +8,7 @@ import { requireSync } from '../../actors/user/decide-drafts.ts';
 import { draftsByTime } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import { displayEmail } from '../../actors/realm/email-visibility.ts';
 
 // The spec's Draft shape; `id` is set by the server only, so a client sending it is refused (strict object).
 const draft = z.strictObject({
@@ -34,7 +35,7 @@ function toInput(realm: RealmState, user: UserProfile, value: DraftParam): Draft
     for (const id of value.to) {
       const user = realm.users.get(id);
       if (!user) throw badRequest(`Invalid user ID ${id}`);
-      if (!user.isActive) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+      if (!user.isActive) throw badRequest(`'${displayEmail(realm, user)}' is no longer using Zulip.`);
     }
   }
   return { type: value.type, to: value.to, topic: value.topic, content: value.content, timestamp: value.timestamp ?? undefined };

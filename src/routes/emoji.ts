@@ -91,6 +91,7 @@ export const emojiRoutes = [
       path: `/user_avatars/{realm_id_str}/emoji/images/${still ? 'still/' : ''}{file_name}`,
       root: true,
       auth: 'public',
+      anonymousBudget: false,
       params: { realm_id_str: p.string(), file_name: p.string(z.string().max(100)) },
       async handle({ services, realm }, params) {
         if (params.realm_id_str !== String(realm.realmId) || !usesFile(realm, params.file_name, still)) throw imageNotFound();

@@ -2,10 +2,12 @@ import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { initialState, type InitialStateOptions } from '../../actors/register/initial-state.ts';
 import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
+import { SPEC_LIMITS } from '../../actors/queue/limits.ts';
 import { checkEventNarrow } from '../../actors/queue/narrow.ts';
 import type { QueueSpec } from '../../actors/queue/spec.ts';
 import { Role, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { authenticate } from '../http/auth.ts';
+import { checkRateLimit, rateLimitKey } from '../http/dispatch.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
@@ -15,7 +17,12 @@ import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route, type RouteContext } from './route.ts';
 
 // zulip-js sends the string "null" for "every type".
-const typeList = z.array(z.string()).nullable();
+const typeList = z
+  .array(z.string().max(SPEC_LIMITS.eventTypeLength, `an event type is at most ${SPEC_LIMITS.eventTypeLength} characters`))
+  .max(SPEC_LIMITS.eventTypes, `at most ${SPEC_LIMITS.eventTypes} event types`)
+  .nullable();
+
+const narrowText = z.string().max(SPEC_LIMITS.narrowTermLength, `at most ${SPEC_LIMITS.narrowTermLength} characters`);
 
 const registerParams = {
   apply_markdown: p.bool().default(false),
@@ -25,9 +32,13 @@ const registerParams = {
   presence_history_limit_days: p.int(z.number().int().min(0)).optional(),
   event_types: p.json(typeList).default(null),
   all_public_streams: p.bool().default(false),
-  client_capabilities: p.json(z.record(z.string(), z.boolean())).default({}),
+  client_capabilities: p.json(
+    z
+      .record(z.string().max(SPEC_LIMITS.capabilityLength, `a capability's name is at most ${SPEC_LIMITS.capabilityLength} characters`), z.boolean())
+      .refine((capabilities) => Object.keys(capabilities).length <= SPEC_LIMITS.capabilities, `at most ${SPEC_LIMITS.capabilities} capabilities`),
+  ).default({}),
   fetch_event_types: p.json(typeList).optional(),
-  narrow: p.json(z.array(z.tuple([z.string(), z.string()]))).default([]),
+  narrow: p.json(z.array(z.tuple([narrowText, narrowText])).max(SPEC_LIMITS.narrowTerms, `at most ${SPEC_LIMITS.narrowTerms} terms`)).default([]),
   idle_queue_timeout: p.int(z.number().int().min(1)).optional(),
 };
 
@@ -76,6 +87,8 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
  */
 async function registerSpectator({ services, realm, request }: RouteContext<'optional'>, params: RegisterParams) {
   if (!hasPublicAccess(realm, services.config.webPublicStreamsEnabled)) authenticate(realm, request.authorization);
+  // The whole web-public state, built for each anonymous caller: also within the server-wide budget.
+  services.clientBudgets.costlyRequest();
   for (const name of ['client_extavatar', 'include_subscribers'] as const) {
     if (params[name] === true) throw badRequest(`Invalid '${name}' parameter for anonymous request`);
   }
@@ -100,6 +113,7 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
     jitsiServerUrl: services.config.jitsiServerUrl,
     generation: services.generation,
     passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
+    realmUploadQuotaBytes: services.config.realmUploadQuotaBytes,
   };
 }
 
@@ -125,6 +139,8 @@ export const eventRoutes = [
         if (!params.dont_block) {
           throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'queue_id' argument", 400, { var_name: 'queue_id' });
         }
+        // A registration, rate limited as POST /register is (polls are not).
+        checkRateLimit(services, rateLimitKey(realm.realmId, user));
         const queue = await runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user));
         return { events: [], queue_id: queue.id };
       }

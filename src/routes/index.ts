@@ -4,6 +4,7 @@ import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelRoutes } from './channels.ts';
+import { devAuthRoutes } from './dev-auth.ts';
 import { draftRoutes } from './drafts.ts';
 import { emojiRoutes } from './emoji.ts';
 import { eventRoutes } from './events.ts';
@@ -12,8 +13,10 @@ import { inviteRoutes } from './invites.ts';
 import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
 import { messageFlagRoutes } from './message-flags.ts';
+import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
+import { playgroundRoutes } from './playgrounds.ts';
 import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
@@ -38,4 +41,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes];

@@ -1,7 +1,9 @@
 import { badRequest, ChatError } from '../../actors/errors.ts';
 import { usableInvitation } from '../../actors/realm/invitations/accept.ts';
+import type { Invitation } from '../../actors/realm/invitations/state.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { DirectResponse } from '../http/envelope.ts';
+import type { ApiRequest } from '../http/request.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import type { AppServices } from '../services.ts';
@@ -24,8 +26,21 @@ interface JoinInput {
  * Makes the account an invitation's link offers. Everything cheap is checked first, the password hash is
  * made last; the realm decides again on the state as it then is (the link may have been used meanwhile).
  */
-async function acceptInvitation(services: AppServices, realm: RealmState, key: string, input: JoinInput) {
+async function acceptInvitation(services: AppServices, realm: RealmState, request: ApiRequest, key: string, input: JoinInput) {
   const invitation = usableInvitation(realm, key, services.runtime.clock.now());
+  // A reusable link makes accounts for whoever has it: each address may make a few. Counted before the
+  // password is checked and hashed (the costly part), given back when no account comes of it.
+  const giveBack = invitation.multiuse ? services.clientBudgets.linkJoin(request) : () => {};
+  try {
+    services.clientBudgets.costlyRequest();
+    return await makeAccount(services, realm, key, invitation, input);
+  } catch (error) {
+    giveBack();
+    throw error;
+  }
+}
+
+async function makeAccount(services: AppServices, realm: RealmState, key: string, invitation: Invitation, input: JoinInput) {
   const fullName = fullNameSchema.safeParse(input.fullName);
   if (!fullName.success) throw badRequest(fullName.error.issues[0]?.message ?? 'Invalid full name');
   let email = invitation.email;
@@ -36,7 +51,7 @@ async function acceptInvitation(services: AppServices, realm: RealmState, key: s
   }
   const weakness = await passwordWeakness(input.password, [email!, fullName.data]);
   if (weakness) throw badRequest(weakness);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await services.passwordQueue.run('anonymous', () => hashPassword(input.password));
   const changes = await services.runtime.execute(realm.realmId, {
     type: 'invite.accept', key, email, fullName: fullName.data, passwordHash, botDomain: botDomain(services, realm),
   });
@@ -56,10 +71,11 @@ function linkProblem(realm: RealmState, key: string, now: number): ChatError | n
   }
 }
 
-function html(status: number, body: string): DirectResponse {
+function html(status: number, body: string, extraHeaders: Record<string, string> = {}): DirectResponse {
   return new DirectResponse({
     status,
     headers: {
+      ...extraHeaders,
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
@@ -96,10 +112,10 @@ export const joinRoutes = [
     root: true,
     auth: 'public',
     params: formParams,
-    async handle({ services, realm }, params) {
+    async handle({ services, realm, request }, params) {
       const input = { fullName: params.full_name, password: params.password, email: params.email };
       try {
-        const account = await acceptInvitation(services, realm, params.key, input);
+        const account = await acceptInvitation(services, realm, request, params.key, input);
         return html(200, joinDonePage(realm.name, services.realmUrl(realm), account.email));
       } catch (error) {
         if (!(error instanceof ChatError)) throw error;
@@ -108,7 +124,8 @@ export const joinRoutes = [
         if (problem) return html(problem.status, joinErrorPage(problem.message));
         const { email: invitedEmail } = realm.invitations.byKey.get(params.key)!;
         const values = { fullName: params.full_name, email: params.email ?? '' };
-        return html(error.status, joinFormPage({ realmName: realm.name, invitedEmail, values, error: error.message }));
+        // The error's headers too: a refusal over a budget says when to try again (Retry-After).
+        return html(error.status, joinFormPage({ realmName: realm.name, invitedEmail, values, error: error.message }), error.headers);
       }
     },
   }),
@@ -133,7 +150,7 @@ export const joinRoutes = [
     path: '/invites/join/{key}',
     auth: 'public',
     params: { key: p.string(), full_name: p.string(), password: p.string(), email: p.string().optional() },
-    handle: ({ services, realm }, params) =>
-      acceptInvitation(services, realm, params.key, { fullName: params.full_name, password: params.password, email: params.email }),
+    handle: ({ services, realm, request }, params) =>
+      acceptInvitation(services, realm, request, params.key, { fullName: params.full_name, password: params.password, email: params.email }),
   }),
 ];

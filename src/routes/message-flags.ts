@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import { fetchWindow } from '../../actors/realm/messages/query.ts';
 import { topicKey } from '../../actors/realm/messages/state.ts';
 import { normalizeTopic } from '../../actors/realm/messages/limits.ts';
 import { p } from '../http/params.ts';
-import { anchorParam, checkCounts, narrowFor, narrowParam, resolveAnchor } from './message-params.ts';
+import { anchorParam, checkCounts, narrowFor, narrowParam, narrowWindow } from './message-params.ts';
 import { updateFlags } from './message-edits.ts';
 import { route } from './route.ts';
 
@@ -20,8 +19,7 @@ export const messageFlagRoutes = [
     async handle({ services, realm, user }, params) {
       checkCounts(params.num_before, params.num_after);
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
-      const anchor = resolveAnchor(realm, user.userId, params.anchor, clauses);
-      const window = fetchWindow(realm, user.userId, clauses, { anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
+      const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: params.anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
       const changed = window.ids.length ? await updateFlags(services, realm.realmId, user.userId, window.ids, params.op, params.flag) : [];
       return {
         processed_count: window.ids.length,

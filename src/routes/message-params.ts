@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { flagsFor } from '../../actors/realm/messages/access.ts';
 import { highlight, highlightTopic, resolveNarrow, searchWords, type Clause, type NarrowTerm } from '../../actors/realm/messages/narrow.ts';
-import { firstUnread, LARGER_THAN_MAX_MESSAGE_ID } from '../../actors/realm/messages/query.ts';
+import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, type WindowResult } from '../../actors/realm/messages/query.ts';
+import { fetchSearchWindow, firstUnreadSearch, hasSearch } from '../../actors/realm/messages/search.ts';
 import type { StoredMessage } from '../../actors/realm/messages/state.ts';
 import { messageView, topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
@@ -44,6 +45,29 @@ export function resolveAnchor(realm: RealmState, userId: number, anchor: number 
   if (anchor === 'oldest') return 0;
   if (anchor === 'first_unread') return firstUnread(realm, userId, clauses) ?? LARGER_THAN_MAX_MESSAGE_ID;
   return anchor;
+}
+
+/**
+ * The messages of a narrow around an anchor, for a fetch or a flag update. A narrow with search clauses is
+ * answered from the full-text index, off the event loop.
+ */
+export async function narrowWindow(
+  services: AppServices,
+  realm: RealmState,
+  userId: number,
+  clauses: readonly Clause[],
+  request: { anchor: number | 'newest' | 'oldest' | 'first_unread'; numBefore: number; numAfter: number; includeAnchor: boolean },
+): Promise<WindowResult & { anchor: number }> {
+  if (!hasSearch(clauses)) {
+    const anchor = resolveAnchor(realm, userId, request.anchor, clauses);
+    return { anchor, ...fetchWindow(realm, userId, clauses, { ...request, anchor }) };
+  }
+  const index = services.runtime.searchIndex();
+  const anchor =
+    request.anchor === 'first_unread'
+      ? ((await firstUnreadSearch(index, realm, userId, clauses)) ?? LARGER_THAN_MAX_MESSAGE_ID)
+      : resolveAnchor(realm, userId, request.anchor, clauses);
+  return { anchor, ...(await fetchSearchWindow(index, realm, userId, clauses, { ...request, anchor })) };
 }
 
 export function checkCounts(numBefore: number, numAfter: number): void {

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { renderMessage } from '../../actors/realm/messages/render.ts';
 import { matches } from '../../actors/realm/messages/narrow.ts';
-import { fetchWindow } from '../../actors/realm/messages/query.ts';
+import { hasSearch, searchFilter } from '../../actors/realm/messages/search.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
 import { p } from '../http/params.ts';
 import {
-  anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, resolveAnchor, searchMatch,
+  anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
 import { messageHistoryView } from '../../actors/realm/messages/views.ts';
@@ -74,18 +74,21 @@ export const messageRoutes = [
       client_extavatar: p.bool().default(true),
       allow_empty_topic_name: p.bool().default(false),
     },
-    handle({ services, realm, user }, params) {
+    async handle({ services, realm, user }, params) {
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
+      const search = hasSearch(clauses) ? services.runtime.searchIndex() : null;
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: params.client_extavatar, allowEmptyTopicName: params.allow_empty_topic_name };
       const view = (id: number) => fetchedMessage(realm, user.userId, realm.messages.byId.get(id)!, options, clauses);
       if (params.message_ids !== undefined) {
         if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
           throw badRequest("Unsupported parameter combination: message_ids with anchor, num_before or num_after");
         }
-        const ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter((id) => {
+        const readable = (id: number) => {
           const message = realm.messages.byId.get(id);
           return !!message && matches(realm, user.userId, message, clauses);
-        });
+        };
+        let ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter(readable);
+        if (search) ids = (await searchFilter(search, realm.realmId, clauses, ids)).filter(readable);
         return { messages: ids.map(view), history_limited: false };
       }
       const requested = params.anchor ?? (params.use_first_unread_anchor ? 'first_unread' : undefined);
@@ -93,11 +96,10 @@ export const messageRoutes = [
       if (params.num_before === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_before' argument", 400, { var_name: 'num_before' });
       if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
       checkCounts(params.num_before, params.num_after);
-      const anchor = resolveAnchor(realm, user.userId, requested, clauses);
-      const window = fetchWindow(realm, user.userId, clauses, { anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
+      const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: requested, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
       return {
         messages: window.ids.map(view),
-        anchor,
+        anchor: window.anchor,
         found_anchor: window.foundAnchor,
         found_oldest: window.foundOldest,
         found_newest: window.foundNewest,
@@ -136,14 +138,17 @@ export const messageRoutes = [
     path: '/messages/matches_narrow',
     auth: 'user',
     params: { msg_ids: messageIdsParam, narrow: narrowParam },
-    handle({ services, realm, user }, params) {
+    async handle({ services, realm, user }, params) {
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const words = searchWords(clauses);
-      const messages: Record<string, unknown> = {};
-      for (const id of params.msg_ids) {
+      const readable = (id: number) => {
         const message = realm.messages.byId.get(id);
-        if (message && matches(realm, user.userId, message, clauses)) messages[id] = searchMatch(message, words);
-      }
+        return !!message && matches(realm, user.userId, message, clauses);
+      };
+      let ids = params.msg_ids.filter(readable);
+      if (hasSearch(clauses)) ids = (await searchFilter(services.runtime.searchIndex(), realm.realmId, clauses, ids)).filter(readable);
+      const messages: Record<string, unknown> = {};
+      for (const id of ids) messages[id] = searchMatch(realm.messages.byId.get(id)!, words);
       return { messages };
     },
   }),

@@ -1,8 +1,8 @@
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { presenceDeliveries } from '../../actors/presence/events.ts';
 import { realmPresences, showsPresence, userPresence } from '../../actors/presence/views.ts';
-import { findUserByEmail } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
 
@@ -39,7 +39,7 @@ export const presenceRoutes = [
       // Asking incrementally implies the modern format.
       const slim = params.slim_presence || params.last_update_id !== undefined;
       const { presences, lastUpdateId } = realmPresences(runtime.presence, realm, {
-        slim, lastUpdateId: params.last_update_id, historyLimitDays: params.history_limit_days, now,
+        slim, lastUpdateId: params.last_update_id, historyLimitDays: params.history_limit_days, now, viewerId: user.userId,
       });
       return { presences, server_timestamp: now, presence_last_update_id: lastUpdateId };
     },
@@ -50,9 +50,9 @@ export const presenceRoutes = [
     path: '/realm/presence',
     auth: 'user',
     params: {},
-    handle({ services, realm }) {
+    handle({ services, realm, user }) {
       const now = services.runtime.clock.now() / 1000;
-      const { presences } = realmPresences(services.runtime.presence, realm, { slim: false, now });
+      const { presences } = realmPresences(services.runtime.presence, realm, { slim: false, now, viewerId: user.userId });
       return { presences, server_timestamp: now };
     },
   }),
@@ -63,8 +63,8 @@ export const presenceRoutes = [
     path: '/users/{user_id}/presence',
     auth: 'user',
     params: { user_id: p.string() },
-    handle({ services, realm }, { user_id: idOrEmail }) {
-      const target = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
+    handle({ services, realm, user }, { user_id: idOrEmail }) {
+      const target = findAccessibleUser(realm, user.userId, idOrEmail);
       if (!target || !target.isActive) throw badRequest('No such user');
       if (target.isBot) throw badRequest('Presence is not supported for bot users.');
       const { presence, clock } = services.runtime;

@@ -38,10 +38,21 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
   /** long-polls are not counted against the per-user rate limit */
   rateLimited?: boolean;
   /**
+   * false: not counted against the budget of callers without credentials. For image files, which a page
+   * loads by the dozen and which cost a file read; every other request without credentials is counted.
+   */
+  anonymousBudget?: false;
+  /**
    * Refuses a caller before its parameters are read: a caller without the right must not learn the
    * parameter rules, nor make the server do expensive work (hashing a password) first.
    */
   authorize?(user: UserProfile, realm: RealmState): void;
+  /**
+   * Looks at the request before its body is read, knowing only the length it declares (null: sent in
+   * chunks, undeclared), and throws to refuse it unread: an upload the caller's quota or the disk cannot
+   * take is turned away before its bytes come in.
+   */
+  admit?(context: Omit<RouteContext<A>, 'request' | 'files'>, declaredBytes: number | null): void;
   handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | HandlerResult;
 }
 

@@ -4,7 +4,8 @@ import { emailChangeAllowed } from '../../actors/realm/decide.ts';
 import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
-import { hashPassword, passwordWeakness, verifyPassword } from '../passwords.ts';
+import { checkPassword } from '../password-check.ts';
+import { hashPassword, passwordWeakness } from '../passwords.ts';
 import type { AppServices } from '../services.ts';
 import { route, type RouteContext } from './route.ts';
 import { emailSchema as email, fullNameSchema as fullName } from './users.ts';
@@ -36,14 +37,18 @@ function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): 
 }
 
 /** Verifies the old password and the new one's strength; returns the new hash. */
-async function checkNewPassword(user: UserProfile, oldPassword: string | undefined, newPassword: string): Promise<string> {
+async function checkNewPassword(context: RouteContext<'user'>, oldPassword: string | undefined, newPassword: string): Promise<string> {
+  const { services, realm, request, user } = context;
   if (oldPassword === undefined) {
     throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'old_password' argument", 400, { var_name: 'old_password' });
   }
-  if (!(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest('Wrong password!');
+  // The original checks the old password as a login, within the same failure budgets: an API key alone
+  // must not be a way to try passwords (one that may open other services too).
+  const account = { realmId: realm.realmId, username: user.email, stored: user.passwordHash };
+  if (!(await checkPassword(services, request, 'user', account, oldPassword))) throw badRequest('Wrong password!');
   const weakness = await passwordWeakness(newPassword, [user.email, user.fullName]);
   if (weakness) throw badRequest(weakness);
-  return hashPassword(newPassword);
+  return services.passwordQueue.run('user', () => hashPassword(newPassword));
 }
 
 /**
@@ -79,9 +84,9 @@ function requestedSettings(values: Record<string, unknown>): Record<string, unkn
 async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<typeof params>) {
   const { services, realm, user } = context;
   const requested = requestedSettings(values);
-  checkSettings(requested);
+  const checked = checkSettings(requested);
   const newEmail = values.email === undefined ? null : checkNewEmail(realm, user, values.email);
-  const passwordHash = values.new_password === undefined ? null : await checkNewPassword(user, values.old_password, values.new_password);
+  const passwordHash = values.new_password === undefined ? null : await checkNewPassword(context, values.old_password, values.new_password);
   const caller = { kind: 'user' as const, userId: user.userId };
 
   if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
@@ -90,6 +95,10 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
   const timezone = typeof requested.timezone === 'string' ? requested.timezone : undefined;
   if (values.full_name !== undefined || timezone !== undefined) {
     await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name, timezone });
+  }
+  // The realm shows every user's addresses, so it keeps this setting beside the user's own copy.
+  if (typeof checked.email_address_visibility === 'number') {
+    await services.runtime.execute(realm.realmId, { type: 'user.set_email_visibility', userId: user.userId, visibility: checked.email_address_visibility });
   }
   if (Object.keys(requested).length > 0) {
     await services.runtime.executeUser(realm.realmId, user.userId, { type: 'settings.update', settings: requested });

@@ -1,9 +1,12 @@
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey } from '../../actors/realm/channels/state.ts';
 import { canSeeChannel, PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
-import type { RealmState } from '../../actors/realm/state.ts';
+import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
+import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
+import type { AppServices } from '../services.ts';
 import { newChannelOptions, newChannelParams, principals, resolvePrincipals } from './channel-params.ts';
 import { route } from './route.ts';
 
@@ -40,6 +43,52 @@ function propertyValue(property: string, value: unknown): [string, unknown] {
   return [PROPERTY_NAMES[property as keyof typeof PROPERTY_NAMES], value];
 }
 
+type SubscriptionRequest = z.infer<typeof subscriptionList>;
+
+/** Subscribes the users, making the channels that do not exist: POST (and PATCH) /users/me/subscriptions. */
+async function addSubscriptions(
+  services: AppServices, realm: RealmState, user: UserProfile, subscriptions: SubscriptionRequest, userIds: number[],
+  options: NewChannelOptions, authorizationErrorsFatal: boolean,
+): Promise<Record<string, unknown>> {
+  const names = subscriptions.map((s) => s.name.trim());
+  const changes = await services.runtime.execute(realm.realmId, {
+    type: 'channel.subscribe',
+    caller: { kind: 'user', userId: user.userId },
+    channels: subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
+    userIds,
+    authorizationErrorsFatal,
+    options,
+  });
+  const added = new Set<string>();
+  for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
+  const subscribed: [number, string][] = [];
+  const already: [number, string][] = [];
+  const unauthorized = new Set<string>();
+  const state = services.runtime.realmState(realm.realmId);
+  for (const name of new Set(names)) {
+    const channel = state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1);
+    for (const userId of userIds) {
+      if (channel && added.has(`${channel.id}:${userId}`)) subscribed.push([userId, channel.name]);
+      else if (channel && state.subscriptions.get(channel.id)?.has(userId)) already.push([userId, channel.name]);
+      else unauthorized.add(channel?.name ?? name);
+    }
+  }
+  const result: Record<string, unknown> = { subscribed: byUser(subscribed), already_subscribed: byUser(already) };
+  if (!authorizationErrorsFatal) result.unauthorized = [...unauthorized];
+  return result;
+}
+
+/** Unsubscribes the users from the channels: DELETE (and PATCH) /users/me/subscriptions. */
+async function removeSubscriptions(services: AppServices, realm: RealmState, user: UserProfile, channelIds: number[], userIds: number[]) {
+  const changes = await services.runtime.execute(realm.realmId, {
+    type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channelIds, userIds,
+  });
+  const removed = new Set<number>();
+  for (const change of changes) if (change.type === 'subscriptions.removed') for (const e of change.entries) removed.add(e.channelId);
+  const names = (ids: number[]) => ids.map((id) => realm.channels.get(id)!.name);
+  return { removed: names(channelIds.filter((id) => removed.has(id))), not_removed: names(channelIds.filter((id) => !removed.has(id))) };
+}
+
 export const subscriptionRoutes = [
   route({
     method: 'POST',
@@ -51,34 +100,10 @@ export const subscriptionRoutes = [
       authorization_errors_fatal: p.bool().default(true),
       ...newChannelParams,
     },
-    async handle({ services, realm, user }, params) {
+    handle({ services, realm, user }, params) {
       const userIds = resolvePrincipals(realm, params.principals, user.userId);
-      const names = params.subscriptions.map((s) => s.name.trim());
-      const changes = await services.runtime.execute(realm.realmId, {
-        type: 'channel.subscribe',
-        caller: { kind: 'user', userId: user.userId },
-        channels: params.subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
-        userIds,
-        authorizationErrorsFatal: params.authorization_errors_fatal,
-        options: newChannelOptions(params, services.config.webPublicStreamsEnabled),
-      });
-      const added = new Set<string>();
-      for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
-      const subscribed: [number, string][] = [];
-      const already: [number, string][] = [];
-      const unauthorized = new Set<string>();
-      const state = services.runtime.realmState(realm.realmId);
-      for (const name of new Set(names)) {
-        const channel = state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1);
-        for (const userId of userIds) {
-          if (channel && added.has(`${channel.id}:${userId}`)) subscribed.push([userId, channel.name]);
-          else if (channel && state.subscriptions.get(channel.id)?.has(userId)) already.push([userId, channel.name]);
-          else unauthorized.add(channel?.name ?? name);
-        }
-      }
-      const result: Record<string, unknown> = { subscribed: byUser(subscribed), already_subscribed: byUser(already) };
-      if (!params.authorization_errors_fatal) result.unauthorized = [...unauthorized];
-      return result;
+      const options = newChannelOptions(params, services.config.webPublicStreamsEnabled);
+      return addSubscriptions(services, realm, user, params.subscriptions, userIds, options, params.authorization_errors_fatal);
     },
   }),
 
@@ -101,16 +126,26 @@ export const subscriptionRoutes = [
     path: '/users/me/subscriptions',
     auth: 'user',
     params: { subscriptions: p.json(z.array(z.string())), principals: principals.optional() },
-    async handle({ services, realm, user }, params) {
+    handle({ services, realm, user }, params) {
       const userIds = resolvePrincipals(realm, params.principals, user.userId);
-      const channelIds = channelIdsByName(realm, params.subscriptions);
-      const changes = await services.runtime.execute(realm.realmId, {
-        type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channelIds, userIds,
-      });
-      const removed = new Set<number>();
-      for (const change of changes) if (change.type === 'subscriptions.removed') for (const e of change.entries) removed.add(e.channelId);
-      const names = (ids: number[]) => ids.map((id) => realm.channels.get(id)!.name);
-      return { removed: names(channelIds.filter((id) => removed.has(id))), not_removed: names(channelIds.filter((id) => !removed.has(id))) };
+      return removeSubscriptions(services, realm, user, channelIdsByName(realm, params.subscriptions), userIds);
+    },
+  }),
+
+  route({
+    method: 'PATCH',
+    path: '/users/me/subscriptions',
+    auth: 'user',
+    params: { add: p.json(subscriptionList).default([]), delete: p.json(z.array(z.string())).default([]) },
+    async handle({ services, realm, user }, params) {
+      if (!params.add.length && !params.delete.length) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+      // The removals are named before anything changes, so that an unknown name fails the whole request.
+      const channelIds = channelIdsByName(realm, params.delete);
+      // The original's defaults for a channel this form creates: it takes no channel parameters.
+      const options: NewChannelOptions = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {}, announce: false };
+      const added = params.add.length ? await addSubscriptions(services, realm, user, params.add, [user.userId], options, true) : { subscribed: {}, already_subscribed: {} };
+      const removed = channelIds.length ? await removeSubscriptions(services, realm, user, channelIds, [user.userId]) : { removed: [], not_removed: [] };
+      return { ...added, ...removed };
     },
   }),
 
@@ -138,7 +173,7 @@ export const subscriptionRoutes = [
     auth: 'user',
     params: { user_id: p.int(), stream_id: p.int() },
     handle({ realm, user }, params) {
-      if (!realm.users.has(params.user_id)) throw badRequest('No such user');
+      if (!findAccessibleUser(realm, user.userId, params.user_id)) throw badRequest('No such user');
       const channel = realm.channels.get(params.stream_id);
       // Who is in a private channel is for its subscribers and administrators (test/security.test.ts).
       if (!channel || !canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');

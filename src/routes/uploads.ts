@@ -1,11 +1,22 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
-import { canReadAttachment, tooLarge } from '../../actors/realm/attachments/decide.ts';
+import type { UploadQuota } from '../../actors/realm/attachments/commands.ts';
+import { canReadAttachment, checkUploadQuota, MAX_UPLOAD_BYTES, tooLarge } from '../../actors/realm/attachments/decide.ts';
 import { attachmentsOf, attachmentView, uploadSpaceUsed } from '../../actors/realm/attachments/views.ts';
+import type { Config } from '../config.ts';
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
+import { lowOnSpace } from '../disk-space.ts';
 import { UploadStore } from '../uploads.ts';
 import { route } from './route.ts';
+
+/**
+ * What a multipart body holds beside the file: the boundaries and the part's headers, a long file name
+ * included. Before the body is read, the file is taken to be the declared length less this.
+ */
+const FORM_FRAMING_BYTES = 8 * 1024;
+
+export const uploadQuota = (config: Config): UploadQuota => ({ userBytes: config.userUploadQuotaBytes, realmBytes: config.realmUploadQuotaBytes });
 
 const fileNotFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'File not found', 404);
 
@@ -16,18 +27,35 @@ export const uploadRoutes = [
     auth: 'user',
     files: true,
     params: {},
+    // Before the body comes in: the declared length bounds the file, so an upload that cannot fit the
+    // quota or the disk is refused without reading up to max_file_upload_size_mib of it.
+    admit({ services, realm, user }, declaredBytes) {
+      services.runtime.assertWritable();
+      const refusal = services.diskSpace.uploadRefusal(declaredBytes ?? MAX_UPLOAD_BYTES);
+      if (refusal !== null) throw lowOnSpace(refusal);
+      if (declaredBytes !== null) checkUploadQuota(realm, user.userId, Math.max(0, declaredBytes - FORM_FRAMING_BYTES), uploadQuota(services.config));
+    },
     async handle({ services, realm, user, files }) {
       if (files.length !== 1) throw badRequest(files.length ? 'You may only upload one file at a time' : 'You must specify a file to upload');
       const file = files[0]!;
       if (file.truncated) throw tooLarge();
+      const size = file.data.length;
+      const quota = uploadQuota(services.config);
       // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
       services.runtime.assertWritable();
+      checkUploadQuota(realm, user.userId, size, quota);
       const store = new UploadStore(services.config.dataDir);
       // The bytes are durable before the realm records them; a refused record takes them away again.
-      const pathId = await store.save(realm.realmId, file.name, file.data);
+      const release = services.diskSpace.reserveUpload(size);
+      let pathId: string;
+      try {
+        pathId = await store.save(realm.realmId, file.name, file.data);
+      } finally {
+        release();
+      }
       try {
         await services.runtime.execute(realm.realmId, {
-          type: 'attachment.upload', caller: { kind: 'user', userId: user.userId }, pathId, name: file.name || 'uploaded-file', size: file.data.length,
+          type: 'attachment.upload', caller: { kind: 'user', userId: user.userId }, pathId, name: file.name || 'uploaded-file', size, quota,
         });
       } catch (error) {
         await store.remove(pathId);

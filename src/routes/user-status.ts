@@ -1,22 +1,28 @@
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
+import { administeredUser } from '../../actors/realm/administer.ts';
 import { statusView } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
 
-/** A user's status: set by the user, readable by everyone in the realm, announced to the whole realm. */
+const statusParams = {
+  status_text: p.string().optional(),
+  emoji_name: p.string().optional(),
+  emoji_code: p.string().optional(),
+  reaction_type: p.string().optional(),
+};
+
+/**
+ * A user's status: set by the user (or an administrator), readable by everyone in the realm, announced to the
+ * whole realm.
+ */
 export const userStatusRoutes = [
   route({
     method: 'POST',
     path: '/users/me/status',
     auth: 'user',
-    params: {
-      status_text: p.string().optional(),
-      away: p.bool().optional(),
-      emoji_name: p.string().optional(),
-      emoji_code: p.string().optional(),
-      reaction_type: p.string().optional(),
-    },
+    params: { ...statusParams, away: p.bool().optional() },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'status.update',
@@ -33,12 +39,27 @@ export const userStatusRoutes = [
   }),
 
   route({
+    method: 'POST',
+    path: '/users/{user_id}/status',
+    auth: 'user',
+    params: { user_id: p.int(z.number().int()), ...statusParams },
+    async handle({ services, realm, user }, params) {
+      const target = administeredUser(realm, user, params.user_id);
+      await services.runtime.executeUser(realm.realmId, target.userId, {
+        type: 'status.update',
+        status: { statusText: params.status_text, emojiName: params.emoji_name, emojiCode: params.emoji_code, reactionType: params.reaction_type },
+      });
+      return {};
+    },
+  }),
+
+  route({
     method: 'GET',
     path: '/users/{user_id}/status',
     auth: 'user',
     params: { user_id: p.int(z.number().int()) },
-    handle({ services, realm }, { user_id }) {
-      const target = realm.users.get(user_id);
+    handle({ services, realm, user }, { user_id }) {
+      const target = findAccessibleUser(realm, user.userId, user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
       return { status: statusView(services.runtime.userState(realm.realmId, user_id)) };
     },

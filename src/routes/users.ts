@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
 import { disallowedNameCharacter } from '../../actors/realm/names.ts';
-import { findUserByEmail, isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
+import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
+import { accessFilter, findAccessibleUser, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
+import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
@@ -27,9 +29,12 @@ export { fullName as fullNameSchema, email as emailSchema };
 const role = z.literal(ROLE_VALUES as [Role, ...Role[]], { error: 'Invalid role' });
 const userId = p.int(z.number().int().positive());
 
-/** A user by id or by email, visible to the caller: deactivated users are included, as in the original. */
-export function lookUp(realm: RealmState, idOrEmail: string): UserProfile {
-  const user = /^\d+$/.test(idOrEmail) ? realm.users.get(Number(idOrEmail)) : findUserByEmail(realm, idOrEmail);
+/**
+ * A user by id or by email, as the caller may see them: deactivated users are included, as in the original;
+ * a user a limited guest may not access is not found (realm/user-access.ts).
+ */
+export function lookUp(realm: RealmState, viewer: UserProfile, idOrEmail: string): UserProfile {
+  const user = findAccessibleUser(realm, viewer.userId, idOrEmail);
   if (!user) throw badRequest('No such user');
   return user;
 }
@@ -51,11 +56,15 @@ export const userRoutes = [
       include_custom_profile_fields: p.bool().default(false),
       user_ids: p.json(z.array(z.number().int())).optional(),
     },
-    handle({ realm }, params) {
+    handle({ realm, user: viewer }, params) {
       const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
+      // A limited guest gets the users it may not access as placeholders, as the original does.
+      const accessible = accessFilter(realm, viewer.userId);
       const members = [];
       for (const user of users) {
-        if (user) members.push(personView(user, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
+        if (!user) continue;
+        if (accessible && !user.isBot && !accessible.has(user.userId)) members.push(unknownUserView(user.userId));
+        else members.push(personView(user, addressesFor(realm, viewer.userId, user), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
       return { members };
     },
@@ -67,7 +76,18 @@ export const userRoutes = [
     auth: 'user',
     params: {},
     handle({ realm, user }) {
-      return { ...personView(user, false, profileDataOf(realm.profileFields, user.userId)) };
+      return { ...personView(user, addressesFor(realm, user.userId, user), false, profileDataOf(realm.profileFields, user.userId)) };
+    },
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/users/me',
+    auth: 'user',
+    params: {},
+    async handle({ services, realm, user }) {
+      await services.runtime.execute(realm.realmId, { type: 'user.deactivate_own', userId: user.userId });
+      return {};
     },
   }),
 
@@ -80,9 +100,9 @@ export const userRoutes = [
       client_extavatar: p.bool().default(true),
       include_custom_profile_fields: p.bool().default(false),
     },
-    handle({ realm }, params) {
-      const target = lookUp(realm, params.user_id);
-      return { user: personView(target, params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
+    handle({ realm, user }, params) {
+      const target = lookUp(realm, user, params.user_id);
+      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
     },
   }),
 
@@ -100,7 +120,7 @@ export const userRoutes = [
         caller: caller(user),
         email: params.email,
         fullName: params.full_name,
-        passwordHash: await hashPassword(params.password),
+        passwordHash: await services.passwordQueue.run('user', () => hashPassword(params.password)),
       });
       return { user_id: change?.type === 'user.created' ? change.user.userId : null };
     },
@@ -144,7 +164,7 @@ export const userRoutes = [
     auth: 'user',
     params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional(), profile_data: profileDataParam.optional() },
     async handle({ services, realm, user }, params) {
-      const target = lookUp(realm, params.user_id);
+      const target = lookUp(realm, user, params.user_id);
       if (params.profile_data) {
         // An empty value (or null) clears the field, as in the original. Checked before the name and role change.
         const clears = (value: unknown) => value === null || value === '' || (Array.isArray(value) && value.length === 0);

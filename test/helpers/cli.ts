@@ -15,11 +15,16 @@ export function cli(...args: string[]): Promise<CliResult> {
   return cliWith({}, ...args);
 }
 
-/** The same, with extra environment variables. */
+/** The same, with extra environment variables, and what to write to its standard input. */
 export function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return cliWithInput('', env, ...args);
+}
+
+export function cliWithInput(input: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
+    child.stdin?.end(input);
   });
 }

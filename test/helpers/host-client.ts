@@ -10,21 +10,32 @@ export interface Answer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
+  /** the body as received (a file's bytes) */
+  bytes: Buffer;
   headers: IncomingHttpHeaders;
   /** what the request said (query and form), so that an error repeating it is not counted as a leak */
   sent: string;
 }
 
-/** A client for one host (the realm is chosen by the Host header, which fetch() will not set). */
+/**
+ * A client for one host (the realm is chosen by the Host header, which fetch() will not set), optionally
+ * connecting from a chosen local address: on Linux every 127.x.y.z is the loopback, so a test can be many
+ * clients at once.
+ */
 export class HostClient {
   constructor(
     readonly baseUrl: string,
     readonly host: string,
     readonly credentials: Credentials | null,
+    readonly localAddress?: string,
   ) {}
 
   as(credentials: Credentials | null): HostClient {
-    return new HostClient(this.baseUrl, this.host, credentials);
+    return new HostClient(this.baseUrl, this.host, credentials, this.localAddress);
+  }
+
+  from(localAddress: string): HostClient {
+    return new HostClient(this.baseUrl, this.host, this.credentials, localAddress);
   }
 
   send(method: string, path: string, params: Params = {}, raw?: { body: Buffer; contentType: string }): Promise<Answer> {
@@ -46,18 +57,20 @@ export class HostClient {
     if (body) headers['Content-Length'] = String(body.length);
     const url = new URL(this.baseUrl);
     return new Promise((resolve, reject) => {
-      const req = httpRequest({ hostname: url.hostname, port: url.port, path: target, method, headers, timeout: 10_000 }, (response) => {
+      const options = { hostname: url.hostname, port: url.port, path: target, method, headers, timeout: 10_000, localAddress: this.localAddress };
+      const req = httpRequest(options, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
           let parsed: unknown = text;
           try {
             parsed = JSON.parse(text);
           } catch {
             // a file, not JSON
           }
-          resolve({ status: response.statusCode ?? 0, body: parsed, text, headers: response.headers, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
+          resolve({ status: response.statusCode ?? 0, body: parsed, text, bytes, headers: response.headers, sent: decodeURIComponent(form.replace(/\+/g, ' ')) });
         });
         response.on('error', reject);
       });

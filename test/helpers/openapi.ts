@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
 /** The Zulip API document this server follows (feature level 420), as published; the tests read it as is. */
-export const OPENAPI_PATH = new URL('../../reference/zulip-openapi.yaml', import.meta.url);
+export const OPENAPI_PATH = new URL('../../docs/zulip-openapi.yaml', import.meta.url);
 
 export type Schema = {
   $ref?: string;

@@ -1,7 +1,7 @@
 import { insertSorted } from '../messages/state.ts';
 import type { RealmState } from '../state.ts';
 import type { AttachmentChange } from './changes.ts';
-import { addAttachment } from './state.ts';
+import { addAttachment, removeAttachment } from './state.ts';
 
 export function applyAttachmentChange(state: RealmState, change: AttachmentChange): void {
   const store = state.attachments;
@@ -9,13 +9,9 @@ export function applyAttachmentChange(state: RealmState, change: AttachmentChang
     case 'attachment.uploaded':
       addAttachment(store, { ...change.attachment, messageIds: [...change.attachment.messageIds] });
       return;
-    case 'attachment.deleted': {
-      const attachment = store.byId.get(change.attachmentId);
-      if (!attachment) return;
-      store.byId.delete(attachment.id);
-      store.byPathId.delete(attachment.pathId);
+    case 'attachment.deleted':
+      removeAttachment(store, change.attachmentId);
       return;
-    }
   }
 }
 

@@ -1,11 +1,11 @@
 import { LIMITS } from '../../register/realm-limits.ts';
-import { badRequest } from '../../errors.ts';
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Clock } from '../decide.ts';
 import { canRead } from '../messages/access.ts';
 import type { StoredMessage } from '../messages/state.ts';
 import type { RealmState, UserProfile } from '../state.ts';
 import type { AttachmentChange } from './changes.ts';
-import type { AttachmentCommand } from './commands.ts';
+import type { AttachmentCommand, UploadQuota } from './commands.ts';
 import { referencedPathIds, type Attachment } from './state.ts';
 
 export const MAX_UPLOAD_BYTES = LIMITS.max_file_upload_size_mib * 1024 * 1024;
@@ -16,6 +16,7 @@ export function decideAttachment(state: RealmState, command: AttachmentCommand, 
   switch (command.type) {
     case 'attachment.upload': {
       if (command.size > MAX_UPLOAD_BYTES) throw tooLarge();
+      checkUploadQuota(state, caller.userId, command.size, command.quota);
       if (state.attachments.byPathId.has(command.pathId)) throw badRequest('Upload path already in use');
       const attachment: Attachment = {
         id: state.attachments.nextId,
@@ -36,6 +37,24 @@ export function decideAttachment(state: RealmState, command: AttachmentCommand, 
     }
   }
 }
+
+/**
+ * Refuses a file that would take the user's or the organization's files past their quota. The uploads
+ * route asks first with the size the request declares, before its body is read; the realm decides with the
+ * file's real size, one upload after another, so concurrent uploads cannot pass the quota together.
+ */
+export function checkUploadQuota(state: RealmState, userId: number, size: number, quota: UploadQuota): void {
+  const { bytes, bytesByOwner } = state.attachments;
+  // The original's error and code (zerver/lib/upload: check_upload_within_quota).
+  if (quota.realmBytes !== null && bytes + size > quota.realmBytes) {
+    throw new ChatError(ErrorCode.REALM_UPLOAD_QUOTA, "Upload would exceed your organization's upload quota.");
+  }
+  if (quota.userBytes !== null && (bytesByOwner.get(userId) ?? 0) + size > quota.userBytes) {
+    throw new ChatError(ErrorCode.REALM_UPLOAD_QUOTA, `Upload would exceed your upload quota (${mebibytes(quota.userBytes)} MiB); delete files you no longer need.`);
+  }
+}
+
+const mebibytes = (bytes: number) => Math.floor(bytes / (1024 * 1024));
 
 export const tooLarge = () => badRequest(`File is larger than this server's configured maximum upload size (${LIMITS.max_file_upload_size_mib} MiB).`);
 

@@ -21,6 +21,10 @@ export interface AttachmentStore {
   /** index: path id -> attachment id (rebuilt on load) */
   byPathId: Map<string, number>;
   nextId: number;
+  /** bytes of all the files (rebuilt on load): the realm's upload quota */
+  bytes: number;
+  /** bytes of each user's files (rebuilt on load): `upload_space_used` and the user's upload quota */
+  bytesByOwner: Map<number, number>;
 }
 
 export interface AttachmentStoreRecord {
@@ -29,7 +33,7 @@ export interface AttachmentStoreRecord {
 }
 
 export function emptyAttachmentStore(): AttachmentStore {
-  return { byId: new Map(), byPathId: new Map(), nextId: 1 };
+  return { byId: new Map(), byPathId: new Map(), nextId: 1, bytes: 0, bytesByOwner: new Map() };
 }
 
 export function attachmentStoreToRecord(store: AttachmentStore): AttachmentStoreRecord {
@@ -49,6 +53,19 @@ export function addAttachment(store: AttachmentStore, attachment: Attachment): v
   store.byId.set(attachment.id, attachment);
   store.byPathId.set(attachment.pathId, attachment.id);
   store.nextId = Math.max(store.nextId, attachment.id + 1);
+  store.bytes += attachment.size;
+  store.bytesByOwner.set(attachment.ownerId, (store.bytesByOwner.get(attachment.ownerId) ?? 0) + attachment.size);
+}
+
+export function removeAttachment(store: AttachmentStore, attachmentId: number): void {
+  const attachment = store.byId.get(attachmentId);
+  if (!attachment) return;
+  store.byId.delete(attachment.id);
+  store.byPathId.delete(attachment.pathId);
+  store.bytes -= attachment.size;
+  const left = (store.bytesByOwner.get(attachment.ownerId) ?? 0) - attachment.size;
+  if (left > 0) store.bytesByOwner.set(attachment.ownerId, left);
+  else store.bytesByOwner.delete(attachment.ownerId);
 }
 
 /** `/user_uploads/<realm>/<random>/<name>` in Markdown or HTML: the path ids a message's content references. */

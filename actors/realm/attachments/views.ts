@@ -16,9 +16,7 @@ export function attachmentView(state: RealmState, attachment: Attachment) {
 
 /** Bytes of the user's files: `upload_space_used`. */
 export function uploadSpaceUsed(state: RealmState, userId: number): number {
-  let total = 0;
-  for (const attachment of state.attachments.byId.values()) if (attachment.ownerId === userId) total += attachment.size;
-  return total;
+  return state.attachments.bytesByOwner.get(userId) ?? 0;
 }
 
 export function attachmentsOf(state: RealmState, userId: number): Attachment[] {

@@ -16,6 +16,8 @@ export type BotCommand =
       defaultSendingStream?: string;
       defaultEventsRegisterStream?: string;
       defaultAllPublicStreams?: boolean;
+      /** how many active bots one person may own (the server's setting) */
+      maxBotsPerOwner: number;
     }
   | {
       type: 'bot.update';

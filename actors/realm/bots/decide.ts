@@ -47,6 +47,10 @@ function decideCreate(state: RealmState, command: Command<'bot.create'>, clock: 
   const mayCreate = allowed(state, 'can_create_bots_group', owner.userId) ||
     (type === BotType.incomingWebhook && allowed(state, 'can_create_write_only_bots_group', owner.userId));
   if (!mayCreate) throw insufficient();
+  // Each bot can hold event queues as a person can; a person with ever more of them could hold ever more.
+  if (ownedBots(state, owner.userId) >= command.maxBotsPerOwner) {
+    throw badRequest(`You already own ${command.maxBotsPerOwner} active bots, the most one person may own`);
+  }
   if (!CREATABLE_BOT_TYPES.includes(type)) throw badRequest('Invalid bot type');
   const interfaceType = command.interfaceType ?? 1;
   if (!SERVICE_INTERFACES.includes(interfaceType as never)) throw badRequest('Invalid interface type');
@@ -135,6 +139,12 @@ function accessBot(state: RealmState, command: { caller: BotCommand['caller']; b
     if (!caller || !administers(caller, bot.bot)) throw badRequest('Insufficient permission');
   }
   return bot;
+}
+
+function ownedBots(state: RealmState, ownerId: number): number {
+  let owned = 0;
+  for (const user of state.users.values()) if (user.isActive && user.bot?.ownerId === ownerId) owned++;
+  return owned;
 }
 
 /** Bots are made, owned and configured by people. */

@@ -6,6 +6,7 @@ import type { Clock } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
 import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
+import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
 import { isAdmin, Role, type RealmState } from '../state.ts';
 import type { ChannelChange, ChannelFields } from './changes.ts';
 import type { ChannelCommand } from './commands.ts';
@@ -220,6 +221,7 @@ function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type
     // A channel made private is no longer readable by spectators.
     fields.isWebPublic = false;
   }
+  if (fields.inviteOnly === false && state.settings.moderation_request_channel_id === channel.id) throw badRequest(MODERATION_CHANNEL_PUBLIC);
   // A public channel's history is always public to its subscribers.
   if ((fields.inviteOnly ?? channel.inviteOnly) === false && (fields.historyPublicToSubscribers ?? channel.historyPublicToSubscribers) === false) {
     fields.historyPublicToSubscribers = true;

@@ -27,6 +27,8 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     is_web_public: channel.isWebPublic,
     history_public_to_subscribers: channel.historyPublicToSubscribers,
     first_message_id: channel.firstMessageId,
+    // Channel folders are not modelled yet (issue 15): no channel is in one, which the document spells null.
+    folder_id: null,
     message_retention_days: channel.messageRetentionDays,
     stream_post_policy: policy,
     is_announcement_only: policy === 2,
@@ -34,8 +36,6 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     is_recently_active: isRecentlyActive(state, channel.id, channel.dateCreated, seconds),
     stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
     subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
-    // The realm has no channel folders yet, so no channel is in one.
-    folder_id: null,
   };
   for (const permission of CHANNEL_PERMISSIONS) view[permission] = channel.permissions[permission];
   return view;

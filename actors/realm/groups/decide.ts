@@ -57,9 +57,11 @@ export function decideGroup(state: RealmState, command: GroupCommand, clock: Clo
         checkSetting(state, key, edit.new);
         (change.permissions ??= {})[key] = edit.new;
       }
-      const changed = Object.keys(change).length > 2;
-      if (!changed && command.deactivated === undefined) throw badRequest('No new data supplied');
-      return changed ? [change] : [];
+      // The original refuses only a request that names nothing to change; resending current values is a no-op.
+      const given = command.name !== undefined || command.description !== undefined || command.deactivated !== undefined
+        || Object.values(command.permissions ?? {}).some((edit) => edit !== undefined);
+      if (!given) throw badRequest('No new data supplied');
+      return Object.keys(change).length > 2 ? [change] : [];
     }
     case 'group.members':
       return decideMembers(state, command);

@@ -1,7 +1,6 @@
 import { badRequest } from '../../errors.ts';
-import { compileRegex } from './regex/program.ts';
-import { parseRegex, RegexSyntaxError, type Parsed } from './regex/syntax.ts';
 import { delimited, RESERVED_GROUP_NAMES } from './pattern.ts';
+import { compileRe2, Re2SyntaxError } from './re2.ts';
 import type { LinkifierStore } from './state.ts';
 import { parseUriTemplate } from './template.ts';
 
@@ -22,9 +21,8 @@ export function checkLinkifier(store: LinkifierStore, pattern: string, urlTempla
   if (typeof parsed === 'string') add('__all__', parsed);
   else if (template) {
     // The template's variables and the pattern's groups must be the same names; the first missing is named.
-    const groups = [...parsed.names.keys()];
-    const unknown = [...template.names].filter((name) => !parsed.names.has(name)).sort();
-    const unused = groups.filter((name) => !template.names.has(name)).sort();
+    const unknown = [...template.names].filter((name) => !parsed.includes(name)).sort();
+    const unused = parsed.filter((name) => !template.names.has(name)).sort();
     if (unknown.length) add('__all__', `Group '${unknown[0]}' in URL template is not present in linkifier pattern.`);
     else if (unused.length) add('__all__', `Group '${unused[0]}' in linkifier pattern is not present in URL template.`);
   }
@@ -36,16 +34,20 @@ export function checkLinkifier(store: LinkifierStore, pattern: string, urlTempla
   return trimmed;
 }
 
-/** The parsed pattern, or what is wrong with it, worded as the original's ("Bad regular expression: ..."). */
-function parsePattern(pattern: string): Parsed | string {
+/**
+ * The pattern's group names, or what is wrong with it, worded as the original's ("Bad regular expression:
+ * ..." and RE2's own text). The pattern is checked alone, as the original's model validation does, then
+ * inside the delimiters it runs in.
+ */
+function parsePattern(pattern: string): string[] | string {
   try {
-    const parsed = parseRegex(pattern);
-    const reserved = RESERVED_GROUP_NAMES.find((name) => parsed.names.has(name));
+    const { names } = compileRe2(pattern);
+    const reserved = RESERVED_GROUP_NAMES.find((name) => names.includes(name));
     if (reserved) return `Bad regular expression: duplicate capture group name: ${reserved}`;
-    compileRegex(delimited(parsed));
-    return parsed;
+    compileRe2(pattern, delimited);
+    return names;
   } catch (error) {
-    if (error instanceof RegexSyntaxError) return `Bad regular expression: ${error.message}`;
+    if (error instanceof Re2SyntaxError) return `Bad regular expression: ${error.message}`;
     throw error;
   }
 }

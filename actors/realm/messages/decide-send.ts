@@ -4,7 +4,8 @@ import { canSeeChannel } from '../channels/views.ts';
 import type { Clock, DecideContext } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
 import { allowed } from '../permissions.ts';
-import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
+import { Role, type RealmState, type UserProfile } from '../state.ts';
+import { canAccessUser } from '../user-access.ts';
 import type { ContentEdit, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds } from './decide.ts';
@@ -13,6 +14,7 @@ import { topicsRequired } from '../settings/state.ts';
 import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
 import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMessage } from './state.ts';
+import { displayEmail, findUserByAddress } from '../email-visibility.ts';
 
 type Send = Extract<MessageCommand, { type: 'message.send' }>;
 
@@ -80,15 +82,18 @@ function channelForSend(state: RealmState, to: Send['to'], sender: UserProfile):
   return channel;
 }
 
-/** The participants of a direct message: the recipients named by id or email, and the sender. */
+/**
+ * The participants of a direct message: the recipients named by id or email, and the sender. A recipient
+ * a limited guest may not access is refused like an unknown one (realm/user-access.ts).
+ */
 function directRecipients(state: RealmState, to: Send['to'], sender: UserProfile): number[] {
   const listed = Array.isArray(to) ? to : typeof to === 'number' ? [to] : to.split(',').map((part) => part.trim()).filter(Boolean);
   if (listed.length === 0) throw badRequest('Message must have recipients');
   const ids = new Set<number>([sender.userId]);
   for (const entry of listed) {
-    const user = typeof entry === 'number' ? state.users.get(entry) : findUserByEmail(state, entry);
-    if (!user) throw badRequest(typeof entry === 'number' ? `Invalid user ID ${entry}` : `Invalid email '${entry}'`);
-    if (!user.isActive && user.userId !== sender.userId) throw badRequest(`'${user.email}' is no longer using this server.`);
+    const user = typeof entry === 'number' ? state.users.get(entry) : findUserByAddress(state, sender.userId, entry);
+    if (!user || !canAccessUser(state, sender.userId, user)) throw badRequest(typeof entry === 'number' ? `Invalid user ID ${entry}` : `Invalid email '${entry}'`);
+    if (!user.isActive && user.userId !== sender.userId) throw badRequest(`'${displayEmail(state, user)}' is no longer using this server.`);
     ids.add(user.userId);
   }
   return [...ids];

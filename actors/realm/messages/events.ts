@@ -7,6 +7,7 @@ import type { FirstMessageIds, MessageChange } from './changes.ts';
 import { hasSorted, type StoredMessage } from './state.ts';
 import { topicLinks } from './topic-links.ts';
 import { messageView, reactionView, type ViewOptions } from './views.ts';
+import { displayEmail } from '../email-visibility.ts';
 
 type Edited = Extract<MessageChange, { type: 'message.edited' }>;
 
@@ -45,7 +46,7 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
         op: change.type === 'reaction.added' ? 'add' : 'remove',
         message_id: message.id,
         ...reactionView(change.reaction),
-        user: { user_id: user.userId, email: user.email, full_name: user.fullName },
+        user: { user_id: user.userId, email: displayEmail(state, user), full_name: user.fullName },
       };
       return toUsers(state, messageAudience(state, message), event);
     }

@@ -1,8 +1,10 @@
 import { ChatError, ErrorCode } from '../../errors.ts';
-import { findUserByEmail, type RealmState } from '../state.ts';
+import type { RealmState } from '../state.ts';
+import { findAccessibleUser } from '../user-access.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
 import { isImageName } from '../attachments/state.ts';
+import { parseSearch } from './search-query.ts';
 import { conversationKey, type StoredMessage, topicKey } from './state.ts';
 
 /** One narrow term as the client sent it (object form, or the legacy [operator, operand] pair). */
@@ -23,7 +25,7 @@ export type Clause = { negated: boolean } & (
   | { kind: 'is'; what: 'dm' | 'starred' | 'mentioned' | 'unread' | 'resolved' | 'followed' | 'alerted'; followed?: ReadonlySet<string> }
   | { kind: 'has'; what: 'link' | 'image' | 'attachment' | 'reaction' }
   | { kind: 'id'; id: number }
-  | { kind: 'search'; words: string[] }
+  | { kind: 'search'; words: string[]; query: string }
   | { kind: 'none' }
 );
 
@@ -67,13 +69,13 @@ function resolveTerm(state: RealmState, userId: number, term: NarrowTerm, follow
     case 'topic':
       return [{ kind: 'topic', topic: text.toLowerCase(), negated }];
     case 'dm': {
-      const ids = userList(state, operand).map((id) => id);
+      const ids = userList(state, userId, operand);
       return [{ kind: 'dm', key: conversationKey([...new Set([...ids, userId])]), negated }];
     }
     case 'dm-including':
-      return [{ kind: 'dm-including', userId: oneUser(state, operand), negated }];
+      return [{ kind: 'dm-including', userId: oneUser(state, userId, operand), negated }];
     case 'sender':
-      return [{ kind: 'sender', userId: text === 'me' ? userId : oneUser(state, operand), negated }];
+      return [{ kind: 'sender', userId: text === 'me' ? userId : oneUser(state, userId, operand), negated }];
     case 'is': {
       const what = IS_OPERANDS[text];
       if (!what) throw badNarrow(`unknown 'is' operand ${text}`);
@@ -93,8 +95,8 @@ function resolveTerm(state: RealmState, userId: number, term: NarrowTerm, follow
       // Only moves the client's view; it filters nothing.
       return [];
     case 'search': {
-      const words = text.toLowerCase().split(/\s+/).filter(Boolean);
-      return words.length ? [{ kind: 'search', words, negated }] : [];
+      const { words, query } = parseSearch(text);
+      return query ? [{ kind: 'search', words, query, negated }] : [];
     }
     default:
       throw badNarrow(`unknown operator ${term.operator}`);
@@ -113,26 +115,33 @@ function withClauses(state: RealmState, userId: number, text: string): Clause[] 
   ];
 }
 
-function userList(state: RealmState, operand: NarrowTerm['operand']): number[] {
+function userList(state: RealmState, viewerId: number, operand: NarrowTerm['operand']): number[] {
   const entries = Array.isArray(operand) ? operand : typeof operand === 'number' ? [operand] : operand.split(',').map((part) => part.trim());
-  return entries.map((entry) => oneUser(state, entry));
+  return entries.map((entry) => oneUser(state, viewerId, entry));
 }
 
-function oneUser(state: RealmState, operand: NarrowTerm['operand']): number {
+/** A user the viewer may access (one it may not answers like an unknown one). */
+function oneUser(state: RealmState, viewerId: number, operand: NarrowTerm['operand']): number {
   const text = String(operand).trim();
-  const user = /^\d+$/.test(text) ? state.users.get(Number(text)) : findUserByEmail(state, text);
+  const user = findAccessibleUser(state, viewerId, text);
   if (!user) throw badNarrow(`unknown user ${text}`);
   return user.userId;
 }
 
-/** Does the message match every clause, for this user (who must be able to read it)? */
+/**
+ * Does the message match every clause, for this user (who must be able to read it)? Search clauses are
+ * the full-text index's to answer (search.ts): this checks every other clause.
+ */
 export function matches(state: RealmState, userId: number, message: StoredMessage, clauses: readonly Clause[]): boolean {
   if (!canRead(state, userId, message)) return false;
-  for (const clause of clauses) if (test(state, userId, message, clause) === clause.negated) return false;
+  for (const clause of clauses) {
+    if (clause.kind === 'search') continue;
+    if (test(state, userId, message, clause) === clause.negated) return false;
+  }
   return true;
 }
 
-function test(state: RealmState, userId: number, message: StoredMessage, clause: Clause): boolean {
+function test(state: RealmState, userId: number, message: StoredMessage, clause: Exclude<Clause, { kind: 'search' }>): boolean {
   const { recipient } = message;
   const flagged = (set: Map<number, { has(id: number): boolean }>) => set.get(userId)?.has(message.id) ?? false;
   switch (clause.kind) {
@@ -152,10 +161,6 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
       return message.id === clause.id;
     case 'none':
       return false;
-    case 'search': {
-      const haystack = `${message.content}\n${recipient.kind === 'channel' ? recipient.topic : ''}`.toLowerCase();
-      return clause.words.every((word) => haystack.includes(word));
-    }
     case 'has':
       if (clause.what === 'reaction') return message.reactions.length > 0;
       if (clause.what === 'attachment') return (message.attachmentIds?.length ?? 0) > 0;

@@ -5,6 +5,7 @@ import type { RealmState } from '../state.ts';
 import { avatarUrl } from '../views.ts';
 import type { EditHistoryEntry, Reaction, StoredMessage } from './state.ts';
 import { topicLinks } from './topic-links.ts';
+import { displayEmail } from '../email-visibility.ts';
 
 /** How a client asked to see messages. */
 export interface ViewOptions {
@@ -80,7 +81,7 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
     reactions: message.reactions.map(reactionView),
     submessages: [],
     sender_full_name: sender.fullName,
-    sender_email: sender.email,
+    sender_email: displayEmail(state, sender),
     sender_realm_str: state.stringId,
     display_recipient: recipient.kind === 'channel' ? (state.channels.get(recipient.channelId)?.name ?? '') : directRecipientsView(state, recipient.userIds),
     type: recipient.kind === 'channel' ? 'stream' : 'private',
@@ -98,7 +99,7 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
 function directRecipientsView(state: RealmState, userIds: readonly number[]) {
   return userIds.map((id) => {
     const user = state.users.get(id);
-    return { id, email: user?.email ?? '', full_name: user?.fullName ?? '', is_mirror_dummy: false };
+    return { id, email: user ? displayEmail(state, user) : '', full_name: user?.fullName ?? '', is_mirror_dummy: false };
   });
 }
 

@@ -18,6 +18,8 @@ import {
   type RealmSettings,
 } from './state.ts';
 
+export const MODERATION_CHANNEL_PUBLIC = 'Moderation request channel must be private.';
+
 /** The original's limits on an organization's name and description. */
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -162,6 +164,8 @@ function checkSetting(state: RealmState, name: RealmSettingName, value: unknown)
       if (value === -1) return value;
       const channel = typeof value === 'number' ? state.channels.get(value) : undefined;
       if (!channel || channel.isArchived) throw badRequest('Invalid channel ID');
+      // Reports quote messages of any channel: only a private channel may receive them.
+      if (name === 'moderation_request_channel_id' && !channel.inviteOnly) throw badRequest(MODERATION_CHANNEL_PUBLIC);
       return value as number;
     }
   }

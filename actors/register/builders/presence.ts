@@ -5,11 +5,11 @@ import type { Builder } from '../builder.ts';
  * fetch type `presence`: `presences` (modern and keyed by user id with `slim_presence`, else legacy and keyed
  * by email), the `presence_last_update_id` to poll incrementally from, and the `server_timestamp` they are as of.
  */
-export const presenceState: Builder = ({ realm, presence, spectator }, options) => {
+export const presenceState: Builder = ({ realm, user, presence, spectator }, options) => {
   const now = options.now / 1000;
   if (spectator) return { presences: {}, server_timestamp: now };
   const { presences, lastUpdateId } = presence
-    ? realmPresences(presence, realm, { slim: options.slimPresence ?? false, lastUpdateId: -1, historyLimitDays: options.presenceHistoryLimitDays, now })
+    ? realmPresences(presence, realm, { slim: options.slimPresence ?? false, lastUpdateId: -1, historyLimitDays: options.presenceHistoryLimitDays, now, viewerId: user.userId })
     : { presences: {}, lastUpdateId: -1 };
   return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now };
 };

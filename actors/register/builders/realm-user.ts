@@ -5,6 +5,7 @@ import { isAdmin, Role, type UserProfile } from '../../realm/state.ts';
 import { profileDataOf } from '../../realm/profile-fields/views.ts';
 import { accessiblePeople, canAccessAllUsers, unknownUserView } from '../../realm/user-access.ts';
 import { personView } from '../../realm/views.ts';
+import { addressesFor, displayEmail } from '../../realm/email-visibility.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -18,7 +19,7 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
   const incomplete = capabilities?.user_list_incomplete === true;
   // Users showing the default picture may go without `avatar_url` (queue/capabilities.ts says when).
   const person = (other: UserProfile, profileData: ReturnType<typeof profileDataOf> | null) =>
-    withOptionalAvatarUrl(personView(other, clientExtavatar, profileData), !other.avatarPathId, capabilities);
+    withOptionalAvatarUrl(personView(other, addressesFor(realm, user.userId, other), clientExtavatar, profileData), !other.avatarPathId, capabilities);
   const active: unknown[] = [];
   const inactive: unknown[] = [];
   for (const other of realm.users.values()) {
@@ -51,7 +52,7 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
     is_moderator: user.role <= Role.moderator,
     is_guest: user.role === Role.guest,
     user_id: user.userId,
-    email: user.email,
+    email: displayEmail(realm, user),
     delivery_email: user.email,
     full_name: user.fullName,
   };
@@ -63,6 +64,6 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
  */
 function spectatorPersonView(user: UserProfile, host: string): Record<string, unknown> {
   const email = user.isBot ? user.email : `user${user.userId}@${host}`;
-  const { timezone: _timezone, ...person } = personView({ ...user, email }, false, null);
-  return { ...person, delivery_email: null, date_joined: person.date_joined.slice(0, 10) };
+  const { timezone: _timezone, ...person } = personView(user, { email, delivery_email: null }, false, null);
+  return { ...person, date_joined: person.date_joined.slice(0, 10) };
 }

@@ -21,7 +21,7 @@ const LOGO_SOURCE = 'D';
 
 /** fetch type `realm`: the organization's settings and the server's limits. */
 export const realmState: Builder = ({ realm, spectator }, options) => {
-  const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl } = options;
+  const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl, realmUploadQuotaBytes } = options;
   const settings = realmSettingsView(realm);
   const icon = `${realmIconPath(realm)}?version=1`;
   return {
@@ -55,7 +55,8 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     realm_bot_domain: botDomainOf(realmUrl),
     realm_available_video_chat_providers: VIDEO_CHAT_PROVIDERS,
     realm_is_zephyr_mirror_realm: false,
-    realm_upload_quota_mib: null,
+    // For display only: the original's clients do not check it (the server does).
+    realm_upload_quota_mib: realmUploadQuotaBytes === null ? null : Math.floor(realmUploadQuotaBytes / (1024 * 1024)),
     // Self-hosted, without a plan's limits.
     realm_plan_type: 1,
     zulip_plan_is_not_limited: true,

@@ -1,0 +1,111 @@
+import type { SearchIndex } from '../../search-index.ts';
+import type { RealmState } from '../state.ts';
+import { matches, type Clause } from './narrow.ts';
+import { candidateLists, type Window, type WindowResult } from './query.ts';
+import { lowerBound } from './state.ts';
+
+/** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
+const CHUNK = 1000;
+/** The first page of matches read from the index; each further one doubles, up to MAX_PAGE. */
+const FIRST_PAGE = 100;
+const MAX_PAGE = 10_000;
+
+export const hasSearch = (clauses: readonly Clause[]) => clauses.some((clause) => clause.kind === 'search');
+
+/**
+ * The narrow's search clauses as index queries: `positive`, what every result matches (its words and
+ * phrases, minus the negated ones), or, with only negated clauses, `excluded`, what no result matches.
+ */
+function searchQueries(clauses: readonly Clause[]): { positive: string | null; excluded: string | null } {
+  const positive: string[] = [];
+  const negated: string[] = [];
+  for (const clause of clauses) if (clause.kind === 'search') (clause.negated ? negated : positive).push(`(${clause.query})`);
+  if (positive.length === 0) return { positive: null, excluded: negated.length ? negated.join(' OR ') : null };
+  return { positive: [positive.join(' AND '), ...negated].join(' NOT '), excluded: null };
+}
+
+/** Those of `ids` that match the narrow's search clauses (the other clauses are not checked), in order. */
+export async function searchFilter(index: SearchIndex, realmId: number, clauses: readonly Clause[], ids: readonly number[]): Promise<number[]> {
+  const { positive, excluded } = searchQueries(clauses);
+  const query = positive ?? excluded;
+  if (query === null) return [...ids];
+  const kept: number[] = [];
+  for (let start = 0; start < ids.length; start += CHUNK) {
+    const chunk = ids.slice(start, start + CHUNK);
+    const hits = await index.matching(realmId, query, chunk);
+    for (const id of chunk) if (hits.has(id) === (positive !== null)) kept.push(id);
+  }
+  return kept;
+}
+
+/**
+ * The messages of a narrow with search clauses around an anchor, as fetchWindow answers for the others.
+ * With a positive search the index leads: its matches, read in pages outwards from the anchor, are checked
+ * against the rest of the narrow (and the user's access) in memory. With only negated ones, the narrow's
+ * candidate lists lead, in chunks the index then filters. Between pages the event loop serves others.
+ */
+export async function fetchSearchWindow(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], window: Window): Promise<WindowResult> {
+  const ok = (id: number) => {
+    const message = state.messages.byId.get(id);
+    return !!message && matches(state, userId, message, clauses);
+  };
+  const { positive } = searchQueries(clauses);
+  let older: number[];
+  let newer: number[];
+  if (positive !== null) {
+    const collect = async (direction: 'before' | 'after', want: number) => {
+      const found: number[] = [];
+      let bound = window.anchor;
+      // Nothing lies beyond the ends: no index read (a prefix search costs as much with an empty range).
+      if (direction === 'after' ? bound >= state.messages.nextId - 1 : bound <= 1) return found;
+      for (let page = FIRST_PAGE; found.length < want; page = Math.min(page * 2, MAX_PAGE)) {
+        const ids = await index.search(state.realmId, positive, direction, bound, page);
+        for (const id of ids) if (found.length < want && ok(id)) found.push(id);
+        if (ids.length < page) break;
+        bound = ids[ids.length - 1]!;
+      }
+      return found;
+    };
+    older = await collect('before', window.numBefore + 1);
+    newer = await collect('after', window.numAfter + 1);
+  } else {
+    const before = new Set<number>();
+    const after = new Set<number>();
+    for (const list of candidateLists(state, userId, clauses)) {
+      const start = lowerBound(list, window.anchor);
+      for (const id of await walk(index, state, clauses, list, start - 1, -1, window.numBefore + 1, ok)) before.add(id);
+      const from = list[start] === window.anchor ? start + 1 : start;
+      for (const id of await walk(index, state, clauses, list, from, 1, window.numAfter + 1, ok)) after.add(id);
+    }
+    older = [...before].sort((a, b) => b - a);
+    newer = [...after].sort((a, b) => a - b);
+  }
+  const foundAnchor = window.includeAnchor && ok(window.anchor) && (await searchFilter(index, state.realmId, clauses, [window.anchor])).length === 1;
+  // Messages deleted while the index was read are left out.
+  const live = (id: number) => state.messages.byId.has(id);
+  const ids = [...older.slice(0, window.numBefore).reverse(), ...(foundAnchor ? [window.anchor] : []), ...newer.slice(0, window.numAfter)].filter(live);
+  return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
+}
+
+/** Up to `want` ids of `list` from `from` in steps of `step` that pass `ok` and the search clauses. */
+async function walk(index: SearchIndex, state: RealmState, clauses: readonly Clause[], list: readonly number[], from: number, step: 1 | -1, want: number, ok: (id: number) => boolean): Promise<number[]> {
+  const found: number[] = [];
+  let i = from;
+  while (found.length < want && i >= 0 && i < list.length) {
+    const chunk: number[] = [];
+    for (; chunk.length < CHUNK && i >= 0 && i < list.length; i += step) if (ok(list[i]!)) chunk.push(list[i]!);
+    for (const id of await searchFilter(index, state.realmId, clauses, chunk)) if (found.length < want) found.push(id);
+  }
+  return found;
+}
+
+/** The oldest unread message matching a narrow with search clauses, or null. */
+export async function firstUnreadSearch(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[]): Promise<number | null> {
+  const unread = [...(state.messages.flags.unread.get(userId) ?? [])].sort((a, b) => a - b);
+  const ok = (id: number) => {
+    const message = state.messages.byId.get(id);
+    return !!message && matches(state, userId, message, clauses);
+  };
+  const [first] = await walk(index, state, clauses, unread, 0, 1, 1, ok);
+  return first ?? null;
+}

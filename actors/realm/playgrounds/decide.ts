@@ -1,0 +1,43 @@
+import { badRequest, notAdmin } from '../../errors.ts';
+import type { Caller } from '../commands.ts';
+import { parseUriTemplate } from '../linkifiers/template.ts';
+import { isAdmin, type RealmState } from '../state.ts';
+import type { PlaygroundChange } from './changes.ts';
+import type { PlaygroundCommand } from './commands.ts';
+
+/** The original's model limits. */
+export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;
+const PYGMENTS_LANGUAGE = /^[ a-zA-Z0-9_+\-./#]*$/;
+
+/** Playgrounds are the administrators' to change; checked as the original's model validation does. */
+export function decidePlayground(state: RealmState, command: PlaygroundCommand): PlaygroundChange[] {
+  requireAdmin(state, command.caller);
+  const store = state.playgrounds;
+  switch (command.type) {
+    case 'playground.add': {
+      const { name, pygmentsLanguage, urlTemplate } = command;
+      if (!name) throw badRequest('This field cannot be blank.');
+      if (!pygmentsLanguage) throw badRequest('This field cannot be blank.');
+      if (pygmentsLanguage.length > MAX_PYGMENTS_LANGUAGE_LENGTH) {
+        throw badRequest(`Ensure this value has at most ${MAX_PYGMENTS_LANGUAGE_LENGTH} characters (it has ${pygmentsLanguage.length}).`);
+      }
+      if (!PYGMENTS_LANGUAGE.test(pygmentsLanguage)) throw badRequest('Invalid characters in pygments language');
+      const template = parseUriTemplate(urlTemplate);
+      if (!urlTemplate || !template) throw badRequest('Invalid URL template.');
+      if (template.names.size !== 1 || !template.names.has('code')) throw badRequest('"code" should be the only variable present in the URL template');
+      if (store.list.some((playground) => playground.name === name && playground.pygmentsLanguage === pygmentsLanguage)) {
+        throw badRequest('Realm playground with this Realm, Pygments language and Name already exists.');
+      }
+      return [{ type: 'playground.added', playground: { id: store.nextId, name, pygmentsLanguage, urlTemplate } }];
+    }
+    case 'playground.remove':
+      if (!store.list.some((playground) => playground.id === command.id)) throw badRequest('Invalid playground');
+      return [{ type: 'playground.removed', id: command.id }];
+  }
+}
+
+function requireAdmin(state: RealmState, caller: Caller): void {
+  if (caller.kind === 'operator') return;
+  const user = state.users.get(caller.userId);
+  if (!user || !isAdmin(user)) throw notAdmin();
+}

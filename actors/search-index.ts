@@ -1,0 +1,33 @@
+/** One message change the full-text index takes: a message's text, a new content or topic, a removal. */
+export type IndexOp =
+  | { kind: 'put'; realmId: number; id: number; content: string; topic: string }
+  | { kind: 'content'; realmId: number; id: number; content: string }
+  | { kind: 'topic'; realmId: number; id: number; topic: string }
+  | { kind: 'delete'; realmId: number; id: number };
+
+export interface IndexedMessage {
+  realmId: number;
+  id: number;
+  content: string;
+  topic: string;
+}
+
+/**
+ * The narrow view of the full-text index that the actors need; snapshots/search-index.ts implements it.
+ * `query` is an FTS5 expression (see realm/messages/search-query.ts). Reads run off the event loop.
+ */
+export interface SearchIndex {
+  /** the last log position whose message changes the index holds */
+  position(): number;
+  /** applies `ops` and records `seq` as the position, in one transaction, now (boot) */
+  write(seq: number, ops: readonly IndexOp[]): void;
+  /** the same, off the event loop (serving): done before any search asked for later */
+  post(seq: number, ops: readonly IndexOp[]): void;
+  /** replaces everything with `messages`, at position `seq` */
+  rebuild(seq: number, messages: Iterable<IndexedMessage>): void;
+  /** matching ids of the realm below `bound` (newest first) or above it (oldest first), at most `limit` */
+  search(realmId: number, query: string, direction: 'before' | 'after', bound: number, limit: number): Promise<number[]>;
+  /** which of `ids` match */
+  matching(realmId: number, query: string, ids: readonly number[]): Promise<Set<number>>;
+  close(): Promise<void>;
+}

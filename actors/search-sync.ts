@@ -1,0 +1,153 @@
+import type { LogRecord, Persistence } from './persistence.ts';
+import type { RealmChange } from './realm/changes.ts';
+import type { RealmState } from './realm/state.ts';
+import type { IndexedMessage, IndexOp, SearchIndex } from './search-index.ts';
+
+/** What the index takes of a realm commit's changes: sends, new contents and topics, deletions. */
+export function indexOps(realmId: number, changes: readonly RealmChange[]): IndexOp[] {
+  const ops: IndexOp[] = [];
+  for (const change of changes) {
+    switch (change.type) {
+      case 'message.sent': {
+        const { message } = change;
+        ops.push({ kind: 'put', realmId, id: message.id, content: message.content, topic: topicOf(message.recipient) });
+        break;
+      }
+      case 'message.edited':
+        if (change.content) ops.push({ kind: 'content', realmId, id: change.targetId, content: change.content.content });
+        if (change.move) for (const id of change.messageIds) ops.push({ kind: 'topic', realmId, id, topic: change.move.toTopic });
+        break;
+      case 'messages.deleted':
+        for (const group of change.groups) for (const id of group.messageIds) ops.push({ kind: 'delete', realmId, id });
+        break;
+      default:
+        break;
+    }
+  }
+  return ops;
+}
+
+const topicOf = (recipient: { kind: string; topic?: string }) => (recipient.kind === 'channel' ? recipient.topic ?? '' : '');
+
+/** Every message of the realms, as the index holds them. */
+function* allMessages(realms: Iterable<RealmState>): Generator<IndexedMessage> {
+  for (const state of realms) {
+    for (const message of state.messages.byId.values()) {
+      yield { realmId: state.realmId, id: message.id, content: message.content, topic: topicOf(message.recipient) };
+    }
+  }
+}
+
+/**
+ * How long the index writes of durable commits wait to be batched: short enough that a crash loses little
+ * for the boot to repair (nothing is lost: the log has it), long enough to gather a burst of sends.
+ */
+const FLUSH_DELAY_MS = 10;
+
+/** Log records replayed into the index per transaction at boot. */
+const CATCH_UP_BATCH = 1000;
+
+/**
+ * Keeps the full-text index exact by construction. LMDB and SQLite share no transaction, so the index
+ * records the log position it covers: each group commit's message changes are written, with its position,
+ * once the commit is durable; at boot the index catches up from the log after its position, or, where the
+ * log no longer reaches back that far (a snapshot trimmed it) or the index is ahead of it (a restore), is
+ * built again from the messages in memory. A crash at any point leaves an index that the next boot repairs.
+ */
+export class SearchSync {
+  /** the position through which every durable commit reached the index (written or not: most have no ops) */
+  private indexed: number;
+  /**
+   * Set once an index write failed: nothing more is written, so that its position stays before the
+   * change it lacks, and the next boot repairs it.
+   */
+  private failure: unknown = null;
+  /**
+   * Ops of durable commits not handed to the index yet, and the position of the last of them: handed over
+   * together FLUSH_DELAY_MS after the first, or before the next search reads the index (runtime.searchIndex),
+   * so a search sees every commit answered before it. The index writes them off the event loop.
+   */
+  private pending: IndexOp[] = [];
+  private pendingSeq = 0;
+  private flushScheduled = false;
+
+  constructor(readonly index: SearchIndex) {
+    this.indexed = index.position();
+  }
+
+  /** After the commit at `seq` is durable (commits are, in order). */
+  committed(seq: number, record: Pick<LogRecord, 'userId' | 'scope' | 'realmId'> & { changes: readonly unknown[] }): void {
+    if (this.failure !== null) return;
+    try {
+      if (record.scope !== 'queue' && record.userId === undefined) {
+        const ops = indexOps(record.realmId, record.changes as RealmChange[]);
+        if (ops.length > 0) {
+          for (const op of ops) this.pending.push(op);
+          this.pendingSeq = Math.max(this.pendingSeq, seq);
+          if (!this.flushScheduled) {
+            this.flushScheduled = true;
+            setTimeout(() => {
+              this.flushScheduled = false;
+              this.flush();
+            }, FLUSH_DELAY_MS).unref();
+          }
+        }
+      }
+      this.indexed = Math.max(this.indexed, seq);
+    } catch (error) {
+      this.failure = error;
+    }
+  }
+
+  /** Writes the pending ops now. */
+  flush(): void {
+    if (this.failure !== null || this.pending.length === 0) return;
+    const ops = this.pending;
+    this.pending = [];
+    try {
+      this.index.post(this.pendingSeq, ops);
+    } catch (error) {
+      this.failure = error;
+    }
+  }
+
+  /**
+   * After a snapshot at `seq` is durable, which trims the log: the stored position moves up to it, when
+   * every commit up to it has reached the index, so that the next boot need not build it again. (Should a
+   * write before it have failed, the index takes no more writes, this one included.)
+   */
+  snapshotted(seq: number): void {
+    this.flush();
+    if (this.failure !== null) return;
+    try {
+      if (this.indexed >= seq) this.index.post(this.indexed, []);
+    } catch (error) {
+      this.failure = error;
+    }
+  }
+
+  /** Boot, after the log was replayed: brings the index to the log's end. */
+  repair(store: Persistence, realms: Iterable<RealmState>): { from: number; to: number; how: 'current' | 'log' | 'rebuilt' } {
+    const from = this.index.position();
+    const to = store.lastSeq();
+    let how: 'current' | 'log' | 'rebuilt' = 'current';
+    if (from > to || from < store.snapshotSeq()) {
+      this.index.rebuild(to, allMessages(realms));
+      how = 'rebuilt';
+    } else if (from < to) {
+      let ops: IndexOp[] = [];
+      let records = 0;
+      for (const record of store.readLog(from)) {
+        if (record.scope !== 'queue' && record.userId === undefined) ops.push(...indexOps(record.realmId, record.changes as RealmChange[]));
+        if (++records % CATCH_UP_BATCH === 0) {
+          this.index.write(record.seq, ops);
+          ops = [];
+        }
+      }
+      this.index.write(to, ops);
+      how = 'log';
+    }
+    this.indexed = to;
+    return { from, to, how };
+  }
+}

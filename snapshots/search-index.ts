@@ -1,0 +1,254 @@
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { IndexedMessage, IndexOp, SearchIndex } from '../actors/search-index.ts';
+
+/** The index file in the data directory; LMDB's files are beside it. */
+export const SEARCH_INDEX_FILE = 'search.sqlite';
+
+/**
+ * Message ids are per organization: a row's id is the realm's id times this plus the message's, so one
+ * realm's rows are one rowid range. Message ids stay below it (4,294,967,296 messages per organization).
+ */
+const REALM_SPAN = 2 ** 32;
+
+/** Bumped when the table's shape or tokenizer changes: an index of another version is built again. */
+const SCHEMA_VERSION = 1;
+
+/**
+ * Porter stemming over unicode61 words, as Zulip's PostgreSQL English configuration stems: "walking" finds
+ * "walked"; diacritics are folded, so "cafe" finds "café".
+ */
+const TOKENIZER = 'porter unicode61 remove_diacritics 2';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(content, topic, tokenize = '${TOKENIZER}');
+`;
+
+/**
+ * The worker thread with its own connection that serves the server once booted: better-sqlite3 is
+ * synchronous, and neither a query over a long history nor the index writes should hold the event loop.
+ * Requests are taken in order, so a search reads every write posted before it. After a write fails none is
+ * taken any more: the position stays before what the index lacks, and the next boot repairs it. It is plain
+ * JavaScript given as source, so that it runs the same from the TypeScript sources and from the production
+ * bundle (which has no file of its own for it).
+ */
+const READER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('synchronous = NORMAL');
+const insert = db.prepare('INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)');
+const remove = db.prepare('DELETE FROM messages WHERE rowid = ?');
+const setContent = db.prepare('UPDATE messages SET content = ? WHERE rowid = ?');
+const setTopic = db.prepare('UPDATE messages SET topic = ? WHERE rowid = ?');
+const setPosition = db.prepare("INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+const span = ${REALM_SPAN};
+const write = db.transaction((seq, ops) => {
+  for (const op of ops) {
+    const row = BigInt(op.realmId) * BigInt(span) + BigInt(op.id);
+    if (op.kind === 'put') { remove.run(row); insert.run(row, op.content, op.topic); }
+    else if (op.kind === 'content') setContent.run(op.content, row);
+    else if (op.kind === 'topic') setTopic.run(op.topic, row);
+    else if (op.kind === 'delete') remove.run(row);
+    else throw new Error('unknown index op ' + op.kind);
+  }
+  setPosition.run(seq);
+});
+let writeFailed = false;
+const before = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck();
+const after = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid > ? AND rowid < ? ORDER BY rowid ASC LIMIT ?').pluck();
+const among = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))').pluck();
+parentPort.on('message', (request) => {
+  if (request.kind === 'write') {
+    if (writeFailed) return;
+    try {
+      write(request.seq, request.ops);
+    } catch (error) {
+      writeFailed = true;
+      parentPort.postMessage({ id: 0, error: error instanceof Error ? error.message : String(error) });
+    }
+    return;
+  }
+  if (request.kind === 'sync') return parentPort.postMessage({ id: request.id, rows: [] });
+  try {
+    // Bounds as BigInt, bound as SQLite integers: FTS5 seeks to an integer rowid bound, and scans the
+    // whole match list for a REAL one (what a JavaScript number binds as).
+    const rows = request.kind === 'before' ? before.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
+      : request.kind === 'after' ? after.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
+      : among.all(request.query, JSON.stringify(request.rowids));
+    parentPort.postMessage({ id: request.id, rows });
+  } catch (error) {
+    parentPort.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) });
+  }
+});
+`;
+
+type ReaderRequest =
+  | { kind: 'before' | 'after'; query: string; low: number; high: number; limit: number }
+  | { kind: 'among'; query: string; rowids: number[] }
+  | { kind: 'sync' };
+
+type ReaderReply = { id: number; rows: number[]; error?: undefined } | { id: number; error: string };
+
+/** SQLite FTS5 beside LMDB: written on the event loop once per group commit, read by a worker thread. */
+export class SqliteSearchIndex implements SearchIndex {
+  private readonly db: Database.Database;
+  private readonly statements;
+  private readonly reader: Worker;
+  private readonly pending = new Map<number, { resolve(rows: number[]): void; reject(error: Error): void }>();
+  private nextRequest = 1;
+  private readerFailure: Error | null = null;
+  /** why the worker stopped taking writes, if it did */
+  writeFailure: string | null = null;
+
+  constructor(dir: string) {
+    const file = join(dir, SEARCH_INDEX_FILE);
+    this.db = openIndex(file);
+    const db = this.db;
+    this.statements = {
+      position: db.prepare("SELECT value FROM meta WHERE key = 'position'").pluck(),
+      setPosition: db.prepare("INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+      insert: db.prepare('INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)'),
+      remove: db.prepare('DELETE FROM messages WHERE rowid = ?'),
+      content: db.prepare('UPDATE messages SET content = ? WHERE rowid = ?'),
+      topic: db.prepare('UPDATE messages SET topic = ? WHERE rowid = ?'),
+    };
+    this.reader = new Worker(READER_SOURCE, { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3') } });
+    this.reader.unref();
+    this.reader.on('message', (reply: ReaderReply) => {
+      // id 0: a write failed (see READER_SOURCE); the worker takes no more.
+      if (reply.id === 0) this.writeFailure = reply.error ?? 'unknown';
+      const waiting = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (reply.error !== undefined) waiting?.reject(new Error(`search index: ${reply.error}`));
+      else waiting?.resolve(reply.rows);
+    });
+    this.reader.on('error', (error) => this.failReader(error));
+    this.reader.on('exit', (code) => this.failReader(new Error(`search index reader exited (${code})`)));
+  }
+
+  position(): number {
+    return (this.statements.position.get() as number | undefined) ?? 0;
+  }
+
+  /** Boot: written at once, on this thread. */
+  write(seq: number, ops: readonly IndexOp[]): void {
+    this.db.transaction(() => {
+      for (const op of ops) this.apply(op);
+      this.statements.setPosition.run(seq);
+    })();
+  }
+
+  /** Once serving: handed to the worker, which writes it before anything asked of it later. */
+  post(seq: number, ops: readonly IndexOp[]): void {
+    this.reader.postMessage({ kind: 'write', seq, ops });
+  }
+
+  rebuild(seq: number, messages: Iterable<IndexedMessage>): void {
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM messages');
+      for (const message of messages) this.statements.insert.run(rowid(message.realmId, message.id), message.content, message.topic);
+      this.statements.setPosition.run(seq);
+    })();
+  }
+
+  async search(realmId: number, query: string, direction: 'before' | 'after', bound: number, limit: number): Promise<number[]> {
+    const base = realmId * REALM_SPAN;
+    const edge = Math.min(Math.max(bound, 0), REALM_SPAN - 1);
+    const request: ReaderRequest =
+      direction === 'before'
+        ? { kind: 'before', query, low: base, high: base + edge, limit }
+        : { kind: 'after', query, low: base + edge, high: base + REALM_SPAN, limit };
+    return (await this.ask(request)).map((row) => row - base);
+  }
+
+  async matching(realmId: number, query: string, ids: readonly number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const base = realmId * REALM_SPAN;
+    const rows = await this.ask({ kind: 'among', query, rowids: ids.map((id) => base + id) });
+    return new Set(rows.map((row) => row - base));
+  }
+
+  async close(): Promise<void> {
+    // The writes handed over before are done when the worker answers this.
+    await this.ask({ kind: 'sync' }).catch(() => undefined);
+    this.readerFailure ??= new Error('search index closed');
+    await this.reader.terminate();
+    this.db.close();
+  }
+
+  private apply(op: IndexOp): void {
+    const row = rowid(op.realmId, op.id);
+    switch (op.kind) {
+      case 'put':
+        this.statements.remove.run(row);
+        this.statements.insert.run(row, op.content, op.topic);
+        return;
+      case 'content':
+        this.statements.content.run(op.content, row);
+        return;
+      case 'topic':
+        this.statements.topic.run(op.topic, row);
+        return;
+      case 'delete':
+        this.statements.remove.run(row);
+        return;
+      default: {
+        const never: never = op;
+        throw new Error(`unknown index op ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  private ask(request: ReaderRequest): Promise<number[]> {
+    if (this.readerFailure) return Promise.reject(this.readerFailure);
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.reader.postMessage({ ...request, id });
+    });
+  }
+
+  private failReader(error: Error): void {
+    this.readerFailure ??= error;
+    for (const waiting of this.pending.values()) waiting.reject(this.readerFailure);
+    this.pending.clear();
+  }
+}
+
+const rowid = (realmId: number, id: number) => realmId * REALM_SPAN + id;
+
+/**
+ * Opens the index, or starts an empty one (position 0) in place of a file that does not open as one of
+ * this version: the index is derived data, and boot fills it again from the log and the messages.
+ */
+function openIndex(file: string): Database.Database {
+  try {
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    // A power loss may lose the last transactions, never tear one: the position goes back with them, and
+    // boot applies them again from the log.
+    db.pragma('synchronous = NORMAL');
+    db.exec(SCHEMA);
+    const version = db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined;
+    if (version === SCHEMA_VERSION) return db;
+    if (version === undefined && db.prepare('SELECT count(*) FROM meta').pluck().get() === 0) {
+      db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SCHEMA_VERSION);
+      return db;
+    }
+    db.close();
+  } catch {
+    // unreadable: made again below
+  }
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(SCHEMA);
+  db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SCHEMA_VERSION);
+  return db;
+}

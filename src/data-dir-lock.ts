@@ -1,0 +1,52 @@
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { flockSync } from 'fs-ext';
+
+/** Written for operators (which process to stop); the lock is the directory's flock, never this file. */
+const PID_FILE = 'server.pid';
+
+/**
+ * One process at a time owns a data directory: the server keeps its actors in memory, so a second
+ * server, or an operator command writing behind its back, would diverge from it.
+ *
+ * The claim is an exclusive flock(2) on the directory itself, taken without waiting. The kernel drops it
+ * when the last descriptor of the open file is closed, which happens as the process dies (before it is a
+ * zombie waiting to be reaped), so a crash never leaves a claim behind, a reused pid means nothing, and two
+ * processes racing for the directory cannot both get it. Node opens files close-on-exec: a child process
+ * does not inherit the descriptor and cannot outlive its parent holding the lock. The directory rather than
+ * a file in it is locked: there is no lock file for anyone to delete while the owner runs.
+ */
+export function claimDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const fd = openSync(dataDir, 'r');
+  try {
+    flockSync(fd, 'exnb');
+  } catch (error) {
+    closeSync(fd);
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' && (error as NodeJS.ErrnoException).code !== 'EWOULDBLOCK') throw error;
+    const owner = recordedOwner(join(dataDir, PID_FILE));
+    throw new Error(`the data directory ${dataDir} is in use by ${owner === null ? 'another process' : `process ${owner}`}; stop it first`);
+  }
+  // The directory holds password hashes, API keys and every message: its owner's alone, also where an older
+  // server made it (and its files) readable by everyone.
+  chmodSync(dataDir, 0o700);
+  const pidFile = join(dataDir, PID_FILE);
+  writeFileSync(pidFile, `${process.pid}\n`);
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    rmSync(pidFile, { force: true });
+    closeSync(fd);
+  };
+}
+
+/** The pid the owner wrote; null while it has not written it yet (it writes it right after locking). */
+function recordedOwner(file: string): number | null {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}

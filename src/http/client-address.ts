@@ -1,0 +1,33 @@
+import { isIPv6 } from 'node:net';
+
+/**
+ * Who a request comes from, for the budgets of callers without credentials: the socket's peer, or, when the
+ * peer is a trusted reverse proxy, the last address its X-Forwarded-For names that is not itself a trusted
+ * proxy (the ones before it are whatever the client wrote). Without trusted proxies the header is ignored:
+ * anyone can write it.
+ */
+export function clientAddress(peer: string, forwardedFor: string, trustedProxies: ReadonlySet<string>): string {
+  if (trustedProxies.size === 0 || !trustedProxies.has(peer) || forwardedFor === '') return peer;
+  const hops = forwardedFor.split(',');
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!.trim();
+    if (hop !== '' && !trustedProxies.has(hop)) return hop;
+  }
+  return peer;
+}
+
+/**
+ * The key a client's budget is kept under: an IPv4 address as it is (also when written IPv4-mapped), an IPv6
+ * address by its /64 network, since one host is commonly given a whole /64 and could otherwise take a fresh
+ * budget from each of its addresses.
+ */
+export function clientKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(address)) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}

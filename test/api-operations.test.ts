@@ -1,0 +1,207 @@
+import { rmSync } from 'node:fs';
+import t from 'tap';
+import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
+import { startTestServer, tempDir } from './helpers/server.ts';
+
+// Operations of the OpenAPI document that had no route: each with a success and a documented error.
+
+t.test('DELETE /users/me: a user leaves on its own; the only user and the only owner cannot', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+
+  const alone = await api.delete('/users/me');
+  t.same([alone.status, alone.body], [400, {
+    result: 'error', msg: 'Cannot deactivate the only user', code: 'CANNOT_DEACTIVATE_LAST_USER', entity: 'user', is_last_owner: false,
+  }], 'the only user of the organization');
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const lastOwner = await api.delete('/users/me');
+  t.same([lastOwner.status, lastOwner.body], [400, {
+    result: 'error', msg: 'Cannot deactivate the only organization owner', code: 'CANNOT_DEACTIVATE_LAST_USER', entity: 'organization owner', is_last_owner: true,
+  }], 'the only owner, beside another user');
+
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
+  const bot = (await api.as(ann).post('/bots', { full_name: 'Ann Bot', short_name: 'annbot' })).body;
+  t.same((await api.as(ann).delete('/users/me')).body, { result: 'success', msg: '' }, 'a member needs no administrator to leave');
+  t.equal((await api.as(ann).get('/users/me')).status, 401, 'its key no longer works');
+  const events = (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events;
+  const deactivated = events.filter((event: { op: string; person?: { is_active?: boolean } }) => event.op === 'update' && event.person?.is_active === false);
+  t.same(deactivated.map((event: { person: { user_id: number } }) => event.person.user_id).sort(), [ann.userId, bot.user_id].sort(), 'the user and its bot are announced as deactivated');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  const members = (await second.api.get('/users')).body.members as { user_id: number; is_active: boolean }[];
+  t.equal(members.find((member) => member.user_id === ann.userId)?.is_active, false, 'still deactivated after a restart');
+});
+
+t.test('POST /users/{id}/status: an administrator sets another user\'s status', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const { queueId } = await api.as(bob).register({ event_types: ['user_status'] });
+
+  const set = await api.post(`/users/${ann.userId}/status`, { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  t.same(set.body, { result: 'success', msg: '' });
+  t.same((await api.as(bob).get(`/users/${ann.userId}/status`)).body.status,
+    { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  const events = (await api.as(bob).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events;
+  t.match(events, [{ type: 'user_status', user_id: ann.userId, status_text: 'on vacation', emoji_name: 'car' }], 'announced to the realm');
+
+  const refused = await api.as(bob).post(`/users/${ann.userId}/status`, { status_text: 'hacked' });
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Insufficient permission', code: 'BAD_REQUEST' }], 'a member may not');
+  t.same((await api.post(`/users/${ann.userId}/status`)).body, { result: 'error', msg: 'Client did not pass any new values.', code: 'BAD_REQUEST' });
+  t.same((await api.post(`/users/${ann.userId}/status`, { status_text: 'x'.repeat(61) })).body.msg, 'status_text is too long (limit: 60 characters)');
+  t.same((await api.post('/users/9999/status', { status_text: 'x' })).body.msg, 'No such user');
+  t.same((await api.post(`/users/${ann.userId}/status`, { status_text: '' })).status, 200, 'the empty text clears it');
+  t.equal((await api.get(`/users/${ann.userId}/status`)).body.status.status_text, undefined);
+});
+
+t.test('PATCH /users/me/subscriptions: subscribe and unsubscribe in one request', async (t) => {
+  const { api } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'old' }, { name: 'kept' }] });
+  const both = await api.patch('/users/me/subscriptions', { add: [{ name: 'new', description: 'A new channel' }, { name: 'kept' }], delete: ['old'] });
+  t.same(both.body, { result: 'success', msg: '', subscribed: { 1: ['new'] }, already_subscribed: { 1: ['kept'] }, removed: ['old'], not_removed: [] });
+  const names = (await api.get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name).sort();
+  t.same(names, ['kept', 'new']);
+  t.equal((await api.get(`/streams/${(await api.get('/get_stream_id', { stream: 'new' })).body.stream_id}`)).body.stream.description, 'A new channel');
+  t.same((await api.patch('/users/me/subscriptions', { delete: ['old'] })).body.not_removed, ['old'], 'no longer subscribed');
+
+  const nothing = await api.patch('/users/me/subscriptions');
+  t.same(nothing.body, { result: 'error', msg: 'Nothing to do. Specify at least one of "add" or "delete".', code: 'BAD_REQUEST' });
+  const unknown = await api.patch('/users/me/subscriptions', { add: [{ name: 'third' }], delete: ['nowhere'] });
+  t.equal(unknown.body.msg, "Invalid channel name 'nowhere'");
+  t.equal((await api.get('/get_stream_id', { stream: 'third' })).status, 400, 'an unknown removal fails the request before anything is added');
+});
+
+t.test('POST /dev_fetch_api_key: only where the development switch is on', async (t) => {
+  const production = await startTestServer(t);
+  const refused = await production.api.as(null).post('/dev_fetch_api_key', { username: production.owner.email });
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Endpoint not available in production.', code: 'BAD_REQUEST' }]);
+
+  const dev = await startTestServer(t, { devAuthEnabled: true });
+  const fetched = await dev.api.as(null).post('/dev_fetch_api_key', { username: dev.owner.email });
+  t.same(fetched.body, { result: 'success', msg: '', api_key: dev.owner.key, email: dev.owner.email, user_id: 1 });
+  const unknown = await dev.api.as(null).post('/dev_fetch_api_key', { username: 'nobody@example.com' });
+  t.same([unknown.status, unknown.body.code], [401, 'AUTHENTICATION_FAILED']);
+  t.equal((await dev.api.as(null).post('/dev_fetch_api_key')).body.code, 'REQUEST_VARIABLE_MISSING');
+});
+
+t.test('GET /messages/{id}/read_receipts: who read it, as their privacy and the realm allow', async (t) => {
+  const { api } = await startTestServer(t);
+  const [ann, bob, carl, dave] = [
+    await api.createUser('ann@example.com', 'Ann'), await api.createUser('bob@example.com', 'Bob'),
+    await api.createUser('carl@example.com', 'Carl'), await api.createUser('dave@example.com', 'Dave'),
+  ];
+  await channel(api, 'ops', [1, ann.userId, bob.userId, carl.userId, dave.userId]);
+  const id = await sendToChannel(api.as(ann), 'ops', 'plans', 'Ready?');
+  const disabled = await api.get(`/messages/${id}/read_receipts`);
+  t.same([disabled.status, disabled.body], [400, { result: 'error', msg: 'Read receipts are disabled in this organization.', code: 'BAD_REQUEST' }]);
+  t.equal((await api.patch('/realm', { enable_read_receipts: true })).status, 200);
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body, { result: 'success', msg: '', user_ids: [] }, 'nobody but its sender has read it');
+
+  for (const reader of [bob, carl, dave]) await api.as(reader).post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  await api.post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body.user_ids, [1, bob.userId, carl.userId, dave.userId], 'never the sender; the viewer itself is there');
+  const bot = (await api.post('/bots', { full_name: 'Reader', short_name: 'reader' })).body;
+  await channel(api, 'ops', [bot.user_id]);
+  const botMessage = await sendToChannel(api.as(ann), 'ops', 'plans', 'Processed?');
+  const botEmail = (await api.get(`/users/${bot.user_id}`)).body.user.email;
+  await api.as({ email: botEmail, key: bot.api_key }).post('/messages/flags', { messages: [botMessage], op: 'add', flag: 'read' });
+  t.same((await api.get(`/messages/${botMessage}/read_receipts`)).body.user_ids, [bot.user_id], 'a bot that marked it read is listed');
+
+  t.equal((await api.as(carl).patch('/settings', { send_read_receipts: false })).status, 200);
+  t.equal((await api.post(`/users/me/muted_users/${dave.userId}`)).status, 200);
+  t.equal((await api.as(bob).post('/users/me/muted_users/1')).status, 200);
+  t.same((await api.get(`/messages/${id}/read_receipts`)).body.user_ids, [1],
+    'not Carl (keeps reading private), Dave (muted by the viewer) nor Bob (muted the viewer)');
+  t.same((await api.as(ann).get(`/messages/${id}/read_receipts`)).body.user_ids, [1, bob.userId, dave.userId], 'another viewer sees Bob and Dave');
+
+  const hidden = await sendDirect(api.as(ann), [bob.userId], 'psst');
+  t.same((await api.as(carl).get(`/messages/${hidden}/read_receipts`)).body, { result: 'error', msg: 'Invalid message(s)', code: 'BAD_REQUEST' }, 'a message the caller cannot read');
+});
+
+t.test('POST /messages/{id}/report: a report reaches the moderation request channel', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  await channel(api, 'general', [ann.userId, bob.userId]);
+  const id = await sendToChannel(api.as(ann), 'general', 'chat', 'You are all ``` wrong');
+
+  const unset = await api.as(bob).post(`/messages/${id}/report`, { report_type: 'harassment' });
+  t.same([unset.status, unset.body], [400, { result: 'error', msg: 'Moderation request channel must be specified to enable message reporting.', code: 'BAD_REQUEST' }]);
+  const general = (await api.get('/get_stream_id', { stream: 'general' })).body.stream_id;
+  t.equal((await api.patch('/realm', { moderation_request_channel_id: general })).body.msg, 'Moderation request channel must be private.');
+  const moderation = await channel(api, 'moderation', [1], { invite_only: true });
+  t.equal((await api.patch('/realm', { moderation_request_channel_id: moderation })).status, 200);
+  const { queueId } = await api.register({ event_types: ['message'], apply_markdown: true });
+
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'other' })).body.msg, 'An explanation is required.');
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'rude' })).status, 400, 'an unknown report type');
+  t.equal((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'norms', description: 'x'.repeat(1001) })).body.msg, 'description is too long (limit: 1000 characters)');
+  t.equal((await api.as(bob).post('/messages/99999/report', { report_type: 'spam' })).body.msg, 'Invalid message(s)');
+  t.same((await api.as(bob).post(`/messages/${id}/report`, { report_type: 'harassment', description: 'Rude to everyone' })).body, { result: 'success', msg: '' });
+
+  const events = (await drain(api, queueId)).filter((event) => event.type === 'message');
+  t.equal(events.length, 1, 'one report, to the moderators');
+  const report = events[0]!.message as Record<string, unknown>;
+  t.match(report, { type: 'stream', stream_id: moderation, subject: "Ann's moderation requests", sender_full_name: 'Notification Bot' });
+  t.match(report.content, /reported .*general.*sent by .*Ann/);
+  t.match(report.content, /Harassment/);
+  t.match(report.content, /<blockquote>\s*<p>Rude to everyone<\/p>/);
+  t.match(report.content, /spoiler-block[\s\S]*You are all ``` wrong/, 'the reported text under a spoiler, its backticks unable to close the fence');
+  t.notOk((await api.as(bob).get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: moderation }] })).body.messages?.length,
+    'the reporter does not see the moderators\' channel');
+  t.equal((await api.patch(`/streams/${moderation}`, { is_private: false })).body.msg, 'Moderation request channel must be private.');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  const kept = await second.api.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: moderation }] });
+  t.same(kept.body.messages.map((message: { id: number }) => message.id), [report.id], 'the report is still there after a restart');
+  t.equal((await second.api.register({ fetch_event_types: ['realm'] })).body.realm_moderation_request_channel_id, moderation);
+});
+
+t.test('/realm/playgrounds: administrators add and remove them, everyone is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_playgrounds'] });
+  t.same((await api.as(ann).register({ fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds, []);
+
+  const python = { name: 'Python playground', pygments_language: 'Python', url_template: 'https://python.example.com?code={code}' };
+  const added = await api.post('/realm/playgrounds', python);
+  t.same(added.body, { result: 'success', msg: '', id: 1 });
+  const rust = (await api.post('/realm/playgrounds', { name: 'Rust', pygments_language: 'Rust', url_template: 'https://play.example.com/{?code}' })).body.id;
+  t.equal(rust, 2);
+
+  const refusals: [Record<string, unknown>, string][] = [
+    [python, 'Realm playground with this Realm, Pygments language and Name already exists.'],
+    [{ ...python, name: 'Other', url_template: 'https://python.example.com?code={source}' }, '"code" should be the only variable present in the URL template'],
+    [{ ...python, name: 'Other', url_template: 'https://python.example.com?code={code' }, 'Invalid URL template.'],
+    [{ ...python, name: 'Other', pygments_language: 'Py<thon>' }, 'Invalid characters in pygments language'],
+    [{ ...python, name: '' }, 'This field cannot be blank.'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/realm/playgrounds', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/realm/playgrounds', { ...python, name: 'Mine' })).body.msg, 'Must be an organization administrator');
+  t.equal((await api.post('/realm/playgrounds', { name: 'x', pygments_language: 'x' })).body.code, 'REQUEST_VARIABLE_MISSING');
+
+  t.same((await api.delete('/realm/playgrounds/1')).body, { result: 'success', msg: '' });
+  t.same((await api.delete('/realm/playgrounds/1')).body, { result: 'error', msg: 'Invalid playground', code: 'BAD_REQUEST' });
+  t.equal((await api.as(ann).delete(`/realm/playgrounds/${rust}`)).body.msg, 'Must be an organization administrator');
+
+  const pythonView = { id: 1, name: 'Python playground', pygments_language: 'Python', url_template: python.url_template };
+  const rustView = { id: rust, name: 'Rust', pygments_language: 'Rust', url_template: 'https://play.example.com/{?code}' };
+  const events = await drain(api.as(ann), queueId);
+  t.same(events.map((event) => event.realm_playgrounds), [[pythonView], [pythonView, rustView], [rustView]], 'the whole list after each change');
+  t.ok(events.every((event) => event.type === 'realm_playgrounds'));
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds, [rustView], 'replayed after a restart');
+  t.equal((await second.api.post('/realm/playgrounds', { ...python, name: 'Again' })).body.id, 3, 'ids are not reused');
+});

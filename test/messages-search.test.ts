@@ -1,0 +1,153 @@
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { startChild, type ChildServer } from './helpers/child.ts';
+import { channel, fetchIds, sendDirect, sendToChannel } from './helpers/messages.ts';
+import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
+
+const INDEX_FILES = ['search.sqlite', 'search.sqlite-wal', 'search.sqlite-shm'];
+
+const search = (api: ApiClient, operand: string, narrow: unknown[] = []) => fetchIds(api, [...narrow, { operator: 'search', operand }]);
+
+t.test('search: stemming, quoted phrases, the last word as a prefix, combined with other narrows', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const general = await channel(api, 'general', [1, ann.userId]);
+  const walking = await sendToChannel(api, general, 'outdoors', 'We went walking in the park');
+  const walked = await sendToChannel(api.as(ann), general, 'outdoors', 'She walked the dog to the park');
+  const thread = await sendToChannel(api, general, 'plans', 'a park walkthrough later');
+  const reversed = await sendToChannel(api, general, 'plans', 'the dog park is open');
+  const dm = await sendDirect(api, [ann.userId], 'walk in the park tomorrow');
+  t.same(await search(api, 'walks park'), [walking, walked, dm], 'a word finds the other forms of its stem; a word before the last is not a prefix');
+  t.same(await search(api, 'park walk'), [walking, walked, thread, dm], 'every word must be there; the last one also starts longer words');
+  t.same(await search(api, '"dog park"'), [reversed], 'a quoted phrase, in its order');
+  t.same(await search(api, '"the dog" walked'), [walked], 'a phrase and a word');
+  t.same(await search(api, 'outdoors'), [walking, walked], 'the topic is searched too');
+  t.same(await search(api, 'park', [['sender', ann.userId]]), [walked], 'with a sender');
+  t.same(await search(api, 'park', [['is', 'dm']]), [dm], 'with is:dm');
+  t.same(await search(api, 'park', [['channel', 'general'], ['topic', 'plans']]), [thread, reversed], 'with a channel and topic');
+  t.same(await fetchIds(api, [['channel', 'general'], { operator: 'search', operand: 'walk', negated: true }]), [reversed], 'negated');
+  t.same(await fetchIds(api, [{ operator: 'search', operand: 'park' }, { operator: 'search', operand: 'dog', negated: true }]), [walking, thread, dm], 'a search minus a negated one');
+  t.same(await search(api, 'nothing-like-this'), []);
+  const window = (await api.get('/messages', { anchor: walked, num_before: 1, num_after: 1, narrow: [{ operator: 'search', operand: 'park' }] })).body;
+  t.same(window.messages.map((m: { id: number }) => m.id), [walking, walked, thread], 'a window around an anchor');
+  t.match(window, { found_anchor: true, found_oldest: true, found_newest: false });
+  const first = (await api.as(ann).get('/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: [{ operator: 'search', operand: 'walking' }] })).body;
+  t.same(first.messages.map((m: { id: number }) => m.id), [walking], 'first_unread over a search');
+  const checked = (await api.get('/messages/matches_narrow', { msg_ids: [walking, thread, reversed], narrow: [{ operator: 'search', operand: 'walked' }] })).body.messages;
+  t.same(Object.keys(checked), [String(walking), String(thread)], 'matches_narrow uses the same index');
+  const flagged = (await api.as(ann).post('/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: JSON.stringify([['search', 'walked']]), op: 'add', flag: 'starred' })).body;
+  t.match(flagged, { processed_count: 4, updated_count: 4 });
+});
+
+t.test('edits, moves and deletions are searched as they are now', async (t) => {
+  const { api } = await startTestServer(t);
+  const general = await channel(api, 'general', [1]);
+  const edited = await sendToChannel(api, general, 'one', 'the quarterly figures');
+  const moved = [await sendToChannel(api, general, 'budgeting', 'first'), await sendToChannel(api, general, 'budgeting', 'second')];
+  const deleted = await sendToChannel(api, general, 'two', 'quarterly numbers, soon gone');
+  t.same(await search(api, 'quarterly'), [edited, deleted]);
+  await api.patch(`/messages/${edited}`, { content: 'the monthly reports' });
+  t.same(await search(api, 'quarterly'), [deleted], 'the old content is not found');
+  t.same(await search(api, 'reported'), [edited], 'the new content is, by its stem');
+  await api.patch(`/messages/${moved[0]}`, { topic: 'forecasting', propagate_mode: 'change_all', send_notification_to_new_thread: false, send_notification_to_old_thread: false });
+  t.same(await search(api, 'budgets'), [], 'the old topic is not found');
+  t.same(await search(api, 'forecasts'), moved, 'the new topic is, for every message moved');
+  await api.delete(`/messages/${deleted}`);
+  t.same(await search(api, 'quarterly'), [], 'a deleted message is not found');
+});
+
+t.test('private channel and direct message words are never found by others', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const eve = await api.createUser('eve@example.com', 'Eve');
+  const secret = await channel(api, 'secret', [1, ann.userId], { invite_only: true });
+  const open = await channel(api, 'open', [1, ann.userId, eve.userId]);
+  const hidden = await sendToChannel(api, secret, 'plans', 'the hidden treasures');
+  const dm = await sendDirect(api, [ann.userId], 'more treasure maps');
+  const visible = await sendToChannel(api, open, 'plans', 'no treasure here');
+  t.same(await search(api.as(ann), 'treasured'), [hidden, dm, visible]);
+  t.same(await search(api.as(eve), 'treasured'), [visible], 'only what Eve may read');
+  t.same(await search(api.as(eve), 'hidden'), []);
+  t.same(Object.keys((await api.as(eve).get('/messages/matches_narrow', { msg_ids: [hidden, dm, visible], narrow: [['search', 'treasure']] })).body.messages), [String(visible)]);
+  t.same((await api.as(eve).get('/messages', { message_ids: [hidden, dm, visible], narrow: [['search', 'treasures']] })).body.messages.map((m: { id: number }) => m.id), [visible]);
+});
+
+t.test('a missing index is built again from the messages at boot', async (t) => {
+  const first = await startTestServer(t);
+  const general = await channel(first.api, 'general', [1]);
+  const kept = await sendToChannel(first.api, general, 'notes', 'running late today');
+  const changed = await sendToChannel(first.api, general, 'notes', 'placeholder');
+  await first.api.patch(`/messages/${changed}`, { content: 'runners welcome' });
+  await first.stop();
+  for (const file of INDEX_FILES) rmSync(join(first.dataDir, file), { force: true });
+  const second = await startTestServer(t, { dataDir: first.dataDir });
+  t.ok(existsSync(join(first.dataDir, 'search.sqlite')));
+  t.same(await search(second.api, 'runs'), [kept, changed]);
+  t.same(await search(second.api, 'placeholder'), []);
+});
+
+t.test('an index behind the log (a crash between the log commit and the index write) catches up from the log', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const children: ChildServer[] = [];
+  t.teardown(() => children.forEach((child) => child.process.kill('SIGKILL')));
+  const start = async (env: Record<string, string> = {}) => {
+    const child = await startChild(dataDir, env);
+    children.push(child);
+    return child;
+  };
+  const kill = async (child: ChildServer) => {
+    child.process.kill('SIGKILL');
+    await child.exited;
+  };
+  let server = await start();
+  const general = await channel(server.api, 'general', [1]);
+  const early = await sendToChannel(server.api, general, 'early', 'swimming lessons');
+  const renamed = await sendToChannel(server.api, general, 'early', 'swimming pool');
+  await kill(server);
+  // A boot brings the index up to the log and snapshots there: the log from this point on stays.
+  await kill(await start());
+  // The index as it stood: everything after it is in the log alone, as after a crash right after commits.
+  const saved = tempDir('chat-index-');
+  t.teardown(() => rmSync(saved, { recursive: true, force: true }));
+  for (const file of INDEX_FILES) if (existsSync(join(dataDir, file))) copyFileSync(join(dataDir, file), join(saved, file));
+  server = await start();
+  const later = await sendToChannel(server.api, general, 'late', 'swimming across the lake');
+  await server.api.patch(`/messages/${early}`, { content: 'diving lessons' });
+  await server.api.patch(`/messages/${renamed}`, { topic: 'lakeside', propagate_mode: 'change_one', send_notification_to_new_thread: false, send_notification_to_old_thread: false });
+  const gone = await sendToChannel(server.api, general, 'late', 'swimmers wanted');
+  await server.api.delete(`/messages/${gone}`);
+  await kill(server);
+  for (const file of INDEX_FILES) {
+    rmSync(join(dataDir, file), { force: true });
+    if (existsSync(join(saved, file))) copyFileSync(join(saved, file), join(dataDir, file));
+  }
+  server = await start({ CHAT_LOG_LEVEL: 'info' });
+  t.match(server.output(), /"how":"log".*search index brought up to date/, 'from the log, not rebuilt');
+  t.same(await search(server.api, 'swims'), [renamed, later], 'sends, edits and deletions after the index position are applied');
+  t.same(await search(server.api, 'dive'), [early]);
+  t.same(await search(server.api, 'lakesid'), [renamed], 'and moves');
+  await kill(server);
+});
+
+t.test('other requests are answered while a search reads a long history', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const general = await channel(api, 'general', [1, ann.userId]);
+  // One message of Ann's, then many of the owner's with the same word: a search for her messages with that
+  // word reads every match in the index, newest first, and checks each one's sender.
+  const hers = await sendToChannel(api.as(ann), general, 'bulk', 'common ground');
+  const batch = 200;
+  for (let i = 0; i < 20; i++) await Promise.all(Array.from({ length: batch }, (_, j) => sendToChannel(api, general, 'bulk', `common word ${i * batch + j}`)));
+  let searching = true;
+  const searched = search(api, 'common', [['sender', ann.userId]]).finally(() => (searching = false));
+  let answered = 0;
+  while (searching) {
+    const me = await api.get('/users/me');
+    t.equal(me.status, 200);
+    if (searching) answered++;
+  }
+  t.same(await searched, [hers]);
+  t.ok(answered >= 1, `GET /users/me answered ${answered} times while the search ran`);
+});
