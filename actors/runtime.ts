@@ -475,7 +475,8 @@ export class Runtime {
     const user = realm.users.get(userId);
     if (!user) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     const { queue, registered } = this.openQueue(realmId, userId, spec);
-    const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence });
+    const personalOf = (id: number) => this.users.get(userKey(realmId, id))?.getSnapshot().context.state;
+    const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence, personalOf });
     await registered;
     return { queue, initial };
   }

@@ -42,6 +42,10 @@ export interface Config {
    * default, so that no channel of a server is readable by anyone on the Internet unless its operator chose so
    */
   webPublicStreamsEnabled: boolean;
+  /** the key clients use for the GIF picker's service (the original's GIPHY_API_KEY; not secret); empty: none */
+  gifApiKey: string;
+  /** the Jitsi Meet server video call links point to (the original's JITSI_SERVER_URL) */
+  jitsiServerUrl: string;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -131,6 +135,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     metricsToken: null,
     maxBodyBytes: 10 * 1024 * 1024,
     webPublicStreamsEnabled: false,
+    gifApiKey: '',
+    jitsiServerUrl: 'https://meet.jit.si',
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -202,6 +208,8 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
+    gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,
+    jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
     logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
     minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
     userUploadQuotaBytes: env.CHAT_USER_UPLOAD_QUOTA === undefined ? base.userUploadQuotaBytes : quota('CHAT_USER_UPLOAD_QUOTA', env.CHAT_USER_UPLOAD_QUOTA),

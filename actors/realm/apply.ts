@@ -38,6 +38,7 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'user.updated':
       withUser(state, change.userId, (user) => {
         if (change.fullName !== undefined) user.fullName = change.fullName;
+        if (change.timezone !== undefined) user.timezone = change.timezone;
         if (change.role !== undefined) {
           setRoleMembership(state, user.userId, user.role, change.role);
           user.role = change.role;

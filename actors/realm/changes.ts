@@ -23,7 +23,7 @@ export type RealmChange =
   | { type: 'user.deactivated'; userId: number }
   | { type: 'user.reactivated'; userId: number }
   /** `previousFullName` with `fullName`: what a default avatar's initials were (absent in records written before avatars) */
-  | { type: 'user.updated'; userId: number; fullName?: string; previousFullName?: string; role?: Role }
+  | { type: 'user.updated'; userId: number; fullName?: string; previousFullName?: string; role?: Role; timezone?: string }
   | { type: 'user.api_key_changed'; userId: number; apiKey: string }
   | { type: 'user.password_changed'; userId: number; passwordHash: string }
   /** a confirmed email change: the address the user logs in with and is known by */

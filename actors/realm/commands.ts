@@ -32,7 +32,7 @@ export type RealmCommand =
   /** DELETE /users/me: a user leaves on its own, which needs no administrator */
   | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
-  | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role }
+  | { type: 'user.update'; caller: Caller; userId: number; fullName?: string; role?: Role; timezone?: string }
   | { type: 'user.regenerate_api_key'; caller: Caller; userId: number }
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }

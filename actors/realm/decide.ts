@@ -12,7 +12,7 @@ import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideAcceptInvitation } from './invitations/accept.ts';
 import { decideInvitation } from './invitations/decide.ts';
 import { decideMessage } from './messages/decide.ts';
-import { defaultChannelIds, newUserChanges } from './new-user.ts';
+import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
@@ -182,15 +182,18 @@ function decideCreateUser(
 }
 
 function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { type: 'user.update' }>): RealmChange[] {
-  // A user may change their own full name (PATCH /settings), and nothing else of their own account.
+  // A user may change their own full name and time zone (PATCH /settings), and nothing else of their own account.
   const ownName = command.caller.kind === 'user' && command.caller.userId === command.userId && command.role === undefined;
   const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
   if (command.fullName !== undefined && command.fullName !== target.fullName) {
+    if (ownName && state.settings.name_changes_disabled && !isAdmin(target)) throw badRequest('Name changes are disabled in this organization.');
+    checkUniqueName(state, command.fullName, target.userId);
     change.fullName = command.fullName;
     change.previousFullName = target.fullName;
   }
+  if (command.timezone !== undefined && command.timezone !== target.timezone) change.timezone = command.timezone;
   if (command.role !== undefined && command.role !== target.role) {
     const touchesOwner = command.role === Role.owner || target.role === Role.owner;
     if (touchesOwner && caller && caller.role !== Role.owner) throw ownerRequired();
@@ -199,7 +202,7 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
     }
     change.role = command.role;
   }
-  return change.fullName === undefined && change.role === undefined ? [] : [change];
+  return change.fullName === undefined && change.role === undefined && change.timezone === undefined ? [] : [change];
 }
 
 /** A followed confirmation link: the address must still be free, as it may have been taken since the request. */
@@ -208,10 +211,14 @@ function decideChangeEmail(state: RealmState, command: Extract<RealmCommand, { t
   const user = requireUser(state, command.userId);
   // Already the address: a confirmation repeated after the change was made, which changes nothing.
   if (user.email === command.email) return [];
+  if (command.caller.kind === 'user' && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
   const holder = findUserByEmail(state, command.email);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${command.email}' already in use`);
   return [{ type: 'user.email_changed', userId: user.userId, email: command.email }];
 }
+
+/** Users change their own address unless the realm turned that off for all but its administrators. */
+export const emailChangeAllowed = (state: RealmState, user: UserProfile) => !state.settings.email_changes_disabled || isAdmin(user);
 
 /** The calling user if it is an administrator; null for the operator (who may do anything). */
 function requireAdmin(state: RealmState, caller: Caller): UserProfile | null {

@@ -56,6 +56,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       if (change.role !== undefined) {
         out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
       }
+      if (change.timezone !== undefined) {
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, timezone: change.timezone } }));
+      }
       return out;
     }
     case 'user.email_changed':

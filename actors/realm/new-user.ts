@@ -17,11 +17,24 @@ export interface NewAccount {
 }
 
 /**
+ * Where the realm requires unique names (`require_unique_names`), no other account, active or not, may have
+ * the name in any case, as in the original.
+ */
+export function checkUniqueName(state: RealmState, fullName: string, self: number | null): void {
+  if (!state.settings.require_unique_names) return;
+  const wanted = fullName.toLowerCase();
+  for (const user of state.users.values()) {
+    if (user.userId !== self && user.fullName.toLowerCase() === wanted) throw badRequest('Unique names required in this organization.');
+  }
+}
+
+/**
  * The facts of a new account (POST /users, an accepted invitation): the user, with settings starting from
  * the realm's defaults for new users, subscribed to `channelIds`, each with its own colour.
  */
 export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], clock: Clock): RealmChange[] {
   if (findUserByEmail(state, account.email)) throw badRequest(`Email '${account.email}' already in use`);
+  checkUniqueName(state, account.fullName, null);
   const visibility = settingValue(state.userSettingsDefaults, 'email_address_visibility') as number;
   const user: UserProfile = {
     userId: state.nextUserId,

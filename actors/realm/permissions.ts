@@ -28,6 +28,12 @@ export const REALM_PERMISSION_DEFAULTS = {
   /** incoming-webhook bots only, on top of `can_create_bots_group` */
   can_create_write_only_bots_group: 'role:members',
   can_add_custom_emoji_group: 'role:members',
+  /** who may set a channel's message-deletion permissions */
+  can_set_delete_message_policy_group: 'role:moderators',
+  /** who may set a channel's topics policy */
+  can_set_topics_policy_group: 'role:moderators',
+  can_manage_billing_group: 'role:administrators',
+  can_summarize_topics_group: 'role:everyone',
 } as const satisfies Record<string, SystemGroupName>;
 
 export type RealmPermission = keyof typeof REALM_PERMISSION_DEFAULTS;

@@ -14,6 +14,8 @@ export interface RegistrationView {
    * spectator.ts), and the state holds only what the Internet may read
    */
   spectator?: boolean;
+  /** another user's personal state (their status), where the caller may see it */
+  personalOf?: (userId: number) => UserState | undefined;
 }
 
 export interface InitialStateOptions {
@@ -33,6 +35,9 @@ export interface InitialStateOptions {
   /** the server's switch for web-public channels (config) */
   webPublicStreamsEnabled: boolean;
   generation: number;
+  /** the server's GIF service key and Jitsi server (config) */
+  gifApiKey: string;
+  jitsiServerUrl: string;
   passwordLimits: { minLength: number; maxLength: number; minGuesses: number };
   /** bytes of files the organization may keep (config); null: no limit */
   realmUploadQuotaBytes: number | null;

@@ -17,7 +17,21 @@ import { scheduledMessagesState } from './builders/scheduled-messages.ts';
 import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
-import { userTopicsState } from './builders/user-topics.ts';
+import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
+import { channelFoldersState, defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
+import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
+import {
+  embeddedBotsState,
+  gifState,
+  incomingWebhookBotsState,
+  onboardingStepsState,
+  pushDevicesState,
+  realmBillingState,
+  stopWordsState,
+  videoCallsState,
+} from './builders/server-features.ts';
+import { userStatusState } from './builders/user-status.ts';
+import { settingValue } from '../user/settings.ts';
 
 export type { InitialStateOptions, RegistrationView };
 
@@ -29,13 +43,31 @@ const builders: Record<string, Builder> = {
   realm: realmState,
   realm_user: realmUserState,
   saved_snippets: savedSnippetsState,
-  user_groups: userGroupsState,
+  realm_user_groups: userGroupsState,
   drafts: draftsState,
   scheduled_messages: scheduledMessagesState,
   user_settings: userSettingsState,
   alert_words: alertWordsState,
   muted_users: mutedUsersState,
   user_topic: userTopicsState,
+  muted_topics: mutedTopicsState,
+  user_status: userStatusState,
+  update_display_settings: legacyDisplaySettingsState,
+  update_global_notifications: legacyNotificationSettingsState,
+  giphy: gifState,
+  video_calls: videoCallsState,
+  realm_billing: realmBillingState,
+  stop_words: stopWordsState,
+  realm_embedded_bots: embeddedBotsState,
+  realm_incoming_webhook_bots: incomingWebhookBotsState,
+  push_device: pushDevicesState,
+  onboarding_steps: onboardingStepsState,
+  reminders: remindersState,
+  realm_domains: realmDomainsState,
+  realm_playgrounds: realmPlaygroundsState,
+  navigation_views: navigationViewsState,
+  channel_folders: channelFoldersState,
+  default_stream_groups: defaultStreamGroupsState,
   realm_user_settings_defaults: settingsDefaultsState,
   message: maxMessageIdState,
   update_message_flags: unreadMessagesState,
@@ -47,14 +79,14 @@ const builders: Record<string, Builder> = {
   realm_emoji: realmEmojiState,
   realm_linkifiers: realmLinkifiersState,
   realm_filters: realmFiltersState,
-  realm_playgrounds: realmPlaygroundsState,
 };
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);
 
 /** The registration state for the requested fetch types, from one consistent view of the realm. */
 export function initialState(view: RegistrationView, options: InitialStateOptions): Record<string, unknown> {
-  const state: Record<string, unknown> = {};
+  // In every answer, whatever was asked for: whether typing notifications reach this client at all.
+  const state: Record<string, unknown> = { receives_typing_notifications: settingValue(view.personal.settings, 'receives_typing_notifications') };
   for (const [type, build] of Object.entries(builders)) {
     if (options.fetchTypes === null || options.fetchTypes.includes(type)) Object.assign(state, build(view, options));
   }

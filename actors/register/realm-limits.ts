@@ -20,3 +20,12 @@ export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
 
 /** Clients time out a long-poll after this; heartbeats come well before it. */
 export const LONGPOLL_TIMEOUT_SECONDS = 90;
+
+/** The original server's settings of the same names, which this server follows. */
+export const SERVER_LIMITS = {
+  max_reminder_note_length: 1000,
+  max_bulk_new_subscription_messages: 100,
+  // A deactivated organization's data is kept until an operator deletes it.
+  server_min_deactivated_realm_deletion_days: null,
+  server_max_deactivated_realm_deletion_days: null,
+} as const;

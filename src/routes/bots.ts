@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
+import { botDomainOf } from '../../actors/realm/bots/state.ts';
 import { asBot, botListEntry } from '../../actors/realm/bots/views.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { p, Param } from '../http/params.ts';
@@ -23,13 +24,9 @@ const text = Param.of((raw) => {
 /** A channel name; the original takes '' (and this server JSON null too) as "none". */
 const channelName = Param.of((raw) => (raw === 'null' ? null : raw), z.string().nullable());
 
-/**
- * The domain of bot emails: the realm's host when it can end an email address, else a reserved name that
- * can (an IP address or `localhost` cannot; the original falls back to its FAKE_EMAIL_DOMAIN likewise).
- */
+/** The domain of the realm's bot emails (bots/state.ts). */
 export function botDomain(services: AppServices, realm: RealmState): string {
-  const host = new URL(services.realmUrl(realm)).hostname;
-  return /^([a-z0-9-]+\.)+[a-z]{2,}$/i.test(host) ? host.toLowerCase() : 'bots.invalid';
+  return botDomainOf(services.realmUrl(realm));
 }
 
 function botResponse(realm: RealmState, id: number) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { checkEmojiUpload } from '../../actors/realm/emoji/decide.ts';
 import { realmEmojiView } from '../../actors/realm/emoji/views.ts';
+import { emojiCodeToNames } from '../../actors/realm/messages/emoji.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { EmojiImageStore } from '../emoji-images.ts';
 import { DirectResponse } from '../http/envelope.ts';
@@ -14,7 +15,24 @@ export const MAX_EMOJI_FILE_SIZE_MIB = 5;
 
 const imageNotFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'File not found', 404);
 
+/** Where clients read the Unicode emoji this server knows (the registration's `server_emoji_data_url`). */
+export const EMOJI_DATA_PATH = '/emoji-data.json';
+
 export const emojiRoutes = [
+  route({
+    method: 'GET',
+    path: EMOJI_DATA_PATH,
+    root: true,
+    auth: 'optional',
+    params: {},
+    handle: () =>
+      new DirectResponse({
+        status: 200,
+        headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=3600' },
+        body: JSON.stringify({ code_to_names: emojiCodeToNames() }),
+      }),
+  }),
+
   // The list is public to the organization: members, guests and bots alike.
   route({
     method: 'GET',

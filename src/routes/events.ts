@@ -109,6 +109,8 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
     now: services.runtime.clock.now(),
     realmUrl: services.realmUrl(realm),
     webPublicStreamsEnabled: services.config.webPublicStreamsEnabled,
+    gifApiKey: services.config.gifApiKey,
+    jitsiServerUrl: services.config.jitsiServerUrl,
     generation: services.generation,
     passwordLimits: { minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, minGuesses: PASSWORD_MIN_GUESSES },
     realmUploadQuotaBytes: services.config.realmUploadQuotaBytes,

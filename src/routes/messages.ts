@@ -9,7 +9,7 @@ import {
   anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
-import { editSnapshots } from '../../actors/realm/messages/views.ts';
+import { messageHistoryView } from '../../actors/realm/messages/views.ts';
 import { route } from './route.ts';
 
 const messageId = p.int(z.number().int());
@@ -129,7 +129,7 @@ export const messageRoutes = [
     handle({ realm, user }, params) {
       const message = realm.messages.byId.get(params.message_id);
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
-      return { message_history: editSnapshots(message, params.allow_empty_topic_name) };
+      return { message_history: messageHistoryView(realm, message, params.allow_empty_topic_name) };
     },
   }),
 

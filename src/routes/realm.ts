@@ -27,6 +27,26 @@ const retentionDays = Param.of(unquote, z.string().transform((text, context): nu
   return z.NEVER;
 })).optional();
 
+const BOOLEAN_SETTINGS = [
+  'digest_emails_enabled', 'disallow_disposable_email_addresses', 'email_changes_disabled', 'name_changes_disabled', 'invite_required',
+  'inline_image_preview', 'inline_url_embed_preview', 'require_unique_names', 'emails_restricted_to_domains', 'send_welcome_emails',
+  'message_content_allowed_in_email_notifications', 'want_advertise_in_communities_directory', 'enable_read_receipts',
+  'enable_guest_user_dm_warning', 'enable_guest_user_indicator', 'require_e2ee_push_notifications',
+] as const satisfies readonly (keyof RealmSettings)[];
+const INTEGER_SETTINGS = [
+  'waiting_period_threshold', 'digest_weekday', 'video_chat_provider', 'giphy_rating', 'org_type', 'moderation_request_channel_id',
+  'zulip_update_announcements_stream_id',
+] as const satisfies readonly (keyof RealmSettings)[];
+const TEXT_SETTINGS = ['message_edit_history_visibility_policy', 'default_code_block_language', 'welcome_message_custom_text'] as const satisfies readonly (keyof RealmSettings)[];
+const simpleParams = {
+  ...(Object.fromEntries(BOOLEAN_SETTINGS.map((name) => [name, p.bool().optional()])) as Record<(typeof BOOLEAN_SETTINGS)[number], Param<boolean, true>>),
+  ...(Object.fromEntries(INTEGER_SETTINGS.map((name) => [name, p.int().optional()])) as Record<(typeof INTEGER_SETTINGS)[number], Param<number, true>>),
+  ...(Object.fromEntries(TEXT_SETTINGS.map((name) => [name, Param.of(unquote, z.string()).optional()])) as Record<(typeof TEXT_SETTINGS)[number], Param<string, true>>),
+};
+
+/** `jitsi_server_url`: a URL, or `default` (JSON null too) for the server's. */
+const jitsiUrl = Param.of(unquote, z.string().transform((text) => (text === 'default' || text === 'null' ? null : text))).optional();
+
 const settingEdit = z.object({ new: groupSetting, old: groupSetting.optional() });
 const PERMISSIONS = Object.keys(REALM_PERMISSION_DEFAULTS) as RealmPermission[];
 const permissionParams = Object.fromEntries(PERMISSIONS.map((name) => [name, p.json(settingEdit).optional()])) as Record<
@@ -59,8 +79,9 @@ export const realmRoutes = [
       new_stream_announcements_stream_id: p.int().optional(),
       signup_announcements_stream_id: p.int().optional(),
       avatar_changes_disabled: p.bool().optional(),
-      enable_read_receipts: p.bool().optional(),
-      moderation_request_channel_id: p.int().optional(),
+      message_content_delete_limit_seconds: limitSeconds,
+      jitsi_server_url: jitsiUrl,
+      ...simpleParams,
       ...permissionParams,
     },
     async handle({ services, realm, user }, params) {
@@ -80,8 +101,13 @@ export const realmRoutes = [
       set('new_stream_announcements_stream_id', params.new_stream_announcements_stream_id);
       set('signup_announcements_stream_id', params.signup_announcements_stream_id);
       set('avatar_changes_disabled', params.avatar_changes_disabled);
-      set('enable_read_receipts', params.enable_read_receipts);
-      set('moderation_request_channel_id', params.moderation_request_channel_id);
+      set('message_content_delete_limit_seconds', params.message_content_delete_limit_seconds);
+      set('jitsi_server_url', params.jitsi_server_url);
+      for (const name of BOOLEAN_SETTINGS) set(name, params[name]);
+      for (const name of INTEGER_SETTINGS) set(name, params[name]);
+      set('default_code_block_language', params.default_code_block_language);
+      set('welcome_message_custom_text', params.welcome_message_custom_text);
+      set('message_edit_history_visibility_policy', params.message_edit_history_visibility_policy as RealmSettings['message_edit_history_visibility_policy'] | undefined);
       const permissions: Partial<Record<RealmPermission, z.infer<typeof settingEdit>>> = {};
       for (const name of PERMISSIONS) if (params[name] !== undefined) permissions[name] = params[name];
       const changes = await services.runtime.execute(realm.realmId, {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { emailChangeAllowed } from '../../actors/realm/decide.ts';
 import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
@@ -29,6 +30,7 @@ const params = {
 /** The address to move to, or null when it is the current one; refused when another account has it. */
 function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): string | null {
   if (newEmail === user.email) return null;
+  if (!emailChangeAllowed(realm, user)) throw badRequest('Email address changes are disabled in this organization.');
   const holder = findUserByEmail(realm, newEmail);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${newEmail}' already in use`);
   return newEmail;
@@ -89,8 +91,10 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
 
   if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
   if (newEmail !== null) await startEmailChange(services, realm, user, newEmail);
-  if (values.full_name !== undefined) {
-    await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name });
+  // The name and the time zone are in the user directory (the realm actor); the time zone is a setting too.
+  const timezone = typeof requested.timezone === 'string' ? requested.timezone : undefined;
+  if (values.full_name !== undefined || timezone !== undefined) {
+    await services.runtime.execute(realm.realmId, { type: 'user.update', caller, userId: user.userId, fullName: values.full_name, timezone });
   }
   // The realm shows every user's addresses, so it keeps this setting beside the user's own copy.
   if (typeof checked.email_address_visibility === 'number') {

@@ -35,6 +35,14 @@ export function defaultAvatarPath(user: Pick<UserProfile, 'userId' | 'fullName'>
   return `${DEFAULT_AVATAR_PREFIX}${user.userId}/${encodeURIComponent(initials(user.fullName))}.svg`;
 }
 
+/**
+ * The organization's icon: nobody uploads one here, so it is a default picture of the realm's initials, drawn
+ * by the same route (its colour picked by the realm's id).
+ */
+export function realmIconPath(realm: { realmId: number; name: string }): string {
+  return `${DEFAULT_AVATAR_PREFIX}${realm.realmId}/${encodeURIComponent(initials(realm.name))}.svg`;
+}
+
 /** Is this `avatar_url` the server's default picture (not an uploaded image)? */
 export const isDefaultAvatarUrl = (url: unknown) => typeof url === 'string' && url.startsWith(DEFAULT_AVATAR_PREFIX);
 

@@ -34,3 +34,12 @@ export interface BotProfile {
   defaultAllPublicStreams: boolean;
   services: BotService[];
 }
+
+/**
+ * The domain of bot emails: the realm's host when it can end an email address, else a reserved name that
+ * can (an IP address or `localhost` cannot; the original falls back to its FAKE_EMAIL_DOMAIN likewise).
+ */
+export function botDomainOf(realmUrl: string): string {
+  const host = new URL(realmUrl).hostname;
+  return /^([a-z0-9-]+\.)+[a-z]{2,}$/i.test(host) ? host.toLowerCase() : 'bots.invalid';
+}

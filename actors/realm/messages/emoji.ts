@@ -20,6 +20,13 @@ const EMOJI: Record<string, string> = {
   raised_hands: '1f64c', handshake: '1f91d', laughing: '1f606', slightly_frowning_face: '1f641',
 };
 
+/** Each known code with its names (the registration's `server_emoji_data_url` serves it). */
+export function emojiCodeToNames(): Record<string, string[]> {
+  const names: Record<string, string[]> = {};
+  for (const [name, code] of Object.entries(EMOJI)) (names[code] ??= []).push(name);
+  return names;
+}
+
 export function emojiCodeOf(name: string): string | undefined {
   return Object.hasOwn(EMOJI, name) ? EMOJI[name] : undefined;
 }

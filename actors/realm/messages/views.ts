@@ -1,3 +1,4 @@
+import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { senderProfile } from '../notifications/state.ts';
 import type { RealmState } from '../state.ts';
@@ -22,6 +23,33 @@ export const reactionView = (reaction: Reaction) => ({
   reaction_type: reaction.reactionType,
   user_id: reaction.userId,
 });
+
+const isMove = (entry: EditHistoryEntry) => entry.prevTopic !== undefined || entry.prevStream !== undefined;
+
+/**
+ * The edits the realm's `message_edit_history_visibility_policy` lets users see: all of them, only the moves
+ * (without what a move's edit did to the content), or none.
+ */
+function visibleHistory(state: RealmState, message: StoredMessage): EditHistoryEntry[] {
+  switch (state.settings.message_edit_history_visibility_policy) {
+    case 'all':
+      return message.editHistory;
+    case 'moves':
+      return message.editHistory.filter(isMove).map(({ prevContent: _content, prevRenderedContent: _rendered, ...move }) => move);
+    case 'none':
+      return [];
+    default: {
+      const unknown: never = state.settings.message_edit_history_visibility_policy;
+      throw new Error(`unknown edit history policy ${String(unknown)}`);
+    }
+  }
+}
+
+/** GET /messages/{id}/history: refused where the realm shows no edit history. */
+export function messageHistoryView(state: RealmState, message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+  if (state.settings.message_edit_history_visibility_policy === 'none') throw badRequest('Message edit history is disabled in this organization');
+  return editSnapshots({ ...message, editHistory: visibleHistory(state, message) }, allowEmptyTopicName);
+}
 
 function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<string, unknown> {
   const view: Record<string, unknown> = { user_id: entry.userId, timestamp: entry.timestamp };
@@ -61,7 +89,8 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
     content_type: options.applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (recipient.kind === 'channel') view.stream_id = recipient.channelId;
-  if (message.editHistory.length) view.edit_history = message.editHistory.map((entry) => historyView(entry, options.allowEmptyTopicName));
+  const history = visibleHistory(state, message);
+  if (history.length) view.edit_history = history.map((entry) => historyView(entry, options.allowEmptyTopicName));
   if (message.lastEditTimestamp !== undefined) view.last_edit_timestamp = message.lastEditTimestamp;
   if (message.lastMovedTimestamp !== undefined) view.last_moved_timestamp = message.lastMovedTimestamp;
   return view;
@@ -78,7 +107,7 @@ function directRecipientsView(state: RealmState, userIds: readonly number[]) {
  * GET /messages/{id}/history: the message as it was after each edit, oldest first, rebuilt by walking the
  * stored history (newest first) back from the message as it is now.
  */
-export function editSnapshots(message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+function editSnapshots(message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
   const topicOf = (recipient: StoredMessage['recipient']) => (recipient.kind === 'channel' ? recipient.topic : '');
   let current = {
     topic: topicOf(message.recipient),

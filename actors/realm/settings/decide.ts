@@ -6,7 +6,17 @@ import type { RealmPermission } from '../permissions.ts';
 import { isAdmin, Role, type RealmState } from '../state.ts';
 import type { RealmSettingsChange } from './changes.ts';
 import type { RealmSettingsCommand } from './commands.ts';
-import { OWNER_ONLY_SETTINGS, TOPICS_POLICIES, type RealmSettingName, type RealmSettings } from './state.ts';
+import {
+  EDIT_HISTORY_POLICIES,
+  GIF_RATINGS,
+  MAX_WELCOME_MESSAGE_LENGTH,
+  ORG_TYPES,
+  OWNER_ONLY_SETTINGS,
+  TOPICS_POLICIES,
+  VIDEO_CHAT_PROVIDERS,
+  type RealmSettingName,
+  type RealmSettings,
+} from './state.ts';
 
 export const MODERATION_CHANNEL_PUBLIC = 'Moderation request channel must be private.';
 
@@ -15,7 +25,7 @@ export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 /** Permissions that only a system group may hold, and which ones (the original's `allowed_system_groups`). */
-const SYSTEM_GROUPS_ONLY: Partial<Record<RealmPermission, readonly string[]>> = {
+export const SYSTEM_GROUPS_ONLY: Partial<Record<RealmPermission, readonly string[]>> = {
   can_access_all_users_group: ['role:everyone', 'role:members'],
 };
 
@@ -74,18 +84,42 @@ function checkName(name: string): string {
 
 const badValue = (name: string, value: unknown) => badRequest(`Bad value for '${name}': ${value === null ? 'null' : String(value)}`);
 const positive = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+const oneOf = (name: string, value: unknown, allowed: readonly unknown[]) => {
+  if (!allowed.includes(value)) throw badValue(name, value);
+  return value as number | string;
+};
+const idsOf = (options: Record<string, { id: number }>) => Object.values(options).map((option) => option.id);
+/** The original's limits on a code block language name and a Jitsi server's URL. */
+const MAX_LANGUAGE_NAME_LENGTH = 50;
+const MAX_URL_LENGTH = 200;
 
 function checkSetting(state: RealmState, name: RealmSettingName, value: unknown): Value {
   switch (name) {
     case 'allow_message_editing':
     case 'enable_spectator_access':
     case 'avatar_changes_disabled':
+    case 'digest_emails_enabled':
+    case 'disallow_disposable_email_addresses':
+    case 'email_changes_disabled':
+    case 'name_changes_disabled':
+    case 'invite_required':
+    case 'inline_image_preview':
+    case 'inline_url_embed_preview':
+    case 'require_unique_names':
+    case 'emails_restricted_to_domains':
+    case 'send_welcome_emails':
+    case 'message_content_allowed_in_email_notifications':
+    case 'want_advertise_in_communities_directory':
     case 'enable_read_receipts':
+    case 'enable_guest_user_dm_warning':
+    case 'enable_guest_user_indicator':
+    case 'require_e2ee_push_notifications':
       if (typeof value !== 'boolean') throw badValue(name, value);
       return value;
     case 'message_content_edit_limit_seconds':
     case 'move_messages_within_stream_limit_seconds':
     case 'move_messages_between_streams_limit_seconds':
+    case 'message_content_delete_limit_seconds':
       // null is "no limit"; zero is not a limit (it meant "no limit" before feature level 138).
       if (value !== null && !positive(value)) throw badValue(name, value);
       return value as number | null;
@@ -95,12 +129,37 @@ function checkSetting(state: RealmState, name: RealmSettingName, value: unknown)
     case 'topics_policy':
       if (!TOPICS_POLICIES.includes(value as never)) throw badRequest(`Invalid topics_policy '${String(value)}'`);
       return value as string;
+    case 'waiting_period_threshold':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw badValue(name, value);
+      return value;
+    case 'digest_weekday':
+      return oneOf(name, value, [0, 1, 2, 3, 4, 5, 6]);
+    case 'message_edit_history_visibility_policy':
+      return oneOf(name, value, EDIT_HISTORY_POLICIES);
+    case 'video_chat_provider':
+      return oneOf(name, value, idsOf(VIDEO_CHAT_PROVIDERS));
+    case 'giphy_rating':
+      return oneOf(name, value, idsOf(GIF_RATINGS));
+    case 'org_type':
+      return oneOf(name, value, ORG_TYPES);
+    case 'jitsi_server_url':
+      if (value === null) return null;
+      if (typeof value !== 'string' || value.length > MAX_URL_LENGTH || !/^https?:\/\/[^\s/]+/.test(value)) throw badRequest(`${String(value)} is not an allowed_type`);
+      return value.replace(/\/+$/, '');
+    case 'default_code_block_language':
+      if (typeof value !== 'string' || value.length > MAX_LANGUAGE_NAME_LENGTH) throw badValue(name, value);
+      return value;
+    case 'welcome_message_custom_text':
+      if (typeof value !== 'string') throw badValue(name, value);
+      if (value.length > MAX_WELCOME_MESSAGE_LENGTH) throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_LENGTH} characters)`);
+      return value;
     case 'default_language':
       if (typeof value !== 'string' || !LANGUAGES.has(value)) throw badRequest(`Invalid language '${String(value)}'`);
       return value;
     case 'new_stream_announcements_stream_id':
     case 'signup_announcements_stream_id':
-    case 'moderation_request_channel_id': {
+    case 'moderation_request_channel_id':
+    case 'zulip_update_announcements_stream_id': {
       // -1 is "none"; otherwise a channel that can still take messages.
       if (value === -1) return value;
       const channel = typeof value === 'number' ? state.channels.get(value) : undefined;

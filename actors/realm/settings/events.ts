@@ -22,5 +22,9 @@ export function realmSettingsEvents(change: RealmSettingsChange): ApiEvent[] {
   if (change.name === 'topics_policy') {
     events.push({ type: 'realm', op: 'update', property: 'mandatory_topics', value: change.value === 'disable_empty_topic' });
   }
+  // Clients from before the policy (feature level 358) know only whether any history is shown.
+  if (change.name === 'message_edit_history_visibility_policy') {
+    events.push({ type: 'realm', op: 'update', property: 'allow_edit_history', value: change.value !== 'none' });
+  }
   return events;
 }

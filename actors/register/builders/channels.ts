@@ -14,21 +14,25 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
     );
     return { subscriptions: withNotificationDefaults(subscriptions, null, options), unsubscribed: [], never_subscribed: [] };
   }
+  const shown = showsArchived(options);
   const subscriptions = [];
   for (const id of realm.subscribedBy.get(user.userId) ?? []) {
     const channel = realm.channels.get(id)!;
+    if (channel.isArchived && !shown) continue;
     subscriptions.push(subscriptionView(realm, channel, realm.subscriptions.get(id)!.get(user.userId)!, now, includeSubscribers));
   }
   const left = realm.unsubscribedBy.get(user.userId) ?? new Map();
   const unsubscribed = [];
   for (const [id, properties] of left) {
     const channel = realm.channels.get(id)!;
+    if (channel.isArchived && !shown) continue;
     if (canSeeChannel(realm, channel, user.userId)) unsubscribed.push(subscriptionView(realm, channel, properties, now, includeSubscribers));
   }
   const mine = realm.subscribedBy.get(user.userId);
   const neverSubscribed = [];
   for (const channel of realm.channels.values()) {
     if (mine?.has(channel.id) || left.has(channel.id) || !canSeeChannel(realm, channel, user.userId)) continue;
+    if (channel.isArchived && !shown) continue;
     const view = channelView(realm, channel, now);
     neverSubscribed.push(includeSubscribers ? { ...view, subscribers: subscriberIds(realm, channel.id) } : view);
   }
@@ -38,6 +42,9 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
     never_subscribed: neverSubscribed,
   };
 };
+
+/** Archived channels are shown only to clients that declare `archived_channels`, as their events are shaped. */
+const showsArchived = (options: InitialStateOptions) => options.capabilities?.archived_channels === true;
 
 const NOTIFICATION_SETTINGS = ['desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications'] as const;
 
@@ -58,10 +65,10 @@ function withNotificationDefaults(views: Record<string, unknown>[], personal: Us
 }
 
 /** fetch type `stream`: every channel the caller can see (a spectator: the web-public ones). */
-export const streamState: Builder = ({ realm, user, spectator }, { now }) => ({
-  streams: (spectator ? webPublicChannels(realm) : [...realm.channels.values()].filter((channel) => canSeeChannel(realm, channel, user.userId))).map(
-    (channel) => channelView(realm, channel, now),
-  ),
+export const streamState: Builder = ({ realm, user, spectator }, options) => ({
+  streams: (spectator ? webPublicChannels(realm) : [...realm.channels.values()].filter((channel) => canSeeChannel(realm, channel, user.userId)))
+    .filter((channel) => !channel.isArchived || showsArchived(options))
+    .map((channel) => channelView(realm, channel, options.now)),
 });
 
 /** fetch type `default_streams` (none for a spectator, who joins nothing) */

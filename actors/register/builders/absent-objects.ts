@@ -1,0 +1,22 @@
+import type { Builder } from '../builder.ts';
+
+/*
+ * Kinds of objects this server does not have yet: the registration lists none of them, which is what a
+ * realm without any has. Each builder moves to its area when the objects arrive.
+ */
+
+/** fetch type `reminders`: the caller's pending message reminders. */
+export const remindersState: Builder = () => ({ reminders: [] });
+
+/** fetch type `realm_domains`: the domains sign-ups are limited to (only with `emails_restricted_to_domains`). */
+export const realmDomainsState: Builder = () => ({ realm_domains: [] });
+
+
+/** fetch type `navigation_views`: the caller's saved left-sidebar views. */
+export const navigationViewsState: Builder = () => ({ navigation_views: [] });
+
+/** fetch type `channel_folders`: the realm's channel folders. */
+export const channelFoldersState: Builder = () => ({ channel_folders: [] });
+
+/** fetch type `default_stream_groups`: the groups of default channels offered at sign-up. */
+export const defaultStreamGroupsState: Builder = () => ({ realm_default_stream_groups: [] });

@@ -1,0 +1,25 @@
+import type { Builder } from '../builder.ts';
+
+/** fetch type `giphy`: the GIF service key of the server's configuration (such keys are public by design). */
+export const gifState: Builder = (_view, { gifApiKey }) => ({ gif_api_key: gifApiKey });
+
+/** fetch type `video_calls`: this server links video calls to a Jitsi server; no user connects an account for them. */
+export const videoCallsState: Builder = () => ({ has_video_token: false });
+
+/** fetch type `realm_billing`: a self-hosted server bills nobody, so no sponsorship request is pending. */
+export const realmBillingState: Builder = () => ({ realm_billing: { has_pending_sponsorship_request: false } });
+
+/** fetch type `stop_words`: the words search ignores; this server's search matches every word. */
+export const stopWordsState: Builder = () => ({ stop_words: [] });
+
+/** fetch type `realm_embedded_bots`: the bot services the server runs itself; it runs none. */
+export const embeddedBotsState: Builder = () => ({ realm_embedded_bots: [] });
+
+/** fetch type `realm_incoming_webhook_bots`: the integrations incoming-webhook bots can take; the server has none built in. */
+export const incomingWebhookBotsState: Builder = () => ({ realm_incoming_webhook_bots: [] });
+
+/** fetch type `push_device`: the caller's devices registered for end-to-end encrypted push; the server has none yet. */
+export const pushDevicesState: Builder = () => ({ push_devices: {} });
+
+/** fetch type `onboarding_steps`: the server shows no onboarding hints or tour video. */
+export const onboardingStepsState: Builder = () => ({ onboarding_steps: [], navigation_tour_video_url: null });
