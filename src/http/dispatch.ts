@@ -6,6 +6,7 @@ import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
+import { refuseOver } from './rate-limit.ts';
 import type { ApiRequest, ApiResponse } from './request.ts';
 import { Router } from './router.ts';
 
@@ -182,12 +183,6 @@ export function rateLimitKey(realmId: number, user: UserProfile): string {
 
 /** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
 export function checkRateLimit(services: AppServices, key: string): void {
-  const decision = services.apiLimiter?.hit(key);
-  if (!decision || decision.allowed) return;
-  const retryAfter = Math.ceil(decision.retryAfter * 1000) / 1000;
-  throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'API usage exceeded rate limit', 429, { 'retry-after': retryAfter }, {
-    'Retry-After': String(Math.ceil(decision.retryAfter)),
-    'X-RateLimit-Limit': String(services.apiLimiter!.limit),
-    'X-RateLimit-Remaining': '0',
-  });
+  const limiter = services.apiLimiter;
+  if (limiter) refuseOver(limiter, limiter.hit(key), 'API usage exceeded rate limit');
 }
