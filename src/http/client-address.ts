@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { BlockList, isIPv6 } from 'node:net';
 
 /**
  * Who a request comes from, for the budgets of callers without credentials: the socket's peer, or, when the
@@ -30,4 +30,13 @@ export function clientKey(address: string): string {
   const right = tail === '' ? [] : tail.split(':');
   const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether an address is this machine's, in any notation (BlockList also matches IPv4-mapped IPv6). */
+export function isLoopback(address: string): boolean {
+  return LOOPBACK.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
 }

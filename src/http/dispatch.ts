@@ -3,6 +3,7 @@ import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
 import { authenticate, realmForHost, sameKey } from './auth.ts';
+import { isLoopback } from './client-address.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
@@ -132,8 +133,6 @@ function metricsRefusal(services: AppServices, request: ApiRequest): ApiResponse
   if (isLoopback(address)) return null;
   return errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics are served only to this machine unless CHAT_METRICS_TOKEN is set', 403));
 }
-
-const isLoopback = (address: string) => /^(127\.|::ffff:127\.)/i.test(address) || address === '::1' || /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address);
 
 /**
  * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
