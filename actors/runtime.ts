@@ -117,11 +117,8 @@ export class Runtime {
       timings: options.queues,
       limits: options.queueLimits ?? DEFAULT_QUEUE_LIMITS,
       now: () => options.clock.now(),
-      onExpired: (queue) => {
-        // The sweep already dropped it; the log learns it so that a replay drops it too.
-        const change: QueueChange = { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' };
-        this.commitQueue(queue.context, change).catch(() => undefined);
-      },
+      // The sweep already dropped it; the log learns it so that a replay drops it too.
+      onExpired: (queue) => this.collectQueue(queue),
       // A replay leaves it: the log holds its removal further on if the process that ran then dropped it.
       onOverflow: (queue) => {
         if (!this.replaying) this.collectQueue(queue);
@@ -501,7 +498,7 @@ export class Runtime {
     return this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.delete' });
   }
 
-  /** The server drops a queue of its own accord (over a limit): at once, and the log learns it. */
+  /** The server drops a queue of its own accord (idle, or over a limit): at once, and the log learns it. */
   private collectQueue(queue: Queue): void {
     this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' }).catch(() => undefined);
   }

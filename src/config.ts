@@ -176,30 +176,39 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
   const dataDir = pick('data-dir', 'CHAT_DATA_DIR');
   const externalUrl = pick('external-url', 'CHAT_EXTERNAL_URL');
   const logLevel = pick('log-level', 'CHAT_LOG_LEVEL');
-  const seconds = (name: string) => (env[name] === undefined ? undefined : number(name, env[name]!) * 1000);
-  const limit = (name: string) => (env[name] === undefined ? undefined : positiveInteger(name, env[name]!));
+  /** a variable read by `parse` (which names it in its errors), or `fallback` when unset */
+  const read = <T>(name: string, parse: (name: string, text: string) => T, fallback: T): T => {
+    const text = env[name];
+    return text === undefined ? fallback : parse(name, text);
+  };
+  const seconds = (name: string, fallback: number) => read(name, (variable, text) => number(variable, text) * 1000, fallback);
   return {
     ...base,
     dataDir: dataDir ? resolve(dataDir) : base.dataDir,
     externalUrl: externalUrl ? externalUrl.replace(/\/+$/, '') : null,
     logLevel: logLevel ?? base.logLevel,
-    heartbeatMs: seconds('CHAT_HEARTBEAT_SECONDS') ?? base.heartbeatMs,
-    queueIdleMs: seconds('CHAT_QUEUE_IDLE_SECONDS') ?? base.queueIdleMs,
-    queueMaxIdleMs: seconds('CHAT_QUEUE_MAX_IDLE_SECONDS') ?? base.queueMaxIdleMs,
+    heartbeatMs: seconds('CHAT_HEARTBEAT_SECONDS', base.heartbeatMs),
+    queueIdleMs: seconds('CHAT_QUEUE_IDLE_SECONDS', base.queueIdleMs),
+    queueMaxIdleMs: seconds('CHAT_QUEUE_MAX_IDLE_SECONDS', base.queueMaxIdleMs),
     queueLimits: {
-      perUser: limit('CHAT_MAX_QUEUES_PER_USER') ?? base.queueLimits.perUser,
-      perRealm: limit('CHAT_MAX_QUEUES_PER_REALM') ?? base.queueLimits.perRealm,
-      events: limit('CHAT_QUEUE_MAX_EVENTS') ?? base.queueLimits.events,
-      bytes: env.CHAT_QUEUE_MAX_BYTES === undefined ? base.queueLimits.bytes : positiveSize('CHAT_QUEUE_MAX_BYTES', env.CHAT_QUEUE_MAX_BYTES),
+      perUser: read('CHAT_MAX_QUEUES_PER_USER', positiveInteger, base.queueLimits.perUser),
+      perRealm: read('CHAT_MAX_QUEUES_PER_REALM', positiveInteger, base.queueLimits.perRealm),
+      events: read('CHAT_QUEUE_MAX_EVENTS', positiveInteger, base.queueLimits.events),
+      bytes: read('CHAT_QUEUE_MAX_BYTES', positiveSize, base.queueLimits.bytes),
     },
-    maxBotsPerUser: limit('CHAT_MAX_BOTS_PER_USER') ?? base.maxBotsPerUser,
-    snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS') ?? base.snapshotIntervalMs,
-    rateLimit: rateLimit(env.CHAT_RATE_LIMIT, base.rateLimit),
-    loginLimit: requiredBudget('CHAT_LOGIN_LIMIT', env.CHAT_LOGIN_LIMIT, base.loginLimit),
-    clientBudgets: clientBudgets(env, base.clientBudgets),
+    maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
+    snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
+    rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
+    loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),
+    clientBudgets: {
+      anonymous: read('CHAT_ANONYMOUS_LIMIT', budget, base.clientBudgets.anonymous),
+      costly: read('CHAT_ANONYMOUS_GLOBAL_LIMIT', budget, base.clientBudgets.costly),
+      loginFailures: read('CHAT_LOGIN_CLIENT_LIMIT', requiredBudget, base.clientBudgets.loginFailures),
+      linkJoins: read('CHAT_JOIN_LINK_LIMIT', budget, base.clientBudgets.linkJoins),
+    },
     passwordHashing: {
-      concurrency: env.CHAT_PASSWORD_HASH_CONCURRENCY === undefined ? base.passwordHashing.concurrency : positiveInteger('CHAT_PASSWORD_HASH_CONCURRENCY', env.CHAT_PASSWORD_HASH_CONCURRENCY),
-      queueLength: env.CHAT_PASSWORD_HASH_QUEUE === undefined ? base.passwordHashing.queueLength : integer('CHAT_PASSWORD_HASH_QUEUE', env.CHAT_PASSWORD_HASH_QUEUE),
+      concurrency: read('CHAT_PASSWORD_HASH_CONCURRENCY', positiveInteger, base.passwordHashing.concurrency),
+      queueLength: read('CHAT_PASSWORD_HASH_QUEUE', integer, base.passwordHashing.queueLength),
     },
     trustedProxies: env.CHAT_TRUSTED_PROXIES ? env.CHAT_TRUSTED_PROXIES.split(',').map((address) => address.trim()).filter(Boolean) : base.trustedProxies,
     metricsToken: env.CHAT_METRICS_TOKEN || base.metricsToken,
@@ -210,22 +219,16 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,
     jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
-    logArchiveMs: env.CHAT_LOG_ARCHIVE_RETENTION === undefined ? base.logArchiveMs : duration('CHAT_LOG_ARCHIVE_RETENTION', env.CHAT_LOG_ARCHIVE_RETENTION),
-    minFreeDiskBytes: env.CHAT_MIN_FREE_DISK === undefined ? base.minFreeDiskBytes : size('CHAT_MIN_FREE_DISK', env.CHAT_MIN_FREE_DISK),
-    userUploadQuotaBytes: env.CHAT_USER_UPLOAD_QUOTA === undefined ? base.userUploadQuotaBytes : quota('CHAT_USER_UPLOAD_QUOTA', env.CHAT_USER_UPLOAD_QUOTA),
-    realmUploadQuotaBytes: env.CHAT_REALM_UPLOAD_QUOTA === undefined ? base.realmUploadQuotaBytes : quota('CHAT_REALM_UPLOAD_QUOTA', env.CHAT_REALM_UPLOAD_QUOTA),
+    logArchiveMs: read('CHAT_LOG_ARCHIVE_RETENTION', duration, base.logArchiveMs),
+    minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
+    userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),
+    realmUploadQuotaBytes: read('CHAT_REALM_UPLOAD_QUOTA', quota, base.realmUploadQuotaBytes),
     devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
   };
 }
 
-/** "200/60" (requests per seconds) or "off". */
-function rateLimit(text: string | undefined, fallback: Config['rateLimit']): Config['rateLimit'] {
-  return budget('CHAT_RATE_LIMIT', text, fallback);
-}
-
 /** A budget setting: "100/60" (requests per seconds), or "off" (null). */
-function budget(name: string, text: string | undefined, fallback: Budget | null): Budget | null {
-  if (text === undefined) return fallback;
+function budget(name: string, text: string): Budget | null {
   if (text === 'off') return null;
   const match = /^(\d+)\/(\d+)$/.exec(text);
   if (!match || Number(match[2]) === 0) throw new ConfigError(`${name} must be like 200/60 or off, not '${text}'`);
@@ -233,19 +236,10 @@ function budget(name: string, text: string | undefined, fallback: Budget | null)
 }
 
 /** A budget that cannot be turned off: password guessing is always limited. */
-function requiredBudget(name: string, text: string | undefined, fallback: Budget): Budget {
-  const value = budget(name, text, fallback);
+function requiredBudget(name: string, text: string): Budget {
+  const value = budget(name, text);
   if (!value) throw new ConfigError(`${name} cannot be off`);
   return value;
-}
-
-function clientBudgets(env: Env, base: ClientBudgetConfig): ClientBudgetConfig {
-  return {
-    anonymous: budget('CHAT_ANONYMOUS_LIMIT', env.CHAT_ANONYMOUS_LIMIT, base.anonymous),
-    costly: budget('CHAT_ANONYMOUS_GLOBAL_LIMIT', env.CHAT_ANONYMOUS_GLOBAL_LIMIT, base.costly),
-    loginFailures: requiredBudget('CHAT_LOGIN_CLIENT_LIMIT', env.CHAT_LOGIN_CLIENT_LIMIT, base.loginFailures),
-    linkJoins: budget('CHAT_JOIN_LINK_LIMIT', env.CHAT_JOIN_LINK_LIMIT, base.linkJoins),
-  };
 }
 
 export class ConfigError extends Error {}

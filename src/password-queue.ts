@@ -1,4 +1,4 @@
-import { rateLimitHit } from './http/client-budgets.ts';
+import { rateLimitHit } from './http/rate-limit.ts';
 
 /**
  * Who waits for a hash: a caller without credentials (a login, an invitation's sign-up), whose line is

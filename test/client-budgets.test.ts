@@ -1,6 +1,7 @@
 import t from 'tap';
 import { HostClient, type Answer } from './helpers/host-client.ts';
 import { defaultConfig } from '../src/config.ts';
+import { clientAddress, clientKey } from '../src/http/client-address.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 // Every 127.x.y.z is the loopback on Linux: each address below is a client of its own to the server.
@@ -182,4 +183,14 @@ t.test("changing one's password checks the old one within the same failure budge
   isRateLimited(t, await change(thief, PASSWORD), 'the sixth, even the right one');
   isRateLimited(t, await login(site(server, CLIENT_A), ned.email, PASSWORD), 'a login from that client too');
   t.equal((await change(site(server, CLIENT_B).as(ned), PASSWORD)).status, 200, 'Ned, from his own client, changes his password');
+});
+
+t.test("uWS's full-form peer addresses (a dual-stack listener) are read as clients of their own", async (t) => {
+  const none = new Set<string>();
+  const a = clientAddress('0000:0000:0000:0000:0000:ffff:7f00:0002', '', none);
+  const b = clientAddress('0000:0000:0000:0000:0000:ffff:7f00:0003', '', none);
+  t.equal(a, CLIENT_A, 'an IPv4 client of a dual-stack listener is its IPv4 address');
+  t.not(clientKey(a), clientKey(b), 'two IPv4 clients have two budgets');
+  t.equal(clientAddress('2001:0db8:0001:0002:0000:0000:0000:0010', '', none), '2001:db8:1:2::10', 'IPv6 in its short form');
+  t.equal(clientAddress('0000:0000:0000:0000:0000:ffff:7f00:0001', '198.51.100.1', new Set(['127.0.0.1'])), '198.51.100.1', 'a trusted proxy is recognized whatever the notation');
 });

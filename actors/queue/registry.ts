@@ -51,9 +51,7 @@ export class Queue {
   /** the queue's `narrow` as a test of message events, compiled once; null: every message */
   readonly narrow: MessageFilter | null;
   /** the event types it asked for, looked up for every event it might get; null: every type */
-  private readonly types: readonly string[] | null;
-  /** the same as a set when there are many (see LONG_TYPE_LIST) */
-  private readonly typeSet: ReadonlySet<string> | null;
+  private readonly types: ReadonlySet<string> | null;
   constructor(
     readonly actor: Actor<typeof queueMachine>,
     readonly buffer: EventBuffer,
@@ -62,8 +60,7 @@ export class Queue {
     this.lastPollStartedAt = lastPollStartedAt;
     const { narrow, eventTypes } = this.context.spec;
     this.narrow = compileEventNarrow(narrow);
-    this.types = eventTypes;
-    this.typeSet = eventTypes !== null && eventTypes.length > LONG_TYPE_LIST ? new Set(eventTypes) : null;
+    this.types = eventTypes === null ? null : new Set(eventTypes);
   }
 
   get context(): QueueContext {
@@ -80,15 +77,12 @@ export class Queue {
 
   accepts(type: string): boolean {
     // A restart concerns every client, whatever it asked for.
-    return this.types === null || type === 'restart' || this.wants(type);
+    return this.types === null || type === 'restart' || this.types.has(type);
   }
 
   acceptsAny(types: readonly string[]): boolean {
-    return this.types === null || types.some((type) => this.wants(type));
-  }
-
-  private wants(type: string): boolean {
-    return this.typeSet !== null ? this.typeSet.has(type) : this.types!.includes(type);
+    const wanted = this.types;
+    return wanted === null || types.some((type) => wanted.has(type));
   }
 
   /** The last sign of its client: now if a poll is held or a subscriber attached, else when the last poll started. */
@@ -96,12 +90,6 @@ export class Queue {
     return this.held || this.subscriber ? Infinity : this.lastPollStartedAt;
   }
 }
-
-/**
- * Past this many event types a queue looks types up in a set: a scan of 500,000 cost 50 ms per event (the
- * list is bounded now, see SPEC_LIMITS), while for the usual one to a few types a scan is the faster.
- */
-const LONG_TYPE_LIST = 8;
 
 /** Where a delivery goes: the queues that get one event. */
 export interface Routed {

@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { BlockList, isIPv4, isIPv6, SocketAddress } from 'node:net';
 
 /**
  * Who a request comes from, for the budgets of callers without credentials: the socket's peer, or, when the
@@ -6,7 +6,8 @@ import { isIPv6 } from 'node:net';
  * proxy (the ones before it are whatever the client wrote). Without trusted proxies the header is ignored:
  * anyone can write it.
  */
-export function clientAddress(peer: string, forwardedFor: string, trustedProxies: ReadonlySet<string>): string {
+export function clientAddress(peerText: string, forwardedFor: string, trustedProxies: ReadonlySet<string>): string {
+  const peer = shortForm(peerText);
   if (trustedProxies.size === 0 || !trustedProxies.has(peer) || forwardedFor === '') return peer;
   const hops = forwardedFor.split(',');
   for (let i = hops.length - 1; i >= 0; i--) {
@@ -14,6 +15,17 @@ export function clientAddress(peer: string, forwardedFor: string, trustedProxies
     if (hop !== '' && !trustedProxies.has(hop)) return hop;
   }
   return peer;
+}
+
+/**
+ * uWS writes an IPv6 peer in full, and an IPv4 client of a dual-stack listener (`::`) as such an address
+ * (`0000:…:ffff:7f00:0001`): the usual short form, and an IPv4-mapped one as IPv4, as trusted proxies are
+ * written and as clientKey groups addresses (else every IPv4 client would share the budget of one /64).
+ */
+function shortForm(address: string): string {
+  if (!isIPv6(address)) return address;
+  const short = new SocketAddress({ address, family: 'ipv6' }).address;
+  return short.startsWith('::ffff:') && isIPv4(short.slice(7)) ? short.slice(7) : short;
 }
 
 /**
@@ -30,4 +42,13 @@ export function clientKey(address: string): string {
   const right = tail === '' ? [] : tail.split(':');
   const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether an address is this machine's, in any notation (BlockList also matches IPv4-mapped IPv6). */
+export function isLoopback(address: string): boolean {
+  return LOOPBACK.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
 }

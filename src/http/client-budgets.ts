@@ -1,17 +1,7 @@
-import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { Budget, ClientBudgetConfig } from '../config.ts';
 import { clientKey } from './client-address.ts';
-import { RateLimiter, type RateDecision } from './rate-limit.ts';
+import { RateLimiter, refuseOver } from './rate-limit.ts';
 import type { ApiRequest } from './request.ts';
-
-/** The original's answer to a caller over a budget: 429 RATE_LIMIT_HIT, the seconds to wait in the body and headers. */
-export function rateLimitHit(message: string, retryAfterSeconds: number, limit: number): ChatError {
-  return new ChatError(ErrorCode.RATE_LIMIT_HIT, message, 429, { 'retry-after': Math.ceil(retryAfterSeconds * 1000) / 1000 }, {
-    'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
-    'X-RateLimit-Limit': String(limit),
-    'X-RateLimit-Remaining': '0',
-  });
-}
 
 /** A request made inside the process (a test calling dispatch) has no address; such requests share one budget. */
 const IN_PROCESS = 'in-process';
@@ -96,8 +86,4 @@ export interface LoginAttempt {
 function clientOf(request: ApiRequest): string {
   request.clientAddress ??= request.connection?.clientAddress();
   return request.clientAddress === undefined ? IN_PROCESS : clientKey(request.clientAddress);
-}
-
-function refuseOver(limiter: RateLimiter, decision: RateDecision, message: string): void {
-  if (!decision.allowed) throw rateLimitHit(message, decision.retryAfter, limiter.limit);
 }

@@ -3,9 +3,11 @@ import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
 import { authenticate, realmForHost, sameKey } from './auth.ts';
+import { isLoopback } from './client-address.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
 import { readParams } from './params.ts';
+import { refuseOver } from './rate-limit.ts';
 import type { ApiRequest, ApiResponse } from './request.ts';
 import { Router } from './router.ts';
 
@@ -132,8 +134,6 @@ function metricsRefusal(services: AppServices, request: ApiRequest): ApiResponse
   return errorResponse(new ChatError(ErrorCode.UNAUTHORIZED, 'Metrics are served only to this machine unless CHAT_METRICS_TOKEN is set', 403));
 }
 
-const isLoopback = (address: string) => /^(127\.|::ffff:127\.)/i.test(address) || address === '::1' || /^0{0,4}(:0{0,4}){6}:0{0,3}1$/.test(address);
-
 /**
  * Liveness for operators and load balancers: no authentication, no realm. After a storage failure the
  * server still answers reads but takes no writes until restarted; while its disk is low on space it takes
@@ -182,12 +182,6 @@ export function rateLimitKey(realmId: number, user: UserProfile): string {
 
 /** Spends one request of the caller's API rate limit, or refuses it (429 with the time to wait). */
 export function checkRateLimit(services: AppServices, key: string): void {
-  const decision = services.apiLimiter?.hit(key);
-  if (!decision || decision.allowed) return;
-  const retryAfter = Math.ceil(decision.retryAfter * 1000) / 1000;
-  throw new ChatError(ErrorCode.RATE_LIMIT_HIT, 'API usage exceeded rate limit', 429, { 'retry-after': retryAfter }, {
-    'Retry-After': String(Math.ceil(decision.retryAfter)),
-    'X-RateLimit-Limit': String(services.apiLimiter!.limit),
-    'X-RateLimit-Remaining': '0',
-  });
+  const limiter = services.apiLimiter;
+  if (limiter) refuseOver(limiter, limiter.hit(key), 'API usage exceeded rate limit');
 }

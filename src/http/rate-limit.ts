@@ -1,3 +1,5 @@
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+
 const SWEEP_AT = 10_000;
 
 export interface RateDecision {
@@ -68,4 +70,18 @@ export class RateLimiter {
       if (bucket.tokens + (now - bucket.at) * this.perMs >= this.limit) this.buckets.delete(key);
     }
   }
+}
+
+/** The original's answer to a caller over a budget: 429 RATE_LIMIT_HIT, the seconds to wait in the body and headers. */
+export function rateLimitHit(message: string, retryAfterSeconds: number, limit: number): ChatError {
+  return new ChatError(ErrorCode.RATE_LIMIT_HIT, message, 429, { 'retry-after': Math.ceil(retryAfterSeconds * 1000) / 1000 }, {
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': '0',
+  });
+}
+
+/** Throws the 429 for a refused decision of `limiter`. */
+export function refuseOver(limiter: RateLimiter, decision: RateDecision, message: string): void {
+  if (!decision.allowed) throw rateLimitHit(message, decision.retryAfter, limiter.limit);
 }
