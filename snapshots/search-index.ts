@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { IndexedMessage, IndexOp, SearchIndex } from '../actors/search-index.ts';
+import type { IndexedMessage, IndexOp } from './index-ops.ts';
 
 /** The index file in the data directory; LMDB's files are beside it. */
 export const SEARCH_INDEX_FILE = 'search.sqlite';
@@ -94,8 +94,12 @@ type ReaderRequest =
 
 type ReaderReply = { id: number; rows: number[]; error?: undefined } | { id: number; error: string };
 
-/** SQLite FTS5 beside LMDB: written on the event loop once per group commit, read by a worker thread. */
-export class SqliteSearchIndex implements SearchIndex {
+/**
+ * SQLite FTS5 beside LMDB: written on the event loop once per group commit, read by a worker thread. It is
+ * the actors' SearchIndex (actors/search-index.ts) by shape, as Store is their Persistence: snapshots/ does
+ * not import actors/.
+ */
+export class SqliteSearchIndex {
   private readonly db: Database.Database;
   private readonly statements;
   private readonly reader: Worker;
