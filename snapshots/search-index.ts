@@ -249,8 +249,20 @@ function openIndex(file: string): Database.Database {
   } catch {
     // unreadable: made again below
   }
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  removeFiles(file);
   return stamped(initialize(new Database(file)));
+}
+
+/**
+ * Removes the index of a data directory whose data was replaced (a restore): its position is of another
+ * history, which boot could not tell from this one's; the next boot builds it again.
+ */
+export function removeSearchIndex(dir: string): void {
+  removeFiles(join(dir, SEARCH_INDEX_FILE));
+}
+
+function removeFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
 }
 
 function initialize(db: Database.Database): Database.Database {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Runtime } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import type { ArchiveReport } from '../snapshots/archive.ts';
+import { removeSearchIndex } from '../snapshots/search-index.ts';
 import { Store } from '../snapshots/store.ts';
 import { backupFiles, replaceFiles, restoreFiles } from './backup-files.ts';
 import { realmUrl, refreshZuliprc } from './bootstrap.ts';
@@ -207,6 +208,7 @@ the last record available, and records the archive no longer holds (restore a ne
         }
         renameSync(join(staging, DATA_FILE), target);
         rmSync(join(config.dataDir, 'lock.mdb'), { force: true });
+        removeSearchIndex(config.dataDir);
         await replaceFiles(staging, config.dataDir);
         if (existsSync(join(staging, 'zuliprc'))) renameSync(join(staging, 'zuliprc'), zuliprc);
         console.log(`Restored ${source} into ${config.dataDir} in ${Math.round(performance.now() - started)} ms, ${files} files from the snapshot`);
