@@ -180,9 +180,11 @@ t.test('restore --until: a snapshot brought forward to a moment or a log positio
   await refusal(/log record \d+ in .* differs from the snapshot's: they are not the same history/, { until: String(atThree), log: dataDir }, otherBase);
 
   // Rolling back in place: --log names the data directory itself, replaced only once the restore worked.
+  t.ok(existsSync(join(dataDir, 'search.sqlite')), 'the server kept a search index there');
   const inPlace = await cli('restore', base, '--data-dir', dataDir, '--until', String(atTwo), '--log', dataDir, '--force');
   t.equal(inPlace.code, 0, inPlace.stderr);
   t.same(await topicMessages(dataDir), [one, early, two]);
+  t.notOk(existsSync(join(dataDir, 'search.sqlite')), "the replaced data's search index is gone: the next boot builds it from the restored messages");
 
   // With no archive kept, the records after the base backup are gone: the restore says so.
   server = await start(dataDir, { CHAT_LOG_ARCHIVE_RETENTION: '0' });
