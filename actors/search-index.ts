@@ -1,16 +1,6 @@
-/** One message change the full-text index takes: a message's text, a new content or topic, a removal. */
-export type IndexOp =
-  | { kind: 'put'; realmId: number; id: number; content: string; topic: string }
-  | { kind: 'content'; realmId: number; id: number; content: string }
-  | { kind: 'topic'; realmId: number; id: number; topic: string }
-  | { kind: 'delete'; realmId: number; id: number };
+import type { IndexedMessage, IndexOp } from '../snapshots/index-ops.ts';
 
-export interface IndexedMessage {
-  realmId: number;
-  id: number;
-  content: string;
-  topic: string;
-}
+export type { IndexedMessage, IndexOp };
 
 /**
  * The narrow view of the full-text index that the actors need; snapshots/search-index.ts implements it.

@@ -3,9 +3,8 @@ import type { RealmChange } from './realm/changes.ts';
 import type { RealmState } from './realm/state.ts';
 import type { IndexedMessage, IndexOp, SearchIndex } from './search-index.ts';
 
-/** What the index takes of a realm commit's changes: sends, new contents and topics, deletions. */
-export function indexOps(realmId: number, changes: readonly RealmChange[]): IndexOp[] {
-  const ops: IndexOp[] = [];
+/** What the index takes of a realm commit's changes (sends, new contents and topics, deletions), added to `ops`. */
+export function indexOps(realmId: number, changes: readonly RealmChange[], ops: IndexOp[] = []): IndexOp[] {
   for (const change of changes) {
     switch (change.type) {
       case 'message.sent': {
@@ -26,6 +25,9 @@ export function indexOps(realmId: number, changes: readonly RealmChange[]): Inde
   }
   return ops;
 }
+
+/** A realm actor's commit (not a queue's, nor a user actor's): the only ones that change messages. */
+const realmCommit = (record: Pick<LogRecord, 'userId' | 'scope'>) => record.scope !== 'queue' && record.userId === undefined;
 
 const topicOf = (recipient: { kind: string; topic?: string }) => (recipient.kind === 'channel' ? recipient.topic ?? '' : '');
 
@@ -79,10 +81,10 @@ export class SearchSync {
   committed(seq: number, record: Pick<LogRecord, 'userId' | 'scope' | 'realmId'> & { changes: readonly unknown[] }): void {
     if (this.failure !== null) return;
     try {
-      if (record.scope !== 'queue' && record.userId === undefined) {
-        const ops = indexOps(record.realmId, record.changes as RealmChange[]);
-        if (ops.length > 0) {
-          for (const op of ops) this.pending.push(op);
+      if (realmCommit(record)) {
+        const before = this.pending.length;
+        indexOps(record.realmId, record.changes as RealmChange[], this.pending);
+        if (this.pending.length > before) {
           this.pendingSeq = Math.max(this.pendingSeq, seq);
           if (!this.flushScheduled) {
             this.flushScheduled = true;
@@ -138,7 +140,7 @@ export class SearchSync {
       let ops: IndexOp[] = [];
       let records = 0;
       for (const record of store.readLog(from)) {
-        if (record.scope !== 'queue' && record.userId === undefined) ops.push(...indexOps(record.realmId, record.changes as RealmChange[]));
+        if (realmCommit(record)) indexOps(record.realmId, record.changes as RealmChange[], ops);
         if (++records % CATCH_UP_BATCH === 0) {
           this.index.write(record.seq, ops);
           ops = [];

@@ -25,6 +25,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Api, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
+import { writeOrganization } from './lib/organization.ts';
 import { cpuSeconds, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
@@ -85,42 +86,8 @@ export interface RecoveryResult {
 // ---- the writer (its own process) ------------------------------------------------------------------------
 
 async function writeDataDir(dir: string, messages: number, logTailShare: number): Promise<WriterResult> {
-  // Imported here: the measuring side never loads the server's code.
-  const { Runtime } = await import('../actors/runtime.ts');
-  const { Store } = await import('../snapshots/store.ts');
-  const { Role } = await import('../actors/realm/state.ts');
-  const { channelKey } = await import('../actors/realm/channels/state.ts');
-  const { DEFAULT_REALM_NAME, writeZuliprc } = await import('../src/bootstrap.ts');
-
-  const store = new Store(dir);
-  const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
-  runtime.recover();
-  // The organization the server's first start makes (src/bootstrap.ts), with an owner who has no password.
-  const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
-  const userIds: number[] = [];
-  for (let i = 0; i < SUBSCRIBERS; i++) {
-    const [created] = await runtime.execute(realm.realmId, {
-      type: 'user.create',
-      caller: { kind: 'operator' },
-      email: i === 0 ? 'owner@example.com' : `recovery-user-${i}@example.com`,
-      fullName: i === 0 ? 'Owner' : `Recovery User ${i}`,
-      passwordHash: null,
-      ...(i === 0 ? { role: Role.owner, canCreateUsers: true } : {}),
-    });
-    if (created?.type !== 'user.created') throw new Error('user.create made no user');
-    userIds.push(created.user.userId);
-    if (i === 0) await writeZuliprc(join(dir, 'zuliprc'), created.user.email, created.user.apiKey, 'http://127.0.0.1');
-  }
-  const owner = { kind: 'user' as const, userId: userIds[0]! };
-  await runtime.execute(realm.realmId, {
-    type: 'channel.subscribe',
-    caller: owner,
-    channels: [{ name: 'recovery', description: 'Messages for the recovery benchmark' }],
-    userIds,
-    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} },
-    authorizationErrorsFatal: true,
-  });
-  const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey('recovery'))!;
+  // The server's code is imported by writeOrganization: the measuring side never loads it.
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: SUBSCRIBERS, name: 'recovery', channel: 'recovery' });
 
   const snapshotAfter = Math.round(messages * (1 - logTailShare));
   let snapshotMs = NaN;

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { IndexedMessage, IndexOp, SearchIndex } from '../actors/search-index.ts';
+import type { IndexedMessage, IndexOp } from './index-ops.ts';
 
 /** The index file in the data directory; LMDB's files are beside it. */
 export const SEARCH_INDEX_FILE = 'search.sqlite';
@@ -28,6 +28,15 @@ const SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(content, topic, tokenize = '${TOKENIZER}');
 `;
 
+/** The statements both connections write with (READER_SOURCE's and the event loop's at boot). */
+const SQL = {
+  insert: 'INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)',
+  remove: 'DELETE FROM messages WHERE rowid = ?',
+  content: 'UPDATE messages SET content = ? WHERE rowid = ?',
+  topic: 'UPDATE messages SET topic = ? WHERE rowid = ?',
+  setPosition: "INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+};
+
 /**
  * The worker thread with its own connection that serves the server once booted: better-sqlite3 is
  * synchronous, and neither a query over a long history nor the index writes should hold the event loop.
@@ -41,11 +50,11 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
-const insert = db.prepare('INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)');
-const remove = db.prepare('DELETE FROM messages WHERE rowid = ?');
-const setContent = db.prepare('UPDATE messages SET content = ? WHERE rowid = ?');
-const setTopic = db.prepare('UPDATE messages SET topic = ? WHERE rowid = ?');
-const setPosition = db.prepare("INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+const insert = db.prepare(${JSON.stringify(SQL.insert)});
+const remove = db.prepare(${JSON.stringify(SQL.remove)});
+const setContent = db.prepare(${JSON.stringify(SQL.content)});
+const setTopic = db.prepare(${JSON.stringify(SQL.topic)});
+const setPosition = db.prepare(${JSON.stringify(SQL.setPosition)});
 const span = ${REALM_SPAN};
 const write = db.transaction((seq, ops) => {
   for (const op of ops) {
@@ -94,8 +103,12 @@ type ReaderRequest =
 
 type ReaderReply = { id: number; rows: number[]; error?: undefined } | { id: number; error: string };
 
-/** SQLite FTS5 beside LMDB: written on the event loop once per group commit, read by a worker thread. */
-export class SqliteSearchIndex implements SearchIndex {
+/**
+ * SQLite FTS5 beside LMDB: written and read by a worker thread once serving, on the event loop at boot. It is
+ * the actors' SearchIndex (actors/search-index.ts) by shape, as Store is their Persistence: snapshots/ does
+ * not import actors/.
+ */
+export class SqliteSearchIndex {
   private readonly db: Database.Database;
   private readonly statements;
   private readonly reader: Worker;
@@ -111,11 +124,11 @@ export class SqliteSearchIndex implements SearchIndex {
     const db = this.db;
     this.statements = {
       position: db.prepare("SELECT value FROM meta WHERE key = 'position'").pluck(),
-      setPosition: db.prepare("INSERT INTO meta (key, value) VALUES ('position', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
-      insert: db.prepare('INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)'),
-      remove: db.prepare('DELETE FROM messages WHERE rowid = ?'),
-      content: db.prepare('UPDATE messages SET content = ? WHERE rowid = ?'),
-      topic: db.prepare('UPDATE messages SET topic = ? WHERE rowid = ?'),
+      setPosition: db.prepare(SQL.setPosition),
+      insert: db.prepare(SQL.insert),
+      remove: db.prepare(SQL.remove),
+      content: db.prepare(SQL.content),
+      topic: db.prepare(SQL.topic),
     };
     this.reader = new Worker(READER_SOURCE, { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3') } });
     this.reader.unref();
@@ -228,27 +241,40 @@ const rowid = (realmId: number, id: number) => realmId * REALM_SPAN + id;
  */
 function openIndex(file: string): Database.Database {
   try {
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    // A power loss may lose the last transactions, never tear one: the position goes back with them, and
-    // boot applies them again from the log.
-    db.pragma('synchronous = NORMAL');
-    db.exec(SCHEMA);
+    const db = initialize(new Database(file));
     const version = db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined;
     if (version === SCHEMA_VERSION) return db;
-    if (version === undefined && db.prepare('SELECT count(*) FROM meta').pluck().get() === 0) {
-      db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SCHEMA_VERSION);
-      return db;
-    }
+    if (version === undefined && db.prepare('SELECT count(*) FROM meta').pluck().get() === 0) return stamped(db);
     db.close();
   } catch {
     // unreadable: made again below
   }
+  removeFiles(file);
+  return stamped(initialize(new Database(file)));
+}
+
+/**
+ * Removes the index of a data directory whose data was replaced (a restore): its position is of another
+ * history, which boot could not tell from this one's; the next boot builds it again.
+ */
+export function removeSearchIndex(dir: string): void {
+  removeFiles(join(dir, SEARCH_INDEX_FILE));
+}
+
+function removeFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-  const db = new Database(file);
+}
+
+function initialize(db: Database.Database): Database.Database {
   db.pragma('journal_mode = WAL');
+  // A power loss may lose the last transactions, never tear one: the position goes back with them, and
+  // boot applies them again from the log.
   db.pragma('synchronous = NORMAL');
   db.exec(SCHEMA);
+  return db;
+}
+
+function stamped(db: Database.Database): Database.Database {
   db.prepare("INSERT INTO meta (key, value) VALUES ('version', ?)").run(SCHEMA_VERSION);
   return db;
 }

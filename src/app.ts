@@ -2,7 +2,7 @@ import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
 import { SqliteSearchIndex } from '../snapshots/search-index.ts';
-import { bootstrap, realmHost, realmUrl } from './bootstrap.ts';
+import { bootstrap, configuredExternalUrl, listenHostOf, realmHost, realmUrl } from './bootstrap.ts';
 import type { Config } from './config.ts';
 import { createDispatch, type Dispatch } from './http/dispatch.ts';
 import { ClientBudgets } from './http/client-budgets.ts';
@@ -54,13 +54,13 @@ export async function startServer(
   let live: Runtime | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
-  const listenHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const listenHost = listenHostOf(config);
   const searchIndex = new SqliteSearchIndex(config.dataDir);
   const runtime = new Runtime(store, {
     search: searchIndex,
     clock: { now: Date.now },
     // The port is not part of a host, so the stand-in addresses are known before the server listens.
-    realmHost: (stringId) => realmHost(new URL(config.externalUrl ?? `http://${listenHost}`), stringId),
+    realmHost: (stringId) => realmHost(configuredExternalUrl(config), stringId),
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
@@ -93,13 +93,13 @@ export async function startServer(
     log,
     metrics,
     diskSpace,
-    mailer: new Mailer(`noreply@${new URL(config.externalUrl ?? `http://${listenHost}`).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
+    mailer: new Mailer(`noreply@${configuredExternalUrl(config).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
     clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
     passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
-    externalUrl: new URL(config.externalUrl ?? `http://${listenHost}:${config.port}`),
+    externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
     persistence: () => ({ snapshotSeq: store.snapshotSeq(), backup: store.lastBackup() }),
   };

@@ -5,6 +5,7 @@ import { randomString } from '../actors/ids.ts';
 import { Role, type RealmState, type UserProfile } from '../actors/realm/state.ts';
 import type { Runtime } from '../actors/runtime.ts';
 import { hashPassword } from './passwords.ts';
+import type { Config } from './config.ts';
 import type { AppServices } from './services.ts';
 
 export const DEFAULT_REALM_NAME = 'Chat';
@@ -39,6 +40,16 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
   announce(`Client configuration (zuliprc): ${zuliprc}`);
   return zuliprc;
 }
+
+/** The host the server answers on locally: a wildcard listen address is reached at the loopback one. */
+export const listenHostOf = (config: Pick<Config, 'host'>): string => (config.host === '0.0.0.0' ? '127.0.0.1' : config.host);
+
+/**
+ * The external URL as configured; without one, the server's own address (its port as configured: one the
+ * server picks when it listens replaces it there, and the server rewrites the zuliprc).
+ */
+export const configuredExternalUrl = (config: Pick<Config, 'externalUrl' | 'host' | 'port'>): URL =>
+  new URL(config.externalUrl ?? `http://${listenHostOf(config)}:${config.port}`);
 
 /** Where an organization is served: its subdomain of the external URL's host ('' for the bare host). */
 export function realmUrl(external: URL, stringId: string): string {

@@ -3,9 +3,10 @@ import { join, resolve } from 'node:path';
 import type { Runtime } from '../actors/runtime.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import type { ArchiveReport } from '../snapshots/archive.ts';
+import { removeSearchIndex } from '../snapshots/search-index.ts';
 import { Store } from '../snapshots/store.ts';
 import { backupFiles, replaceFiles, restoreFiles } from './backup-files.ts';
-import { realmUrl, refreshZuliprc } from './bootstrap.ts';
+import { configuredExternalUrl, realmUrl, refreshZuliprc } from './bootstrap.ts';
 import { ConfigError, type Config } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { openRuntime } from './operator-runtime.ts';
@@ -83,9 +84,6 @@ async function checkFiles(dataDir: string, records: ReturnType<typeof fileRecord
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The external URL as configured; without one, the server's default address (its port may differ: the server rewrites the zuliprc). */
-const externalUrl = (config: Config) => new URL(config.externalUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`);
 
 function printSummary(summary: Summary): void {
   console.log(`log position ${summary.seq}: ${summary.snapshots} snapshot records, ${summary.replayed} log entries replayed`);
@@ -200,13 +198,14 @@ the last record available, and records the archive no longer holds (restore a ne
         if (until) replayed = await replayInto(stagingConfig, logDir, until);
         const fileSources = [...(logDir ? [logDir] : []), ...(existsSync(target) ? [config.dataDir] : [])];
         summary = await loadAndVerify(stagingConfig, fileSources, (runtime) =>
-          refreshZuliprc(join(staging, 'zuliprc'), runtime, (realm) => realmUrl(externalUrl(config), realm.stringId)).then(() => {}));
+          refreshZuliprc(join(staging, 'zuliprc'), runtime, (realm) => realmUrl(configuredExternalUrl(config), realm.stringId)).then(() => {}));
         if (summary.problems.length) throw new Error(`restored data fails verification:\n${summary.problems.join('\n')}`);
         if (summary.realms === 0 && snapshotSeq > 0) {
           throw new Error(`the restored data holds no organization, though the snapshot reached log position ${snapshotSeq}`);
         }
         renameSync(join(staging, DATA_FILE), target);
         rmSync(join(config.dataDir, 'lock.mdb'), { force: true });
+        removeSearchIndex(config.dataDir);
         await replaceFiles(staging, config.dataDir);
         if (existsSync(join(staging, 'zuliprc'))) renameSync(join(staging, 'zuliprc'), zuliprc);
         console.log(`Restored ${source} into ${config.dataDir} in ${Math.round(performance.now() - started)} ms, ${files} files from the snapshot`);

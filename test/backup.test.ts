@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import t from 'tap';
 import { openWriter, roundTrip } from '../bench/lib/backup-round-trip.ts';
-import { startChild, type ChildServer } from './helpers/child.ts';
+import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
 import { gif, png } from './helpers/images.ts';
@@ -19,39 +19,15 @@ import { readZuliprc, tempDir } from './helpers/server.ts';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-/** POST of one image as a multipart body (a custom emoji, an avatar). */
-function postImage(client: HostClient, path: string, fileName: string, image: Buffer) {
-  const boundary = 'backupTestBoundary';
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-    image,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return client.send('POST', path, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
-}
-
 t.test('snapshot while serving copies the files; restore (and restore --until) brings them back, with a zuliprc that follows the external URL', async (t) => {
   const dataDir = tempDir();
   const work = tempDir();
-  const servers: ChildServer[] = [];
-  t.teardown(async () => {
-    for (const server of servers) {
-      if (server.process.exitCode === null && server.process.signalCode === null) {
-        server.process.kill('SIGKILL');
-        await server.exited;
-      }
-    }
-    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
-  });
+  const children = childServers(t, [dataDir, work]);
   const start = async (dir: string, host: string) => {
-    const server = await startChild(dir, { CHAT_EXTERNAL_URL: `http://${host}` });
-    servers.push(server);
+    const server = await children.start(dir, { CHAT_EXTERNAL_URL: `http://${host}` });
     return { server, owner: new HostClient(server.url, host, server.owner) };
   };
-  const stop = async (server: ChildServer) => {
-    server.process.kill('SIGTERM');
-    t.equal(await server.exited, 0, 'the server stops cleanly');
-  };
+  const { stop } = children;
   const health = async (server: ChildServer) => (await (await fetch(`${server.url}/health`)).json()) as {
     log_position: number; snapshot_log_position: number; last_backup: { time: string; bytes: number; log_position: number } | null;
   };
@@ -60,8 +36,8 @@ t.test('snapshot while serving copies the files; restore (and restore --until) b
   t.equal((await health(server)).last_backup, null, 'no backup yet');
   await owner.ok('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'files' }] });
   const report: string = (await owner.upload('report.txt', 'the report, in full')).body.url;
-  const avatarUrl: string = (await postImage(owner, '/users/me/avatar', 'me.png', png([10, 200, 10, 255]))).body.avatar_url;
-  t.equal((await postImage(owner, '/realm/emoji/party', 'party.gif', gif(3))).status, 200);
+  const avatarUrl: string = (await owner.postFile('/users/me/avatar', 'me.png', png([10, 200, 10, 255]))).body.avatar_url;
+  t.equal((await owner.postFile('/realm/emoji/party', 'party.gif', gif(3))).status, 200);
   const party = Object.values((await owner.ok('GET', '/realm/emoji')).body.emoji as Record<string, { source_url: string; still_url: string }>)[0]!;
   await owner.ok('POST', '/messages', { type: 'stream', to: 'files', topic: 'docs', content: `see [the report](${report}) :party:` });
   const files = [report, new URL(avatarUrl, 'http://x').pathname, party.source_url, party.still_url];

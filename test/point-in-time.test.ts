@@ -1,13 +1,13 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { RealmChange } from '../actors/realm/changes.ts';
 import { Role } from '../actors/realm/state.ts';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, configFrom } from '../src/config.ts';
 import { dataDirCommands } from '../src/operator-data.ts';
-import { startChild, type ChildServer } from './helpers/child.ts';
+import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { fetchIds } from './helpers/messages.ts';
 import { openRuntime } from './helpers/runtime.ts';
@@ -33,6 +33,25 @@ async function topicMessages(dir: string): Promise<number[]> {
 
 const record = (seq: number, at: number) => ({ v: FORMAT_VERSION, seq, at, realmId: 1, changes: [] });
 const seqs = (store: Store, after = 0) => [...store.history().after(after)].map((entry) => entry.seq);
+
+/**
+ * A data directory with one organization and its owner, written in this process (still open), and a work
+ * folder; both removed at the test's end.
+ */
+async function organization(t: Test) {
+  const dataDir = tempDir();
+  const work = tempDir();
+  t.teardown(() => {
+    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
+  });
+  const { store, runtime } = openRuntime(dataDir, { now: Date.now });
+  const { realmId } = await runtime.createRealm('', 'Chat');
+  const [created] = await runtime.execute(realmId, {
+    type: 'user.create', caller: { kind: 'operator' }, email: 'owner@example.com', fullName: 'Owner', passwordHash: null, role: Role.owner,
+  });
+  const owner = { kind: 'user' as const, userId: (created as Extract<RealmChange, { type: 'user.created' }>).user.userId };
+  return { dataDir, work, store, runtime, realmId, owner };
+}
 
 t.test('the log archive: snapshots move what they cover into it, the live log stays short, old records are pruned', async (t) => {
   const dir = tempDir();
@@ -88,25 +107,7 @@ t.test('verify finds an unreadable or missing archived record', async (t) => {
 t.test('restore --until: a snapshot brought forward to a moment or a log position, from the log and archive of the data directory', async (t) => {
   const dataDir = tempDir();
   const work = tempDir();
-  const servers: ChildServer[] = [];
-  t.teardown(async () => {
-    for (const server of servers) {
-      if (server.process.exitCode === null && server.process.signalCode === null) {
-        server.process.kill('SIGKILL');
-        await server.exited;
-      }
-    }
-    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
-  });
-  const start = async (dir: string, env: Record<string, string> = {}) => {
-    const server = await startChild(dir, env);
-    servers.push(server);
-    return server;
-  };
-  const stop = async (server: ChildServer) => {
-    server.process.kill('SIGTERM');
-    t.equal(await server.exited, 0, 'the server stops cleanly');
-  };
+  const { start, stop } = childServers(t, [dataDir, work]);
   const position = async (server: ChildServer): Promise<number> => (await (await fetch(`${server.url}/health`)).json()).log_position;
   const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
   const channelIds = (server: ChildServer) => fetchIds(server.api.as(owner), [{ operator: 'channel', operand: 'history' }]);
@@ -179,9 +180,11 @@ t.test('restore --until: a snapshot brought forward to a moment or a log positio
   await refusal(/log record \d+ in .* differs from the snapshot's: they are not the same history/, { until: String(atThree), log: dataDir }, otherBase);
 
   // Rolling back in place: --log names the data directory itself, replaced only once the restore worked.
+  t.ok(existsSync(join(dataDir, 'search.sqlite')), 'the server kept a search index there');
   const inPlace = await cli('restore', base, '--data-dir', dataDir, '--until', String(atTwo), '--log', dataDir, '--force');
   t.equal(inPlace.code, 0, inPlace.stderr);
   t.same(await topicMessages(dataDir), [one, early, two]);
+  t.notOk(existsSync(join(dataDir, 'search.sqlite')), "the replaced data's search index is gone: the next boot builds it from the restored messages");
 
   // With no archive kept, the records after the base backup are gone: the restore says so.
   server = await start(dataDir, { CHAT_LOG_ARCHIVE_RETENTION: '0' });
@@ -196,19 +199,9 @@ t.test('restore --until: a snapshot brought forward to a moment or a log positio
 
 // Regression: removing thousands of log records in one transaction aborted the process inside LMDB
 // ("Assertion 'key.mv_size > 0' failed in mdb_page_alloc()", with 9,000 records of message sends; records
-// with no changes do not trigger it): a restore now cuts the log in batches (Store.truncateLogAfter).
+// with no changes do not trigger it): it came from the backup's compacted copy, which Store now seals (sealFreeList).
 t.test("restore --until drops thousands of records of the snapshot's own log", async (t) => {
-  const dataDir = tempDir();
-  const work = tempDir();
-  t.teardown(() => {
-    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
-  });
-  const { store, runtime } = openRuntime(dataDir, { now: Date.now });
-  const { realmId } = await runtime.createRealm('', 'Chat');
-  const [created] = await runtime.execute(realmId, {
-    type: 'user.create', caller: { kind: 'operator' }, email: 'owner@example.com', fullName: 'Owner', passwordHash: null, role: Role.owner,
-  });
-  const owner = { kind: 'user' as const, userId: (created as Extract<RealmChange, { type: 'user.created' }>).user.userId };
+  const { dataDir, work, store, runtime, realmId, owner } = await organization(t);
   await runtime.execute(realmId, {
     type: 'channel.subscribe', caller: owner, channels: [{ name: 'long log', description: '' }], userIds: [owner.userId], authorizationErrorsFatal: true,
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} },
@@ -242,16 +235,7 @@ t.test("restore --until drops thousands of records of the snapshot's own log", a
 });
 
 t.test('a backup taken before the first periodic snapshot (position 0): every refusal holds, no empty organization', async (t) => {
-  const dataDir = tempDir();
-  const work = tempDir();
-  t.teardown(() => {
-    for (const dir of [dataDir, work]) rmSync(dir, { recursive: true, force: true });
-  });
-  const { store, runtime } = openRuntime(dataDir, { now: Date.now });
-  const { realmId } = await runtime.createRealm('', 'Chat');
-  await runtime.execute(realmId, {
-    type: 'user.create', caller: { kind: 'operator' }, email: 'owner@example.com', fullName: 'Owner', passwordHash: null, role: Role.owner,
-  });
+  const { dataDir, work, store } = await organization(t);
   t.equal(store.snapshotSeq(), 0, 'no snapshot yet: the backup is at position 0');
   const first = store.history().find(1)!;
   const lastSeq = store.lastSeq();

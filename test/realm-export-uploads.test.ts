@@ -3,24 +3,13 @@ import { join } from 'node:path';
 import t from 'tap';
 import { encode } from '../snapshots/codec.ts';
 import { openExportFile } from '../src/realm-export-file.ts';
-import { startChild } from './helpers/child.ts';
+import { killChild, startChild } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
 import { gif, png } from './helpers/images.ts';
 import { tempDir } from './helpers/server.ts';
 
 const EXTERNAL = 'chat.test';
-
-/** POST of one image as a multipart body (a custom emoji, an avatar). */
-function postImage(client: HostClient, path: string, fileName: string, image: Buffer) {
-  const boundary = 'imageExportBoundary';
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-    image,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return client.send('POST', path, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
-}
 
 t.test('export-realm carries the uploaded files and custom emoji; import-realm serves them again under the new organization', async (t) => {
   const source = tempDir();
@@ -39,9 +28,9 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   const lost: string = (await alice.upload('lost.txt', 'gone from the disk')).body.url;
   t.match(report, /^\/user_uploads\/1\//, 'uploaded in organization 1');
   const animated = gif(3);
-  t.equal((await postImage(owner, '/realm/emoji/party', 'party.gif', animated)).status, 200);
+  t.equal((await owner.postFile('/realm/emoji/party', 'party.gif', animated)).status, 200);
   const picture = png([200, 10, 10, 255]);
-  const avatarUrl: string = (await postImage(alice, '/users/me/avatar', 'me.png', picture)).body.avatar_url;
+  const avatarUrl: string = (await alice.postFile('/users/me/avatar', 'me.png', picture)).body.avatar_url;
   t.match(avatarUrl, /\/user_avatars\/1\/[\w-]+\/avatar\.png/, 'an avatar of organization 1');
   const party = Object.values((await owner.ok('GET', '/realm/emoji')).body.emoji as Record<string, { name: string; source_url: string; still_url: string }>)[0]!;
   t.match(party, { name: 'party', source_url: /^\/user_avatars\/1\/emoji\/images\//, still_url: /\/still\// });
@@ -67,12 +56,7 @@ t.test('export-realm carries the uploaded files and custom emoji; import-realm s
   t.match(imported.stdout, /1 files the records name were not in the export/);
 
   server = await startChild(target, env);
-  t.teardown(async () => {
-    if (server.process.exitCode === null && server.process.signalCode === null) {
-      server.process.kill('SIGKILL');
-      await server.exited;
-    }
-  });
+  t.teardown(() => killChild(server));
   const acme = await new HostClient(server.url, `acme.${EXTERNAL}`, null).login('alice@example.com');
   const moved = (url: string) => url.replace('/user_uploads/1/', '/user_uploads/2/');
   const [message] = (await acme.ok('GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, apply_markdown: false, narrow: [{ operator: 'topic', operand: 'docs' }] })).body.messages;

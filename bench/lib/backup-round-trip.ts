@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Api, readZuliprc } from './api.ts';
+import { writeOrganization } from './organization.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -62,32 +63,8 @@ export interface WriteOptions {
  * server does: `more` sends further messages (after a backup, for `restore --until --log`), `close` stops.
  */
 export async function openWriter(dir: string) {
-  const { Runtime } = await import('../../actors/runtime.ts');
-  const { Store } = await import('../../snapshots/store.ts');
-  const { Role } = await import('../../actors/realm/state.ts');
-  const { channelKey } = await import('../../actors/realm/channels/state.ts');
-  const { DEFAULT_REALM_NAME, writeZuliprc } = await import('../../src/bootstrap.ts');
   const { UploadStore } = await import('../../src/uploads.ts');
-
-  const store = new Store(dir, { waitForFlush: true });
-  const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
-  runtime.recover();
-  const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
-  const userIds: number[] = [];
-  for (let i = 0; i < USERS; i++) {
-    const [created] = await runtime.execute(realm.realmId, {
-      type: 'user.create', caller: { kind: 'operator' }, email: i === 0 ? 'owner@example.com' : `backup-user-${i}@example.com`,
-      fullName: i === 0 ? 'Owner' : `Backup User ${i}`, passwordHash: null, ...(i === 0 ? { role: Role.owner, canCreateUsers: true } : {}),
-    });
-    if (created?.type !== 'user.created') throw new Error('user.create made no user');
-    userIds.push(created.user.userId);
-    if (i === 0) await writeZuliprc(join(dir, 'zuliprc'), created.user.email, created.user.apiKey, 'http://127.0.0.1');
-  }
-  await runtime.execute(realm.realmId, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'backups', description: '' }], userIds,
-    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
-  });
-  const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey('backups'))!;
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: USERS, name: 'backup', channel: 'backups' });
   const history: History = { runs: [], files: [], users: runtime.realmState(realm.realmId).users.size, snapshotSeq: 0, lastSeq: 0 };
   let sent = 0;
   const uploads = new UploadStore(dir);

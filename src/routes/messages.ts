@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { renderMessage } from '../../actors/realm/messages/render.ts';
-import { matches } from '../../actors/realm/messages/narrow.ts';
+import { idMatcher } from '../../actors/realm/messages/narrow.ts';
 import { hasSearch, searchFilter } from '../../actors/realm/messages/search.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
 import { p } from '../http/params.ts';
@@ -83,10 +83,7 @@ export const messageRoutes = [
         if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
           throw badRequest("Unsupported parameter combination: message_ids with anchor, num_before or num_after");
         }
-        const readable = (id: number) => {
-          const message = realm.messages.byId.get(id);
-          return !!message && matches(realm, user.userId, message, clauses);
-        };
+        const readable = idMatcher(realm, user.userId, clauses);
         let ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter(readable);
         if (search) ids = (await searchFilter(search, realm.realmId, clauses, ids)).filter(readable);
         return { messages: ids.map(view), history_limited: false };
@@ -141,10 +138,7 @@ export const messageRoutes = [
     async handle({ services, realm, user }, params) {
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const words = searchWords(clauses);
-      const readable = (id: number) => {
-        const message = realm.messages.byId.get(id);
-        return !!message && matches(realm, user.userId, message, clauses);
-      };
+      const readable = idMatcher(realm, user.userId, clauses);
       let ids = params.msg_ids.filter(readable);
       if (hasSearch(clauses)) ids = (await searchFilter(services.runtime.searchIndex(), realm.realmId, clauses, ids)).filter(readable);
       const messages: Record<string, unknown> = {};

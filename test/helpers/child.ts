@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
 import { ApiClient, readZuliprc, type Credentials } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,6 +23,37 @@ export interface ChildOptions {
    * as on a full disk (EFBIG instead of ENOSPC), with no privileges needed.
    */
   fileSizeLimitKiB?: number;
+}
+
+/** Ends a child server that is still running, at once (a test's teardown). */
+export async function killChild(server: ChildServer | null): Promise<void> {
+  if (server && server.process.exitCode === null && server.process.signalCode === null) {
+    server.process.kill('SIGKILL');
+    await server.exited;
+  }
+}
+
+/**
+ * Child servers for one test: `start` starts one, `stop` stops one cleanly (and checks it did); at the test's
+ * end any still running is killed and `dirs` are removed.
+ */
+export function childServers(t: Test, dirs: string[]) {
+  const servers: ChildServer[] = [];
+  t.teardown(async () => {
+    for (const server of servers) await killChild(server);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async start(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+      const server = await startChild(dataDir, env);
+      servers.push(server);
+      return server;
+    },
+    async stop(server: ChildServer): Promise<void> {
+      server.process.kill('SIGTERM');
+      t.equal(await server.exited, 0, 'the server stops cleanly');
+    },
+  };
 }
 
 /** Starts the server as its own process, exactly as `npm start` does, and waits until it listens. */

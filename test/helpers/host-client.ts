@@ -99,6 +99,17 @@ export class HostClient {
     return this.send('POST', '/user_uploads', {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
   }
 
+  /** POST of one file as a multipart body (a custom emoji, an avatar). */
+  postFile(path: string, fileName: string, bytes: Buffer): Promise<Answer> {
+    const boundary = 'hostClientFileBoundary';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      bytes,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    return this.send('POST', path, {}, { body, contentType: `multipart/form-data; boundary=${boundary}` });
+  }
+
   async login(email: string, password = HOST_CLIENT_PASSWORD): Promise<HostClient> {
     const fetched = await this.as(null).ok('POST', '/fetch_api_key', { username: email, password });
     return this.as({ email, key: fetched.body.api_key });

@@ -141,6 +141,14 @@ export function matches(state: RealmState, userId: number, message: StoredMessag
   return true;
 }
 
+/** `matches` by message id: false for an id that names no message (deleted meanwhile, or never sent). */
+export function idMatcher(state: RealmState, userId: number, clauses: readonly Clause[]): (id: number) => boolean {
+  return (id) => {
+    const message = state.messages.byId.get(id);
+    return !!message && matches(state, userId, message, clauses);
+  };
+}
+
 function test(state: RealmState, userId: number, message: StoredMessage, clause: Exclude<Clause, { kind: 'search' }>): boolean {
   const { recipient } = message;
   const flagged = (set: Map<number, { has(id: number): boolean }>) => set.get(userId)?.has(message.id) ?? false;

@@ -1,5 +1,5 @@
 import type { RealmState } from '../state.ts';
-import { matches, type Clause } from './narrow.ts';
+import { idMatcher, type Clause } from './narrow.ts';
 import { lowerBound, topicKey } from './state.ts';
 
 /** The original's stand-in for "newer than any message" (anchor `newest`). */
@@ -19,7 +19,8 @@ export interface WindowResult {
   foundNewest: boolean;
 }
 
-const sorted = (set: Iterable<number> | undefined) => [...(set ?? [])].sort((a, b) => a - b);
+/** A copy of the ids, in ascending order. */
+export const sorted = (set: Iterable<number> | undefined) => [...(set ?? [])].sort((a, b) => a - b);
 
 /**
  * The sorted id lists that hold every message the narrow can match, chosen from its most selective
@@ -55,11 +56,7 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
 
 /** The oldest unread message matching the narrow, or null. */
 export function firstUnread(state: RealmState, userId: number, clauses: readonly Clause[]): number | null {
-  for (const id of sorted(state.messages.flags.unread.get(userId))) {
-    const message = state.messages.byId.get(id);
-    if (message && matches(state, userId, message, clauses)) return id;
-  }
-  return null;
+  return sorted(state.messages.flags.unread.get(userId)).find(idMatcher(state, userId, clauses)) ?? null;
 }
 
 /**
@@ -68,10 +65,7 @@ export function firstUnread(state: RealmState, userId: number, clauses: readonly
  */
 export function fetchWindow(state: RealmState, userId: number, clauses: readonly Clause[], window: Window): WindowResult {
   const lists = candidateLists(state, userId, clauses);
-  const ok = (id: number) => {
-    const message = state.messages.byId.get(id);
-    return !!message && matches(state, userId, message, clauses);
-  };
+  const ok = idMatcher(state, userId, clauses);
   const before = new Set<number>();
   const after = new Set<number>();
   let foundAnchor = false;

@@ -1,7 +1,7 @@
 import type { SearchIndex } from '../../search-index.ts';
 import type { RealmState } from '../state.ts';
-import { matches, type Clause } from './narrow.ts';
-import { candidateLists, type Window, type WindowResult } from './query.ts';
+import { idMatcher, type Clause } from './narrow.ts';
+import { candidateLists, sorted, type Window, type WindowResult } from './query.ts';
 import { lowerBound } from './state.ts';
 
 /** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
@@ -45,10 +45,7 @@ export async function searchFilter(index: SearchIndex, realmId: number, clauses:
  * candidate lists lead, in chunks the index then filters. Between pages the event loop serves others.
  */
 export async function fetchSearchWindow(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], window: Window): Promise<WindowResult> {
-  const ok = (id: number) => {
-    const message = state.messages.byId.get(id);
-    return !!message && matches(state, userId, message, clauses);
-  };
+  const ok = idMatcher(state, userId, clauses);
   const { positive } = searchQueries(clauses);
   let older: number[];
   let newer: number[];
@@ -101,11 +98,7 @@ async function walk(index: SearchIndex, state: RealmState, clauses: readonly Cla
 
 /** The oldest unread message matching a narrow with search clauses, or null. */
 export async function firstUnreadSearch(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[]): Promise<number | null> {
-  const unread = [...(state.messages.flags.unread.get(userId) ?? [])].sort((a, b) => a - b);
-  const ok = (id: number) => {
-    const message = state.messages.byId.get(id);
-    return !!message && matches(state, userId, message, clauses);
-  };
-  const [first] = await walk(index, state, clauses, unread, 0, 1, 1, ok);
+  const unread = sorted(state.messages.flags.unread.get(userId));
+  const [first] = await walk(index, state, clauses, unread, 0, 1, 1, idMatcher(state, userId, clauses));
   return first ?? null;
 }
