@@ -106,6 +106,10 @@ function decideUpdate(state: RealmState, command: Command<'bot.update'>): RealmC
     if (!owner) throw badRequest('Failed to change owner, no such user');
     if (!owner.isActive) throw badRequest('Failed to change owner, user is deactivated');
     if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
+    // The cap of creation holds for a bot handed over too, or bots passed between owners would pile up on one.
+    if (bot.isActive && ownedBots(state, owner.userId) >= command.maxBotsPerOwner) {
+      throw badRequest(`Failed to change owner, the new owner already owns ${command.maxBotsPerOwner} active bots`);
+    }
     change.ownerId = owner.userId;
     change.previousOwnerId = bot.bot.ownerId;
   }
