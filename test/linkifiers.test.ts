@@ -277,3 +277,15 @@ t.test('linkifiers survive SIGKILL (log replay recompiles them)', async (t) => {
   t.same(await listOf(again.api), before);
   t.equal((await again.api.post('/messages/render', { content: 'see #3' })).body.rendered, '<p>see <a href="https://trac.example.com/t/3">#3</a></p>');
 });
+
+t.test('an organization holds a bounded number of linkifiers (CHAT_MAX_LINKIFIERS_PER_REALM)', async (t) => {
+  const { api } = await startTestServer(t, { maxLinkifiersPerRealm: 3 });
+  const ids = [];
+  for (let n = 0; n < 3; n++) ids.push(await add(api, `L${n}-(?P<id>[0-9]+)`, `https://example.com/${n}/{id}`));
+  const refused = await api.post('/realm/filters', { pattern: 'L3-(?P<id>[0-9]+)', url_template: 'https://example.com/3/{id}' });
+  t.match(refused.body, { code: 'BAD_REQUEST', msg: 'This organization already has 3 linkifiers, the most it may have' });
+  t.equal((await listOf(api)).length, 3);
+  t.equal((await api.patch(`/realm/filters/${ids[0]}`, { pattern: 'M0-(?P<id>[0-9]+)', url_template: 'https://example.com/m/{id}' })).status, 200, 'one may still be changed');
+  t.equal((await api.delete(`/realm/filters/${ids[1]}`)).status, 200);
+  t.ok(await add(api, 'L3-(?P<id>[0-9]+)', 'https://example.com/3/{id}'), 'a removed one frees its place');
+});

@@ -13,6 +13,8 @@ export function decideLinkifier(state: RealmState, command: LinkifierCommand): L
   const store = state.linkifiers;
   switch (command.type) {
     case 'linkifier.add': {
+      // Each runs on every message rendered, and RE2 lets each compiled pattern grow to ~8 MB.
+      if (store.list.length >= command.maxLinkifiers) throw badRequest(`This organization already has ${command.maxLinkifiers} linkifiers, the most it may have`);
       const checked = checkLinkifier(store, command.pattern, command.urlTemplate, null);
       return [{ type: 'linkifier.added', linkifier: { id: store.nextId, ...checked } }];
     }
