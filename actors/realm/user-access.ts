@@ -41,6 +41,9 @@ export function accessFilter(state: RealmState, viewerId: number): Set<number> |
   return canAccessAllUsers(state, viewerId) ? null : accessiblePeople(state, viewerId);
 }
 
+/** Whether a list filtered by `accessFilter` shows `user` as the placeholder (`unknownUserView`). */
+export const hiddenBy = (accessible: Set<number> | null, user: UserProfile): boolean => accessible !== null && !user.isBot && !accessible.has(user.userId);
+
 /** The active users who may access `target`, or null when that is every one of them. */
 export function usersWhoMayAccess(state: RealmState, target: UserProfile): number[] | null {
   if (target.isBot || !accessIsLimited(state)) return null;

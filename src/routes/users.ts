@@ -3,7 +3,7 @@ import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.
 import { disallowedNameCharacter } from '../../actors/realm/names.ts';
 import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
-import { accessFilter, findAccessibleUser, unknownUserView } from '../../actors/realm/user-access.ts';
+import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { p } from '../http/params.ts';
@@ -63,7 +63,7 @@ export const userRoutes = [
       const members = [];
       for (const user of users) {
         if (!user) continue;
-        if (accessible && !user.isBot && !accessible.has(user.userId)) members.push(unknownUserView(user.userId));
+        if (hiddenBy(accessible, user)) members.push(unknownUserView(user.userId));
         else members.push(personView(user, addressesFor(realm, viewer.userId, user), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
       return { members };
