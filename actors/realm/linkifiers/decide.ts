@@ -1,8 +1,8 @@
-import { badRequest, notAdmin } from '../../errors.ts';
-import type { Caller } from '../commands.ts';
-import { isAdmin, type RealmState } from '../state.ts';
+import { badRequest } from '../../errors.ts';
+import type { RealmState } from '../state.ts';
 import type { LinkifierChange } from './changes.ts';
 import type { LinkifierCommand } from './commands.ts';
+import { requireAdmin } from '../administer.ts';
 import { checkLinkifier } from './validate.ts';
 
 const notFound = () => badRequest('Linkifier not found.');
@@ -39,8 +39,3 @@ export function decideLinkifier(state: RealmState, command: LinkifierCommand): L
   }
 }
 
-function requireAdmin(state: RealmState, caller: Caller): void {
-  if (caller.kind === 'operator') return;
-  const user = state.users.get(caller.userId);
-  if (!user || !isAdmin(user)) throw notAdmin();
-}

@@ -1,9 +1,9 @@
-import { badRequest, notAdmin } from '../../errors.ts';
-import type { Caller } from '../commands.ts';
+import { badRequest } from '../../errors.ts';
 import { parseUriTemplate } from '../linkifiers/template.ts';
-import { isAdmin, type RealmState } from '../state.ts';
+import type { RealmState } from '../state.ts';
 import type { PlaygroundChange } from './changes.ts';
 import type { PlaygroundCommand } from './commands.ts';
+import { requireAdmin } from '../administer.ts';
 
 /** The original's model limits. */
 export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;
@@ -36,8 +36,3 @@ export function decidePlayground(state: RealmState, command: PlaygroundCommand):
   }
 }
 
-function requireAdmin(state: RealmState, caller: Caller): void {
-  if (caller.kind === 'operator') return;
-  const user = state.users.get(caller.userId);
-  if (!user || !isAdmin(user)) throw notAdmin();
-}
