@@ -7,6 +7,12 @@ import { requireAdmin } from '../administer.ts';
 
 /** The original's model limits. */
 export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;
+/**
+ * The original has no limits on these; every registration carries the whole list, and every change sends it
+ * whole, so there are: far more than the few an organization offers per language.
+ */
+export const MAX_PLAYGROUNDS = 100;
+export const MAX_PLAYGROUND_TEXT_LENGTH = 1000;
 const PYGMENTS_LANGUAGE = /^[ a-zA-Z0-9_+\-./#]*$/;
 
 /** Playgrounds are the administrators' to change; checked as the original's model validation does. */
@@ -16,7 +22,11 @@ export function decidePlayground(state: RealmState, command: PlaygroundCommand):
   switch (command.type) {
     case 'playground.add': {
       const { name, pygmentsLanguage, urlTemplate } = command;
+      if (store.list.length >= MAX_PLAYGROUNDS) throw badRequest(`This organization already has ${MAX_PLAYGROUNDS} playgrounds, the most it may have`);
       if (!name) throw badRequest('This field cannot be blank.');
+      for (const text of [name, urlTemplate]) {
+        if (text.length > MAX_PLAYGROUND_TEXT_LENGTH) throw badRequest(`Ensure this value has at most ${MAX_PLAYGROUND_TEXT_LENGTH} characters (it has ${text.length}).`);
+      }
       if (!pygmentsLanguage) throw badRequest('This field cannot be blank.');
       if (pygmentsLanguage.length > MAX_PYGMENTS_LANGUAGE_LENGTH) {
         throw badRequest(`Ensure this value has at most ${MAX_PYGMENTS_LANGUAGE_LENGTH} characters (it has ${pygmentsLanguage.length}).`);
