@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { MAX_LINKIFIER_TEXT_LENGTH } from '../actors/realm/linkifiers/validate.ts';
 import { Role } from '../actors/realm/state.ts';
 import { channel, drain, ofType, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startChild } from './helpers/child.ts';
@@ -288,4 +289,7 @@ t.test('an organization holds a bounded number of linkifiers (CHAT_MAX_LINKIFIER
   t.equal((await api.patch(`/realm/filters/${ids[0]}`, { pattern: 'M0-(?P<id>[0-9]+)', url_template: 'https://example.com/m/{id}' })).status, 200, 'one may still be changed');
   t.equal((await api.delete(`/realm/filters/${ids[1]}`)).status, 200);
   t.ok(await add(api, 'L3-(?P<id>[0-9]+)', 'https://example.com/3/{id}'), 'a removed one frees its place');
+  const long = `(?P<id>${'x'.repeat(MAX_LINKIFIER_TEXT_LENGTH)})`;
+  const tooLong = await api.patch(`/realm/filters/${ids[0]}`, { pattern: long, url_template: 'https://example.com/{id}' });
+  t.match(tooLong.body, { msg: `Ensure this value has at most ${MAX_LINKIFIER_TEXT_LENGTH} characters (it has ${long.length}).`, errors: { pattern: [String] } }, 'a pattern of bounded length');
 });
