@@ -38,4 +38,3 @@ export function decideLinkifier(state: RealmState, command: LinkifierCommand): L
     }
   }
 }
-

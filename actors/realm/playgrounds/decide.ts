@@ -45,4 +45,3 @@ export function decidePlayground(state: RealmState, command: PlaygroundCommand):
       return [{ type: 'playground.removed', id: command.id }];
   }
 }
-

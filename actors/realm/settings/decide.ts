@@ -68,7 +68,6 @@ export function decideRealmSettings(state: RealmState, command: RealmSettingsCom
   return changes;
 }
 
-
 function checkName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw badRequest("Organization name can't be empty.");
