@@ -56,7 +56,15 @@ const ROWS: Row[] = [
   { name: 'POST /typing to [id]', call: (g, u) => g.post('/typing', { op: 'start', to: [u.id] }), accessible: 200 },
   { name: 'POST /messages direct to [id]', call: (g, u) => g.post('/messages', { type: 'direct', to: [u.id], content: 'hello' }), accessible: 200 },
   { name: 'POST /messages direct to email', call: (g, u) => g.post('/messages', { type: 'direct', to: u.email, content: 'hello' }), accessible: 200 },
+  { name: 'POST /users/me/muted_users/{id}', call: (g, u) => g.post(`/users/me/muted_users/${u.id}`), accessible: 200 },
+  { name: 'DELETE /users/me/muted_users/{id}', call: (g, u) => g.delete(`/users/me/muted_users/${u.id}`), accessible: 200 },
+  { name: 'GET /user_groups/{id}/members/{id}', call: async (g, u) => g.get(`/user_groups/${await groupId(g, 'role:everyone')}/members/${u.id}`), accessible: 200 },
+  { name: 'POST /drafts to [id]', call: (g, u) => g.post('/drafts', { drafts: [{ type: 'private', to: [u.id], topic: '', content: 'draft' }] }), accessible: 200 },
 ];
+
+async function groupId(api: ApiClient, name: string): Promise<number> {
+  return (await api.get('/user_groups')).body.user_groups.find((group: { name: string }) => group.name === name).id;
+}
 
 async function channelId(api: ApiClient, name: string): Promise<number> {
   return (await api.get('/get_stream_id', { stream: name })).body.stream_id;
