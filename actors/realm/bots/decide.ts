@@ -4,7 +4,7 @@ import type { RealmChange } from '../changes.ts';
 import { channelKey } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
 import type { Clock } from '../decide.ts';
-import { disallowedNameCharacter } from '../names.ts';
+import { checkFullName } from '../names.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { BotChange } from './changes.ts';
@@ -15,9 +15,6 @@ import { administers, asBot } from './views.ts';
 type Command<T extends BotCommand['type']> = Extract<BotCommand, { type: T }>;
 
 const insufficient = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
-
-/** The original's limit on display names, which bots share with people. */
-const MAX_FULL_NAME_LENGTH = 100;
 
 /** The local part of an email address (dot-atom). */
 const EMAIL_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
@@ -156,14 +153,6 @@ function activeHuman(state: RealmState, caller: BotCommand['caller']): UserProfi
   const user = caller.kind === 'user' ? state.users.get(caller.userId) : undefined;
   if (!user || !user.isActive || user.isBot) throw insufficient();
   return user;
-}
-
-function checkFullName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw badRequest('Name too short!');
-  if (trimmed.length > MAX_FULL_NAME_LENGTH) throw badRequest('Name too long!');
-  if (disallowedNameCharacter(trimmed) >= 0) throw badRequest('Invalid characters in name!');
-  return trimmed;
 }
 
 /** No two active accounts may have a bot's name (so that people can tell them apart). */
