@@ -20,6 +20,8 @@ export interface Config {
   queueLimits: QueueLimits;
   /** active bots one person may own (create) */
   maxBotsPerUser: number;
+  /** linkifiers one organization may have: each runs on every message rendered */
+  maxLinkifiersPerRealm: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -108,6 +110,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // The original has no limit. Each bot may hold as many queues as a person and, before its owner's rate
     // limit covered bots, was a budget of its own: enough for a person's integrations, not a fleet.
     maxBotsPerUser: 20,
+    // The original has no limit; organizations use tens of them. Each compiled pattern may take up to ~8 MB of RE2's memory.
+    maxLinkifiersPerRealm: 200,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -197,6 +201,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       bytes: read('CHAT_QUEUE_MAX_BYTES', positiveSize, base.queueLimits.bytes),
     },
     maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
+    maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

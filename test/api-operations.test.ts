@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
 
@@ -204,4 +205,17 @@ t.test('/realm/playgrounds: administrators add and remove them, everyone is told
   const second = await startTestServer(t, { dataDir });
   t.same((await second.api.register({ fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds, [rustView], 'replayed after a restart');
   t.equal((await second.api.post('/realm/playgrounds', { ...python, name: 'Again' })).body.id, 3, 'ids are not reused');
+});
+
+t.test('/realm/playgrounds: an organization holds a bounded number of them, each of bounded size', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const playground = (n: number) => ({ name: `P${n}`, pygments_language: 'Python', url_template: 'https://python.example.com?code={code}' });
+  t.equal((await api.post('/realm/playgrounds', { ...playground(0), name: 'x'.repeat(1001) })).body.msg, 'Ensure this value has at most 1000 characters (it has 1001).');
+  const long = `https://python.example.com/${'x'.repeat(1000)}?code={code}`;
+  t.equal((await api.post('/realm/playgrounds', { ...playground(0), url_template: long })).body.msg, `Ensure this value has at most 1000 characters (it has ${long.length}).`);
+  for (let n = 0; n < MAX_PLAYGROUNDS; n++) t.equal((await api.post('/realm/playgrounds', playground(n))).status, 200);
+  const refused = await api.post('/realm/playgrounds', playground(MAX_PLAYGROUNDS));
+  t.same(refused.body, { result: 'error', msg: `This organization already has ${MAX_PLAYGROUNDS} playgrounds, the most it may have`, code: 'BAD_REQUEST' });
+  t.equal((await api.delete('/realm/playgrounds/1')).status, 200);
+  t.equal((await api.post('/realm/playgrounds', playground(MAX_PLAYGROUNDS))).status, 200, 'a removed one frees its place');
 });

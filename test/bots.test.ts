@@ -243,3 +243,20 @@ t.test('bots survive a restart', async (t) => {
   t.same(await realmBots(second.api.as(ann)), before, 'the same bots, configuration and keys');
   t.match((await second.api.as(bot).get('/users/me')).body, { user_id: bot.userId, is_bot: true, bot_type: 3, bot_owner_id: ann.userId });
 });
+
+t.test("a bot handed to a new owner counts toward that owner's cap, as a created one does", async (t) => {
+  const { api } = await startTestServer(t, { maxBotsPerUser: 2 });
+  const ann = api.as(await api.createUser('ann@example.com', 'Ann'));
+  const bobIds = await api.createUser('bob@example.com', 'Bob');
+  const bob = api.as(bobIds);
+  const annBots = [await createBot(ann, { full_name: 'A1', short_name: 'a1' }), await createBot(ann, { full_name: 'A2', short_name: 'a2' })];
+  await createBot(bob, { full_name: 'B1', short_name: 'b1' });
+  t.equal((await ann.patch(`/bots/${annBots[0]!.userId}`, { bot_owner_id: bobIds.userId })).status, 200, 'Bob has room for one more');
+  const refused = await ann.patch(`/bots/${annBots[1]!.userId}`, { bot_owner_id: bobIds.userId });
+  t.match(refused.body, { code: 'BAD_REQUEST', msg: 'Failed to change owner, the new owner already owns 2 active bots' }, 'not for a third');
+  t.same((await bob.get('/bots')).body.bots.length, 2);
+  // A deactivated bot holds no queue: handing it over is no way around the cap, and is allowed.
+  t.equal((await ann.delete(`/bots/${annBots[1]!.userId}`)).status, 200);
+  t.equal((await api.patch(`/bots/${annBots[1]!.userId}`, { bot_owner_id: bobIds.userId })).status, 200, 'a deactivated bot changes owner');
+  t.equal((await createBot(ann, { full_name: 'A3', short_name: 'a3' })).userId > 0, true, 'Ann, down to none, makes another');
+});

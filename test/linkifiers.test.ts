@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { MAX_LINKIFIER_TEXT_LENGTH } from '../actors/realm/linkifiers/validate.ts';
 import { Role } from '../actors/realm/state.ts';
 import { channel, drain, ofType, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startChild } from './helpers/child.ts';
@@ -276,4 +277,19 @@ t.test('linkifiers survive SIGKILL (log replay recompiles them)', async (t) => {
   t.teardown(() => void again.process.kill('SIGKILL'));
   t.same(await listOf(again.api), before);
   t.equal((await again.api.post('/messages/render', { content: 'see #3' })).body.rendered, '<p>see <a href="https://trac.example.com/t/3">#3</a></p>');
+});
+
+t.test('an organization holds a bounded number of linkifiers (CHAT_MAX_LINKIFIERS_PER_REALM)', async (t) => {
+  const { api } = await startTestServer(t, { maxLinkifiersPerRealm: 3 });
+  const ids = [];
+  for (let n = 0; n < 3; n++) ids.push(await add(api, `L${n}-(?P<id>[0-9]+)`, `https://example.com/${n}/{id}`));
+  const refused = await api.post('/realm/filters', { pattern: 'L3-(?P<id>[0-9]+)', url_template: 'https://example.com/3/{id}' });
+  t.match(refused.body, { code: 'BAD_REQUEST', msg: 'This organization already has 3 linkifiers, the most it may have' });
+  t.equal((await listOf(api)).length, 3);
+  t.equal((await api.patch(`/realm/filters/${ids[0]}`, { pattern: 'M0-(?P<id>[0-9]+)', url_template: 'https://example.com/m/{id}' })).status, 200, 'one may still be changed');
+  t.equal((await api.delete(`/realm/filters/${ids[1]}`)).status, 200);
+  t.ok(await add(api, 'L3-(?P<id>[0-9]+)', 'https://example.com/3/{id}'), 'a removed one frees its place');
+  const long = `(?P<id>${'x'.repeat(MAX_LINKIFIER_TEXT_LENGTH)})`;
+  const tooLong = await api.patch(`/realm/filters/${ids[0]}`, { pattern: long, url_template: 'https://example.com/{id}' });
+  t.match(tooLong.body, { msg: `Ensure this value has at most ${MAX_LINKIFIER_TEXT_LENGTH} characters (it has ${long.length}).`, errors: { pattern: [String] } }, 'a pattern of bounded length');
 });

@@ -225,11 +225,12 @@ t.test("a member's bots spend the member's rate limit, and a member owns a bound
 t.test('limits and bounds are configured by environment', async (t) => {
   const config = configFrom({}, {
     CHAT_MAX_QUEUES_PER_USER: '5', CHAT_MAX_QUEUES_PER_REALM: '500', CHAT_QUEUE_MAX_EVENTS: '1000', CHAT_QUEUE_MAX_BYTES: '2M',
-    CHAT_QUEUE_MAX_IDLE_SECONDS: '86400', CHAT_MAX_BOTS_PER_USER: '3',
+    CHAT_QUEUE_MAX_IDLE_SECONDS: '86400', CHAT_MAX_BOTS_PER_USER: '3', CHAT_MAX_LINKIFIERS_PER_REALM: '7',
   });
   t.same(config.queueLimits, { perUser: 5, perRealm: 500, events: 1000, bytes: 2 * 1024 * 1024 });
   t.equal(config.queueMaxIdleMs, 86_400_000);
   t.equal(config.maxBotsPerUser, 3);
+  t.equal(config.maxLinkifiersPerRealm, 7);
   t.same(configFrom({}, {}).queueLimits, DEFAULT_QUEUE_LIMITS);
   t.throws(() => configFrom({}, { CHAT_MAX_QUEUES_PER_USER: '0' }), /at least 1/);
   t.throws(() => configFrom({}, { CHAT_QUEUE_MAX_BYTES: '0' }), /more than 0/);

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { drain } from './helpers/messages.ts';
-import { startTestServer, type ApiClient, type ApiResult } from './helpers/server.ts';
+import { startTestServer, type ApiClient, type ApiResult, type Credentials } from './helpers/server.ts';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 /**
  * A guest limited by `can_access_all_users_group` knows only itself, bots, the users of its channels and
@@ -54,7 +56,15 @@ const ROWS: Row[] = [
   { name: 'POST /typing to [id]', call: (g, u) => g.post('/typing', { op: 'start', to: [u.id] }), accessible: 200 },
   { name: 'POST /messages direct to [id]', call: (g, u) => g.post('/messages', { type: 'direct', to: [u.id], content: 'hello' }), accessible: 200 },
   { name: 'POST /messages direct to email', call: (g, u) => g.post('/messages', { type: 'direct', to: u.email, content: 'hello' }), accessible: 200 },
+  { name: 'POST /users/me/muted_users/{id}', call: (g, u) => g.post(`/users/me/muted_users/${u.id}`), accessible: 200 },
+  { name: 'DELETE /users/me/muted_users/{id}', call: (g, u) => g.delete(`/users/me/muted_users/${u.id}`), accessible: 200 },
+  { name: 'GET /user_groups/{id}/members/{id}', call: async (g, u) => g.get(`/user_groups/${await groupId(g, 'role:everyone')}/members/${u.id}`), accessible: 200 },
+  { name: 'POST /drafts to [id]', call: (g, u) => g.post('/drafts', { drafts: [{ type: 'private', to: [u.id], topic: '', content: 'draft' }] }), accessible: 200 },
 ];
+
+async function groupId(api: ApiClient, name: string): Promise<number> {
+  return (await api.get('/user_groups')).body.user_groups.find((group: { name: string }) => group.name === name).id;
+}
 
 async function channelId(api: ApiClient, name: string): Promise<number> {
   return (await api.get('/get_stream_id', { stream: name })).body.stream_id;
@@ -67,20 +77,29 @@ function shape(result: ApiResult, target: Target) {
   return { status: result.status, result: body.result, code: body.code, msg: scrub(body.msg), desc: scrub(body.desc) };
 }
 
-t.test('a limited guest: every route that returns or takes a user treats one it may not access as no user at all', async (t) => {
+/**
+ * Seen shares the channel `shared` with a guest, Hidden does not; `before` runs before
+ * `can_access_all_users_group` limits guests to role:members.
+ */
+async function limitedGuest<T>(t: Test, before: (api: ApiClient, users: { seen: Credentials; hidden: Credentials }) => Promise<T>) {
   const { api } = await startTestServer(t, { rateLimit: null });
   const seen = await api.createUser('seen@example.com', 'Seen');
   const hidden = await api.createUser('hidden@example.com', 'Hidden');
   const guestCredentials = await api.createUser('guest@example.com', 'Guest');
   t.equal((await api.patch(`/users/${guestCredentials.userId}`, { role: 600 })).status, 200);
   await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'shared' }], principals: [seen.userId, guestCredentials.userId] });
-  await api.as(hidden).post('/users/me/subscriptions', { subscriptions: [{ name: 'elsewhere' }] });
-  for (const who of [seen, hidden]) await api.as(who).post('/users/me/presence', { status: 'active' });
+  const made = await before(api, { seen, hidden });
   const groups: { id: number; name: string }[] = (await api.get('/user_groups')).body.user_groups;
   const members = groups.find((group) => group.name === 'role:members')!.id;
   t.equal((await api.patch('/realm', { can_access_all_users_group: { new: members } })).status, 200);
+  return { api, seen, hidden, guestCredentials, guest: api.as(guestCredentials), made };
+}
 
-  const guest = api.as(guestCredentials);
+t.test('a limited guest: every route that returns or takes a user treats one it may not access as no user at all', async (t) => {
+  const { api, seen, hidden, guest } = await limitedGuest(t, async (api, { seen, hidden }) => {
+    await api.as(hidden).post('/users/me/subscriptions', { subscriptions: [{ name: 'elsewhere' }] });
+    for (const who of [seen, hidden]) await api.as(who).post('/users/me/presence', { status: 'active' });
+  });
   const visible: Target = { id: seen.userId, email: seen.email };
   const inaccessible: Target = { id: hidden.userId, email: hidden.email };
   const missing: Target = { id: 9999, email: 'nobody@example.com' };
@@ -97,17 +116,9 @@ t.test('a limited guest: every route that returns or takes a user treats one it 
 });
 
 t.test('a limited guest lists the directory with placeholders for the users it may not access', async (t) => {
-  const { api } = await startTestServer(t, { rateLimit: null });
-  const seen = await api.createUser('seen@example.com', 'Seen');
-  const hidden = await api.createUser('hidden@example.com', 'Hidden');
-  const guestCredentials = await api.createUser('guest@example.com', 'Guest');
-  t.equal((await api.patch(`/users/${guestCredentials.userId}`, { role: 600 })).status, 200);
-  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'shared' }], principals: [seen.userId, guestCredentials.userId] });
-  const bot = (await api.post('/bots', { full_name: 'Helper', short_name: 'helper', bot_type: 1 })).body;
-  const groups: { id: number; name: string }[] = (await api.get('/user_groups')).body.user_groups;
-  const members = groups.find((group) => group.name === 'role:members')!.id;
-  t.equal((await api.patch('/realm', { can_access_all_users_group: { new: members } })).status, 200);
-  const guest = api.as(guestCredentials);
+  const { api, seen, hidden, guestCredentials, guest, made: bot } = await limitedGuest(
+    t, async (api): Promise<{ user_id: number }> => (await api.post('/bots', { full_name: 'Helper', short_name: 'helper', bot_type: 1 })).body,
+  );
   const { queueId } = await guest.register({ event_types: ['presence'] });
   for (const who of [seen, hidden]) t.equal((await api.as(who).post('/users/me/presence', { status: 'active' })).status, 200);
 

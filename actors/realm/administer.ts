@@ -1,4 +1,5 @@
-import { badRequest } from '../errors.ts';
+import { badRequest, notAdmin } from '../errors.ts';
+import type { Caller } from './commands.ts';
 import { isAdmin, type RealmState, type UserProfile } from './state.ts';
 
 /**
@@ -12,4 +13,12 @@ export function administeredUser(state: RealmState, caller: UserProfile, targetI
   const owns = target.isBot && target.bot?.ownerId === caller.userId;
   if (!owns && !isAdmin(caller)) throw badRequest('Insufficient permission');
   return target;
+}
+
+/** The caller, if it is an administrator (null: the operator, who may do anything); refuses anyone else. */
+export function requireAdmin(state: RealmState, caller: Caller): UserProfile | null {
+  if (caller.kind === 'operator') return null;
+  const user = state.users.get(caller.userId);
+  if (!user || !isAdmin(user)) throw notAdmin();
+  return user;
 }

@@ -13,6 +13,7 @@ import { decideAcceptInvitation } from './invitations/accept.ts';
 import { decideInvitation } from './invitations/decide.ts';
 import { decideMessage } from './messages/decide.ts';
 import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.ts';
+import { checkFullName } from './names.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
@@ -187,10 +188,11 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
   const caller = ownName ? null : requireAdmin(state, command.caller);
   const target = requireUser(state, command.userId);
   const change: Extract<RealmChange, { type: 'user.updated' }> = { type: 'user.updated', userId: target.userId };
-  if (command.fullName !== undefined && command.fullName !== target.fullName) {
+  const fullName = command.fullName === undefined ? undefined : checkFullName(command.fullName);
+  if (fullName !== undefined && fullName !== target.fullName) {
     if (ownName && state.settings.name_changes_disabled && !isAdmin(target)) throw badRequest('Name changes are disabled in this organization.');
-    checkUniqueName(state, command.fullName, target.userId);
-    change.fullName = command.fullName;
+    checkUniqueName(state, fullName, target.userId);
+    change.fullName = fullName;
     change.previousFullName = target.fullName;
   }
   if (command.timezone !== undefined && command.timezone !== target.timezone) change.timezone = command.timezone;

@@ -1,3 +1,5 @@
+import { badRequest } from '../errors.ts';
+
 /**
  * Characters no name may hold (users, bots, channels, groups). The original refuses control characters,
  * surrogates and non-characters; these also refuse the invisible ones that make one name pass for another:
@@ -10,4 +12,23 @@ const DISALLOWED_IN_NAMES = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}\u200B\u202
 /** The position of the first character a name may not hold, or -1. */
 export function disallowedNameCharacter(name: string): number {
   return name.search(DISALLOWED_IN_NAMES);
+}
+
+/** The original's limit on a display name, which people and bots share. */
+export const MAX_FULL_NAME_LENGTH = 100;
+
+/** What is wrong with a display name (of a person or a bot, after trimming), or null. */
+export function fullNameProblem(trimmed: string): string | null {
+  if (!trimmed) return 'Name too short!';
+  if (trimmed.length > MAX_FULL_NAME_LENGTH) return 'Name too long!';
+  if (disallowedNameCharacter(trimmed) >= 0) return 'Invalid characters in name!';
+  return null;
+}
+
+/** A display name trimmed, or refused as the original refuses it. */
+export function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  const problem = fullNameProblem(trimmed);
+  if (problem) throw badRequest(problem);
+  return trimmed;
 }

@@ -5,6 +5,7 @@ import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import type { Clock } from './decide.ts';
 import { settingValue } from '../user/settings.ts';
 import { EmailVisibility } from './email-visibility.ts';
+import { checkFullName } from './names.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from './state.ts';
 
 export interface NewAccount {
@@ -34,12 +35,13 @@ export function checkUniqueName(state: RealmState, fullName: string, self: numbe
  */
 export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], clock: Clock): RealmChange[] {
   if (findUserByEmail(state, account.email)) throw badRequest(`Email '${account.email}' already in use`);
-  checkUniqueName(state, account.fullName, null);
+  const fullName = checkFullName(account.fullName);
+  checkUniqueName(state, fullName, null);
   const visibility = settingValue(state.userSettingsDefaults, 'email_address_visibility') as number;
   const user: UserProfile = {
     userId: state.nextUserId,
     email: account.email,
-    fullName: account.fullName,
+    fullName,
     role: account.role ?? Role.member,
     isBot: false,
     isActive: true,

@@ -41,19 +41,32 @@ export function accessFilter(state: RealmState, viewerId: number): Set<number> |
   return canAccessAllUsers(state, viewerId) ? null : accessiblePeople(state, viewerId);
 }
 
+/** Whether a list filtered by `accessFilter` shows `user` as the placeholder (`unknownUserView`). */
+export const hiddenBy = (accessible: Set<number> | null, user: UserProfile): boolean => accessible !== null && !user.isBot && !accessible.has(user.userId);
+
 /** The active users who may access `target`, or null when that is every one of them. */
 export function usersWhoMayAccess(state: RealmState, target: UserProfile): number[] | null {
   if (target.isBot || !accessIsLimited(state)) return null;
   const out: number[] = [];
   for (const other of state.users.values()) {
-    if (other.isActive && (canAccessAllUsers(state, other.userId) || accessiblePeople(state, other.userId).has(target.userId))) out.push(other.userId);
+    if (other.isActive && (canAccessAllUsers(state, other.userId) || sharesWith(state, other.userId, target.userId))) out.push(other.userId);
   }
   return out;
 }
 
 /** Whether `viewerId` may access `target` (the check for one user; `accessiblePeople` for many). */
 export function canAccessUser(state: RealmState, viewerId: number, target: UserProfile): boolean {
-  return target.isBot || canAccessAllUsers(state, viewerId) || accessiblePeople(state, viewerId).has(target.userId);
+  return target.isBot || canAccessAllUsers(state, viewerId) || sharesWith(state, viewerId, target.userId);
+}
+
+/** Whether `personId` is among `userId`'s `accessiblePeople`, without building the set (one index lookup per channel). */
+function sharesWith(state: RealmState, userId: number, personId: number): boolean {
+  if (userId === personId) return true;
+  for (const channelId of state.subscribedBy.get(userId) ?? []) if (state.subscriptions.get(channelId)?.has(personId)) return true;
+  for (const key of state.messages.conversationsOf.get(userId) ?? []) {
+    if (key.split(',').some((participant) => Number(participant) === personId)) return true;
+  }
+  return false;
 }
 
 /**

@@ -118,7 +118,7 @@ export const botRoutes = [
         type: 'bot.update', caller: caller(user), botId: params.bot_id, fullName: params.full_name, ownerId: params.bot_owner_id,
         defaultSendingStream: params.default_sending_stream, defaultEventsRegisterStream: params.default_events_register_stream,
         defaultAllPublicStreams: params.default_all_public_streams, servicePayloadUrl: params.service_payload_url,
-        serviceInterface: params.service_interface,
+        serviceInterface: params.service_interface, maxBotsPerOwner: services.config.maxBotsPerUser,
       });
       return botResponse(realm, params.bot_id);
     },

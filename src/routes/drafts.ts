@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { requireChannel } from '../../actors/realm/channels/decide.ts';
 import { canSeeChannel } from '../../actors/realm/channels/views.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
@@ -33,9 +34,10 @@ function toInput(realm: RealmState, user: UserProfile, value: DraftParam): Draft
   }
   if (value.type === 'private') {
     for (const id of value.to) {
-      const user = realm.users.get(id);
-      if (!user) throw badRequest(`Invalid user ID ${id}`);
-      if (!user.isActive) throw badRequest(`'${displayEmail(realm, user)}' is no longer using Zulip.`);
+      // A limited guest names only users it may access (realm/user-access.ts).
+      const recipient = findAccessibleUser(realm, user.userId, id);
+      if (!recipient) throw badRequest(`Invalid user ID ${id}`);
+      if (!recipient.isActive) throw badRequest(`'${displayEmail(realm, recipient)}' is no longer using Zulip.`);
     }
   }
   return { type: value.type, to: value.to, topic: value.topic, content: value.content, timestamp: value.timestamp ?? undefined };

@@ -41,6 +41,7 @@ export const linkifierRoutes = [
     async handle({ services, realm, user }, params) {
       const [change] = await services.runtime.execute(realm.realmId, {
         type: 'linkifier.add', caller: caller(user), pattern: params.pattern, urlTemplate: params.url_template,
+        maxLinkifiers: services.config.maxLinkifiersPerRealm,
       });
       return { id: change?.type === 'linkifier.added' ? change.linkifier.id : null };
     },

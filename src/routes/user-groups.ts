@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
+import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { GROUP_PERMISSIONS, groupClosure, type GroupPermission, type GroupSetting, type UserGroup } from '../../actors/realm/groups/state.ts';
 import { activeMembers, groupView } from '../../actors/realm/groups/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
@@ -155,9 +156,9 @@ export const userGroupRoutes = [
     path: '/user_groups/{user_group_id}/members/{user_id}',
     auth: 'user',
     params: { user_group_id: groupId, user_id: p.int(z.number().int()), direct_member_only: p.bool().default(false) },
-    handle({ realm }, params) {
+    handle({ realm, user }, params) {
       const group = findGroup(realm, params.user_group_id);
-      const target = realm.users.get(params.user_id);
+      const target = findAccessibleUser(realm, user.userId, params.user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
       const members = params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group);
       return { is_user_group_member: members.includes(params.user_id) };

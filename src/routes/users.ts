@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
-import { disallowedNameCharacter } from '../../actors/realm/names.ts';
+import { fullNameProblem } from '../../actors/realm/names.ts';
 import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
-import { accessFilter, findAccessibleUser, unknownUserView } from '../../actors/realm/user-access.ts';
+import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { p } from '../http/params.ts';
@@ -11,17 +11,14 @@ import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
 import { route } from './route.ts';
 
-// The original's limits on display names.
+// The realm's rule (realm/names.ts), checked here too so that a form can show it beside the field.
 const fullName = z
   .string()
   .transform((name) => name.trim())
-  .pipe(
-    z
-      .string()
-      .min(1, 'Name too short!')
-      .max(100, 'Name too long!')
-      .refine((name) => disallowedNameCharacter(name) < 0, 'Invalid characters in name!'),
-  );
+  .superRefine((name, context) => {
+    const problem = fullNameProblem(name);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
 const email = z.string().trim().pipe(z.email('Invalid email address'));
 
 /** The rules for a new account's name and address (accounts made from invitations follow them too). */
@@ -63,7 +60,7 @@ export const userRoutes = [
       const members = [];
       for (const user of users) {
         if (!user) continue;
-        if (accessible && !user.isBot && !accessible.has(user.userId)) members.push(unknownUserView(user.userId));
+        if (hiddenBy(accessible, user)) members.push(unknownUserView(user.userId));
         else members.push(personView(user, addressesFor(realm, viewer.userId, user), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
       return { members };

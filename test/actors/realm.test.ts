@@ -97,6 +97,10 @@ t.test('decide refuses what the rules forbid, and changes nothing', async (t) =>
     ['reactivate active user', { type: 'user.reactivate', caller: { kind: 'user', userId: 1 }, userId: 3 }, /already active/],
     ['unknown user', { type: 'user.update', caller: { kind: 'user', userId: 1 }, userId: 99, fullName: 'X' }, /No such user/],
     ['only owner demoted', { type: 'user.update', caller: { kind: 'user', userId: 1 }, userId: 1, role: Role.member }, /only organization owner/],
+    // The name rules are the realm's, whoever asks (realm/names.ts): the operator's commands too.
+    ['look-alike name', { ...user('x@example.com'), fullName: 'Ann\u202Egnp.exe' } as RealmCommand, /Invalid characters in name!/],
+    ['blank name', { ...user('x@example.com'), fullName: '  ' } as RealmCommand, /Name too short!/],
+    ['name too long', { type: 'user.update', caller: operator, userId: 3, fullName: 'x'.repeat(101) }, /Name too long!/],
   ];
   const afterMember = JSON.stringify(realmToRecord(state));
   t.not(afterMember, before, 'the extra member was added');

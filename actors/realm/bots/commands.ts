@@ -31,6 +31,8 @@ export type BotCommand =
       defaultAllPublicStreams?: boolean;
       servicePayloadUrl?: string;
       serviceInterface?: number;
+      /** how many active bots one person may own (the server's setting): a new owner is held to it too */
+      maxBotsPerOwner: number;
     }
   | { type: 'bot.deactivate'; caller: Caller; botId: number }
   | { type: 'bot.regenerate_api_key'; caller: Caller; botId: number };

@@ -4,7 +4,7 @@ import type { RealmChange } from '../changes.ts';
 import { channelKey } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
 import type { Clock } from '../decide.ts';
-import { disallowedNameCharacter } from '../names.ts';
+import { checkFullName } from '../names.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { BotChange } from './changes.ts';
@@ -15,9 +15,6 @@ import { administers, asBot } from './views.ts';
 type Command<T extends BotCommand['type']> = Extract<BotCommand, { type: T }>;
 
 const insufficient = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
-
-/** The original's limit on display names, which bots share with people. */
-const MAX_FULL_NAME_LENGTH = 100;
 
 /** The local part of an email address (dot-atom). */
 const EMAIL_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
@@ -106,6 +103,10 @@ function decideUpdate(state: RealmState, command: Command<'bot.update'>): RealmC
     if (!owner) throw badRequest('Failed to change owner, no such user');
     if (!owner.isActive) throw badRequest('Failed to change owner, user is deactivated');
     if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
+    // The cap of creation holds for a bot handed over too, or bots passed between owners would pile up on one.
+    if (bot.isActive && ownedBots(state, owner.userId) >= command.maxBotsPerOwner) {
+      throw badRequest(`Failed to change owner, the new owner already owns ${command.maxBotsPerOwner} active bots`);
+    }
     change.ownerId = owner.userId;
     change.previousOwnerId = bot.bot.ownerId;
   }
@@ -152,14 +153,6 @@ function activeHuman(state: RealmState, caller: BotCommand['caller']): UserProfi
   const user = caller.kind === 'user' ? state.users.get(caller.userId) : undefined;
   if (!user || !user.isActive || user.isBot) throw insufficient();
   return user;
-}
-
-function checkFullName(name: string): string {
-  const trimmed = name.trim();
-  if (!trimmed) throw badRequest('Name too short!');
-  if (trimmed.length > MAX_FULL_NAME_LENGTH) throw badRequest('Name too long!');
-  if (disallowedNameCharacter(trimmed) >= 0) throw badRequest('Invalid characters in name!');
-  return trimmed;
 }
 
 /** No two active accounts may have a bot's name (so that people can tell them apart). */

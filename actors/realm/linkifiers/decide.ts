@@ -1,8 +1,8 @@
-import { badRequest, notAdmin } from '../../errors.ts';
-import type { Caller } from '../commands.ts';
-import { isAdmin, type RealmState } from '../state.ts';
+import { badRequest } from '../../errors.ts';
+import type { RealmState } from '../state.ts';
 import type { LinkifierChange } from './changes.ts';
 import type { LinkifierCommand } from './commands.ts';
+import { requireAdmin } from '../administer.ts';
 import { checkLinkifier } from './validate.ts';
 
 const notFound = () => badRequest('Linkifier not found.');
@@ -13,6 +13,8 @@ export function decideLinkifier(state: RealmState, command: LinkifierCommand): L
   const store = state.linkifiers;
   switch (command.type) {
     case 'linkifier.add': {
+      // Each runs on every message rendered, and RE2 lets each compiled pattern grow to ~8 MB.
+      if (store.list.length >= command.maxLinkifiers) throw badRequest(`This organization already has ${command.maxLinkifiers} linkifiers, the most it may have`);
       const checked = checkLinkifier(store, command.pattern, command.urlTemplate, null);
       return [{ type: 'linkifier.added', linkifier: { id: store.nextId, ...checked } }];
     }
@@ -35,10 +37,4 @@ export function decideLinkifier(state: RealmState, command: LinkifierCommand): L
       return [{ type: 'linkifiers.reordered', order: [...command.order] }];
     }
   }
-}
-
-function requireAdmin(state: RealmState, caller: Caller): void {
-  if (caller.kind === 'operator') return;
-  const user = state.users.get(caller.userId);
-  if (!user || !isAdmin(user)) throw notAdmin();
 }

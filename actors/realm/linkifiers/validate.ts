@@ -4,6 +4,9 @@ import { compileRe2, Re2SyntaxError } from './re2.ts';
 import type { LinkifierStore } from './state.ts';
 import { parseUriTemplate } from './template.ts';
 
+/** The original has none; every registration carries every linkifier, and RE2 compiles the pattern. */
+export const MAX_LINKIFIER_TEXT_LENGTH = 2000;
+
 /**
  * Checks a linkifier as the original's model validation does, collecting each field's problems; the error
  * names the first and carries them all in `errors` (field -> messages, `__all__` for the pair), which the
@@ -13,8 +16,13 @@ export function checkLinkifier(store: LinkifierStore, pattern: string, urlTempla
   const trimmed = { pattern: pattern.trim(), urlTemplate: urlTemplate.trim() };
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const refuse = () => badRequest(Object.values(errors)[0]![0]!, { errors });
   if (!trimmed.pattern) add('pattern', 'This field cannot be blank.');
   if (!trimmed.urlTemplate) add('url_template', 'This field cannot be blank.');
+  const tooLong = ([['pattern', trimmed.pattern], ['url_template', trimmed.urlTemplate]] as const).filter(([, text]) => text.length > MAX_LINKIFIER_TEXT_LENGTH);
+  for (const [field, text] of tooLong) add(field, `Ensure this value has at most ${MAX_LINKIFIER_TEXT_LENGTH} characters (it has ${text.length}).`);
+  // Nothing that long is parsed or compiled.
+  if (tooLong.length) throw refuse();
   const template = parseUriTemplate(trimmed.urlTemplate);
   if (!template) add('url_template', 'Invalid URL template.');
   const parsed = parsePattern(trimmed.pattern);
@@ -29,8 +37,7 @@ export function checkLinkifier(store: LinkifierStore, pattern: string, urlTempla
   if (!errors.pattern && store.list.some((linkifier) => linkifier.pattern === trimmed.pattern && linkifier.id !== self)) {
     add('__all__', 'Realm filter with this Realm and Pattern already exists.');
   }
-  const first = Object.values(errors)[0]?.[0];
-  if (first) throw badRequest(first, { errors });
+  if (Object.keys(errors).length) throw refuse();
   return trimmed;
 }
 

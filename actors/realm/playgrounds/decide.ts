@@ -1,12 +1,18 @@
-import { badRequest, notAdmin } from '../../errors.ts';
-import type { Caller } from '../commands.ts';
+import { badRequest } from '../../errors.ts';
 import { parseUriTemplate } from '../linkifiers/template.ts';
-import { isAdmin, type RealmState } from '../state.ts';
+import type { RealmState } from '../state.ts';
 import type { PlaygroundChange } from './changes.ts';
 import type { PlaygroundCommand } from './commands.ts';
+import { requireAdmin } from '../administer.ts';
 
 /** The original's model limits. */
 export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;
+/**
+ * The original has no limits on these; every registration carries the whole list, and every change sends it
+ * whole, so there are: far more than the few an organization offers per language.
+ */
+export const MAX_PLAYGROUNDS = 100;
+export const MAX_PLAYGROUND_TEXT_LENGTH = 1000;
 const PYGMENTS_LANGUAGE = /^[ a-zA-Z0-9_+\-./#]*$/;
 
 /** Playgrounds are the administrators' to change; checked as the original's model validation does. */
@@ -16,7 +22,11 @@ export function decidePlayground(state: RealmState, command: PlaygroundCommand):
   switch (command.type) {
     case 'playground.add': {
       const { name, pygmentsLanguage, urlTemplate } = command;
+      if (store.list.length >= MAX_PLAYGROUNDS) throw badRequest(`This organization already has ${MAX_PLAYGROUNDS} playgrounds, the most it may have`);
       if (!name) throw badRequest('This field cannot be blank.');
+      for (const text of [name, urlTemplate]) {
+        if (text.length > MAX_PLAYGROUND_TEXT_LENGTH) throw badRequest(`Ensure this value has at most ${MAX_PLAYGROUND_TEXT_LENGTH} characters (it has ${text.length}).`);
+      }
       if (!pygmentsLanguage) throw badRequest('This field cannot be blank.');
       if (pygmentsLanguage.length > MAX_PYGMENTS_LANGUAGE_LENGTH) {
         throw badRequest(`Ensure this value has at most ${MAX_PYGMENTS_LANGUAGE_LENGTH} characters (it has ${pygmentsLanguage.length}).`);
@@ -34,10 +44,4 @@ export function decidePlayground(state: RealmState, command: PlaygroundCommand):
       if (!store.list.some((playground) => playground.id === command.id)) throw badRequest('Invalid playground');
       return [{ type: 'playground.removed', id: command.id }];
   }
-}
-
-function requireAdmin(state: RealmState, caller: Caller): void {
-  if (caller.kind === 'operator') return;
-  const user = state.users.get(caller.userId);
-  if (!user || !isAdmin(user)) throw notAdmin();
 }

@@ -1,11 +1,11 @@
-import { badRequest, ChatError, ErrorCode, notAdmin } from '../../errors.ts';
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import { LANGUAGES } from '../../user/setting-values.ts';
-import type { Caller } from '../commands.ts';
 import type { GroupSetting } from '../groups/state.ts';
 import type { RealmPermission } from '../permissions.ts';
-import { isAdmin, Role, type RealmState } from '../state.ts';
+import { Role, type RealmState } from '../state.ts';
 import type { RealmSettingsChange } from './changes.ts';
 import type { RealmSettingsCommand } from './commands.ts';
+import { requireAdmin } from '../administer.ts';
 import {
   EDIT_HISTORY_POLICIES,
   GIF_RATINGS,
@@ -66,13 +66,6 @@ export function decideRealmSettings(state: RealmState, command: RealmSettingsCom
     if (!sameSetting(value, state.permissions[name])) changes.push({ type: 'realm.permission_changed', name, value });
   }
   return changes;
-}
-
-function requireAdmin(state: RealmState, caller: Caller) {
-  if (caller.kind === 'operator') return null;
-  const user = state.users.get(caller.userId);
-  if (!user || !isAdmin(user)) throw notAdmin();
-  return user;
 }
 
 function checkName(name: string): string {

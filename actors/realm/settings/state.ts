@@ -131,9 +131,6 @@ export const DEFAULT_REALM_SETTINGS: Readonly<RealmSettings> = {
 /** The settings that name a channel the notification bot posts to. */
 export const ANNOUNCEMENT_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id', 'moderation_request_channel_id'] as const;
 
-/** Every setting that names a channel (-1: none). */
-export const CHANNEL_SETTINGS = [...ANNOUNCEMENT_SETTINGS, 'moderation_request_channel_id', 'zulip_update_announcements_stream_id'] as const;
-
 export const REALM_SETTING_NAMES = Object.keys(DEFAULT_REALM_SETTINGS) as RealmSettingName[];
 
 /** Settings only an organization owner may change (the rest: administrators). */

@@ -11,7 +11,6 @@ export const remindersState: Builder = () => ({ reminders: [] });
 /** fetch type `realm_domains`: the domains sign-ups are limited to (only with `emails_restricted_to_domains`). */
 export const realmDomainsState: Builder = () => ({ realm_domains: [] });
 
-
 /** fetch type `navigation_views`: the caller's saved left-sidebar views. */
 export const navigationViewsState: Builder = () => ({ navigation_views: [] });
 

@@ -3,7 +3,7 @@ import { avatarFields } from '../../realm/avatars/urls.ts';
 import { allowed } from '../../realm/permissions.ts';
 import { isAdmin, Role, type UserProfile } from '../../realm/state.ts';
 import { profileDataOf } from '../../realm/profile-fields/views.ts';
-import { accessiblePeople, canAccessAllUsers, unknownUserView } from '../../realm/user-access.ts';
+import { accessFilter, hiddenBy, unknownUserView } from '../../realm/user-access.ts';
 import { personView } from '../../realm/views.ts';
 import { addressesFor, displayEmail } from '../../realm/email-visibility.ts';
 import type { Builder } from '../builder.ts';
@@ -15,7 +15,7 @@ import type { Builder } from '../builder.ts';
  */
 export const realmUserState: Builder = ({ realm, user, spectator }, { clientExtavatar, capabilities, realmUrl }) => {
   const host = new URL(realmUrl).hostname;
-  const accessible = spectator || canAccessAllUsers(realm, user.userId) ? null : accessiblePeople(realm, user.userId);
+  const accessible = spectator ? null : accessFilter(realm, user.userId);
   const incomplete = capabilities?.user_list_incomplete === true;
   // Users showing the default picture may go without `avatar_url` (queue/capabilities.ts says when).
   const person = (other: UserProfile, profileData: ReturnType<typeof profileDataOf> | null) =>
@@ -23,7 +23,7 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
   const active: unknown[] = [];
   const inactive: unknown[] = [];
   for (const other of realm.users.values()) {
-    if (accessible && !other.isBot && !accessible.has(other.userId)) {
+    if (hiddenBy(accessible, other)) {
       // The placeholder is active whatever the user is: a limited guest learns nothing more of it.
       if (!incomplete) active.push(unknownUserView(other.userId));
       continue;
