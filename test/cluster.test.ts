@@ -1,0 +1,160 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { childServers, type ChildServer } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
+import { fetchIds, sendToChannel } from './helpers/messages.ts';
+import { startNatsCluster } from './helpers/nats.ts';
+import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
+
+// Three chat nodes over a three-server JetStream cluster (R3), all on loopback: the cluster mode of issue 16.
+
+interface Health {
+  cluster: { node_id: string; role: 'primary' | 'replica'; primary: string | null; applied_stream_position: number; stream_position: number };
+}
+
+async function health(node: ChildServer): Promise<Health | null> {
+  try {
+    const response = await fetch(`${node.url}/health`);
+    return (await response.json()) as Health;
+  } catch {
+    return null;
+  }
+}
+
+/** Polls `check` until it returns a value (no fixed sleeps: only the wait between polls). */
+async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== null && value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const NAMES = ['a', 'b', 'c'];
+const CHANNEL = [{ operator: 'channel', operand: 'cluster' }];
+
+const alive = (node: ChildServer) => node.process.exitCode === null && node.process.signalCode === null;
+
+async function primaryOf(nodes: ChildServer[], dirs: string[]): Promise<number> {
+  return waitFor('a primary', async () => {
+    for (let i = 0; i < nodes.length; i++) {
+      if (!alive(nodes[i]!)) continue;
+      const state = await health(nodes[i]!);
+      if (state?.cluster.role === 'primary' && existsSync(join(dirs[i]!, 'zuliprc'))) return i;
+    }
+    return null;
+  });
+}
+
+t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir(), tempDir()];
+  const servers = childServers(t, dirs);
+  const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2' });
+  const nodes = await Promise.all(NAMES.map((name, i) => servers.start(dirs[i]!, env(name))));
+  const first = await primaryOf(nodes, dirs);
+  const owner: Credentials = readZuliprc(join(dirs[first]!, 'zuliprc'));
+  const api = (node: ChildServer) => new ApiClient(node.url, owner);
+  const replicas = nodes.filter((_, i) => i !== first);
+  const [b, c] = replicas as [ChildServer, ChildServer];
+
+  await t.test('a write through a replica is read at once through another', async (t) => {
+    const user = await api(b).createUser('reader@example.com');
+    // The new account's key works at once on the other replica: its read waited for the primary's position.
+    const me = await api(c).as(user).get('/users/me');
+    t.equal(me.status, 200, 'the other replica knows the account created through the first');
+    const subscribed = await api(b).post('/users/me/subscriptions', { subscriptions: [{ name: 'cluster' }], principals: [user.userId] });
+    t.equal(subscribed.status, 200);
+    const id = await sendToChannel(api(b), 'cluster', 'replicated', 'written through a replica');
+    t.ok((await fetchIds(api(c), CHANNEL)).includes(id), 'read through another replica at once');
+    t.ok((await fetchIds(api(nodes[first]!), CHANNEL)).includes(id), 'and through the primary');
+    const state = await health(b);
+    t.ok(state!.cluster.applied_stream_position > 0, '/health shows the applied stream position');
+    t.equal(state!.cluster.primary, NAMES[first], '/health names the primary');
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    t.match(metrics, /chat_cluster_forwarded_requests [1-9]/, '/metrics counts the forwarded writes');
+  });
+
+  await t.test("a long-poll on one replica gets a message sent through the other; the queue is its node's", async (t) => {
+    const { queueId } = await api(b).register({ event_types: ['message'] });
+    t.ok(queueId.startsWith(`${NAMES[nodes.indexOf(b)]}:`), 'the queue id names its node');
+    const poll = api(b).get('/events', { queue_id: queueId, last_event_id: -1 });
+    const id = await sendToChannel(api(c), 'cluster', 'replicated', 'sent through c');
+    const events = (await poll).body.events as { type: string; message?: { id: number } }[];
+    t.ok(events.some((event) => event.type === 'message' && event.message?.id === id), 'the held poll on b got it');
+    // The same queue polled through c: forwarded to b, which holds it.
+    const id2 = await sendToChannel(api(nodes[first]!), 'cluster', 'replicated', 'sent through the primary');
+    const through = await api(c).get('/events', { queue_id: queueId, last_event_id: events.at(-1)!.type === 'message' ? (events.at(-1) as { id?: number }).id ?? 0 : 0 });
+    t.equal(through.status, 200, "a poll of b's queue through c is answered by b");
+    t.ok((through.body.events as { message?: { id: number } }[]).some((event) => event.message?.id === id2));
+    const removed = await api(c).delete('/events', { queue_id: queueId });
+    t.equal(removed.status, 200, 'so is its removal');
+    t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
+  });
+
+  await t.test('SIGKILL of the primary under writes: another node takes over, no acknowledged write is lost', async (t) => {
+    const acknowledged: number[] = [];
+    let writing = true;
+    let failedWrites = 0;
+    const writer = async (node: ChildServer, n: number) => {
+      for (let i = 0; writing; i++) {
+        const result = await api(node).post('/messages', { type: 'stream', to: 'cluster', topic: 'load', content: `w${n}-${i}` }).catch(() => null);
+        if (result?.status === 200) acknowledged.push(result.body.id);
+        else {
+          failedWrites++;
+          // No primary for a moment: the next try waits a little rather than spin.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    };
+    const writers = [writer(b, 1), writer(c, 2), writer(nodes[first]!, 3)];
+    await waitFor('writes before the kill', async () => (acknowledged.length >= 50 ? true : null));
+    const killedAt = Date.now();
+    nodes[first]!.process.kill('SIGKILL');
+    await nodes[first]!.exited;
+    const survivors = [b, c];
+    const before = acknowledged.length;
+    await waitFor('writes after the failover', async () => (acknowledged.length >= before + 50 ? true : null));
+    const failover = await waitFor('a new primary', async () => {
+      for (const node of survivors) if ((await health(node))?.cluster.role === 'primary') return Date.now() - killedAt;
+      return null;
+    });
+    writing = false;
+    await Promise.all(writers);
+    t.ok(failover < 10_000, `a survivor took over within 10 s (${failover} ms)`);
+    t.comment(`${acknowledged.length} writes acknowledged, ${failedWrites} refused or cut off during the failover`);
+    for (const node of survivors) {
+      const ids = new Set(await fetchIdsAll(api(node)));
+      const missing = acknowledged.filter((id) => !ids.has(id));
+      t.same(missing, [], `every acknowledged write is on ${node.url}`);
+    }
+    // Each survivor's data directory, stopped, verifies and holds the same.
+    const summaries: string[] = [];
+    for (const node of survivors) {
+      await servers.stop(node);
+      const dir = dirs[nodes.indexOf(node)]!;
+      const verified = await cli('verify', '--data-dir', dir);
+      t.equal(verified.code, 0, `verify passes on ${dir}: ${verified.stderr}`);
+      summaries.push(verified.stdout.split('\n').slice(0, 2).join('\n').replace(/\d+ snapshot records, \d+ log entries replayed/, ''));
+    }
+    t.equal(summaries[0], summaries[1], 'both survivors hold the same log position and the same counts');
+  });
+
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every message id in the organization, 1000 at a time. */
+async function fetchIdsAll(api: ApiClient): Promise<number[]> {
+  const ids: number[] = [];
+  let anchor: number | string = 'oldest';
+  for (;;) {
+    const result = await api.get('/messages', { anchor, num_before: 0, num_after: 1000, narrow: CHANNEL });
+    const page = (result.body.messages as { id: number }[]).map((message) => message.id).filter((id) => id !== anchor);
+    ids.push(...page);
+    if (result.body.found_newest || page.length === 0) return ids;
+    anchor = page.at(-1)!;
+  }
+}
