@@ -95,6 +95,27 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
   });
 
+  await t.test('a paused primary is replaced, cannot append once it resumes, and catches up when restarted', async (t) => {
+    const old = nodes[first]!;
+    old.process.kill('SIGSTOP');
+    const next = await waitFor('a primary other than the paused one', async () => {
+      for (const node of [b, c]) if ((await health(node))?.cluster.role === 'primary') return node;
+      return null;
+    });
+    const during = await sendToChannel(api(next), 'cluster', 'failover', 'while the old primary was paused');
+    old.process.kill('SIGCONT');
+    // Straight away, before it may have noticed: its append expects a stream position the new primary moved past.
+    const late = await api(old).post('/messages', { type: 'stream', to: 'cluster', topic: 'failover', content: 'from the deposed primary' }).catch(() => null);
+    t.equal(await old.exited, 75, 'the deposed primary stops (exit 75: restart it as a replica)');
+    if (late?.status === 200) t.ok((await fetchIds(api(next), CHANNEL)).includes(late.body.id), 'a write it acknowledged is in the cluster');
+    else t.pass('its late write was refused');
+    // Restarted on its own data directory, it follows the stream from where its log ends.
+    const restarted = await servers.start(dirs[first]!, env(NAMES[first]!));
+    nodes[first] = restarted;
+    t.ok((await fetchIds(api(restarted), CHANNEL)).includes(during), 'the restarted node caught up with what it missed');
+    t.equal((await health(restarted))?.cluster.role, 'replica', 'and serves as a replica');
+  });
+
   await t.test('SIGKILL of the primary under writes: another node takes over, no acknowledged write is lost', async (t) => {
     const acknowledged: number[] = [];
     let writing = true;
@@ -110,12 +131,13 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
         }
       }
     };
-    const writers = [writer(b, 1), writer(c, 2), writer(nodes[first]!, 3)];
+    const primary = nodes[await primaryOf(nodes, dirs)]!;
+    const survivors = nodes.filter((node) => node !== primary);
+    const writers = nodes.map((node, n) => writer(node, n));
     await waitFor('writes before the kill', async () => (acknowledged.length >= 50 ? true : null));
     const killedAt = Date.now();
-    nodes[first]!.process.kill('SIGKILL');
-    await nodes[first]!.exited;
-    const survivors = [b, c];
+    primary.process.kill('SIGKILL');
+    await primary.exited;
     const before = acknowledged.length;
     await waitFor('writes after the failover', async () => (acknowledged.length >= before + 50 ? true : null));
     const failover = await waitFor('a new primary', async () => {
