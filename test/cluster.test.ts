@@ -114,6 +114,12 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     nodes[first] = restarted;
     t.ok((await fetchIds(api(restarted), CHANNEL)).includes(during), 'the restarted node caught up with what it missed');
     t.equal((await health(restarted))?.cluster.role, 'replica', 'and serves as a replica');
+    // A node with an empty data directory joins from the stream.
+    const joinDir = tempDir();
+    dirs.push(joinDir);
+    const joined = await servers.start(joinDir, env('d'));
+    t.ok((await fetchIds(api(joined), CHANNEL)).includes(during), 'a new node with an empty data directory has the whole history');
+    await servers.stop(joined);
   });
 
   await t.test('SIGKILL of the primary under writes: another node takes over, no acknowledged write is lost', async (t) => {
