@@ -49,6 +49,19 @@ async function primaryOf(nodes: ChildServer[], dirs: string[]): Promise<number> 
   });
 }
 
+t.test('cluster mode needs both --cluster and --node-id, and checks them', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const withoutCluster = await cli('serve', '--node-id', 'a', '--port', '0', '--data-dir', dir);
+  t.equal(withoutCluster.code, 2);
+  t.match(withoutCluster.stderr, /--node-id \(CHAT_NODE_ID\) needs --cluster/);
+  const withoutNode = await cli('serve', '--cluster', 'nats://127.0.0.1:4222', '--port', '0', '--data-dir', dir);
+  t.equal(withoutNode.code, 2);
+  t.match(withoutNode.stderr, /--cluster needs --node-id/);
+  const badUrl = await cli('serve', '--cluster', 'http://127.0.0.1:4222', '--node-id', 'a', '--port', '0', '--data-dir', dir);
+  t.match(badUrl.stderr, /nats:\/\/HOST:PORT/);
+});
+
 t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir(), tempDir()];

@@ -342,7 +342,10 @@ export class ClusterNode implements ClusterHooks, Replication {
     if (this.timer) clearInterval(this.timer);
     await this.messages?.close().catch(() => undefined);
     await this.following;
-    if (this.role === 'primary') await this.lease.delete(LEASE_KEY).catch(() => undefined);
+    const wasPrimary = this.role === 'primary';
+    // What the stopping server still commits (a queue's removal) is not a write of the cluster's.
+    this.role = 'replica';
+    if (wasPrimary) await this.lease.delete(LEASE_KEY).catch(() => undefined);
     await this.nodes.delete(this.nodeId).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
   }
