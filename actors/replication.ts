@@ -1,4 +1,6 @@
 import { ChatError, ErrorCode } from './errors.ts';
+import type { Delivery } from './events.ts';
+import type { PresenceStatus } from './presence/store.ts';
 
 /**
  * What the runtime asks of a cluster (src/cluster/): whether this node may write now. A replica's commits
@@ -11,7 +13,14 @@ export interface Replication {
   isPrimary(): boolean;
   /** this node's name: it begins the ids of the event queues it holds (`NODE:uuid`) */
   readonly nodeId: string;
+  /** Hands what changes no state and is never logged (typing, presence) to the other nodes (Runtime.receiveShared). */
+  share(message: Shared): void;
 }
+
+/** What one node tells the others outside the log: events for their queues, and presence reports. */
+export type Shared =
+  | { kind: 'deliveries'; deliveries: Delivery[] }
+  | { kind: 'presence'; realmId: number; userId: number; status: PresenceStatus; now: number };
 
 /** Thrown by a write at a replica, before it changed anything: the request belongs to the primary. */
 export class NotPrimary extends ChatError {

@@ -8,7 +8,8 @@ import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import type { SearchIndex } from './search-index.ts';
 import { SearchSync } from './search-sync.ts';
 import { newQueueId } from './ids.ts';
-import { NotPrimary, type Replication } from './replication.ts';
+import { NotPrimary, type Replication, type Shared } from './replication.ts';
+import type { PresenceStatus } from './presence/store.ts';
 import type { QueueChange } from './queue/changes.ts';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
 import { QueueRegistry, type Queue, type QueueTimings, type Routed } from './queue/registry.ts';
@@ -299,6 +300,32 @@ export class Runtime {
   publish(deliveries: readonly Delivery[]): void {
     for (const delivery of deliveries) {
       for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
+    }
+    // In a cluster the other nodes' queues get them too (none of these events is shaped per queue).
+    if (this.options.replication) this.options.replication.share({ kind: 'deliveries', deliveries: deliveries.filter((delivery) => !delivery.select) });
+  }
+
+  /** A user's presence report (POST /users/me/presence): recorded here, and in a cluster on every node. */
+  recordPresence(realmId: number, userId: number, status: PresenceStatus, now: number): ReturnType<PresenceStore['record']> {
+    this.options.replication?.share({ kind: 'presence', realmId, userId, status, now });
+    return this.presence.record(realmId, userId, status, now);
+  }
+
+  /** What another node of the cluster shared (see publish and recordPresence): applied here, not passed on. */
+  receiveShared(message: Shared): void {
+    switch (message.kind) {
+      case 'deliveries':
+        for (const delivery of message.deliveries) {
+          for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
+        }
+        break;
+      case 'presence':
+        this.presence.record(message.realmId, message.userId, message.status, message.now);
+        break;
+      default: {
+        const unknown: never = message;
+        throw new Error(`unknown shared message ${JSON.stringify(unknown)}`);
+      }
     }
   }
 

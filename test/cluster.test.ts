@@ -103,6 +103,20 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     const through = await api(c).get('/events', { queue_id: queueId, last_event_id: events.at(-1)!.type === 'message' ? (events.at(-1) as { id?: number }).id ?? 0 : 0 });
     t.equal(through.status, 200, "a poll of b's queue through c is answered by b");
     t.ok((through.body.events as { message?: { id: number } }[]).some((event) => event.message?.id === id2));
+    // Typing (never logged) through c reaches a queue on b too.
+    const reader = await api(c).createUser('typing-reader@example.com');
+    const { queueId: typingQueue } = await api(b).as(reader).register({ event_types: ['typing'] });
+    const typingPoll = api(b).as(reader).get('/events', { queue_id: typingQueue, last_event_id: -1 });
+    t.equal((await api(c).post('/typing', { op: 'start', to: JSON.stringify([reader.userId]) })).status, 200);
+    const typing = (await typingPoll).body.events as { type: string; op?: string }[];
+    t.ok(typing.some((event) => event.type === 'typing' && event.op === 'start'), 'a typing notification sent through c reached the queue on b');
+    // A presence report through c is known on b (shortly: it is shared outside the log).
+    t.equal((await api(c).as(reader).post('/users/me/presence', { status: 'active' })).status, 200);
+    await waitFor('the presence report on b', async () => {
+      const presences = (await api(b).get('/realm/presence')).body.presences as Record<string, unknown>;
+      return presences[reader.email] ? true : null;
+    });
+    t.pass('a presence report through c shows on b');
     const removed = await api(c).delete('/events', { queue_id: queueId });
     t.equal(removed.status, 200, 'so is its removal');
     t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');

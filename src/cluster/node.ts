@@ -3,7 +3,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerM
 import { Kvm, type KV } from '@nats-io/kv';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
-import type { Replication } from '../../actors/replication.ts';
+import type { Replication, Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
 import type { ClusterConfig } from '../config.ts';
@@ -25,6 +25,11 @@ const LEASE_BUCKET = 'chat_lease';
 const LEASE_KEY = 'primary';
 /** Each node's HTTP address, for forwarded writes and polls; kept alive as the lease is. */
 const NODES_BUCKET = 'chat_nodes';
+/**
+ * What the nodes share outside the log (typing, presence): plain NATS, at most once, as such events are
+ * anyway (a client that misses a typing notification sees the next one).
+ */
+const SHARED_SUBJECT = 'chat.shared';
 /** How long a starting node waits for JetStream to answer, and how often it asks meanwhile. */
 const SETUP_WAIT_MS = 30_000;
 const SETUP_RETRY_MS = 250;
@@ -131,6 +136,13 @@ export class ClusterNode implements ClusterHooks, Replication {
     this.runtime = runtime;
     this.url = this.config.advertiseUrl ?? url;
     await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
+    this.nc.subscribe(SHARED_SUBJECT, {
+      callback: (error, message) => {
+        if (error) return;
+        const { from, shared } = message.json<{ from: string; shared: Shared }>();
+        if (from !== this.nodeId) runtime.receiveShared(shared);
+      },
+    });
     this.follow();
     const interval = Math.max(100, Math.floor(this.config.leaseMs / 3));
     this.timer = setInterval(() => void this.tick(promoted), interval);
@@ -283,6 +295,12 @@ export class ClusterNode implements ClusterHooks, Replication {
     if (this.role !== 'primary') return;
     this.role = 'replica';
     this.fatal(`no longer the primary: ${reason}`);
+  }
+
+  share(shared: Shared): void {
+    if (shared.kind === 'deliveries' && shared.deliveries.length === 0) return;
+    if (this.nc.isClosed()) return;
+    this.nc.publish(SHARED_SUBJECT, JSON.stringify({ from: this.nodeId, shared }));
   }
 
   // ---- requests -----------------------------------------------------------------------------------------
