@@ -31,7 +31,8 @@ interface SendFigures {
   cpuUsPerSend: number;
 }
 
-const ENV = { CHAT_RATE_LIMIT: 'off', CHAT_OWNER_PASSWORD: 'bench-owner-Passw0rd-long', CHAT_LOG_LEVEL: 'warn', CHAT_SNAPSHOT_SECONDS: '3600' };
+/** One user holds every queue of the delivery measurement: the per-user limit is raised for it. */
+const ENV = { CHAT_MAX_QUEUES_PER_USER: '5000', CHAT_RATE_LIMIT: 'off', CHAT_OWNER_PASSWORD: 'bench-owner-Passw0rd-long', CHAT_LOG_LEVEL: 'warn', CHAT_SNAPSHOT_SECONDS: '3600' };
 
 async function measure(label: string, api: Api, owner: Credentials, committer: Child, options: { sends: number; sequential: number; concurrency: number }): Promise<SendFigures> {
   const send = (content: string) => api.ok('POST', '/messages', { type: 'stream', to: 'bench', topic: 'cluster', content }, owner);
@@ -53,6 +54,55 @@ async function measure(label: string, api: Api, owner: Credentials, committer: C
     sequentialP99Ms: round(percentile(latencies, 99)),
     sendsPerSecond: Math.round(options.sends / seconds),
     cpuUsPerSend: Math.round((cpu / options.sends) * 1e6),
+  };
+}
+
+interface DeliveryFigures {
+  label: string;
+  deliveriesPerSecond: number;
+  /** CPU microseconds per send of the primary, and per delivery of each node holding queues */
+  primaryCpuUsPerSend: number;
+  holders: string;
+}
+
+/**
+ * Sends to a channel while `queues` event queues (of the sender, taking message events) live on the given
+ * nodes: the deliveries per second, the primary's CPU per send, and each holding node's CPU per delivery.
+ */
+async function measureDeliveries(label: string, owner: Credentials, primary: Child, placement: { node: Child; name: string; queues: number }[], sends: number): Promise<DeliveryFigures> {
+  const registered: { api: Api; queueId: string }[] = [];
+  for (const { node, queues } of placement) {
+    const api = new Api(node.url);
+    const ids = await mapLimit(Array.from({ length: queues }), 16, () => api.ok('POST', '/register', { event_types: JSON.stringify(['message']) }, owner));
+    for (const body of ids) registered.push({ api, queueId: body.queue_id as string });
+  }
+  const total = placement.reduce((sum, { queues }) => sum + queues, 0);
+  const api = new Api(primary.url);
+  const nodes = [primary, ...placement.map(({ node }) => node).filter((node) => node !== primary)];
+  const before = nodes.map((node) => cpuSeconds(node.pid));
+  const started = performance.now();
+  await mapLimit(Array.from({ length: sends }, (_, i) => i), 16, (i) => api.ok('POST', '/messages', { type: 'stream', to: 'bench', topic: 'fan', content: `fan ${i}` }, owner));
+  // Each holding node has delivered once its last queue holds the last send (it applies the stream on its own).
+  for (const { node } of placement) {
+    const nodeApi = new Api(node.url);
+    const last = registered.filter((queue) => queue.api.baseUrl === node.url).at(-1)!;
+    await until('the last delivery', async () => {
+      const events = (await nodeApi.ok('GET', '/events', { queue_id: last.queueId, last_event_id: -1, dont_block: true }, owner)).events as { message?: { content: string } }[];
+      return events.some((event) => event.message?.content.includes(`fan ${sends - 1}`)) ? true : null;
+    });
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = nodes.map((node, i) => cpuSeconds(node.pid) - before[i]!);
+  await mapLimit(registered, 16, ({ api: holder, queueId }) => holder.ok('DELETE', '/events', { queue_id: queueId }, owner));
+  const holders = placement.map(({ node, name, queues }) => {
+    const used = cpu[nodes.indexOf(node)]!;
+    return `${name} (${queues} queues): ${Math.round((used / (sends * queues)) * 1e6 * 10) / 10} us/delivery`;
+  });
+  return {
+    label,
+    deliveriesPerSecond: Math.round((sends * total) / seconds),
+    primaryCpuUsPerSend: Math.round((cpu[0]! / sends) * 1e6),
+    holders: holders.join('; '),
   };
 }
 
@@ -113,6 +163,18 @@ async function main(): Promise<void> {
     rows.push(await measure('cluster, sent to the primary', new Api(primary.url), owner, primary, options));
     rows.push(await measure('cluster, sent to a replica (forwarded)', new Api(replica.url), owner, primary, options));
 
+    // Deliveries: 1,000 queues on the primary, then on one replica, then split over both replicas.
+    const fanout: DeliveryFigures[] = [];
+    const fanSends = Math.max(100, Math.round(options.sends / 4));
+    const name = (node: Child) => names[nodes.indexOf(node)]!;
+    fanout.push(await measureDeliveries('no queues', owner, primary, [], fanSends));
+    fanout.push(await measureDeliveries('1,000 queues on the primary', owner, primary, [{ node: primary, name: name(primary), queues: 1000 }], fanSends));
+    fanout.push(await measureDeliveries('1,000 queues on one replica', owner, primary, [{ node: replica, name: name(replica), queues: 1000 }], fanSends));
+    fanout.push(await measureDeliveries('1,000 queues split over two replicas', owner, primary, [
+      { node: replica, name: name(replica), queues: 500 },
+      { node: survivor, name: name(survivor), queues: 500 },
+    ], fanSends));
+
     const killed = performance.now();
     primary.process.kill('SIGKILL');
     const survivorApi = new Api(survivor.url);
@@ -126,6 +188,10 @@ async function main(): Promise<void> {
     console.log('| how | p50 ms (one at a time) | p99 ms | sends/s (concurrent) | CPU us per send (committing node) |');
     console.log('|---|---|---|---|---|');
     for (const row of rows) console.log(`| ${row.label} | ${row.sequentialP50Ms} | ${row.sequentialP99Ms} | ${row.sendsPerSecond} | ${row.cpuUsPerSend} |`);
+    console.log(`\nDeliveries (${fanSends} sends, 16 in flight, to a channel whose one member holds the queues)`);
+    console.log('| queues | deliveries/s | primary CPU us per send | CPU per delivery of the nodes holding queues |');
+    console.log('|---|---|---|---|');
+    for (const row of fanout) console.log(`| ${row.label} | ${row.deliveriesPerSecond} | ${row.primaryCpuUsPerSend} | ${row.holders || '-'} |`);
     const base = rows[0]!;
     const replicated = rows[1]!;
     console.log(`Replication cost per durable send: +${round(replicated.sequentialP50Ms - base.sequentialP50Ms)} ms latency (one at a time), ` +
