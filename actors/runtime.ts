@@ -2,12 +2,14 @@ import { createActor, type Actor } from 'xstate';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { ChatError, ErrorCode } from './errors.ts';
 import type { Delivery } from './events.ts';
-import type { Persistence, SnapshotRecord } from './persistence.ts';
+import type { LogRecord, Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import type { SearchIndex } from './search-index.ts';
 import { SearchSync } from './search-sync.ts';
 import { newQueueId } from './ids.ts';
+import { NotPrimary, type Replication, type Shared } from './replication.ts';
+import type { PresenceStatus } from './presence/store.ts';
 import type { QueueChange } from './queue/changes.ts';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
 import { QueueRegistry, type Queue, type QueueTimings, type Routed } from './queue/registry.ts';
@@ -50,6 +52,11 @@ export interface RuntimeOptions {
   realmHost?(stringId: string): string;
   /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
   search?: SearchIndex;
+  /**
+   * Cluster mode: only the primary commits; every node applies the primary's records (follow). Event queues
+   * live on their node only, in memory, and are never logged: the log is the organization's, shared by all.
+   */
+  replication?: Replication;
 }
 
 interface Dirty {
@@ -204,6 +211,8 @@ export class Runtime {
     const realm = this.realms.get(realmId);
     const actor = this.users.get(userKey(realmId, userId));
     const message = actor?.getSnapshot().context.state.scheduled.get(id);
+    // A replica leaves it to the primary; the timer tries again later, in case this node becomes the primary.
+    if (this.options.replication?.isPrimary() === false) return 'skipped';
     if (!realm || realm.getSnapshot().value !== 'ready' || !message || message.failed) return 'skipped';
     if (message.deliverAt * 1000 > this.options.clock.now()) return 'skipped';
     const command: RealmCommand = {
@@ -292,6 +301,32 @@ export class Runtime {
     for (const delivery of deliveries) {
       for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
     }
+    // In a cluster the other nodes' queues get them too (none of these events is shaped per queue).
+    if (this.options.replication) this.options.replication.share({ kind: 'deliveries', deliveries: deliveries.filter((delivery) => !delivery.select) });
+  }
+
+  /** A user's presence report (POST /users/me/presence): recorded here, and in a cluster on every node. */
+  recordPresence(realmId: number, userId: number, status: PresenceStatus, now: number): ReturnType<PresenceStore['record']> {
+    this.options.replication?.share({ kind: 'presence', realmId, userId, status, now });
+    return this.presence.record(realmId, userId, status, now);
+  }
+
+  /** What another node of the cluster shared (see publish and recordPresence): applied here, not passed on. */
+  receiveShared(message: Shared): void {
+    switch (message.kind) {
+      case 'deliveries':
+        for (const delivery of message.deliveries) {
+          for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
+        }
+        break;
+      case 'presence':
+        this.presence.record(message.realmId, message.userId, message.status, message.now);
+        break;
+      default: {
+        const unknown: never = message;
+        throw new Error(`unknown shared message ${JSON.stringify(unknown)}`);
+      }
+    }
   }
 
   /** Resolves once every change applied so far is durable: what a reader of the state may have seen. */
@@ -331,6 +366,7 @@ export class Runtime {
     // they are logged even while writes wait for disk space.
     if (target.scope === 'queue') this.assertStorageWorks();
     else this.assertWritable();
+    if (this.options.replication?.isPrimary() === false) throw new NotPrimary();
     const seq = ++this.seq;
     const started = performance.now();
     // One time for the entry and its events, so that a replay announces them the same way.
@@ -360,6 +396,37 @@ export class Runtime {
         throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `The change could not be saved (${this.storageFailure}); the server takes no more changes until it is restarted`, 500);
       },
     );
+  }
+
+  /**
+   * Applies a record another node committed (a cluster's primary; it is durable in the cluster's stream), as
+   * the live path applies its own: in memory, its events to this node's queues at once, and to this node's
+   * log. Records must come in order, each right after the last; resolves once the local log holds it.
+   */
+  follow(record: LogRecord): Promise<void> {
+    if (record.seq !== this.seq + 1) throw new Error(`log record ${record.seq} does not follow ${this.seq}`);
+    this.seq = record.seq;
+    let deliveries: Delivery[] = [];
+    // A queue's record can only come from a log written before its organization became a cluster.
+    if (record.scope !== 'queue') {
+      deliveries = record.userId === undefined
+        ? this.applyRealm(record.realmId, record.changes as RealmChange[], record.at)
+        : this.applyUser(record.realmId, record.userId, record.changes as UserChange[]);
+    }
+    let count = 0;
+    for (const delivery of deliveries) {
+      for (const { event, queues } of this.queues.resolve(delivery)) {
+        this.queues.deliver(queues, event, true);
+        count += queues.length;
+      }
+    }
+    if (count) this.options.onDelivered?.(count, 0);
+    const written = this.store.append(record);
+    this.lastCommit = written.catch(() => undefined);
+    return written.then(() => this.searchSync?.committed(record.seq, record), (error: unknown) => {
+      this.failStorage(error);
+      throw error;
+    });
   }
 
   /**
@@ -487,7 +554,8 @@ export class Runtime {
 
   private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
     for (const old of this.queues.admit(realmId, userId)) this.collectQueue(old);
-    const context: QueueContext = { queueId: newQueueId(), realmId, userId, spec, createdAt: this.options.clock.now() };
+    const queueId = this.options.replication ? `${this.options.replication.nodeId}:${newQueueId()}` : newQueueId();
+    const context: QueueContext = { queueId, realmId, userId, spec, createdAt: this.options.clock.now() };
     const registered = this.commitQueue(context, { type: 'queue.registered', context });
     // commit() applied the registration before returning.
     return { queue: this.queues.find(context.queueId)!, registered };
@@ -509,6 +577,12 @@ export class Runtime {
     if (this.storageFailure !== null) {
       this.applyQueue(change);
       return Promise.resolve();
+    }
+    // In a cluster, a queue is its node's alone (see RuntimeOptions.replication): once every change its
+    // initial state may hold is durable, it is.
+    if (this.options.replication) {
+      this.applyQueue(change);
+      return this.settled();
     }
     return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, [change], () => {
       this.applyQueue(change);

@@ -47,6 +47,14 @@ export async function startServer(
 
   const bootStarted = performance.now();
   const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
+  // Cluster mode only: a single process loads no NATS code at all.
+  const cluster = config.cluster
+    ? await (await import('./cluster/node.ts')).ClusterNode.connect(config.cluster, log, store, (reason) => {
+        // Memory may hold what the cluster never stored: a restart rebuilds this node from its log and the stream.
+        log.error({ reason }, 'cluster: this node stops; restart it to rejoin as a replica');
+        process.exit(CLUSTER_EXIT_CODE);
+      })
+    : null;
   const diskSpace = new DiskSpace(config.dataDir, config.minFreeDiskBytes, (low, free) => {
     if (low) log.error({ freeBytes: free, minFreeBytes: diskSpace.minFreeBytes }, `low disk space (${megabytes(free)} free): writes are refused until there is room`);
     else log.warn({ freeBytes: free }, 'disk space is back above the minimum: writes are taken again');
@@ -56,7 +64,7 @@ export async function startServer(
   storageGauges(metrics, store, diskSpace, () => live);
   const listenHost = listenHostOf(config);
   const searchIndex = new SqliteSearchIndex(config.dataDir);
-  const runtime = new Runtime(store, {
+  const runtime = new Runtime(cluster?.store ?? store, {
     search: searchIndex,
     clock: { now: Date.now },
     // The port is not part of a host, so the stand-in addresses are known before the server listens.
@@ -65,6 +73,7 @@ export async function startServer(
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
     queueLimits: config.queueLimits,
+    ...(cluster ? { replication: cluster } : {}),
   });
   live = runtime;
   const recovered = runtime.recover();
@@ -77,12 +86,16 @@ export async function startServer(
   const indexed = runtime.repairSearchIndex();
   if (indexed && indexed.how !== 'current') log.info({ ...indexed, ms: Math.round(performance.now() - indexing) }, 'search index brought up to date');
   await runtime.markRunning();
-  // Refused writes (a full disk) must not stop the start: the next start tries again.
-  const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
-    log.warn({ err: error }, 'email_address_visibility not yet applied for users who had set it');
-    return 0;
-  });
-  if (adopted > 0) log.info({ users: adopted }, 'email_address_visibility now applied for users who had set it');
+  // Refused writes (a full disk) must not stop the start: the next start tries again. (In a cluster, the
+  // primary does it once it is.)
+  const adoptEmailVisibility = async () => {
+    const adopted = await runtime.adoptEmailVisibility().catch((error: unknown) => {
+      log.warn({ err: error }, 'email_address_visibility not yet applied for users who had set it');
+      return 0;
+    });
+    if (adopted > 0) log.info({ users: adopted }, 'email_address_visibility now applied for users who had set it');
+  };
+  if (!cluster) await adoptEmailVisibility();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
   const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);
@@ -102,7 +115,9 @@ export async function startServer(
     externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
     persistence: () => ({ snapshotSeq: store.snapshotSeq(), backup: store.lastBackup() }),
+    ...(cluster ? { cluster } : {}),
   };
+  cluster?.registerMetrics(metrics);
   // The web client at / and /static/ in front of the API.
   const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);
   const http = await listen(dispatch, config.host, config.port, config.maxBodyBytes, {
@@ -110,7 +125,12 @@ export async function startServer(
     maxBufferedBytes: config.socketMaxBufferedBytes,
   }, new Set(config.trustedProxies));
   if (!config.externalUrl) services.externalUrl = new URL(`http://${listenHost}:${http.port}`);
-  const zuliprc = await bootstrap(services, announce);
+  // In a cluster only the primary writes, the first organization too: once it is the primary.
+  const zuliprc = cluster ? join(config.dataDir, 'zuliprc') : await bootstrap(services, announce);
+  await cluster?.start(runtime, `http://${listenHost}:${http.port}`, async () => {
+    await bootstrap(services, announce);
+    await adoptEmailVisibility();
+  });
   if (recovered.queues > 0) {
     // Queues kept across a restart learn of it, as from the original server, and may reload what they cache.
     runtime.queues.deliver(runtime.queues.all(), {
@@ -144,6 +164,7 @@ export async function startServer(
         const drained = http.drain();
         runtime.queues.stop();
         await drained;
+        await cluster?.stop();
         await runtime.settled();
         await runtime.snapshot(true);
         await store.close();
@@ -156,6 +177,8 @@ export async function startServer(
 }
 
 const DISK_CHECK_MS = 5_000;
+/** A cluster node that must restart exits with this (EX_TEMPFAIL): a supervisor restarts it. */
+const CLUSTER_EXIT_CODE = 75;
 
 /** What /metrics says of the data directory: free space, whether writes are refused, the log archive. */
 function storageGauges(metrics: Metrics, store: Store, diskSpace: DiskSpace, runtime: () => Runtime | null): void {

@@ -65,6 +65,23 @@ export interface Config {
   realmUploadQuotaBytes: number | null;
   /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
   devAuthEnabled: boolean;
+  /** cluster mode (src/cluster/): the NATS servers and this node's name; null: a single process, no NATS */
+  cluster: ClusterConfig | null;
+}
+
+export interface ClusterConfig {
+  /** NATS server URLs (nats://HOST:PORT), one of a JetStream cluster is enough to connect */
+  servers: string[];
+  /** this node's name: unique in the cluster, it names the event queues the node holds */
+  nodeId: string;
+  /** how other nodes reach this one's HTTP API (forwarded writes and polls); absent: http://HOST:PORT */
+  advertiseUrl: string | null;
+  /** copies JetStream keeps of the log stream and the leases (3 in a three-server NATS cluster) */
+  replicas: number;
+  /** a primary that has not renewed its lease for this long is replaced */
+  leaseMs: number;
+  /** how long a read at a replica waits to have applied what the primary had committed when it arrived */
+  readWaitMs: number;
 }
 
 /** `limit` requests per `windowSeconds` */
@@ -159,6 +176,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     userUploadQuotaBytes: 5 * GIB,
     realmUploadQuotaBytes: 50 * GIB,
     devAuthEnabled: false,
+    cluster: null,
     ...overrides,
   };
 }
@@ -229,6 +247,37 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),
     realmUploadQuotaBytes: read('CHAT_REALM_UPLOAD_QUOTA', quota, base.realmUploadQuotaBytes),
     devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
+    cluster: clusterConfig(pick('cluster', 'CHAT_CLUSTER'), pick('node-id', 'CHAT_NODE_ID'), env, read),
+  };
+}
+
+/**
+ * Cluster mode, only with --cluster (CHAT_CLUSTER). The lease is a few seconds, so that a dead primary is
+ * replaced well within the 10 s a failover may take (renewed every third of it); a read at a replica waits
+ * at most as long as a failover may take before it answers 503.
+ */
+function clusterConfig(
+  servers: string | undefined,
+  nodeId: string | undefined,
+  env: Env,
+  read: <T>(name: string, parse: (name: string, text: string) => T, fallback: T) => T,
+): ClusterConfig | null {
+  if (!servers) {
+    if (nodeId) throw new ConfigError('--node-id (CHAT_NODE_ID) needs --cluster (CHAT_CLUSTER)');
+    return null;
+  }
+  const urls = servers.split(',').map((url) => url.trim()).filter(Boolean);
+  for (const url of urls) if (!/^(nats|tls):\/\/[^/\s]+$/.test(url)) throw new ConfigError(`--cluster takes nats://HOST:PORT URLs separated by commas, not '${url}'`);
+  if (!nodeId) throw new ConfigError('--cluster needs --node-id NAME (CHAT_NODE_ID)');
+  // The node id begins queue ids (NODE:uuid) and names the node's key in the cluster's buckets.
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nodeId)) throw new ConfigError(`--node-id must be 1 to 64 of A-Z a-z 0-9 _ -, not '${nodeId}'`);
+  return {
+    servers: urls,
+    nodeId,
+    advertiseUrl: env.CHAT_CLUSTER_ADVERTISE_URL ? env.CHAT_CLUSTER_ADVERTISE_URL.replace(/\/+$/, '') : null,
+    replicas: read('CHAT_CLUSTER_REPLICAS', positiveInteger, 3),
+    leaseMs: read('CHAT_CLUSTER_LEASE_SECONDS', (name, text) => number(name, text) * 1000, 3000),
+    readWaitMs: read('CHAT_CLUSTER_READ_WAIT_SECONDS', (name, text) => number(name, text) * 1000, 10_000),
   };
 }
 

@@ -20,6 +20,8 @@ Starts the chat server. Options win over the environment variables named beside 
   --data-dir DIR        LMDB data directory (CHAT_DATA_DIR, default ./data in the repository)
   --external-url URL    how clients reach the server (CHAT_EXTERNAL_URL, default http://HOST:PORT)
   --log-level LEVEL     trace, debug, info, warn, error (CHAT_LOG_LEVEL, default info)
+  --cluster URLS        cluster mode: NATS servers, nats://HOST:PORT[,nats://...] (CHAT_CLUSTER)
+  --node-id NAME        this node's name in the cluster (CHAT_NODE_ID)
   -h, --help            this text`;
 
 const MAIN_HELP = `Usage: chat-server COMMAND [options]
@@ -33,7 +35,14 @@ Run any command with --help for its options.`;
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { ...COMMON_OPTIONS, host: { type: 'string' }, port: { type: 'string' }, 'external-url': { type: 'string' } },
+    options: {
+      ...COMMON_OPTIONS,
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'external-url': { type: 'string' },
+      cluster: { type: 'string' },
+      'node-id': { type: 'string' },
+    },
   });
   if (values.help) return void console.log(SERVE_HELP);
   const config = configFrom(values, process.env);

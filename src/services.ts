@@ -1,6 +1,7 @@
 import type { Runtime } from '../actors/runtime.ts';
 import type { BackupRecord } from '../snapshots/store.ts';
 import type { RealmState } from '../actors/realm/state.ts';
+import type { ClusterHooks } from './cluster/hooks.ts';
 import type { Config } from './config.ts';
 import type { DiskSpace } from './disk-space.ts';
 import type { ClientBudgets } from './http/client-budgets.ts';
@@ -34,4 +35,6 @@ export interface AppServices {
   realmUrl(realm: RealmState): string;
   /** the data directory's periodic snapshot (its log position) and last backup (`chat-server snapshot`), for /health */
   persistence(): { snapshotSeq: number; backup: BackupRecord | null };
+  /** cluster mode only (--cluster): this node's place in the cluster */
+  cluster?: ClusterHooks;
 }

@@ -1,4 +1,5 @@
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { NotPrimary, queueNode } from '../../actors/replication.ts';
 import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
 import type { AppServices } from '../services.ts';
@@ -36,6 +37,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     : rootRouter.match(request.method, request.path);
 
   const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
+    const cluster = services.cluster;
+    // A request another node forwarded here is answered here, whatever this node's role.
+    const forwarded = cluster?.takeForwardMark(request) ?? false;
     try {
       const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
@@ -44,6 +48,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       }
       const route = match.route;
       label.route = route.path;
+      // A replica answers with the state the primary had when the request came, credentials included
+      // (long-polls answer with events).
+      if (cluster && route.rateLimited !== false) await cluster.caughtUp();
       const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
       let user: UserProfile | null = null;
       if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
@@ -56,6 +63,11 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       }
       const files: UploadedFile[] = [];
       const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
+      const queueId = cluster && values.get('queue_id');
+      if (queueId) {
+        const node = queueNode(queueId);
+        if (node !== null && node !== cluster.nodeId && !forwarded) return await cluster.forwardToNode(node, queueId, request);
+      }
       for (const [name, value] of match.pathParams) values.set(name, value);
       const { params, ignored } = readParams(route.params, values);
       const context: RouteContext<'public'> = { services, realm, user, request, files };
@@ -68,6 +80,14 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (request.method === 'GET' && route.rateLimited !== false) await services.runtime.settled();
       return successResponse(result, ignored);
     } catch (error) {
+      if (error instanceof NotPrimary && cluster && !forwarded) {
+        try {
+          return await cluster.forwardToPrimary(request);
+        } catch (failure) {
+          if (failure instanceof ChatError) return errorResponse(failure);
+          error = failure;
+        }
+      }
       if (error instanceof ChatError) return errorResponse(error);
       services.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
       return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
@@ -152,6 +172,7 @@ function health(services: AppServices): ApiResponse {
     realms: runtime.realms.size,
     event_queues: runtime.queues.size,
     log_position: runtime.logPosition,
+    ...(services.cluster ? { cluster: services.cluster.health() } : {}),
     ...persistence(services),
     disk_free_bytes: diskSpace.freeBytes(),
     disk_min_free_bytes: diskSpace.minFreeBytes,

@@ -1,4 +1,5 @@
 import { badRequest, ChatError } from '../../actors/errors.ts';
+import { NotPrimary } from '../../actors/replication.ts';
 import { usableInvitation } from '../../actors/realm/invitations/accept.ts';
 import type { Invitation } from '../../actors/realm/invitations/state.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
@@ -118,7 +119,8 @@ export const joinRoutes = [
         const account = await acceptInvitation(services, realm, request, params.key, input);
         return html(200, joinDonePage(realm.name, services.realmUrl(realm), account.email));
       } catch (error) {
-        if (!(error instanceof ChatError)) throw error;
+        // A write at a cluster's replica goes on to the primary (http/dispatch.ts).
+        if (!(error instanceof ChatError) || error instanceof NotPrimary) throw error;
         // A link that cannot be used (any more) gets the error page; a form with a mistake comes back with it.
         const problem = linkProblem(realm, params.key, services.runtime.clock.now());
         if (problem) return html(problem.status, joinErrorPage(problem.message));

@@ -32,7 +32,7 @@ export const presenceRoutes = [
       const now = runtime.clock.now() / 1000;
       // An invisible user's reports are not recorded: to everyone else they stay offline.
       if (runtime.presence.sharesPresence(realm.realmId, user.userId)) {
-        const { entry, announce } = runtime.presence.record(realm.realmId, user.userId, status, now);
+        const { entry, announce } = runtime.recordPresence(realm.realmId, user.userId, status, now);
         if (announce) runtime.publish(presenceDeliveries(realm, user, entry, now));
       }
       if (params.ping_only) return {};

@@ -1,0 +1,370 @@
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import type { LogRecord } from '../../actors/persistence.ts';
+import type { Replication, Shared } from '../../actors/replication.ts';
+import type { Runtime } from '../../actors/runtime.ts';
+import { decode, encode } from '../../snapshots/codec.ts';
+import type { ClusterConfig } from '../config.ts';
+import type { ApiRequest, ApiResponse } from '../http/request.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { FORWARD_MARK, forwardHttp } from './forward.ts';
+import type { ClusterHooks } from './hooks.ts';
+import { ReplicatedStore } from './replicated-store.ts';
+import { PositionWaiters } from './waiters.ts';
+
+/** The organization's log, replicated: the primary appends each committed record, every node applies them. */
+const STREAM = 'CHAT_LOG';
+const SUBJECT = 'chat.log';
+/** A record's header that marks a new primary's first append (no log record): it fences the one before. */
+const TERM_HEADER = 'Chat-Term';
+/** The lease: one key whose holder is the primary; the bucket's age limit is the lease's length. */
+const LEASE_BUCKET = 'chat_lease';
+const LEASE_KEY = 'primary';
+/** Each node's HTTP address, for forwarded writes and polls; kept alive as the lease is. */
+const NODES_BUCKET = 'chat_nodes';
+/**
+ * What the nodes share outside the log (typing, presence): plain NATS, at most once, as such events are
+ * anyway (a client that misses a typing notification sees the next one).
+ */
+const SHARED_SUBJECT = 'chat.shared';
+/** How long a starting node waits for JetStream to answer, and how often it asks meanwhile. */
+const SETUP_WAIT_MS = 30_000;
+const SETUP_RETRY_MS = 250;
+
+interface NodeInfo {
+  node: string;
+  url: string;
+}
+
+/**
+ * One node of a cluster (see README, "A cluster"): its NATS connection, the lease that makes one node the
+ * primary, the stream of log records the primary appends and every other node applies, and what the
+ * request pipeline asks of it (ClusterHooks). A deposed primary (its lease lost, or an append refused
+ * because another primary appended first) stops: its memory may hold changes the cluster never stored,
+ * and a restart rebuilds it from its own log (which holds only what the stream stored) and the stream.
+ */
+export class ClusterNode implements ClusterHooks, Replication {
+  readonly nodeId: string;
+  private role: 'replica' | 'primary' = 'replica';
+  private primary: NodeInfo | null = null;
+  private leaseRevision = 0;
+  /** the stream position of the last record this node applied (or, as the primary, stored) */
+  private applied = 0;
+  /** the stream's last position as last seen */
+  private streamLast = 0;
+  private readonly waiters = new PositionWaiters();
+  private messages: ConsumerMessages | null = null;
+  private following: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private stopped = false;
+  private url = '';
+  private forwarded = 0;
+  private nextLookup: Promise<number> | null = null;
+  private lookupInFlight: Promise<unknown> = Promise.resolve();
+  private runtime: Runtime | null = null;
+  readonly store: ReplicatedStore;
+
+  private constructor(
+    private readonly config: ClusterConfig,
+    private readonly log: Logger,
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly lease: KV,
+    private readonly nodes: KV,
+    local: ConstructorParameters<typeof ReplicatedStore>[0],
+    /** the node cannot go on (deposed, or its log cannot follow the stream): the process must restart */
+    private readonly fatal: (reason: string) => void,
+  ) {
+    this.nodeId = config.nodeId;
+    this.store = new ReplicatedStore(local, (streamSeq) => this.advance(streamSeq));
+  }
+
+  /** Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them). */
+  static async connect(
+    config: ClusterConfig,
+    log: Logger,
+    local: ConstructorParameters<typeof ReplicatedStore>[0],
+    fatal: (reason: string) => void,
+  ): Promise<ClusterNode> {
+    const nc = await connect({ servers: config.servers, name: `chat-${config.nodeId}`, maxReconnectAttempts: -1 });
+    const js = jetstream(nc);
+    // A NATS cluster that has just started may take a moment to elect its JetStream leaders: until then the
+    // set-up is tried again.
+    const deadline = Date.now() + SETUP_WAIT_MS;
+    for (;;) {
+      try {
+        const jsm = await jetstreamManager(nc);
+        try {
+          await jsm.streams.info(STREAM);
+        } catch {
+          // Several nodes starting at once may all try: the same configuration added twice is one stream.
+          await jsm.streams.add({ name: STREAM, subjects: [SUBJECT], num_replicas: config.replicas, storage: StorageType.File });
+        }
+        const kvm = new Kvm(js);
+        const lease = await kvm.create(LEASE_BUCKET, { history: 1, ttl: config.leaseMs, replicas: config.replicas });
+        const nodes = await kvm.create(NODES_BUCKET, { history: 1, ttl: config.leaseMs * 3, replicas: config.replicas });
+        // A replicated stream answers once its own leader is elected, a moment after it was created.
+        if (!(await jsm.streams.info(STREAM)).cluster?.leader) throw new Error('the log stream has no leader yet');
+        await lease.get(LEASE_KEY);
+        await nodes.put(config.nodeId, '');
+        return new ClusterNode(config, log, nc, js, jsm, lease, nodes, local, fatal);
+      } catch (error) {
+        if (Date.now() > deadline) {
+          await nc.close();
+          throw error;
+        }
+        log.info({ err: error }, 'cluster: JetStream not ready yet');
+        await new Promise((resolve) => setTimeout(resolve, SETUP_RETRY_MS));
+      }
+    }
+  }
+
+  isPrimary(): boolean {
+    return this.role === 'primary' && this.store.leading;
+  }
+
+  /**
+   * Starts following the stream and taking part in the election, this node's API being at `url`.
+   * `promoted` runs each time this node becomes the primary, once it takes writes.
+   */
+  async start(runtime: Runtime, url: string, promoted: () => Promise<void>): Promise<void> {
+    this.runtime = runtime;
+    this.url = this.config.advertiseUrl ?? url;
+    await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
+    this.nc.subscribe(SHARED_SUBJECT, {
+      callback: (error, message) => {
+        if (error) return;
+        const { from, shared } = message.json<{ from: string; shared: Shared }>();
+        if (from !== this.nodeId) runtime.receiveShared(shared);
+      },
+    });
+    this.follow();
+    const interval = Math.max(100, Math.floor(this.config.leaseMs / 3));
+    this.timer = setInterval(() => void this.tick(promoted), interval);
+    await this.tick(promoted);
+  }
+
+  // ---- the stream ---------------------------------------------------------------------------------------
+
+  /** Applies the stream's records after this node's log, in order, until stopped (promotion or shutdown). */
+  private follow(): void {
+    const runtime = this.runtime!;
+    this.following = (async () => {
+      const consumer = await this.js.consumers.get(STREAM, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 });
+      const messages = await consumer.consume();
+      this.messages = messages;
+      for await (const message of messages) {
+        if (!message.headers?.get(TERM_HEADER)) {
+          const record = decode<LogRecord>(message.data);
+          // Records this node's own log holds already (it replayed them at boot) are skipped.
+          if (record.seq > runtime.logPosition) {
+            runtime.follow(record).catch((error: unknown) => this.fatal(`the local log could not store record ${record.seq}: ${String(error)}`));
+          }
+        }
+        this.advance(message.seq);
+      }
+    })().catch((error: unknown) => {
+      if (!this.stopped) this.fatal(`following the log stream failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  private advance(streamSeq: number): void {
+    this.applied = streamSeq;
+    if (streamSeq > this.streamLast) this.streamLast = streamSeq;
+    this.waiters.reached(streamSeq);
+  }
+
+  /**
+   * The stream's last position, looked up now. Callers that come while a look-up is in flight wait for the
+   * next one (the one in flight may have been asked before their write was stored), which they all share.
+   */
+  private streamPosition(): Promise<number> {
+    this.nextLookup ??= this.lookupInFlight.then(() => {
+      this.nextLookup = null;
+      const asked = this.jsm.streams.info(STREAM).then((info) => {
+        this.streamLast = Math.max(this.streamLast, info.state.last_seq);
+        return info.state.last_seq;
+      });
+      this.lookupInFlight = asked.catch(() => undefined);
+      return asked;
+    });
+    return this.nextLookup;
+  }
+
+  async caughtUp(): Promise<void> {
+    if (this.isPrimary()) return;
+    const target = await this.streamPosition();
+    if (this.applied >= target) return;
+    if (!(await this.waiters.wait(target, this.config.readWaitMs))) {
+      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, `This node has not caught up with the cluster's log (at ${this.applied} of ${target}); try again`, 503, {}, { 'Retry-After': '1' });
+    }
+  }
+
+  // ---- the lease ----------------------------------------------------------------------------------------
+
+  private leaseValue(): string {
+    return JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo);
+  }
+
+  /** Renews this node's lease, or looks for the primary and takes the lease when nobody holds it. */
+  private async tick(promoted: () => Promise<void>): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      if (this.role === 'primary') {
+        try {
+          this.leaseRevision = await this.lease.update(LEASE_KEY, this.leaseValue(), this.leaseRevision);
+        } catch (error) {
+          this.depose(`could not renew the primary lease (${error instanceof Error ? error.message : String(error)})`);
+        }
+        return;
+      }
+      await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
+      const entry = await this.lease.get(LEASE_KEY);
+      if (entry && entry.operation === 'PUT') {
+        this.primary = entry.json<NodeInfo>();
+        return;
+      }
+      this.primary = null;
+      let revision: number;
+      try {
+        revision = await this.lease.create(LEASE_KEY, this.leaseValue());
+      } catch {
+        return; // another node took it first
+      }
+      this.leaseRevision = revision;
+      await this.promote(promoted);
+    } catch (error) {
+      this.log.warn({ err: error }, 'cluster: lease check failed');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /**
+   * Holding the lease: applies the whole stream, stops following it, and appends a term marker right after
+   * the last record applied. That append fails if anyone appended meanwhile, and once it is stored any
+   * append of a former primary (which expects an earlier last position) is refused.
+   */
+  private async promote(promoted: () => Promise<void>): Promise<void> {
+    const last = await this.streamPosition();
+    if (!(await this.waiters.wait(last, this.config.leaseMs))) {
+      this.log.warn({ applied: this.applied, last }, 'cluster: took the lease but could not catch up in time; giving it back');
+      await this.lease.delete(LEASE_KEY).catch(() => undefined);
+      return;
+    }
+    await this.messages?.close();
+    await this.following;
+    this.messages = null;
+    const marker = headers();
+    marker.set(TERM_HEADER, this.nodeId);
+    let termSeq: number;
+    try {
+      termSeq = (await this.js.publish(SUBJECT, new Uint8Array(0), { headers: marker, expect: { lastSequence: this.applied } })).seq;
+    } catch (error) {
+      this.log.warn({ err: error, applied: this.applied }, 'cluster: the stream moved on while taking over; following it again');
+      await this.lease.delete(LEASE_KEY).catch(() => undefined);
+      this.follow();
+      return;
+    }
+    this.advance(termSeq);
+    this.store.lead((record, after) => this.append(record, after), termSeq);
+    this.role = 'primary';
+    this.primary = { node: this.nodeId, url: this.url };
+    this.log.info({ node: this.nodeId, streamSeq: termSeq, logPosition: this.runtime!.logPosition }, 'cluster: this node is the primary');
+    await promoted();
+  }
+
+  private append(record: LogRecord, after: number): Promise<number> {
+    return this.js.publish(SUBJECT, encode(record), { expect: { lastSequence: after } }).then(
+      (ack) => ack.seq,
+      (error: unknown) => {
+        const reason = `the log stream refused record ${record.seq} (${error instanceof Error ? error.message : String(error)})`;
+        this.depose(reason);
+        throw new Error(reason);
+      },
+    );
+  }
+
+  private depose(reason: string): void {
+    if (this.role !== 'primary') return;
+    this.role = 'replica';
+    this.fatal(`no longer the primary: ${reason}`);
+  }
+
+  share(shared: Shared): void {
+    if (shared.kind === 'deliveries' && shared.deliveries.length === 0) return;
+    if (this.nc.isClosed()) return;
+    this.nc.publish(SHARED_SUBJECT, JSON.stringify({ from: this.nodeId, shared }));
+  }
+
+  // ---- requests -----------------------------------------------------------------------------------------
+
+  takeForwardMark(request: ApiRequest): boolean {
+    if (!request.query.endsWith(FORWARD_MARK)) return false;
+    request.query = request.query.slice(0, -FORWARD_MARK.length).replace(/&$/, '');
+    return true;
+  }
+
+  async forwardToPrimary(request: ApiRequest): Promise<ApiResponse> {
+    const primary = this.primary;
+    if (!primary || primary.node === this.nodeId) throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'The cluster has no primary right now; try again', 503, {}, { 'Retry-After': '1' });
+    this.forwarded++;
+    const response = await forwardHttp(primary.url, request).catch(() => {
+      throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'The cluster\'s primary did not answer; try again', 503, {}, { 'Retry-After': '1' });
+    });
+    // The writer reads its write through this node next: it is applied here before the answer goes back.
+    await this.caughtUp();
+    return response;
+  }
+
+  async forwardToNode(nodeId: string, queueId: string, request: ApiRequest): Promise<ApiResponse> {
+    const gone = () => new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
+    const entry = await this.nodes.get(nodeId);
+    if (!entry || entry.operation !== 'PUT') throw gone();
+    this.forwarded++;
+    // A node that does not answer is gone, and its queues with it: the client registers again.
+    return forwardHttp(entry.json<NodeInfo>().url, request).catch(() => {
+      throw gone();
+    });
+  }
+
+  health(): Record<string, unknown> {
+    return {
+      node_id: this.nodeId,
+      role: this.isPrimary() ? 'primary' : 'replica',
+      primary: this.primary?.node ?? null,
+      applied_stream_position: this.applied,
+      stream_position: this.streamLast,
+      lag: Math.max(0, this.streamLast - this.applied),
+      forwarded_requests: this.forwarded,
+    };
+  }
+
+  /** What /metrics says of this node's place in the cluster. */
+  registerMetrics(metrics: Metrics): void {
+    metrics.gauge('chat_cluster_primary', '1 while this node is the primary of its cluster', () => (this.isPrimary() ? 1 : 0));
+    metrics.gauge('chat_cluster_applied_position', 'stream position of the last log record this node applied', () => this.applied);
+    metrics.gauge('chat_cluster_stream_position', "the log stream's last position as last seen", () => this.streamLast);
+    metrics.gauge('chat_cluster_forwarded_requests', 'requests this node forwarded to another (writes, polls of its queues)', () => this.forwarded);
+  }
+
+  /** Graceful stop: gives the lease up at once (another node need not wait for it to expire). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.messages?.close().catch(() => undefined);
+    await this.following;
+    const wasPrimary = this.role === 'primary';
+    // What the stopping server still commits (a queue's removal) is not a write of the cluster's.
+    this.role = 'replica';
+    if (wasPrimary) await this.lease.delete(LEASE_KEY).catch(() => undefined);
+    await this.nodes.delete(this.nodeId).catch(() => undefined);
+    await this.nc.drain().catch(() => undefined);
+  }
+}

@@ -1,0 +1,215 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { childServers, type ChildServer } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
+import { fetchIds, sendToChannel } from './helpers/messages.ts';
+import { startNatsCluster } from './helpers/nats.ts';
+import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
+
+// Three chat nodes over a three-server JetStream cluster (R3), all on loopback: the cluster mode of issue 16.
+
+interface Health {
+  cluster: { node_id: string; role: 'primary' | 'replica'; primary: string | null; applied_stream_position: number; stream_position: number };
+}
+
+async function health(node: ChildServer): Promise<Health | null> {
+  try {
+    const response = await fetch(`${node.url}/health`);
+    return (await response.json()) as Health;
+  } catch {
+    return null;
+  }
+}
+
+/** Polls `check` until it returns a value (no fixed sleeps: only the wait between polls). */
+async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== null && value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const NAMES = ['a', 'b', 'c'];
+const CHANNEL = [{ operator: 'channel', operand: 'cluster' }];
+
+const alive = (node: ChildServer) => node.process.exitCode === null && node.process.signalCode === null;
+
+async function primaryOf(nodes: ChildServer[], dirs: string[]): Promise<number> {
+  return waitFor('a primary', async () => {
+    for (let i = 0; i < nodes.length; i++) {
+      if (!alive(nodes[i]!)) continue;
+      const state = await health(nodes[i]!);
+      if (state?.cluster.role === 'primary' && existsSync(join(dirs[i]!, 'zuliprc'))) return i;
+    }
+    return null;
+  });
+}
+
+t.test('cluster mode needs both --cluster and --node-id, and checks them', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const withoutCluster = await cli('serve', '--node-id', 'a', '--port', '0', '--data-dir', dir);
+  t.equal(withoutCluster.code, 2);
+  t.match(withoutCluster.stderr, /--node-id \(CHAT_NODE_ID\) needs --cluster/);
+  const withoutNode = await cli('serve', '--cluster', 'nats://127.0.0.1:4222', '--port', '0', '--data-dir', dir);
+  t.equal(withoutNode.code, 2);
+  t.match(withoutNode.stderr, /--cluster needs --node-id/);
+  const badUrl = await cli('serve', '--cluster', 'http://127.0.0.1:4222', '--node-id', 'a', '--port', '0', '--data-dir', dir);
+  t.match(badUrl.stderr, /nats:\/\/HOST:PORT/);
+});
+
+t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir(), tempDir()];
+  const servers = childServers(t, dirs);
+  const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2' });
+  const nodes = await Promise.all(NAMES.map((name, i) => servers.start(dirs[i]!, env(name))));
+  const first = await primaryOf(nodes, dirs);
+  const owner: Credentials = readZuliprc(join(dirs[first]!, 'zuliprc'));
+  const api = (node: ChildServer) => new ApiClient(node.url, owner);
+  const replicas = nodes.filter((_, i) => i !== first);
+  const [b, c] = replicas as [ChildServer, ChildServer];
+
+  await t.test('a write through a replica is read at once through another', async (t) => {
+    const user = await api(b).createUser('reader@example.com');
+    // The new account's key works at once on the other replica: its read waited for the primary's position.
+    const me = await api(c).as(user).get('/users/me');
+    t.equal(me.status, 200, 'the other replica knows the account created through the first');
+    const subscribed = await api(b).post('/users/me/subscriptions', { subscriptions: [{ name: 'cluster' }], principals: [user.userId] });
+    t.equal(subscribed.status, 200);
+    const id = await sendToChannel(api(b), 'cluster', 'replicated', 'written through a replica');
+    t.ok((await fetchIds(api(c), CHANNEL)).includes(id), 'read through another replica at once');
+    t.ok((await fetchIds(api(nodes[first]!), CHANNEL)).includes(id), 'and through the primary');
+    const state = await health(b);
+    t.ok(state!.cluster.applied_stream_position > 0, '/health shows the applied stream position');
+    t.equal(state!.cluster.primary, NAMES[first], '/health names the primary');
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    t.match(metrics, /chat_cluster_forwarded_requests [1-9]/, '/metrics counts the forwarded writes');
+  });
+
+  await t.test("a long-poll on one replica gets a message sent through the other; the queue is its node's", async (t) => {
+    const { queueId } = await api(b).register({ event_types: ['message'] });
+    t.ok(queueId.startsWith(`${NAMES[nodes.indexOf(b)]}:`), 'the queue id names its node');
+    const poll = api(b).get('/events', { queue_id: queueId, last_event_id: -1 });
+    const id = await sendToChannel(api(c), 'cluster', 'replicated', 'sent through c');
+    const events = (await poll).body.events as { type: string; message?: { id: number } }[];
+    t.ok(events.some((event) => event.type === 'message' && event.message?.id === id), 'the held poll on b got it');
+    // The same queue polled through c: forwarded to b, which holds it.
+    const id2 = await sendToChannel(api(nodes[first]!), 'cluster', 'replicated', 'sent through the primary');
+    const through = await api(c).get('/events', { queue_id: queueId, last_event_id: events.at(-1)!.type === 'message' ? (events.at(-1) as { id?: number }).id ?? 0 : 0 });
+    t.equal(through.status, 200, "a poll of b's queue through c is answered by b");
+    t.ok((through.body.events as { message?: { id: number } }[]).some((event) => event.message?.id === id2));
+    // Typing (never logged) through c reaches a queue on b too.
+    const reader = await api(c).createUser('typing-reader@example.com');
+    const { queueId: typingQueue } = await api(b).as(reader).register({ event_types: ['typing'] });
+    const typingPoll = api(b).as(reader).get('/events', { queue_id: typingQueue, last_event_id: -1 });
+    t.equal((await api(c).post('/typing', { op: 'start', to: JSON.stringify([reader.userId]) })).status, 200);
+    const typing = (await typingPoll).body.events as { type: string; op?: string }[];
+    t.ok(typing.some((event) => event.type === 'typing' && event.op === 'start'), 'a typing notification sent through c reached the queue on b');
+    // A presence report through c is known on b (shortly: it is shared outside the log).
+    t.equal((await api(c).as(reader).post('/users/me/presence', { status: 'active' })).status, 200);
+    await waitFor('the presence report on b', async () => {
+      const presences = (await api(b).get('/realm/presence')).body.presences as Record<string, unknown>;
+      return presences[reader.email] ? true : null;
+    });
+    t.pass('a presence report through c shows on b');
+    const removed = await api(c).delete('/events', { queue_id: queueId });
+    t.equal(removed.status, 200, 'so is its removal');
+    t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
+  });
+
+  await t.test('a paused primary is replaced, cannot append once it resumes, and catches up when restarted', async (t) => {
+    const old = nodes[first]!;
+    old.process.kill('SIGSTOP');
+    const next = await waitFor('a primary other than the paused one', async () => {
+      for (const node of [b, c]) if ((await health(node))?.cluster.role === 'primary') return node;
+      return null;
+    });
+    const during = await sendToChannel(api(next), 'cluster', 'failover', 'while the old primary was paused');
+    old.process.kill('SIGCONT');
+    // Straight away, before it may have noticed: its append expects a stream position the new primary moved past.
+    const late = await api(old).post('/messages', { type: 'stream', to: 'cluster', topic: 'failover', content: 'from the deposed primary' }).catch(() => null);
+    t.equal(await old.exited, 75, 'the deposed primary stops (exit 75: restart it as a replica)');
+    if (late?.status === 200) t.ok((await fetchIds(api(next), CHANNEL)).includes(late.body.id), 'a write it acknowledged is in the cluster');
+    else t.pass('its late write was refused');
+    // Restarted on its own data directory, it follows the stream from where its log ends.
+    const restarted = await servers.start(dirs[first]!, env(NAMES[first]!));
+    nodes[first] = restarted;
+    t.ok((await fetchIds(api(restarted), CHANNEL)).includes(during), 'the restarted node caught up with what it missed');
+    t.equal((await health(restarted))?.cluster.role, 'replica', 'and serves as a replica');
+    // A node with an empty data directory joins from the stream.
+    const joinDir = tempDir();
+    dirs.push(joinDir);
+    const joined = await servers.start(joinDir, env('d'));
+    t.ok((await fetchIds(api(joined), CHANNEL)).includes(during), 'a new node with an empty data directory has the whole history');
+    await servers.stop(joined);
+  });
+
+  await t.test('SIGKILL of the primary under writes: another node takes over, no acknowledged write is lost', async (t) => {
+    const acknowledged: number[] = [];
+    let writing = true;
+    let failedWrites = 0;
+    const writer = async (node: ChildServer, n: number) => {
+      for (let i = 0; writing; i++) {
+        const result = await api(node).post('/messages', { type: 'stream', to: 'cluster', topic: 'load', content: `w${n}-${i}` }).catch(() => null);
+        if (result?.status === 200) acknowledged.push(result.body.id);
+        else {
+          failedWrites++;
+          // No primary for a moment: the next try waits a little rather than spin.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    };
+    const primary = nodes[await primaryOf(nodes, dirs)]!;
+    const survivors = nodes.filter((node) => node !== primary);
+    const writers = nodes.map((node, n) => writer(node, n));
+    await waitFor('writes before the kill', async () => (acknowledged.length >= 50 ? true : null));
+    const killedAt = Date.now();
+    primary.process.kill('SIGKILL');
+    await primary.exited;
+    const before = acknowledged.length;
+    await waitFor('writes after the failover', async () => (acknowledged.length >= before + 50 ? true : null));
+    const failover = await waitFor('a new primary', async () => {
+      for (const node of survivors) if ((await health(node))?.cluster.role === 'primary') return Date.now() - killedAt;
+      return null;
+    });
+    writing = false;
+    await Promise.all(writers);
+    t.ok(failover < 10_000, `a survivor took over within 10 s (${failover} ms)`);
+    t.comment(`${acknowledged.length} writes acknowledged, ${failedWrites} refused or cut off during the failover`);
+    for (const node of survivors) {
+      const ids = new Set(await fetchIdsAll(api(node)));
+      const missing = acknowledged.filter((id) => !ids.has(id));
+      t.same(missing, [], `every acknowledged write is on ${node.url}`);
+    }
+    // Each survivor's data directory, stopped, verifies and holds the same.
+    const summaries: string[] = [];
+    for (const node of survivors) {
+      await servers.stop(node);
+      const dir = dirs[nodes.indexOf(node)]!;
+      const verified = await cli('verify', '--data-dir', dir);
+      t.equal(verified.code, 0, `verify passes on ${dir}: ${verified.stderr}`);
+      summaries.push(verified.stdout.split('\n').slice(0, 2).join('\n').replace(/\d+ snapshot records, \d+ log entries replayed/, ''));
+    }
+    t.equal(summaries[0], summaries[1], 'both survivors hold the same log position and the same counts');
+  });
+
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every message id in the organization, 1000 at a time. */
+async function fetchIdsAll(api: ApiClient): Promise<number[]> {
+  const ids: number[] = [];
+  let anchor: number | string = 'oldest';
+  for (;;) {
+    const result = await api.get('/messages', { anchor, num_before: 0, num_after: 1000, narrow: CHANNEL });
+    const page = (result.body.messages as { id: number }[]).map((message) => message.id).filter((id) => id !== anchor);
+    ids.push(...page);
+    if (result.body.found_newest || page.length === 0) return ids;
+    anchor = page.at(-1)!;
+  }
+}
