@@ -63,6 +63,8 @@ export interface Config {
   userUploadQuotaBytes: number | null;
   /** how many uploaded files one user may keep; null: no limit */
   userUploadFiles: number | null;
+  /** invitation mails (sends and resends) one organization may send in a day; null: no limit */
+  invitationsPerDay: number | null;
   /** bytes of uploaded files one organization may keep (`realm_upload_quota_mib`); null: no limit */
   realmUploadQuotaBytes: number | null;
   /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
@@ -164,6 +166,10 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // years of attachments (and 5 GiB in files of 500 KiB), and bounds one member's records to a few MB.
     userUploadFiles: 10_000,
     realmUploadQuotaBytes: 50 * GIB,
+    // The original's INVITES_DEFAULT_REALM_DAILY_MAX (the default of realm.max_invites), which it applies
+    // where anyone may make an organization; here organizations are the operator's, but any member allowed
+    // to invite could otherwise mail any number of addresses from the server.
+    invitationsPerDay: 100,
     devAuthEnabled: false,
     ...overrides,
   };
@@ -234,6 +240,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),
     userUploadFiles: read('CHAT_USER_UPLOAD_FILES', countLimit, base.userUploadFiles),
+    invitationsPerDay: read('CHAT_INVITATIONS_PER_DAY', countLimit, base.invitationsPerDay),
     realmUploadQuotaBytes: read('CHAT_REALM_UPLOAD_QUOTA', quota, base.realmUploadQuotaBytes),
     devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
   };
