@@ -11,6 +11,10 @@ import { childServers } from './helpers/child.ts';
 import { channel, sendToChannel } from './helpers/messages.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 /**
  * `verify` reads a data directory it may not write: a read-only copy (chmod -R a-w) or a read-only mount.
  * It opens LMDB read-only and writes nothing, so it also leaves a directory it could write exactly as it was.
