@@ -80,7 +80,6 @@ function readOnlyCopy(t: Test, dir: string): () => Promise<Run> {
     if (statSync(path).isDirectory()) for (const name of readdirSync(path)) walk(join(path, name), visit);
     visit(path);
   };
-  t.teardown(() => spawnSync('chmod', ['-R', 'u+w', dir]));
   if (isRoot) {
     chmodSync(join(dir, '..'), 0o755); // nobody must reach the directory
     walk(dir, (path) => chownSync(path, NOBODY, NOBODY));
@@ -97,8 +96,13 @@ function readOnlyCopy(t: Test, dir: string): () => Promise<Run> {
  */
 async function crashedDirectory(t: Test): Promise<string> {
   const work = tempDir();
+  // Writable again first: without root, the read-only copies inside could not be removed.
+  t.teardown(() => {
+    spawnSync('chmod', ['-R', 'u+w', work]);
+    rmSync(work, { recursive: true, force: true });
+  });
   const dataDir = join(work, 'data');
-  const { start } = childServers(t, [work]);
+  const { start } = childServers(t, []);
   const server = await start(dataDir);
   await channel(server.api, 'verified', []);
   for (let i = 0; i < 20; i++) await sendToChannel(server.api, 'verified', 'read only', `message ${i}`);
