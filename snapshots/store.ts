@@ -11,6 +11,12 @@ export interface StoreOptions {
   archiveRetentionMs?: number;
   /** the clock archive pruning goes by */
   now?: () => number;
+  /**
+   * Open for reading only (`verify`): LMDB's read-only mode, which writes nothing and makes no file (a
+   * read-only copy or mount is read; a lock file it may not write is left alone), and lmdb-js gives the
+   * databases no write methods, so a write throws.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -96,7 +102,8 @@ export class Store {
   private closed = false;
 
   constructor(readonly dir: string, options: StoreOptions = {}) {
-    mkdirSync(dir, { recursive: true });
+    const readOnly = options.readOnly ?? false;
+    if (!readOnly) mkdirSync(dir, { recursive: true });
     this.waitForFlush = options.waitForFlush ?? true;
     if (!process.listeners('unhandledRejection').includes(dropOrphanedCommitRejection)) {
       process.on('unhandledRejection', dropOrphanedCommitRejection);
@@ -109,6 +116,7 @@ export class Store {
       encoding: 'binary',
       compression: false,
       separateFlushed: true,
+      readOnly,
     } as Parameters<typeof open>[0]) as RootDatabase<Buffer, Key>;
     this.log = this.root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.snaps = this.root.openDB<Buffer, [string, string]>({ name: 'snapshots', encoding: 'binary' });
@@ -116,7 +124,7 @@ export class Store {
     this.archiveDb = this.root.openDB<Buffer, number>({ name: 'archive', encoding: 'binary' });
     this.archive = new LogArchive(this.archiveDb, options.archiveRetentionMs ?? DEFAULT_ARCHIVE_RETENTION_MS);
     this.now = options.now ?? Date.now;
-    this.sealFreeList();
+    if (!readOnly) this.sealFreeList();
   }
 
   /**

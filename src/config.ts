@@ -61,6 +61,10 @@ export interface Config {
   minFreeDiskBytes: number;
   /** bytes of uploaded files one user may keep; null: no limit */
   userUploadQuotaBytes: number | null;
+  /** how many uploaded files one user may keep; null: no limit */
+  userUploadFiles: number | null;
+  /** invitation mails (sends and resends) one organization may send in a day; null: no limit */
+  invitationsPerDay: number | null;
   /** bytes of uploaded files one organization may keep (`realm_upload_quota_mib`); null: no limit */
   realmUploadQuotaBytes: number | null;
   /** POST /dev_fetch_api_key hands out any user's key without a password: development servers only */
@@ -174,7 +178,15 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // UPLOAD_QUOTA_PER_USER_GB, by paid seat) and 50 GiB for a sponsored organization
     // (UPLOAD_QUOTA_STANDARD_FREE): those numbers, so that no member, nor one organization, takes the disk.
     userUploadQuotaBytes: 5 * GIB,
+    // The original counts bytes only. Files are counted too, since empty ones take no bytes but each is a
+    // record in the realm's memory and snapshots and a directory on disk: 10,000 is far beyond a person's
+    // years of attachments (and 5 GiB in files of 500 KiB), and bounds one member's records to a few MB.
+    userUploadFiles: 10_000,
     realmUploadQuotaBytes: 50 * GIB,
+    // The original's INVITES_DEFAULT_REALM_DAILY_MAX (the default of realm.max_invites), which it applies
+    // where anyone may make an organization; here organizations are the operator's, but any member allowed
+    // to invite could otherwise mail any number of addresses from the server.
+    invitationsPerDay: 100,
     devAuthEnabled: false,
     cluster: null,
     ...overrides,
@@ -245,6 +257,8 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     logArchiveMs: read('CHAT_LOG_ARCHIVE_RETENTION', duration, base.logArchiveMs),
     minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),
+    userUploadFiles: read('CHAT_USER_UPLOAD_FILES', countLimit, base.userUploadFiles),
+    invitationsPerDay: read('CHAT_INVITATIONS_PER_DAY', countLimit, base.invitationsPerDay),
     realmUploadQuotaBytes: read('CHAT_REALM_UPLOAD_QUOTA', quota, base.realmUploadQuotaBytes),
     devAuthEnabled: env.CHAT_DEV_AUTH === 'true',
     cluster: clusterConfig(pick('cluster', 'CHAT_CLUSTER'), pick('node-id', 'CHAT_NODE_ID'), env, read),
@@ -326,6 +340,12 @@ export function size(name: string, text: string): number {
 function quota(name: string, text: string): number | null {
   if (text === 'off') return null;
   return size(name, text) || null;
+}
+
+/** A whole number; '0' (or 'off') is no limit. */
+function countLimit(name: string, text: string): number | null {
+  if (text === 'off') return null;
+  return integer(name, text) || null;
 }
 
 function positiveInteger(name: string, text: string): number {

@@ -36,10 +36,11 @@ interface Summary {
 /**
  * Loads a data directory the way a boot does, checks every realm and the log archive, and that every file
  * the records name is there (taking one that is not from `fileSources`, in order, if one of them has it);
- * lists any problem. `then` runs on the loaded state before it is closed.
+ * lists any problem. `then` runs on the loaded state before it is closed. `readOnly` (verify) writes nothing
+ * in the directory: it may be a read-only copy or mount, and a missing file is only reported.
  */
-async function loadAndVerify(config: Config, fileSources: string[] = [], then?: (runtime: Runtime) => Promise<void>): Promise<Summary> {
-  const { store, runtime, recovered } = openRuntime(config);
+async function loadAndVerify(config: Config, how: { readOnly: true } | { readOnly: false; fileSources: string[]; then: (runtime: Runtime) => Promise<void> }): Promise<Summary> {
+  const { store, runtime, recovered } = openRuntime(config, how.readOnly);
   try {
     const { snapshots, replayed, tornTail } = recovered;
     const realms = runtime.realmStates();
@@ -50,8 +51,8 @@ async function loadAndVerify(config: Config, fileSources: string[] = [], then?: 
     const archive = store.history().checkArchive(store.snapshotSeq());
     problems.push(...archive.problems);
     const count = (pick: (realm: (typeof realms)[number]) => number) => realms.reduce((sum, realm) => sum + pick(realm), 0);
-    const { files, missingFiles } = await checkFiles(config.dataDir, realms.map(fileRecords), fileSources);
-    await then?.(runtime);
+    const { files, missingFiles } = await checkFiles(config.dataDir, realms.map(fileRecords), how.readOnly ? [] : how.fileSources);
+    if (!how.readOnly) await how.then(runtime);
     return {
       realms: realms.length, users: count((r) => r.users.size), channels: count((r) => r.channels.size), groups: count((r) => r.groups.size),
       messages: count((r) => r.messages.byId.size), seq: runtime.logPosition, snapshots, replayed, archive, problems, notes, files, missingFiles,
@@ -197,8 +198,8 @@ the last record available, and records the archive no longer holds (restore a ne
         if (existsSync(zuliprc)) copyFileSync(zuliprc, join(staging, 'zuliprc'));
         if (until) replayed = await replayInto(stagingConfig, logDir, until);
         const fileSources = [...(logDir ? [logDir] : []), ...(existsSync(target) ? [config.dataDir] : [])];
-        summary = await loadAndVerify(stagingConfig, fileSources, (runtime) =>
-          refreshZuliprc(join(staging, 'zuliprc'), runtime, (realm) => realmUrl(configuredExternalUrl(config), realm.stringId)).then(() => {}));
+        summary = await loadAndVerify(stagingConfig, { readOnly: false, fileSources, then: (runtime) =>
+          refreshZuliprc(join(staging, 'zuliprc'), runtime, (realm) => realmUrl(configuredExternalUrl(config), realm.stringId)).then(() => {}) });
         if (summary.problems.length) throw new Error(`restored data fails verification:\n${summary.problems.join('\n')}`);
         if (summary.realms === 0 && snapshotSeq > 0) {
           throw new Error(`the restored data holds no organization, though the snapshot reached log position ${snapshotSeq}`);
@@ -228,12 +229,13 @@ the last record available, and records the archive no longer holds (restore a ne
 Loads the data directory as a boot would (every snapshot and log record decoded, the log replayed), checks
 that every index agrees with its records and that the log archive (the records 'restore --until' replays)
 is readable and without gaps, and prints a summary (and a note of any file the records name that is
-missing). Meant for a live directory too. Exits 1 when anything is wrong.
+missing). Meant for a live directory too. Writes nothing: a read-only copy or mount is checked as well.
+Exits 1 when anything is wrong.
   --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data)`,
     options: {},
     async run(config) {
       if (!existsSync(join(config.dataDir, DATA_FILE))) throw new ConfigError(`no data in ${config.dataDir}`);
-      const summary = await loadAndVerify(config);
+      const summary = await loadAndVerify(config, { readOnly: true });
       printSummary(summary);
       for (const note of summary.notes) console.log(`note: ${note}`);
       if (summary.missingFiles.length) console.log(`note: ${summary.missingFiles.length} files the records name are missing: ${summary.missingFiles.join(', ')}`);

@@ -3,9 +3,12 @@ import { Runtime } from '../actors/runtime.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, type Config } from './config.ts';
 
-/** A data directory's actors, recovered as a boot would, without the HTTP server (operator commands). */
-export function openRuntime(config: Config): { store: Store; runtime: Runtime; recovered: ReturnType<Runtime['recover']> } {
-  const store = new Store(config.dataDir, { waitForFlush: true, archiveRetentionMs: config.logArchiveMs });
+/**
+ * A data directory's actors, recovered as a boot would, without the HTTP server (operator commands);
+ * `readOnly` opens it without writing anything (see StoreOptions.readOnly).
+ */
+export function openRuntime(config: Config, readOnly = false): { store: Store; runtime: Runtime; recovered: ReturnType<Runtime['recover']> } {
+  const store = new Store(config.dataDir, { waitForFlush: true, archiveRetentionMs: config.logArchiveMs, readOnly });
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },

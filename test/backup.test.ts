@@ -11,6 +11,10 @@ import { HostClient } from './helpers/host-client.ts';
 import { gif, png } from './helpers/images.ts';
 import { readZuliprc, tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 /**
  * A backup is the whole organization: `snapshot` of a running server copies the LMDB data and the files
  * (uploads, avatars, emoji images); `restore` brings them back with a zuliprc, and the restored server

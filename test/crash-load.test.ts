@@ -7,6 +7,10 @@ import { random } from './helpers/random.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
 import { startTestServer, tempDir, type ApiClient, type Credentials } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 /**
  * Crash under load: a client writes continuously and concurrently (channel messages, drafts, a subscription
  * property, a personal setting) and reads while it writes; the server is SIGKILLed at a random moment of each

@@ -8,6 +8,10 @@ import { startChild, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 /**
  * One process owns a data directory, by a lock the kernel drops when the owner dies: a restart is never
  * refused because of a dead owner (even one nobody has reaped) or a pid some other process now has, and of

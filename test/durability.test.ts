@@ -3,6 +3,10 @@ import t from 'tap';
 import { startChild } from './helpers/child.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 const PASSWORD = 'durable-Passw0rd-for-tests';
 
 t.test('every acknowledged write survives SIGKILL right after its acknowledgement', async (t) => {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { configFrom } from '../src/config.ts';
 import { advanceClock, channel, drain, ofType } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 
@@ -312,4 +313,40 @@ t.test('invitations survive a restart', async (t) => {
   t.equal((await page(moved(link), { email: 'g@example.com', full_name: 'Gee', password: PASSWORD })).status, 200, 'so does the link');
   const member = await second.api.createUser('m@example.com', 'Em');
   t.same((await second.api.as(member).post('/invites', { invitee_emails: 'q@example.com', stream_ids: [] })).body, error('Insufficient permission'), 'and the permission setting');
+});
+
+t.test('CHAT_INVITATIONS_PER_DAY: the invitation mails of an organization in a day, sends and resends, are limited', async (t) => {
+  t.equal(configFrom({}, {}).invitationsPerDay, 100, "the original's INVITES_DEFAULT_REALM_DAILY_MAX by default");
+  t.equal(configFrom({}, { CHAT_INVITATIONS_PER_DAY: '0' }).invitationsPerDay, null, '0 is no limit');
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startTestServer(t, { dataDir, invitationsPerDay: 3, rateLimit: null });
+  const { api } = server;
+  const member = await api.createUser('member@example.com', 'Member');
+  await api.patch('/realm', { can_invite_users_group: { new: await groupId(api, 'role:members') } });
+  const limited = {
+    result: 'error', code: 'INVITATION_FAILED', errors: [], sent_invitations: false, daily_limit_reached: true, license_limit_reached: false,
+    msg: 'To protect users, this server limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
+  };
+
+  t.equal((await api.post('/invites', { invitee_emails: 'one@example.com, two@example.com', stream_ids: [] })).status, 200);
+  t.same((await api.as(member).post('/invites', { invitee_emails: 'three@example.com, four@example.com', stream_ids: [] })).body, limited,
+    'two more would pass the limit: none is sent, whoever asks');
+  t.equal(outbox(server).length, 2, 'nothing was mailed');
+  t.equal((await invites(api)).length, 2, 'nor made');
+  t.equal((await api.as(member).post('/invites', { invitee_emails: 'three@example.com', stream_ids: [] })).status, 200, 'one more fits');
+  t.same((await api.post('/invites/1/resend')).body, limited, 'a resend is a mail too');
+  t.equal((await api.post('/invites/multiuse', {})).status, 200, 'a reusable link mails nobody');
+
+  // Many at once: the realm decides one request after another.
+  advanceClock(server, 24 * 60 * 60 + 1);
+  const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => api.post('/invites', { invitee_emails: `burst${i}@example.com`, stream_ids: [] })));
+  t.equal(burst.filter((result) => result.status === 200).length, 3, 'a day later, three more');
+  t.equal(outbox(server).length, 6);
+  await server.stop();
+
+  const restarted = await startTestServer(t, { dataDir, invitationsPerDay: 3, rateLimit: null });
+  advanceClock(restarted, 24 * 60 * 60 + 1);
+  t.same((await restarted.api.post('/invites', { invitee_emails: 'after@example.com', stream_ids: [] })).body, limited,
+    'the mails of the day are remembered across a restart');
 });

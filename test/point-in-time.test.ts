@@ -13,6 +13,10 @@ import { fetchIds } from './helpers/messages.ts';
 import { openRuntime } from './helpers/runtime.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 /**
  * Point-in-time recovery: a base backup (`snapshot`) plus the log records after it, from the log archive
  * that snapshots now fill instead of deleting what they cover (`restore --until`).

@@ -6,6 +6,10 @@ import { cli } from './helpers/cli.ts';
 import { HostClient } from './helpers/host-client.ts';
 import { tempDir } from './helpers/server.ts';
 
+// Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
+// the CPU shared (the suite's other file, or a loaded machine) the file takes minutes, beyond the suite's 120 s.
+t.setTimeout(600_000);
+
 const EXTERNAL = 'chat.test';
 
 /** What a user of the organization sees, for comparing the original with the imported copy. */

@@ -138,6 +138,34 @@ t.test('an upload declared over the quota is refused before its body is read', a
   t.equal((await server2.api.as(bob).get('/attachments')).body.upload_space_used, 0);
 });
 
+t.test('CHAT_USER_UPLOAD_FILES: files are counted too, empty ones included, before the body is read', async (t) => {
+  t.equal(configFrom({}, {}).userUploadFiles, 10_000, '10,000 files per user by default');
+  t.equal(configFrom({}, { CHAT_USER_UPLOAD_FILES: '25' }).userUploadFiles, 25);
+  t.equal(configFrom({}, { CHAT_USER_UPLOAD_FILES: '0' }).userUploadFiles, null, '0 is no limit');
+  const options = { rateLimit: null, userUploadFiles: 3 };
+  const server = await startTestServer(t, options);
+  const ann = server.api.as(await server.api.createUser('ann@example.com', 'Ann'));
+  const bob = server.api.as(await server.api.createUser('bob@example.com', 'Bob'));
+  for (let i = 0; i < 3; i++) t.equal((await upload(ann, `empty-${i}.txt`, 0)).status, 200, `empty file ${i} is taken`);
+  const refused = await upload(ann, 'empty-3.txt', 0);
+  t.equal(refused.status, 400, 'the fourth is refused, though it has no bytes');
+  t.match(refused.body, { result: 'error', code: 'REALM_UPLOAD_QUOTA', msg: 'Upload would exceed your limit of 3 files; delete files you no longer need.' });
+  const early = await uploadDeclaring(server, ann.credentials!, 50 * MIB);
+  t.match(early, { status: 400, body: { code: 'REALM_UPLOAD_QUOTA', msg: /limit of 3 files/ } }, 'answered while the body was still coming');
+  t.equal((await ann.get('/attachments')).body.attachments.length, 3, 'the user keeps three files');
+  t.equal((await upload(bob, 'bob.txt', 0)).status, 200, 'the limit is per user');
+
+  // Twenty at once: the realm decides one after another, so no more pass than the limit allows.
+  const [first] = (await ann.get('/attachments')).body.attachments as { id: number }[];
+  t.equal((await ann.delete(`/attachments/${first!.id}`)).status, 200);
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(ann, `burst-${i}.txt`, 10)));
+  t.equal(results.filter((result) => result.status === 200).length, 1, 'a deleted file frees one place, taken once');
+
+  await server.stop();
+  const restarted = await startTestServer(t, { ...options, dataDir: server.dataDir });
+  t.equal((await upload(restarted.api.as(ann.credentials), 'after-restart.txt', 0)).status, 400, 'the count is rebuilt on a restart');
+});
+
 t.test('uploads stop at twice the free-space minimum, counting the declared size, while messages go on', async (t) => {
   const server = await startTestServer(t, { rateLimit: null });
   const { diskSpace } = server.server;

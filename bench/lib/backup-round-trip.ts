@@ -101,7 +101,7 @@ export async function openWriter(dir: string) {
       const pathId = await uploads.save(realm.realmId, `file-${history.files.length}.txt`, data);
       await runtime.execute(realm.realmId, {
         type: 'attachment.upload', caller: { kind: 'user', userId: userIds[0]! }, pathId, name: `file-${history.files.length}.txt`, size: data.length,
-        quota: { userBytes: null, realmBytes: null },
+        quota: { userBytes: null, userFiles: null, realmBytes: null },
       });
       history.files.push({ seq: runtime.logPosition, url: `/user_uploads/${pathId}`, sha256: createHash('sha256').update(data).digest('hex') });
     }

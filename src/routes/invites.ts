@@ -88,7 +88,7 @@ export const inviteRoutes = [
       // Read before the command, with no await between: the realm decides on this very state.
       const skipped = skippedInvitees(realm, emails);
       const changes = await services.runtime.execute(realm.realmId, {
-        type: 'invite.send', caller: caller(user), emails, notifyReferrerOnJoin: params.notify_referrer_on_join, ...terms(params),
+        type: 'invite.send', caller: caller(user), emails, notifyReferrerOnJoin: params.notify_referrer_on_join, dailyLimit: services.config.invitationsPerDay, ...terms(params),
       });
       await mailInvitations(services, realm, user, createdInvitations(changes));
       if (skipped.length) {
@@ -148,7 +148,7 @@ export const inviteRoutes = [
     auth: 'user',
     params: { invite_id: inviteId },
     async handle({ services, realm, user }, params) {
-      await services.runtime.execute(realm.realmId, { type: 'invite.resend', caller: caller(user), id: params.invite_id });
+      await services.runtime.execute(realm.realmId, { type: 'invite.resend', caller: caller(user), id: params.invite_id, dailyLimit: services.config.invitationsPerDay });
       const invitation = realm.invitations.emails.get(params.invite_id)!;
       await mailInvitations(services, realm, realm.users.get(invitation.invitedBy) ?? user, [invitation]);
       return {};

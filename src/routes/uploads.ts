@@ -16,7 +16,9 @@ import { route } from './route.ts';
  */
 const FORM_FRAMING_BYTES = 8 * 1024;
 
-export const uploadQuota = (config: Config): UploadQuota => ({ userBytes: config.userUploadQuotaBytes, realmBytes: config.realmUploadQuotaBytes });
+export const uploadQuota = (config: Config): UploadQuota => ({
+  userBytes: config.userUploadQuotaBytes, userFiles: config.userUploadFiles, realmBytes: config.realmUploadQuotaBytes,
+});
 
 const fileNotFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'File not found', 404);
 
@@ -33,7 +35,7 @@ export const uploadRoutes = [
       services.runtime.assertWritable();
       const refusal = services.diskSpace.uploadRefusal(declaredBytes ?? MAX_UPLOAD_BYTES);
       if (refusal !== null) throw lowOnSpace(refusal);
-      if (declaredBytes !== null) checkUploadQuota(realm, user.userId, Math.max(0, declaredBytes - FORM_FRAMING_BYTES), uploadQuota(services.config));
+      checkUploadQuota(realm, user.userId, declaredBytes === null ? 0 : Math.max(0, declaredBytes - FORM_FRAMING_BYTES), uploadQuota(services.config));
     },
     async handle({ services, realm, user, files }) {
       if (files.length !== 1) throw badRequest(files.length ? 'You may only upload one file at a time' : 'You must specify a file to upload');

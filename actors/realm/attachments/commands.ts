@@ -1,9 +1,11 @@
 import type { Caller } from '../commands.ts';
 
-/** How many bytes of files a user, and the whole organization, may keep (the server's configuration). */
+/** How many bytes of files a user, and the whole organization, may keep, and how many files a user (the server's configuration). */
 export interface UploadQuota {
   /** null: no limit */
   userBytes: number | null;
+  /** null: no limit */
+  userFiles: number | null;
   /** null: no limit; `realm_upload_quota_mib` */
   realmBytes: number | null;
 }

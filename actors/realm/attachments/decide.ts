@@ -39,18 +39,23 @@ export function decideAttachment(state: RealmState, command: AttachmentCommand, 
 }
 
 /**
- * Refuses a file that would take the user's or the organization's files past their quota. The uploads
+ * Refuses a file that would take the user's or the organization's files past their quota, or the user's
+ * files past their number (tiny or empty files, which take next to no bytes, each take a record in the
+ * realm's state and snapshot and a directory on disk). The uploads
  * route asks first with the size the request declares, before its body is read; the realm decides with the
  * file's real size, one upload after another, so concurrent uploads cannot pass the quota together.
  */
 export function checkUploadQuota(state: RealmState, userId: number, size: number, quota: UploadQuota): void {
-  const { bytes, bytesByOwner } = state.attachments;
+  const { bytes, bytesByOwner, filesByOwner } = state.attachments;
   // The original's error and code (zerver/lib/upload: check_upload_within_quota).
   if (quota.realmBytes !== null && bytes + size > quota.realmBytes) {
     throw new ChatError(ErrorCode.REALM_UPLOAD_QUOTA, "Upload would exceed your organization's upload quota.");
   }
   if (quota.userBytes !== null && (bytesByOwner.get(userId) ?? 0) + size > quota.userBytes) {
     throw new ChatError(ErrorCode.REALM_UPLOAD_QUOTA, `Upload would exceed your upload quota (${mebibytes(quota.userBytes)} MiB); delete files you no longer need.`);
+  }
+  if (quota.userFiles !== null && (filesByOwner.get(userId) ?? 0) >= quota.userFiles) {
+    throw new ChatError(ErrorCode.REALM_UPLOAD_QUOTA, `Upload would exceed your limit of ${quota.userFiles} files; delete files you no longer need.`);
   }
 }
 

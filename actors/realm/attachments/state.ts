@@ -25,6 +25,8 @@ export interface AttachmentStore {
   bytes: number;
   /** bytes of each user's files (rebuilt on load): `upload_space_used` and the user's upload quota */
   bytesByOwner: Map<number, number>;
+  /** how many files each user has (rebuilt on load): the user's limit on files, which empty ones count toward too */
+  filesByOwner: Map<number, number>;
 }
 
 export interface AttachmentStoreRecord {
@@ -33,7 +35,7 @@ export interface AttachmentStoreRecord {
 }
 
 export function emptyAttachmentStore(): AttachmentStore {
-  return { byId: new Map(), byPathId: new Map(), nextId: 1, bytes: 0, bytesByOwner: new Map() };
+  return { byId: new Map(), byPathId: new Map(), nextId: 1, bytes: 0, bytesByOwner: new Map(), filesByOwner: new Map() };
 }
 
 export function attachmentStoreToRecord(store: AttachmentStore): AttachmentStoreRecord {
@@ -55,6 +57,7 @@ export function addAttachment(store: AttachmentStore, attachment: Attachment): v
   store.nextId = Math.max(store.nextId, attachment.id + 1);
   store.bytes += attachment.size;
   store.bytesByOwner.set(attachment.ownerId, (store.bytesByOwner.get(attachment.ownerId) ?? 0) + attachment.size);
+  store.filesByOwner.set(attachment.ownerId, (store.filesByOwner.get(attachment.ownerId) ?? 0) + 1);
 }
 
 export function removeAttachment(store: AttachmentStore, attachmentId: number): void {
@@ -66,6 +69,9 @@ export function removeAttachment(store: AttachmentStore, attachmentId: number): 
   const left = (store.bytesByOwner.get(attachment.ownerId) ?? 0) - attachment.size;
   if (left > 0) store.bytesByOwner.set(attachment.ownerId, left);
   else store.bytesByOwner.delete(attachment.ownerId);
+  const files = (store.filesByOwner.get(attachment.ownerId) ?? 0) - 1;
+  if (files > 0) store.filesByOwner.set(attachment.ownerId, files);
+  else store.filesByOwner.delete(attachment.ownerId);
 }
 
 /** `/user_uploads/<realm>/<random>/<name>` in Markdown or HTML: the path ids a message's content references. */

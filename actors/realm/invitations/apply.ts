@@ -1,12 +1,13 @@
 import type { RealmState } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
-import { addInvitation } from './state.ts';
+import { addInvitation, noteMailed } from './state.ts';
 
 export function applyInvitationChange(state: RealmState, change: InvitationChange): void {
   const store = state.invitations;
   switch (change.type) {
     case 'invitations.created':
       for (const invitation of change.invitations) addInvitation(store, structuredClone(invitation));
+      if (!change.invitations[0]?.multiuse) noteMailed(store, change.invitations[0]?.invitedAt ?? 0, change.invitations.length);
       return;
     case 'invitation.revoked': {
       const invitation = (change.multiuse ? store.links : store.emails).get(change.id);
@@ -18,6 +19,7 @@ export function applyInvitationChange(state: RealmState, change: InvitationChang
       if (!invitation) return;
       invitation.invitedAt = change.at;
       invitation.expiresAt = change.expiresAt;
+      noteMailed(store, change.at, 1);
       return;
     }
     case 'invitation.used': {

@@ -7,8 +7,8 @@ import { mayAddMembers } from '../groups/decide.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
-import type { InvitationCommand } from './commands.ts';
-import type { Invitation, InvitationTerms } from './state.ts';
+import type { DailyInvitationLimit, InvitationCommand } from './commands.ts';
+import { INVITATION_DAY_SECONDS, type Invitation, type InvitationTerms } from './state.ts';
 import { managesInvitation } from './views.ts';
 
 /** The original's confirmation keys: 24 random characters. */
@@ -47,6 +47,7 @@ export function decideInvitation(state: RealmState, command: Exclude<InvitationC
       requireManager(state, command.caller, invitation);
       // The link is valid for as long again as when it was sent, from now.
       const at = Math.floor(clock.now() / 1000);
+      checkDailyLimit(state, at, 1, command.dailyLimit);
       const expiresAt = invitation.expiresAt === null ? null : at + (invitation.expiresAt - invitation.invitedAt);
       return [{ type: 'invitation.resent', id: invitation.id, at, expiresAt }];
     }
@@ -70,7 +71,21 @@ function decideSend(state: RealmState, command: Send, clock: Clock): InvitationC
   const invitations = emails
     .filter((email) => !skippedSet.has(email))
     .map((email) => newInvitation(state, command, caller, clock, { multiuse: false, email, id: id++, notifyReferrerOnJoin: command.notifyReferrerOnJoin }));
+  checkDailyLimit(state, Math.floor(clock.now() / 1000), invitations.length, command.dailyLimit);
   return [{ type: 'invitations.created', invitations }];
+}
+
+/**
+ * Refuses mails that would take the organization's invitation mails of the last day past its limit: the
+ * original's realm.max_invites, so that invitations are no way to send spam. All or none of a request's go.
+ */
+function checkDailyLimit(state: RealmState, now: number, count: number, limit: DailyInvitationLimit): void {
+  if (limit === null) return;
+  const recent = state.invitations.mailedAt.filter((at) => at > now - INVITATION_DAY_SECONDS).length;
+  if (recent + count <= limit) return;
+  throw new ChatError(ErrorCode.INVITATION_FAILED,
+    'To protect users, this server limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
+    400, { errors: [], sent_invitations: false, license_limit_reached: false, daily_limit_reached: true });
 }
 
 /** The addresses POST /invites skips because an account has them, with the API's reasons. */

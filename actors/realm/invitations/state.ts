@@ -39,20 +39,27 @@ export interface InvitationStore {
   byKey: Map<string, Invitation>;
   nextEmailId: number;
   nextLinkId: number;
+  /** UNIX seconds of the invitation mails (sends and resends) of the last day, oldest first: the daily limit */
+  mailedAt: number[];
 }
 
 export interface InvitationStoreRecord {
   invitations: Invitation[];
   nextEmailId: number;
   nextLinkId: number;
+  /** absent in snapshots written before the daily limit: taken from the invitations' last mailing */
+  mailedAt?: number[];
 }
 
+/** The window of the daily limit on invitation mails, in seconds. */
+export const INVITATION_DAY_SECONDS = 24 * 60 * 60;
+
 export function emptyInvitationStore(): InvitationStore {
-  return { emails: new Map(), links: new Map(), byKey: new Map(), nextEmailId: 1, nextLinkId: 1 };
+  return { emails: new Map(), links: new Map(), byKey: new Map(), nextEmailId: 1, nextLinkId: 1, mailedAt: [] };
 }
 
 export function invitationStoreToRecord(store: InvitationStore): InvitationStoreRecord {
-  return { invitations: [...store.emails.values(), ...store.links.values()], nextEmailId: store.nextEmailId, nextLinkId: store.nextLinkId };
+  return { invitations: [...store.emails.values(), ...store.links.values()], nextEmailId: store.nextEmailId, nextLinkId: store.nextLinkId, mailedAt: store.mailedAt };
 }
 
 export function invitationStoreFromRecord(record: InvitationStoreRecord | undefined): InvitationStore {
@@ -62,7 +69,16 @@ export function invitationStoreFromRecord(record: InvitationStoreRecord | undefi
   for (const invitation of record.invitations) addInvitation(store, structuredClone(invitation));
   store.nextEmailId = Math.max(store.nextEmailId, record.nextEmailId);
   store.nextLinkId = Math.max(store.nextLinkId, record.nextLinkId);
+  store.mailedAt = record.mailedAt ? [...record.mailedAt] : [...store.emails.values()].map((invitation) => invitation.invitedAt).sort((a, b) => a - b);
   return store;
+}
+
+/** Notes `count` invitation mails sent at `at` (UNIX seconds) and forgets those older than a day. */
+export function noteMailed(store: InvitationStore, at: number, count: number): void {
+  for (let i = 0; i < count; i++) store.mailedAt.push(at);
+  let old = 0;
+  while (old < store.mailedAt.length && store.mailedAt[old]! <= at - INVITATION_DAY_SECONDS) old++;
+  if (old > 0) store.mailedAt.splice(0, old);
 }
 
 export function addInvitation(store: InvitationStore, invitation: Invitation): void {
