@@ -35,7 +35,7 @@ const topicOf = (recipient: { kind: string; topic?: string }) => (recipient.kind
 function* allMessages(realms: Iterable<RealmState>): Generator<IndexedMessage> {
   for (const state of realms) {
     for (const message of state.messages.byId.values()) {
-      yield { realmId: state.realmId, id: message.id, content: message.content, topic: topicOf(message.recipient) };
+      yield { realmId: state.realmId, id: message.id, content: state.messages.bodies.peek(message).content, topic: topicOf(message.recipient) };
     }
   }
 }

@@ -65,6 +65,7 @@ export async function startServer(
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
     queueLimits: config.queueLimits,
+    bodyCache: config.messageBodyCache,
   });
   live = runtime;
   const recovered = runtime.recover();

@@ -1,3 +1,4 @@
+import { bodyRecord, type BodyRecord } from './messages/bodies.ts';
 import { chunkRecords, messageHead, MessageStoreLoader, type MessageChunkRecord, type MessageHeadRecord } from './messages/chunks.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
@@ -18,6 +19,10 @@ export interface RealmSnapshot {
   chunks: [id: string, data: MessageChunkRecord | null][];
   /** the chunks this snapshot covers: to mark unsaved again if it cannot be written (restoreUnsaved) */
   taken: Set<number>;
+  /** the message bodies to store, or null for one to remove (the message is gone) */
+  bodies: [messageId: number, body: BodyRecord | null][];
+  /** the messages whose bodies this snapshot covers: they leave memory once it is durable (bodiesSaved) */
+  takenBodies: Set<number>;
 }
 
 /** The records of a realm's snapshot; its messages' unsaved chunks count as saved from now on. */
@@ -27,16 +32,31 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
   store.unsavedChunks = new Set();
   const chunks = [...taken].sort((a, b) => a - b);
   const records = chunkRecords(store, chunks);
+  const takenBodies = store.bodies.take();
+  const bodies: RealmSnapshot['bodies'] = [];
+  for (const id of takenBodies) {
+    const message = store.byId.get(id);
+    // A body set since the last snapshot is still on its message.
+    bodies.push([id, message?.body ? bodyRecord(message.body) : null]);
+  }
   return {
     realm: { ...realmRecordWithoutMessages(state), messageHead: messageHead(store) },
     chunks: chunks.map((chunk, i) => [chunkRecordId(state.realmId, chunk), records[i]!]),
     taken,
+    bodies,
+    takenBodies,
   };
 }
 
-/** After a snapshot that could not be written: its chunks are unsaved again. */
-export function restoreUnsaved(state: RealmState, taken: ReadonlySet<number>): void {
-  for (const chunk of taken) state.messages.unsavedChunks.add(chunk);
+/** After a snapshot that could not be written: its chunks and bodies are unsaved again. */
+export function restoreUnsaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'taken' | 'takenBodies'>): void {
+  for (const chunk of snapshot.taken) state.messages.unsavedChunks.add(chunk);
+  state.messages.bodies.restore(snapshot.takenBodies);
+}
+
+/** After the snapshot is durable: the bodies it stored leave memory, unless a change set them again since. */
+export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'takenBodies'>): void {
+  state.messages.bodies.saved(state.messages.byId, snapshot.takenBodies);
 }
 
 /**
@@ -63,7 +83,12 @@ export class RealmSnapshotLoader {
 
   /** Gives each realm read its messages, once every record has been read. */
   finish(): void {
-    for (const [state, head] of this.heads) state.messages = (this.messages.get(state.realmId) ?? new MessageStoreLoader()).finish(head);
+    for (const [state, head] of this.heads) {
+      const started = state.messages;
+      state.messages = (this.messages.get(state.realmId) ?? new MessageStoreLoader()).finish(head);
+      // The runtime attached the data directory to the store it started the realm with.
+      state.messages.bodies.adopt(started.bodies);
+    }
     this.heads.length = 0;
     this.messages.clear();
   }

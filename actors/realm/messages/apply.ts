@@ -15,6 +15,7 @@ import {
   removeFromIndexes,
   setOf,
   type EditHistoryEntry,
+  type SentMessage,
   type StoredMessage,
 } from './state.ts';
 
@@ -26,6 +27,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
       const message = copyMessage(change.message);
       message.userIds = sharedHolders(store, message);
       store.byId.set(message.id, message);
+      store.bodies.unsaved.add(message.id);
       addToIndexes(store, message);
       store.nextId = Math.max(store.nextId, message.id + 1);
       store.recipientIds.set(recipientKey(message.recipient), message.recipientId);
@@ -53,6 +55,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
           indexMentions(state, message, false);
           for (const userId of message.userIds) dropFlags(state, userId, id);
           store.byId.delete(id);
+          store.bodies.dropped(id);
         }
       }
       setFirstMessageIds(state, change.firstMessageIds);
@@ -95,11 +98,13 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
     const message = store.byId.get(id);
     if (!message) continue;
     const entry: EditHistoryEntry = { userId: change.editorId, timestamp: change.at };
+    const body = { ...store.bodies.peek(message) };
     if (content && id === change.targetId) {
-      entry.prevContent = message.content;
-      entry.prevRenderedContent = message.renderedContent;
+      entry.prevContent = body.content;
+      entry.prevRenderedContent = body.renderedContent;
       indexMentions(state, message, false);
-      Object.assign(message, { content: content.content, renderedContent: content.renderedContent, isMeMessage: content.isMeMessage, mentions: structuredClone(content.mentions) });
+      Object.assign(body, { content: content.content, renderedContent: content.renderedContent });
+      Object.assign(message, { isMeMessage: content.isMeMessage, mentions: structuredClone(content.mentions) });
       message.lastEditTimestamp = change.at;
     }
     if (move && message.recipient.kind === 'channel') {
@@ -111,7 +116,8 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
       if (!move.resolveOnly) message.lastMovedTimestamp = change.at;
       if (move.toChannelId !== move.fromChannelId) moveHolders(state, message, move.lostAccess, move.gained);
     }
-    message.editHistory = [entry, ...message.editHistory];
+    body.editHistory = [entry, ...body.editHistory];
+    store.bodies.set(message, body);
     if (content && id === change.targetId) indexMentions(state, message, true);
   }
   if (move && move.toChannelId !== move.fromChannelId) {
@@ -160,13 +166,14 @@ function touchedMessageIds(change: MessageChange): readonly number[] {
   }
 }
 
-/** A copy sharing nothing mutable with the change (which the log may still be encoding). */
-function copyMessage(message: StoredMessage): StoredMessage {
+/** A copy sharing nothing mutable with the change (which the log may still be encoding), its body on it. */
+function copyMessage(sent: SentMessage): StoredMessage {
+  const { content, renderedContent, editHistory, ...message } = sent;
   const { mentions } = message;
   return {
     ...message,
+    body: { content, renderedContent, editHistory: editHistory.map((entry) => ({ ...entry })) },
     recipient: message.recipient.kind === 'channel' ? { ...message.recipient } : { kind: 'direct', userIds: [...message.recipient.userIds] },
-    editHistory: message.editHistory.map((entry) => ({ ...entry })),
     reactions: message.reactions.map((reaction) => ({ ...reaction })),
     mentions: { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
     userIds: [...message.userIds],

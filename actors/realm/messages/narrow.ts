@@ -172,7 +172,7 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
     case 'has':
       if (clause.what === 'reaction') return message.reactions.length > 0;
       if (clause.what === 'attachment') return (message.attachmentIds?.length ?? 0) > 0;
-      if (clause.what === 'link') return message.renderedContent.includes('<a ');
+      if (clause.what === 'link') return state.messages.bodies.peek(message).renderedContent.includes('<a ');
       return hasImage(state, message);
     case 'is':
       switch (clause.what) {
@@ -211,11 +211,12 @@ export const highlightTopic = (topic: string, words: readonly string[]) => highl
 
 /** `has:image`: an inline image, an uploaded image file the message links, or a link to an image. */
 function hasImage(state: RealmState, message: StoredMessage): boolean {
-  if (message.renderedContent.includes('<img ')) return true;
+  const { renderedContent } = state.messages.bodies.peek(message);
+  if (renderedContent.includes('<img ')) return true;
   for (const id of message.attachmentIds ?? []) {
     const attachment = state.attachments.byId.get(id);
     if (attachment && isImageName(attachment.name)) return true;
   }
-  for (const match of message.renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) return true;
+  for (const match of renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) return true;
   return false;
 }

@@ -1,0 +1,112 @@
+import type { IdMap } from './id-map.ts';
+import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
+
+/** Reads the body a snapshot stored for a message of the realm (snapshots/store.ts, through the runtime). */
+export type StoredBodies = (messageId: number) => MessageBody | undefined;
+
+/** A body as stored: by position, the edit history left out when empty (as for most messages). */
+export type BodyRecord = [content: string, renderedContent: string, editHistory?: EditHistoryEntry[]];
+
+export const bodyRecord = (body: MessageBody): BodyRecord =>
+  body.editHistory.length ? [body.content, body.renderedContent, body.editHistory] : [body.content, body.renderedContent];
+
+/** Shared by the bodies read without an edit history: replaced by an edit, never changed in place. */
+const NO_EDITS: EditHistoryEntry[] = Object.freeze([]) as unknown as EditHistoryEntry[];
+
+export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: record[0], renderedContent: record[1], editHistory: record[2] ?? NO_EDITS });
+
+/**
+ * Bodies read back from the data directory that stay decoded, the most recently read first to stay: a page
+ * of a busy topic read again and again costs one read per message once. About 1 KB each for a message of
+ * a few hundred characters: a few MB of heap per organization. CHAT_MESSAGE_BODY_CACHE sets another size.
+ */
+export const DEFAULT_BODY_CACHE = 4096;
+
+/**
+ * A realm's message bodies. A body set by a change (a send, an edit, an import) stays on its message until
+ * a snapshot has stored it, in the snapshot's own transaction, so that the snapshot and the bodies always
+ * agree and the log after the snapshot holds every body that is not stored; then the message lets it go, and
+ * reads go to the data directory.
+ */
+export class MessageBodies {
+  /** null until the runtime attaches its data directory: every body is on its message then */
+  private source: StoredBodies | null = null;
+  private cacheLimit = DEFAULT_BODY_CACHE;
+  private readonly cache = new Map<number, MessageBody>();
+  /** messages whose body the next snapshot writes, or removes when the message is gone */
+  unsaved = new Set<number>();
+
+  attach(source: StoredBodies, cacheLimit: number): void {
+    this.source = source;
+    this.cacheLimit = cacheLimit;
+  }
+
+  /** Reads from where `other` reads (a store loaded for a realm started with another). */
+  adopt(other: MessageBodies): void {
+    this.source = other.source;
+    this.cacheLimit = other.cacheLimit;
+  }
+
+  /** The message's body, kept in the cache when it had to be read. */
+  of(message: StoredMessage): MessageBody {
+    if (message.body) return message.body;
+    const cached = this.cache.get(message.id);
+    if (cached) {
+      // Read again: it goes to the back of the eviction order.
+      this.cache.delete(message.id);
+      this.cache.set(message.id, cached);
+      return cached;
+    }
+    const body = this.read(message.id);
+    this.cache.set(message.id, body);
+    if (this.cache.size > this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
+    return body;
+  }
+
+  /** The message's body without caching it: for walks over many messages (a scan, an export, a rebuild). */
+  peek(message: StoredMessage): MessageBody {
+    return message.body ?? this.cache.get(message.id) ?? this.read(message.id);
+  }
+
+  /** A change gave the message this body. */
+  set(message: StoredMessage, body: MessageBody): void {
+    message.body = body;
+    this.cache.delete(message.id);
+    this.unsaved.add(message.id);
+  }
+
+  /** The message was deleted: the next snapshot removes its body. */
+  dropped(messageId: number): void {
+    this.cache.delete(messageId);
+    this.unsaved.add(messageId);
+  }
+
+  /** For a snapshot: the messages whose body it writes; they count as saved from now on. */
+  take(): Set<number> {
+    const taken = this.unsaved;
+    this.unsaved = new Set();
+    return taken;
+  }
+
+  /** After the snapshot that took `taken` is durable: the bodies it stored, and no change set since, leave memory. */
+  saved(byId: IdMap<StoredMessage>, taken: ReadonlySet<number>): void {
+    if (!this.source) return;
+    for (const id of taken) {
+      if (this.unsaved.has(id)) continue;
+      const message = byId.get(id);
+      if (message) message.body = null;
+    }
+  }
+
+  /** After a snapshot that could not be written: its bodies are unsaved again. */
+  restore(taken: ReadonlySet<number>): void {
+    for (const id of taken) this.unsaved.add(id);
+  }
+
+  private read(messageId: number): MessageBody {
+    const body = this.source?.(messageId);
+    // A message without its body in memory has it stored: anything else is a damaged data directory.
+    if (!body) throw new Error(`the body of message ${messageId} is not stored`);
+    return body;
+  }
+}
