@@ -7,6 +7,7 @@ import { openRuntime } from './helpers/runtime.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 import { MESSAGE_CHUNK_KIND } from '../actors/realm/snapshot.ts';
 import type { MessageChunkRecord } from '../actors/realm/messages/chunks.ts';
+import { verifyRealm } from '../actors/verify.ts';
 
 const NARROWS: unknown[][] = [
   [], [['channel', 'general']], [['channel', 'general'], ['topic', 'moved']], [['is', 'dm']], [['is', 'starred']],
@@ -129,4 +130,20 @@ t.test('edits of a cold history survive SIGKILL: the replay reads the stored bod
     [ids[30]!, { content: 'note 30: the plan, in **bold**', edits: 1 }],
     [fresh, { content: 'sent after the snapshot', edits: 0 }],
   ]));
+});
+
+t.test('verify reports messages whose body the data directory lost', async (t) => {
+  const server = await startTestServer(t, { rateLimit: null });
+  await channel(server.api, 'general', [1]);
+  const ids = await history(server.api, 1200);
+  await server.stop();
+  const damaged = openRuntime(server.dataDir, { now: Date.now });
+  t.same(verifyRealm(damaged.runtime.realmState(1)), [], 'sound before');
+  // The snapshot as it is, less two bodies.
+  const lost = [ids[10]!, ids[11]!].map((messageId) => ({ realmId: 1, messageId, body: null }));
+  await damaged.store.writeSnapshots(damaged.store.snapshotSeq(), [], [], false, lost);
+  await damaged.store.close();
+  const { store, runtime } = openRuntime(server.dataDir, { now: Date.now });
+  t.teardown(() => store.close());
+  t.same(verifyRealm(runtime.realmState(1)), [`realm 1: message ${ids[10]} has no stored body`, `realm 1: message ${ids[11]} has no stored body`]);
 });

@@ -68,6 +68,11 @@ export class MessageBodies {
     return message.body ?? this.cache.get(message.id) ?? this.read(message.id);
   }
 
+  /** Whether the data directory holds a body for the message (verify). */
+  isStored(messageId: number): boolean {
+    return this.cache.has(messageId) || this.source?.(messageId) !== undefined;
+  }
+
   /** A change gave the message this body. */
   set(message: StoredMessage, body: MessageBody): void {
     message.body = body;
