@@ -449,10 +449,16 @@ export class Runtime {
 
   private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
     if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
-    const raw = (id: number) => this.store.readBody(state.realmId, id) as BodyRecord | undefined;
-    state.messages.bodies.attach((id) => {
-      const record = raw(id);
-      return record && bodyFromRecord(record);
+    const { store } = this;
+    const { realmId } = state;
+    state.messages.bodies.attach({
+      read(id) {
+        const record = store.readBody(realmId, id) as BodyRecord | undefined;
+        return record && bodyFromRecord(record);
+      },
+      *scan() {
+        for (const [id, record] of store.readBodies(realmId)) yield [id, bodyFromRecord(record as BodyRecord)];
+      },
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });

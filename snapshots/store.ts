@@ -283,6 +283,11 @@ export class Store {
     return raw === undefined ? undefined : decode(raw);
   }
 
+  /** Every message body stored for the realm, in id order: one pass over the pages, far cheaper than a read per id. */
+  *readBodies(realmId: number): Generator<[messageId: number, body: unknown]> {
+    for (const { key, value } of this.bodies.getRange({ start: [realmId, 0], end: [realmId + 1, 0] })) yield [key[1], decode(value)];
+  }
+
   /** The archive and the live log, as point-in-time restore and verify read them. */
   history(): LogHistory {
     return LogHistory.of(this.dir, this.root as unknown as RootDatabase<Buffer, number>, this.log, this.archiveDb, () => this.lastSeq());

@@ -168,17 +168,28 @@ function touchedMessageIds(change: MessageChange): readonly number[] {
 
 /** A copy sharing nothing mutable with the change (which the log may still be encoding), its body on it. */
 function copyMessage(sent: SentMessage): StoredMessage {
-  const { content, renderedContent, editHistory, ...message } = sent;
-  const { mentions } = message;
-  return {
-    ...message,
-    body: { content, renderedContent, editHistory: editHistory.map((entry) => ({ ...entry })) },
-    recipient: message.recipient.kind === 'channel' ? { ...message.recipient } : { kind: 'direct', userIds: [...message.recipient.userIds] },
-    reactions: message.reactions.map((reaction) => ({ ...reaction })),
+  const { mentions, recipient } = sent;
+  // Field by field, in the order chunks.ts loads them: one object shape for every stored message (a rest
+  // pattern over the sent message cost a tenth of a send's CPU).
+  const message: StoredMessage = {
+    id: sent.id,
+    senderId: sent.senderId,
+    recipient: recipient.kind === 'channel' ? { ...recipient } : { kind: 'direct', userIds: [...recipient.userIds] },
+    recipientId: sent.recipientId,
+    body: { content: sent.content, renderedContent: sent.renderedContent, editHistory: sent.editHistory.map((entry) => ({ ...entry })) },
+    isMeMessage: sent.isMeMessage,
     mentions: { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
-    userIds: [...message.userIds],
-    historicalUserIds: [...message.historicalUserIds],
+    timestamp: sent.timestamp,
+    client: sent.client,
+    reactions: sent.reactions.map((reaction) => ({ ...reaction })),
+    userIds: [...sent.userIds],
+    historicalUserIds: [...sent.historicalUserIds],
   };
+  if (sent.lastEditTimestamp !== undefined) message.lastEditTimestamp = sent.lastEditTimestamp;
+  if (sent.lastMovedTimestamp !== undefined) message.lastMovedTimestamp = sent.lastMovedTimestamp;
+  if (sent.alertedUserIds !== undefined) message.alertedUserIds = [...sent.alertedUserIds];
+  if (sent.attachmentIds !== undefined) message.attachmentIds = [...sent.attachmentIds];
+  return message;
 }
 
 /**

@@ -1,8 +1,12 @@
 import type { IdMap } from './id-map.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
-/** Reads the body a snapshot stored for a message of the realm (snapshots/store.ts, through the runtime). */
-export type StoredBodies = (messageId: number) => MessageBody | undefined;
+/** The bodies snapshots stored for the messages of a realm (snapshots/store.ts, through the runtime). */
+export interface StoredBodies {
+  read(messageId: number): MessageBody | undefined;
+  /** all of them, in id order */
+  scan(): Iterable<[messageId: number, body: MessageBody]>;
+}
 
 /** A body as stored: by position, the edit history left out when empty (as for most messages). */
 export type BodyRecord = [content: string, renderedContent: string, editHistory?: EditHistoryEntry[]];
@@ -70,7 +74,24 @@ export class MessageBodies {
 
   /** Whether the data directory holds a body for the message (verify). */
   isStored(messageId: number): boolean {
-    return this.cache.has(messageId) || this.source?.(messageId) !== undefined;
+    return this.cache.has(messageId) || this.source?.read(messageId) !== undefined;
+  }
+
+  /**
+   * Every message of `byId` (in id order) with its body: the stored ones read in one pass over the data
+   * directory (a rebuild of the search index, an export), none of them cached.
+   */
+  *withBodies(byId: IdMap<StoredMessage>): Generator<[StoredMessage, MessageBody]> {
+    const stored = this.source?.scan()[Symbol.iterator]();
+    let next = stored?.next();
+    for (const message of byId.values()) {
+      if (message.body) {
+        yield [message, message.body];
+        continue;
+      }
+      while (next && !next.done && next.value[0] < message.id) next = stored!.next();
+      yield [message, next && !next.done && next.value[0] === message.id ? next.value[1] : this.read(message.id)];
+    }
   }
 
   /** A change gave the message this body. */
@@ -109,7 +130,7 @@ export class MessageBodies {
   }
 
   private read(messageId: number): MessageBody {
-    const body = this.source?.(messageId);
+    const body = this.source?.read(messageId);
     // A message without its body in memory has it stored: anything else is a damaged data directory.
     if (!body) throw new Error(`the body of message ${messageId} is not stored`);
     return body;

@@ -181,11 +181,10 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
   }
   const holderLists: number[][] = [];
   const listIndex = new Map<number[], number>();
-  const messages = [...store.byId.values()].map((stored) => {
-    const { body: _body, ...message } = stored;
+  const messages = [...store.bodies.withBodies(store.byId)].map(([{ body: _body, ...message }, body]) => {
     let index = listIndex.get(message.userIds);
     if (index === undefined) listIndex.set(message.userIds, (index = holderLists.push(message.userIds) - 1));
-    return { ...message, ...store.bodies.peek(stored), userIds: index };
+    return { ...message, ...body, userIds: index };
   });
   return {
     messages,
