@@ -1,5 +1,6 @@
 import { bodyRecord, type BodyRecord } from './messages/bodies.ts';
 import { chunkRecords, messageHead, MessageStoreLoader, type MessageChunkRecord, type MessageHeadRecord } from './messages/chunks.ts';
+import type { MessageBody } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
 /**
@@ -21,8 +22,10 @@ export interface RealmSnapshot {
   taken: Set<number>;
   /** the message bodies to store, or null for one to remove (the message is gone) */
   bodies: [messageId: number, body: BodyRecord | null][];
-  /** the messages whose bodies this snapshot covers: they leave memory once it is durable (bodiesSaved) */
+  /** the messages whose bodies this snapshot covers: to mark unsaved again if it cannot be written */
   takenBodies: Set<number>;
+  /** the bodies it stores, which leave memory once it is durable (bodiesSaved) */
+  storedBodies: Map<number, MessageBody>;
 }
 
 /** The records of a realm's snapshot; its messages' unsaved chunks count as saved from now on. */
@@ -34,10 +37,12 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
   const records = chunkRecords(store, chunks);
   const takenBodies = store.bodies.take();
   const bodies: RealmSnapshot['bodies'] = [];
+  const storedBodies = new Map<number, MessageBody>();
   for (const id of takenBodies) {
-    const message = store.byId.get(id);
     // A body set since the last snapshot is still on its message.
-    bodies.push([id, message?.body ? bodyRecord(message.body) : null]);
+    const body = store.byId.get(id)?.body ?? null;
+    bodies.push([id, body && bodyRecord(body)]);
+    if (body) storedBodies.set(id, body);
   }
   return {
     realm: { ...realmRecordWithoutMessages(state), messageHead: messageHead(store) },
@@ -45,6 +50,7 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
     taken,
     bodies,
     takenBodies,
+    storedBodies,
   };
 }
 
@@ -55,8 +61,8 @@ export function restoreUnsaved(state: RealmState, snapshot: Pick<RealmSnapshot, 
 }
 
 /** After the snapshot is durable: the bodies it stored leave memory, unless a change set them again since. */
-export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'takenBodies'>): void {
-  state.messages.bodies.saved(state.messages.byId, snapshot.takenBodies);
+export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'storedBodies'>): void {
+  state.messages.bodies.saved(state.messages.byId, snapshot.storedBodies);
 }
 
 /**

@@ -114,13 +114,14 @@ export class MessageBodies {
     return taken;
   }
 
-  /** After the snapshot that took `taken` is durable: the bodies it stored, and no change set since, leave memory. */
-  saved(byId: IdMap<StoredMessage>, taken: ReadonlySet<number>): void {
-    if (!this.source) return;
-    for (const id of taken) {
-      if (this.unsaved.has(id)) continue;
+  /**
+   * After the snapshot that stored `stored` is durable: those bodies leave memory. One that a change replaced
+   * since (or a reload, see Runtime.recover) is not the one stored, and stays.
+   */
+  saved(byId: IdMap<StoredMessage>, stored: ReadonlyMap<number, MessageBody>): void {
+    for (const [id, body] of stored) {
       const message = byId.get(id);
-      if (message) message.body = null;
+      if (message?.body === body) message.body = null;
     }
   }
 
