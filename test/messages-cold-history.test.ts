@@ -11,7 +11,7 @@ import { verifyRealm } from '../actors/verify.ts';
 
 const NARROWS: unknown[][] = [
   [], [['channel', 'general']], [['channel', 'general'], ['topic', 'moved']], [['is', 'dm']], [['is', 'starred']],
-  [['search', 'plan']], [['search', 'rewritten']], [['has', 'link']], [['has', 'reaction']],
+  [['search', 'plan']], [['search', 'rewritten']], [['has', 'link']], [['has', 'image']], [['has', 'reaction']],
 ];
 
 /** What users read of messages: every narrow (with search highlights), edit histories and raw contents. */
@@ -65,6 +65,7 @@ t.test('a restart with a cold history serves old messages, edits, moves, searche
   // Over a chunk of ids (MESSAGE_CHUNK_SIZE), so the snapshot writes two.
   const ids = await history(first.api, 2100);
   const linked = await sendToChannel(first.api, 'general', 'links', 'see https://example.com/plan');
+  const pictured = await sendToChannel(first.api, 'general', 'links', 'see https://example.com/plan.png');
   const dm = await sendDirect(first.api.as(ann), [1], 'a direct plan');
   await first.api.patch(`/messages/${ids[3]}`, { content: 'rewritten once' });
   await first.api.patch(`/messages/${ids[3]}`, { content: 'rewritten twice' });
@@ -76,6 +77,7 @@ t.test('a restart with a cold history serves old messages, edits, moves, searche
   const before = await everything(first.api, shown);
   t.ok((before[1] as { messages: unknown[] }).messages.length >= 2000, 'the views compared hold the messages');
   t.match(before[6], { messages: [{ id: ids[3], match_content: /highlight/ }] }, 'the edited content is searched');
+  t.match(before.slice(7, 9), [{ messages: [{ id: linked }, { id: pictured }] }, { messages: [{ id: pictured }] }], 'has:link and has:image find them');
   t.match(before[NARROWS.length + 2], { message_history: { length: 3 } }, 'the edit history has both edits');
   await first.stop();
 

@@ -1,4 +1,5 @@
 import type { RealmState } from '../state.ts';
+import { contentHas } from './bodies.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
 import {
   addToIndexes,
@@ -104,7 +105,7 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
       entry.prevRenderedContent = body.renderedContent;
       indexMentions(state, message, false);
       Object.assign(body, { content: content.content, renderedContent: content.renderedContent });
-      Object.assign(message, { isMeMessage: content.isMeMessage, mentions: structuredClone(content.mentions) });
+      Object.assign(message, { isMeMessage: content.isMeMessage, mentions: structuredClone(content.mentions), contentHas: contentHas(content.renderedContent) });
       message.lastEditTimestamp = change.at;
     }
     if (move && message.recipient.kind === 'channel') {
@@ -177,6 +178,7 @@ function copyMessage(sent: SentMessage): StoredMessage {
     recipient: recipient.kind === 'channel' ? { ...recipient } : { kind: 'direct', userIds: [...recipient.userIds] },
     recipientId: sent.recipientId,
     body: { content: sent.content, renderedContent: sent.renderedContent, editHistory: sent.editHistory.map((entry) => ({ ...entry })) },
+    contentHas: contentHas(sent.renderedContent),
     isMeMessage: sent.isMeMessage,
     mentions: { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
     timestamp: sent.timestamp,

@@ -1,3 +1,4 @@
+import { isImageName } from '../attachments/state.ts';
 import type { IdMap } from './id-map.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
@@ -6,6 +7,26 @@ export interface StoredBodies {
   read(messageId: number): MessageBody | undefined;
   /** all of them, in id order */
   scan(): Iterable<[messageId: number, body: MessageBody]>;
+}
+
+/** StoredMessage.contentHas: the rendering links somewhere (`has:link`) */
+export const HAS_LINK = 1;
+/** an inline image, or a link to an image file (`has:image`, with the uploaded images the message links) */
+export const HAS_IMAGE = 2;
+
+/** What a rendering holds, for the `has:` narrows. */
+export function contentHas(renderedContent: string): number {
+  let has = renderedContent.includes('<a ') ? HAS_LINK : 0;
+  if (renderedContent.includes('<img ')) has |= HAS_IMAGE;
+  else {
+    for (const match of renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) {
+      if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) {
+        has |= HAS_IMAGE;
+        break;
+      }
+    }
+  }
+  return has;
 }
 
 /** A body as stored: by position, the edit history left out when empty (as for most messages). */

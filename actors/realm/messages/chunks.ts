@@ -17,6 +17,7 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
+import { contentHas } from './bodies.ts';
 
 /** What a realm's snapshot record holds of its messages when they are written in chunk records. */
 export interface MessageHeadRecord {
@@ -58,6 +59,8 @@ export type MessageTuple = [
   historicalUserIds: number[] | null,
   alertedUserIds: number[] | null,
   attachmentIds: number[] | null,
+  /** StoredMessage.contentHas; absent in format 2, where it is found from `text` */
+  contentHas?: number,
 ];
 
 /** The messages and flags of MESSAGE_CHUNK_SIZE consecutive ids. */
@@ -134,6 +137,7 @@ class ChunkWriter {
       message.historicalUserIds.length ? message.historicalUserIds : null,
       message.alertedUserIds ?? null,
       message.attachmentIds ?? null,
+      message.contentHas,
     ]);
   }
 
@@ -244,6 +248,7 @@ export class MessageStoreLoader {
         recipient: where.recipient,
         recipientId: tuple[4],
         body: null,
+        contentHas: tuple[19] ?? 0,
         isMeMessage: tuple[7],
         mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
         timestamp: tuple[8],
@@ -260,6 +265,7 @@ export class MessageStoreLoader {
         // Format 2: the body is in the chunk. It stays in memory until the next snapshot stores it apart.
         const content = text.slice(at, (at += tuple[5]));
         message.body = { content, renderedContent: text.slice(at, (at += tuple[6])), editHistory: tuple[10] ?? none() };
+        message.contentHas = contentHas(message.body.renderedContent);
         store.bodies.unsaved.add(id);
       }
       if (id <= this.lastId) this.inOrder = false;

@@ -1,4 +1,4 @@
-import { MessageBodies } from './bodies.ts';
+import { contentHas, MessageBodies } from './bodies.ts';
 import { IdMap } from './id-map.ts';
 import { IdSet } from './id-set.ts';
 
@@ -60,8 +60,10 @@ export interface StoredMessage {
   recipient: MessageRecipient;
   /** the `recipient_id` of the API: one per channel and one per direct conversation */
   recipientId: number;
-  /** in memory until a snapshot stored it; null: stored, read with bodyOf (bodies.ts) */
+  /** in memory until a snapshot stored it; null: stored, read through MessageBodies (bodies.ts) */
   body: MessageBody | null;
+  /** what the rendering holds, HAS_LINK and HAS_IMAGE bits (bodies.ts): `has:` narrows need not read the body */
+  contentHas: number;
   isMeMessage: boolean;
   /** UNIX seconds */
   timestamp: number;
@@ -84,7 +86,7 @@ export interface StoredMessage {
 }
 
 /** A message whole, its body inline: as a send logs it and as an export or a snapshot of format 1 holds it. */
-export type SentMessage = Omit<StoredMessage, 'body'> & MessageBody;
+export type SentMessage = Omit<StoredMessage, 'body' | 'contentHas'> & MessageBody;
 
 /** The flags a user may set and clear; `read` is kept as its inverse, the (sparse) unread set. */
 export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
@@ -181,7 +183,7 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
   }
   const holderLists: number[][] = [];
   const listIndex = new Map<number[], number>();
-  const messages = [...store.bodies.withBodies(store.byId)].map(([{ body: _body, ...message }, body]) => {
+  const messages = [...store.bodies.withBodies(store.byId)].map(([{ body: _body, contentHas: _has, ...message }, body]) => {
     let index = listIndex.get(message.userIds);
     if (index === undefined) listIndex.set(message.userIds, (index = holderLists.push(message.userIds) - 1));
     return { ...message, ...body, userIds: index };
@@ -208,7 +210,7 @@ export function messageStoreFromRecord(record: MessageStoreRecord | undefined): 
   for (const { content, renderedContent, editHistory, ...message } of record.messages) {
     // The decoded record is this store's own: its values are taken as they are, not copied.
     if (typeof message.userIds === 'number') message.userIds = lists[message.userIds]!;
-    indexMessage(store, { ...message, body: { content, renderedContent, editHistory } } as StoredMessage);
+    indexMessage(store, { ...message, body: { content, renderedContent, editHistory }, contentHas: contentHas(renderedContent) } as StoredMessage);
     store.bodies.unsaved.add(message.id);
   }
   for (const flag of PERSONAL_FLAGS) {
