@@ -15,6 +15,8 @@ export interface Persistence {
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean, bodies?: readonly BodyWrite[]): Promise<void>;
   /** a message body a snapshot stored, decoded; synchronous (memory-mapped) */
   readBody(realmId: number, messageId: number): unknown;
+  /** the ids of the realm's messages that have a body stored, in order */
+  readBodyIds(realmId: number): Iterable<number>;
   /** every message body stored for the realm, in id order */
   readBodies(realmId: number): Iterable<[messageId: number, body: unknown]>;
 }

@@ -459,6 +459,7 @@ export class Runtime {
       *scan() {
         for (const [id, record] of store.readBodies(realmId)) yield [id, bodyFromRecord(record as BodyRecord)];
       },
+      ids: () => store.readBodyIds(realmId),
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });

@@ -283,6 +283,11 @@ export class Store {
     return raw === undefined ? undefined : decode(raw);
   }
 
+  /** The ids of the messages of the realm that have a body stored, in order, none decoded. */
+  *readBodyIds(realmId: number): Generator<number> {
+    for (const key of this.bodies.getKeys({ start: [realmId, 0], end: [realmId + 1, 0] })) yield key[1];
+  }
+
   /** Every message body stored for the realm, in id order: one pass over the pages, far cheaper than a read per id. */
   *readBodies(realmId: number): Generator<[messageId: number, body: unknown]> {
     for (const { key, value } of this.bodies.getRange({ start: [realmId, 0], end: [realmId + 1, 0] })) yield [key[1], decode(value)];

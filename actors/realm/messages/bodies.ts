@@ -7,6 +7,8 @@ export interface StoredBodies {
   read(messageId: number): MessageBody | undefined;
   /** all of them, in id order */
   scan(): Iterable<[messageId: number, body: MessageBody]>;
+  /** the ids of all of them, in order */
+  ids(): Iterable<number>;
 }
 
 /** StoredMessage.contentHas: the rendering links somewhere (`has:link`) */
@@ -93,9 +95,15 @@ export class MessageBodies {
     return message.body ?? this.cache.get(message.id) ?? this.read(message.id);
   }
 
-  /** Whether the data directory holds a body for the message (verify). */
-  isStored(messageId: number): boolean {
-    return this.cache.has(messageId) || this.source?.read(messageId) !== undefined;
+  /** The messages of `byId` (in id order) whose body is neither in memory nor stored: a damaged directory (verify). */
+  *missing(byId: IdMap<StoredMessage>): Generator<number> {
+    const stored = this.source?.ids()[Symbol.iterator]();
+    let next = stored?.next();
+    for (const message of byId.values()) {
+      if (message.body) continue;
+      while (next && !next.done && next.value < message.id) next = stored!.next();
+      if (!next || next.done || next.value !== message.id) yield message.id;
+    }
   }
 
   /**
