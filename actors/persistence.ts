@@ -1,4 +1,4 @@
-import type { LogRecord, SnapshotRecord } from '../snapshots/records.ts';
+import type { BodyWrite, LogRecord, SnapshotRecord } from '../snapshots/records.ts';
 
 /** The narrow view of the data directory that the actors need; snapshots/store.ts implements it. */
 export interface Persistence {
@@ -11,7 +11,14 @@ export interface Persistence {
   readonly tornTail: { seq: number; error: string } | null;
   discardTornTail(): Promise<void>;
   readSnapshots(): Iterable<SnapshotRecord>;
-  writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean): Promise<void>;
+  /** `bodies` are written in the snapshot's transaction */
+  writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean, bodies?: readonly BodyWrite[]): Promise<void>;
+  /** a message body a snapshot stored, decoded; synchronous (memory-mapped) */
+  readBody(realmId: number, messageId: number): unknown;
+  /** the ids of the realm's messages that have a body stored, in order */
+  readBodyIds(realmId: number): Iterable<number>;
+  /** every message body stored for the realm, in id order */
+  readBodies(realmId: number): Iterable<[messageId: number, body: unknown]>;
 }
 
-export type { LogRecord, SnapshotRecord };
+export type { BodyWrite, LogRecord, SnapshotRecord };

@@ -2,7 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { ChatError, ErrorCode } from './errors.ts';
 import type { Delivery } from './events.ts';
-import type { LogRecord, Persistence, SnapshotRecord } from './persistence.ts';
+import type { BodyWrite, LogRecord, Persistence, SnapshotRecord } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import type { SearchIndex } from './search-index.ts';
@@ -22,7 +22,8 @@ import { decideRealm, type Clock, type DecideContext } from './realm/decide.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import type { MessageChunkRecord } from './realm/messages/chunks.ts';
-import { MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved } from './realm/snapshot.ts';
+import { bodiesSaved, MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
+import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
 import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import type { UserCommand } from './user/commands.ts';
@@ -57,6 +58,8 @@ export interface RuntimeOptions {
    * live on their node only, in memory, and are never logged: the log is the organization's, shared by all.
    */
   replication?: Replication;
+  /** stored message bodies each realm keeps decoded (absent: DEFAULT_BODY_CACHE) */
+  bodyCache?: number;
 }
 
 interface Dirty {
@@ -513,6 +516,18 @@ export class Runtime {
 
   private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
     if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
+    const { store } = this;
+    const { realmId } = state;
+    state.messages.bodies.attach({
+      read(id) {
+        const record = store.readBody(realmId, id) as BodyRecord | undefined;
+        return record && bodyFromRecord(record);
+      },
+      *scan() {
+        for (const [id, record] of store.readBodies(realmId)) yield [id, bodyFromRecord(record as BodyRecord)];
+      },
+      ids: () => store.readBodyIds(realmId),
+    }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);
@@ -644,7 +659,7 @@ export class Runtime {
     // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
     for (const actor of this.realms.values()) {
       const state = actor.getSnapshot().context.state;
-      if (state.messages.unsavedChunks.size > 0) this.dirty.realms.add(state.realmId);
+      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0) this.dirty.realms.add(state.realmId);
     }
     // Events the snapshot's changes announced that had not reached their queues when it was taken: they
     // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.
@@ -743,16 +758,18 @@ export class Runtime {
     this.dirty.users.clear();
     this.dirty.removedQueues.clear();
     this.dirty.legacyQueues.clear();
-    const taken: [RealmState, Set<number>][] = [];
+    const taken: [RealmState, RealmSnapshot][] = [];
+    const bodies: BodyWrite[] = [];
     for (const realmId of dirtyRealms) {
       const state = this.realmState(realmId);
       const snapshot = realmSnapshot(state);
-      taken.push([state, snapshot.taken]);
+      taken.push([state, snapshot]);
       record('realm', String(realmId), snapshot.realm);
       for (const [id, data] of snapshot.chunks) {
         if (data) record(MESSAGE_CHUNK_KIND, id, data);
         else deleted.push([MESSAGE_CHUNK_KIND, id]);
       }
+      for (const [messageId, body] of snapshot.bodies) bodies.push({ realmId, messageId, body });
     }
     for (const key of dirtyUsers) {
       const snapshot = this.users.get(key)?.getSnapshot();
@@ -774,12 +791,13 @@ export class Runtime {
     if (undelivered.length > 0) record(UNDELIVERED[0], UNDELIVERED[1], undelivered);
     else deleted.push(UNDELIVERED);
     try {
-      await this.store.writeSnapshots(seq, records, deleted, final);
+      await this.store.writeSnapshots(seq, records, deleted, final, bodies);
+      for (const [state, snapshot] of taken) bodiesSaved(state, snapshot);
       this.searchSync?.snapshotted(seq);
     } catch (error) {
       // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
       for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
-      for (const [state, chunks] of taken) restoreUnsaved(state, chunks);
+      for (const [state, snapshot] of taken) restoreUnsaved(state, snapshot);
       for (const key of dirtyUsers) this.dirty.users.add(key);
       for (const id of removedQueues) this.dirty.removedQueues.add(id);
       for (const id of legacyQueues) this.dirty.legacyQueues.add(id);

@@ -34,8 +34,8 @@ const topicOf = (recipient: { kind: string; topic?: string }) => (recipient.kind
 /** Every message of the realms, as the index holds them. */
 function* allMessages(realms: Iterable<RealmState>): Generator<IndexedMessage> {
   for (const state of realms) {
-    for (const message of state.messages.byId.values()) {
-      yield { realmId: state.realmId, id: message.id, content: message.content, topic: topicOf(message.recipient) };
+    for (const [message, body] of state.messages.bodies.withBodies(state.messages.byId)) {
+      yield { realmId: state.realmId, id: message.id, content: body.content, topic: topicOf(message.recipient) };
     }
   }
 }

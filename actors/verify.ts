@@ -50,6 +50,10 @@ function verifyMessages(state: RealmState, where: string, problems: string[]): v
     if (message.recipient.kind === 'channel') channelMessages++;
     lastId = Math.max(lastId, message.id);
   }
+  // A body is in memory until a snapshot stored it, then in the data directory (bodies.ts).
+  let bodiesMissing = 0;
+  for (const id of store.bodies.missing(store.byId)) if (bodiesMissing++ < PROBLEMS_PER_INDEX) problems.push(`${where}: message ${id} has no stored body`);
+  if (bodiesMissing > PROBLEMS_PER_INDEX) problems.push(`${where}: ${bodiesMissing} messages have no stored body`);
   if (lastId >= store.nextId) problems.push(`${where}: message ${lastId} is not below nextId ${store.nextId}`);
   const check = <K>(name: string, index: Map<K, number[]>, expected: number, belongs: (message: StoredMessage, key: K) => boolean) => {
     let listed = 0;

@@ -4,10 +4,13 @@ import { Packr } from 'msgpackr';
  * Every persisted record carries this version. Bump it when a record's shape changes and teach
  * `upgradeRecord` (in the reader) how to read the older shape, so a newer server opens an older data directory.
  */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 // 1: a realm's snapshot record holds its messages. 2: it holds the message store's counters (messageHead) and
 // its messages and flags are in records of their own, one per chunk of ids (actors/realm/snapshot.ts); log
 // records are unchanged. A server of format 1 refuses a directory of format 2 rather than lose its messages.
+// 3: message bodies (content, rendering, edit history) are stored one per message in the `bodies` database,
+// written with the snapshot; chunk records no longer carry them. A chunk of format 2 is read (its bodies
+// kept in memory until the next snapshot stores them apart); a server of format 2 refuses format 3.
 
 
 // Records are plain data (arrays and objects); Maps are turned into arrays by each actor's record codec, so

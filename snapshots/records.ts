@@ -24,6 +24,16 @@ export interface SnapshotRecord<D = unknown> {
   data: D;
 }
 
+/**
+ * A message's body as a snapshot stores it, beside its records (see Store.writeSnapshots); `body` null
+ * removes the stored one (the message was deleted).
+ */
+export interface BodyWrite<B = unknown> {
+  realmId: number;
+  messageId: number;
+  body: B | null;
+}
+
 export class UnsupportedFormatError extends Error {
   constructor(what: string, version: unknown) {
     super(`${what} has format version ${String(version)}; this server reads up to ${FORMAT_VERSION}`);

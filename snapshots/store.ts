@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { DEFAULT_ARCHIVE_RETENTION_MS, LogArchive, LogHistory, type HistoryEntry } from './archive.ts';
 import { decode, encode, FORMAT_VERSION } from './codec.ts';
-import { checkVersion, type LogRecord, type SnapshotRecord } from './records.ts';
+import { checkVersion, type BodyWrite, type LogRecord, type SnapshotRecord } from './records.ts';
 
 export interface StoreOptions {
   /** Wait for the OS to flush each group commit to disk before acknowledging (power-loss durability). */
@@ -94,6 +94,8 @@ export class Store {
   private readonly root: RootDatabase<Buffer, Key>;
   private readonly log: Database<Buffer, number>;
   private readonly snaps: Database<Buffer, [string, string]>;
+  /** message bodies by [realm, message], written with the snapshots (FORMAT_VERSION 3) */
+  private readonly bodies: Database<Buffer, [number, number]>;
   private readonly meta: Database<Buffer, string>;
   private readonly archiveDb: Database<Buffer, number>;
   private readonly archive: LogArchive;
@@ -121,6 +123,7 @@ export class Store {
     this.log = this.root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' });
     this.snaps = this.root.openDB<Buffer, [string, string]>({ name: 'snapshots', encoding: 'binary' });
     this.meta = this.root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
+    this.bodies = this.root.openDB<Buffer, [number, number]>({ name: 'bodies', encoding: 'binary' });
     this.archiveDb = this.root.openDB<Buffer, number>({ name: 'archive', encoding: 'binary' });
     this.archive = new LogArchive(this.archiveDb, options.archiveRetentionMs ?? DEFAULT_ARCHIVE_RETENTION_MS);
     this.now = options.now ?? Date.now;
@@ -260,14 +263,19 @@ export class Store {
    * the log through `seq` into the archive: all in one transaction, so a crash leaves either the old or the
    * new picture.
    */
-  async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false): Promise<void> {
+  async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false, bodies: readonly BodyWrite[] = []): Promise<void> {
     // Encoded now, not in the transaction's callback: lmdb-js runs that in a later turn, when the actors may
     // have moved past `seq`, and the records share their arrays with the live state.
     const encoded = records.map((record): [[string, string], Buffer] => [[record.kind, record.id], encode(record)]);
+    const encodedBodies = bodies.map(({ realmId, messageId, body }): [[number, number], Buffer | null] => [[realmId, messageId], body === null ? null : encode(body)]);
     try {
       await this.root.transaction(() => {
         for (const [key, bytes] of encoded) this.snaps.put(key, bytes);
         for (const key of deleted) this.snaps.remove(key);
+        for (const [key, bytes] of encodedBodies) {
+          if (bytes) this.bodies.put(key, bytes);
+          else this.bodies.remove(key);
+        }
         this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
         this.archive.takeThrough(this.log, seq, this.now());
       });
@@ -276,6 +284,21 @@ export class Store {
       throw await storageError(error);
     }
     if (this.waitForFlush) await this.root.flushed;
+  }
+
+  readBody(realmId: number, messageId: number): unknown {
+    const raw = this.bodies.get([realmId, messageId]);
+    return raw === undefined ? undefined : decode(raw);
+  }
+
+  /** The ids of the messages of the realm that have a body stored, in order, none decoded. */
+  *readBodyIds(realmId: number): Generator<number> {
+    for (const key of this.bodies.getKeys({ start: [realmId, 0], end: [realmId + 1, 0] })) yield key[1];
+  }
+
+  /** Every message body stored for the realm, in id order: one pass over the pages, far cheaper than a read per id. */
+  *readBodies(realmId: number): Generator<[messageId: number, body: unknown]> {
+    for (const { key, value } of this.bodies.getRange({ start: [realmId, 0], end: [realmId + 1, 0] })) yield [key[1], decode(value)];
   }
 
   /** The archive and the live log, as point-in-time restore and verify read them. */

@@ -74,6 +74,7 @@ export async function startServer(
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
     queueLimits: config.queueLimits,
     ...(cluster ? { replication: cluster } : {}),
+    bodyCache: config.messageBodyCache,
   });
   live = runtime;
   const recovered = runtime.recover();

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
+import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
@@ -22,6 +23,8 @@ export interface Config {
   maxBotsPerUser: number;
   /** linkifiers one organization may have: each runs on every message rendered */
   maxLinkifiersPerRealm: number;
+  /** stored message bodies each organization keeps decoded in memory */
+  messageBodyCache: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -133,6 +136,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxBotsPerUser: 20,
     // The original has no limit; organizations use tens of them. Each compiled pattern may take up to ~8 MB of RE2's memory.
     maxLinkifiersPerRealm: 200,
+    messageBodyCache: DEFAULT_BODY_CACHE,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -232,6 +236,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     },
     maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
     maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
+    messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

@@ -1,4 +1,6 @@
+import { bodyRecord, type BodyRecord } from './messages/bodies.ts';
 import { chunkRecords, messageHead, MessageStoreLoader, type MessageChunkRecord, type MessageHeadRecord } from './messages/chunks.ts';
+import type { MessageBody } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
 /**
@@ -18,6 +20,12 @@ export interface RealmSnapshot {
   chunks: [id: string, data: MessageChunkRecord | null][];
   /** the chunks this snapshot covers: to mark unsaved again if it cannot be written (restoreUnsaved) */
   taken: Set<number>;
+  /** the message bodies to store, or null for one to remove (the message is gone) */
+  bodies: [messageId: number, body: BodyRecord | null][];
+  /** the messages whose bodies this snapshot covers: to mark unsaved again if it cannot be written */
+  takenBodies: Set<number>;
+  /** the bodies it stores, which leave memory once it is durable (bodiesSaved) */
+  storedBodies: Map<number, MessageBody>;
 }
 
 /** The records of a realm's snapshot; its messages' unsaved chunks count as saved from now on. */
@@ -27,16 +35,34 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
   store.unsavedChunks = new Set();
   const chunks = [...taken].sort((a, b) => a - b);
   const records = chunkRecords(store, chunks);
+  const takenBodies = store.bodies.take();
+  const bodies: RealmSnapshot['bodies'] = [];
+  const storedBodies = new Map<number, MessageBody>();
+  for (const id of takenBodies) {
+    // A body set since the last snapshot is still on its message.
+    const body = store.byId.get(id)?.body ?? null;
+    bodies.push([id, body && bodyRecord(body)]);
+    if (body) storedBodies.set(id, body);
+  }
   return {
     realm: { ...realmRecordWithoutMessages(state), messageHead: messageHead(store) },
     chunks: chunks.map((chunk, i) => [chunkRecordId(state.realmId, chunk), records[i]!]),
     taken,
+    bodies,
+    takenBodies,
+    storedBodies,
   };
 }
 
-/** After a snapshot that could not be written: its chunks are unsaved again. */
-export function restoreUnsaved(state: RealmState, taken: ReadonlySet<number>): void {
-  for (const chunk of taken) state.messages.unsavedChunks.add(chunk);
+/** After a snapshot that could not be written: its chunks and bodies are unsaved again. */
+export function restoreUnsaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'taken' | 'takenBodies'>): void {
+  for (const chunk of snapshot.taken) state.messages.unsavedChunks.add(chunk);
+  state.messages.bodies.restore(snapshot.takenBodies);
+}
+
+/** After the snapshot is durable: the bodies it stored leave memory, unless a change set them again since. */
+export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'storedBodies'>): void {
+  state.messages.bodies.saved(state.messages.byId, snapshot.storedBodies);
 }
 
 /**
@@ -63,7 +89,12 @@ export class RealmSnapshotLoader {
 
   /** Gives each realm read its messages, once every record has been read. */
   finish(): void {
-    for (const [state, head] of this.heads) state.messages = (this.messages.get(state.realmId) ?? new MessageStoreLoader()).finish(head);
+    for (const [state, head] of this.heads) {
+      const started = state.messages;
+      state.messages = (this.messages.get(state.realmId) ?? new MessageStoreLoader()).finish(head);
+      // The runtime attached the data directory to the store it started the realm with.
+      state.messages.bodies.adopt(started.bodies);
+    }
     this.heads.length = 0;
     this.messages.clear();
   }

@@ -1,4 +1,4 @@
-import type { LogRecord, Persistence, SnapshotRecord } from '../../actors/persistence.ts';
+import type { BodyWrite, LogRecord, Persistence, SnapshotRecord } from '../../actors/persistence.ts';
 
 /** Appends one record to the cluster's stream, right after the stream position given; resolves with its own. */
 export type StreamAppend = (record: LogRecord, afterStreamSeq: number) => Promise<number>;
@@ -78,7 +78,22 @@ export class ReplicatedStore implements Persistence {
   readSnapshots(): Iterable<SnapshotRecord> {
     return this.local.readSnapshots();
   }
-  writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean): Promise<void> {
-    return this.local.writeSnapshots(seq, records, deleted, clean);
+  writeSnapshots(
+    seq: number,
+    records: SnapshotRecord[],
+    deleted: [string, string][],
+    clean?: boolean,
+    bodies?: readonly BodyWrite[],
+  ): Promise<void> {
+    return this.local.writeSnapshots(seq, records, deleted, clean, bodies);
+  }
+  readBody(realmId: number, messageId: number): unknown {
+    return this.local.readBody(realmId, messageId);
+  }
+  readBodyIds(realmId: number): Iterable<number> {
+    return this.local.readBodyIds(realmId);
+  }
+  readBodies(realmId: number): Iterable<[messageId: number, body: unknown]> {
+    return this.local.readBodies(realmId);
   }
 }

@@ -37,7 +37,7 @@ export const messageEditRoutes = [
     async handle({ services, realm, user }, params) {
       if (params.prev_content_sha256 !== undefined) {
         const message = realm.messages.byId.get(params.message_id);
-        if (message && canRead(realm, user.userId, message) && sha256(message.content) !== params.prev_content_sha256) {
+        if (message && canRead(realm, user.userId, message) && sha256(realm.messages.bodies.of(message).content) !== params.prev_content_sha256) {
           throw badRequest("'prev_content_sha256' value does not match the expected value.");
         }
       }

@@ -87,11 +87,11 @@ export function narrowFor(services: AppServices, realm: RealmState, userId: numb
 export function fetchedMessage(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, clauses: readonly Clause[]) {
   const view: Record<string, unknown> = { ...messageView(realm, message, options), flags: flagsFor(realm, userId, message) };
   const words = searchWords(clauses);
-  if (words.length) Object.assign(view, searchMatch(message, words, options.allowEmptyTopicName));
+  if (words.length) Object.assign(view, searchMatch(realm, message, words, options.allowEmptyTopicName));
   return view;
 }
 
-export function searchMatch(message: StoredMessage, words: readonly string[], allowEmptyTopicName = true) {
+export function searchMatch(realm: RealmState, message: StoredMessage, words: readonly string[], allowEmptyTopicName = true) {
   const topic = message.recipient.kind === 'channel' ? topicForClient(message.recipient.topic, allowEmptyTopicName) : '';
-  return { match_content: highlight(message.renderedContent, words), match_subject: highlightTopic(topic, words) };
+  return { match_content: highlight(realm.messages.bodies.of(message).renderedContent, words), match_subject: highlightTopic(topic, words) };
 }

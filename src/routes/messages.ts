@@ -114,7 +114,7 @@ export const messageRoutes = [
       const message = realm.messages.byId.get(params.message_id);
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      return { message: fetchedMessage(realm, user.userId, message, options, []), raw_content: message.content };
+      return { message: fetchedMessage(realm, user.userId, message, options, []), raw_content: realm.messages.bodies.of(message).content };
     },
   }),
 
@@ -142,7 +142,7 @@ export const messageRoutes = [
       let ids = params.msg_ids.filter(readable);
       if (hasSearch(clauses)) ids = (await searchFilter(services.runtime.searchIndex(), realm.realmId, clauses, ids)).filter(readable);
       const messages: Record<string, unknown> = {};
-      for (const id of ids) messages[id] = searchMatch(realm.messages.byId.get(id)!, words);
+      for (const id of ids) messages[id] = searchMatch(realm, realm.messages.byId.get(id)!, words);
       return { messages };
     },
   }),

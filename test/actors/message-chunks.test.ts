@@ -7,8 +7,10 @@ import type { MessageStoreRecord } from '../../actors/realm/messages/state.ts';
 import { Runtime } from '../../actors/runtime.ts';
 import { chunkOf, MESSAGE_CHUNK_SIZE } from '../../actors/realm/messages/state.ts';
 import { MESSAGE_CHUNK_KIND } from '../../actors/realm/snapshot.ts';
+import type { MessageChunkRecord } from '../../actors/realm/messages/chunks.ts';
 import { Role, realmToRecord, type RealmRecord } from '../../actors/realm/state.ts';
 import { verifyRealm } from '../../actors/verify.ts';
+import { FORMAT_VERSION } from '../../snapshots/codec.ts';
 import type { Store } from '../../snapshots/store.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -116,7 +118,7 @@ t.test('messages spanning several chunks survive restarts with edits, reactions,
   const again = restored.runtime.realmState(realmId);
   t.same(canonical(realmToRecord(again)), expected, 'snapshot chunks and log: the same messages and flags');
   t.same(verifyRealm(again), [], 'and the restored realm verifies (indexes included)');
-  t.same(again.messages.byId.get(a)!.editHistory.length, 2, 'both edits are in the history, once each');
+  t.same(again.messages.bodies.of(again.messages.byId.get(a)!).editHistory.length, 2, 'both edits are in the history, once each');
   await restored.runtime.markRunning();
   t.ok(storedChunks(restored.store).has(lastChunk), "the boot's snapshot wrote the replayed chunk");
   await restored.store.close();
@@ -165,7 +167,7 @@ t.test('a snapshot of format 1, messages inside the realm record, loads; the nex
   t.same(verifyRealm(loaded), []);
   await old.runtime.markRunning();
   const realmRecord = [...old.store.readSnapshots()].find((record) => record.kind === 'realm')!;
-  t.match(realmRecord, { v: 2, data: { messageHead: { nextId: state.messages.nextId } } }, 'the boot wrote the realm record of format 2');
+  t.match(realmRecord, { v: FORMAT_VERSION, data: { messageHead: { nextId: state.messages.nextId } } }, 'the boot wrote the realm record of the current format');
   t.notOk((realmRecord.data as RealmRecord).messages, 'without the messages');
   t.same([...storedChunks(old.store).keys()], [chunkOf(ids[0]!), chunkOf(ids.at(-1)!)], 'which are in chunk records');
   await old.store.close();
@@ -173,4 +175,44 @@ t.test('a snapshot of format 1, messages inside the realm record, loads; the nex
   const converted = open(dir);
   t.same(canonical(realmToRecord(converted.runtime.realmState(realmId))), expected, 'loaded from chunks: the same again');
   await converted.store.close();
+});
+
+// A data directory of format 2 holds the messages' bodies inside the chunk records, as `text`.
+t.test('chunks of format 2, bodies inside, load; the next snapshot stores the bodies apart', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const live = open(dir);
+  const { realmId, run, ids } = await realmWithMessages(live.runtime, MESSAGE_CHUNK_SIZE + 300, (k) => `topic ${k % 3}`);
+  await run({ type: 'message.edit', caller: as(1), messageId: ids[0]!, content: 'edited', propagateMode: 'change_one' });
+  await live.runtime.snapshot();
+  const state = live.runtime.realmState(realmId);
+  const expected = canonical(realmToRecord(state));
+  // Each chunk record as format 2 wrote it, with its messages' text, lengths and edit histories; no body stored apart.
+  const seq = live.runtime.logPosition;
+  const old = [...live.store.readSnapshots()].filter((record) => record.kind === MESSAGE_CHUNK_KIND).map((record) => {
+    const chunk = record.data as MessageChunkRecord;
+    const text: string[] = [];
+    for (const tuple of chunk.messages) {
+      const body = state.messages.bodies.peek(state.messages.byId.get(tuple[0])!);
+      text.push(body.content, body.renderedContent);
+      Object.assign(tuple, { 5: body.content.length, 6: body.renderedContent.length, 10: body.editHistory.length ? body.editHistory : null });
+    }
+    return { ...record, v: 2, data: { ...chunk, text: text.join('') } };
+  });
+  await live.store.writeSnapshots(seq, old, [], false, [...state.messages.byId.keys()].map((messageId) => ({ realmId, messageId, body: null })));
+  await live.store.close();
+
+  const upgraded = open(dir);
+  const loaded = upgraded.runtime.realmState(realmId);
+  t.same(canonical(realmToRecord(loaded)), expected, 'the same messages, bodies and edit histories');
+  t.ok([...loaded.messages.byId.values()].every((message) => message.body !== null), 'the bodies are in memory until stored apart');
+  await upgraded.runtime.markRunning();
+  t.ok([...loaded.messages.byId.values()].every((message) => message.body === null), "the boot's snapshot stored them");
+  const chunks = [...upgraded.store.readSnapshots()].filter((record) => record.kind === MESSAGE_CHUNK_KIND);
+  t.ok(chunks.every((record) => record.v === FORMAT_VERSION && (record.data as MessageChunkRecord).text === undefined), 'and wrote the chunks again, without text');
+  await upgraded.store.close();
+
+  const again = open(dir);
+  t.same(canonical(realmToRecord(again.runtime.realmState(realmId))), expected, 'loaded with the bodies apart: the same again');
+  await again.store.close();
 });

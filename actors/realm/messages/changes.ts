@@ -1,5 +1,5 @@
 import type { PropagateMode } from './commands.ts';
-import type { Mentions, Reaction, StoredMessage } from './state.ts';
+import type { Mentions, Reaction, SentMessage } from './state.ts';
 
 /** The flags a user may change, as the API names them (`read` is stored as its inverse, unread). */
 export type EditableFlag = 'read' | 'starred' | 'collapsed';
@@ -40,7 +40,7 @@ export interface MoveEdit {
 export type MessageChange =
   | {
       type: 'message.sent';
-      message: StoredMessage;
+      message: SentMessage;
       readBySender: boolean;
       localEcho?: { queueId: string; localId: string };
       /**

@@ -17,6 +17,7 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
+import { contentHas } from './bodies.ts';
 
 /** What a realm's snapshot record holds of its messages when they are written in chunk records. */
 export interface MessageHeadRecord {
@@ -40,13 +41,14 @@ export type MessageTuple = [
   /** a channel message's topic (in `strings`), a direct message's participants (in `lists`) */
   place: number,
   recipientId: number,
-  /** the lengths of the content and its rendering, which follow the previous message's in `text` */
+  /** the lengths of the content and its rendering, which follow the previous message's in `text`; 0 without it */
   contentLength: number,
   renderedLength: number,
   isMeMessage: boolean,
   timestamp: number,
   /** in `strings` */
   client: number,
+  /** null without `text` */
   editHistory: EditHistoryEntry[] | null,
   lastEditTimestamp: number | null,
   lastMovedTimestamp: number | null,
@@ -57,16 +59,18 @@ export type MessageTuple = [
   historicalUserIds: number[] | null,
   alertedUserIds: number[] | null,
   attachmentIds: number[] | null,
+  /** StoredMessage.contentHas; absent in format 2, where it is found from `text` */
+  contentHas?: number,
 ];
 
 /** The messages and flags of MESSAGE_CHUNK_SIZE consecutive ids. */
 export interface MessageChunkRecord {
   /**
-   * Every message's content and rendered content, one after the other: a boot decodes one long string per
-   * chunk and takes the messages' strings as slices of it, rather than making two million strings that the
-   * garbage collector then copies twice each.
+   * Written by format 2 only: every message's content and rendered content, one after the other. Since
+   * format 3 the bodies (content, rendering, edit history) are stored one per message beside the snapshot
+   * records (MessageBodies), and a boot reads none of them.
    */
-  text: string;
+  text?: string;
   /** topics and client names, each written once */
   strings: string[];
   /** holder lists and direct conversations' participants, each written once */
@@ -84,8 +88,7 @@ export function messageHead(store: MessageStore): MessageHeadRecord {
 // ---- writing ----------------------------------------------------------------------------------------------
 
 class ChunkWriter {
-  readonly record: MessageChunkRecord = { text: '', strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
-  private readonly text: string[] = [];
+  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
   private readonly stringIndex = new Map<string, number>();
   /** holder lists are shared by identity (apply.ts sharedHolders) */
   private readonly listIndex = new Map<readonly number[], number>();
@@ -114,19 +117,18 @@ class ChunkWriter {
   message(message: StoredMessage): void {
     const { recipient, mentions } = message;
     const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
-    this.text.push(message.content, message.renderedContent);
     this.record.messages.push([
       message.id,
       message.senderId,
       recipient.kind === 'channel' ? recipient.channelId : 0,
       recipient.kind === 'channel' ? this.string(recipient.topic) : this.participants(recipient.userIds),
       message.recipientId,
-      message.content.length,
-      message.renderedContent.length,
+      0,
+      0,
       message.isMeMessage,
       message.timestamp,
       this.string(message.client),
-      message.editHistory.length ? message.editHistory : null,
+      null,
       message.lastEditTimestamp ?? null,
       message.lastMovedTimestamp ?? null,
       message.reactions.length ? message.reactions : null,
@@ -135,6 +137,7 @@ class ChunkWriter {
       message.historicalUserIds.length ? message.historicalUserIds : null,
       message.alertedUserIds ?? null,
       message.attachmentIds ?? null,
+      message.contentHas,
     ]);
   }
 
@@ -149,7 +152,6 @@ class ChunkWriter {
   finish(): MessageChunkRecord | null {
     const { flags } = this.record;
     for (const flag of PERSONAL_FLAGS) flags[flag] = flags[flag].filter(([, ids]) => ids.length > 0);
-    this.record.text = this.text.join('');
     const empty = this.record.messages.length === 0 && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
     return empty ? null : this.record;
   }
@@ -245,13 +247,12 @@ export class MessageStoreLoader {
         senderId: tuple[1],
         recipient: where.recipient,
         recipientId: tuple[4],
-        content: text.slice(at, (at += tuple[5])),
-        renderedContent: text.slice(at, (at += tuple[6])),
+        body: null,
+        contentHas: tuple[19] ?? 0,
         isMeMessage: tuple[7],
         mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
         timestamp: tuple[8],
         client: strings[tuple[9]]!,
-        editHistory: tuple[10] ?? none(),
         reactions: tuple[13] ?? none(),
         userIds: lists[tuple[15]]!,
         historicalUserIds: tuple[16] ?? none(),
@@ -260,6 +261,13 @@ export class MessageStoreLoader {
       if (tuple[12] !== null) message.lastMovedTimestamp = tuple[12];
       if (tuple[17] !== null) message.alertedUserIds = tuple[17];
       if (tuple[18] !== null) message.attachmentIds = tuple[18];
+      if (text !== undefined) {
+        // Format 2: the body is in the chunk. It stays in memory until the next snapshot stores it apart.
+        const content = text.slice(at, (at += tuple[5]));
+        message.body = { content, renderedContent: text.slice(at, (at += tuple[6])), editHistory: tuple[10] ?? none() };
+        message.contentHas = contentHas(message.body.renderedContent);
+        store.bodies.unsaved.add(id);
+      }
       if (id <= this.lastId) this.inOrder = false;
       this.lastId = id;
       store.byId.set(id, message);
@@ -273,6 +281,8 @@ export class MessageStoreLoader {
         for (const id of ids) set.add(id);
       }
     }
+    // Written again without its text by the next snapshot.
+    if (text !== undefined && messages.length > 0) store.unsavedChunks.add(chunkOf(messages[0]![0]));
   }
 
   private place(channelId: number, to: string | number[]): Place {
@@ -289,7 +299,7 @@ export class MessageStoreLoader {
     return { recipient: { kind: 'direct', userIds: to }, ids: listOf(store.byConversation, key), channelIds: null };
   }
 
-  /** The store, with the head's counters; every chunk of it is saved. */
+  /** The store, with the head's counters; every chunk of it is saved, but for those of format 2. */
   finish(head: MessageHeadRecord): MessageStore {
     const store = this.store;
     store.nextId = head.nextId;

@@ -13,7 +13,7 @@ import { linkedAttachmentIds } from '../attachments/decide.ts';
 import { topicsRequired } from '../settings/state.ts';
 import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
-import { hasSorted, recipientKey, topicKey, type MessageRecipient, type StoredMessage } from './state.ts';
+import { hasSorted, recipientKey, topicKey, type MessageRecipient, type SentMessage } from './state.ts';
 import { displayEmail, findUserByAddress } from '../email-visibility.ts';
 
 type Send = Extract<MessageCommand, { type: 'message.send' }>;
@@ -35,7 +35,7 @@ export function decideSend(state: RealmState, command: Send, clock: DecideContex
   }
   userIds.sort((a, b) => a - b);
   const key = recipientKey(recipient);
-  const message: StoredMessage = {
+  const message: SentMessage = {
     id: state.messages.nextId,
     senderId: sender.userId,
     recipient,

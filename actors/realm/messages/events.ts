@@ -172,7 +172,7 @@ function editDeliveries(state: RealmState, change: Edited): Delivery[] {
     if (move.toChannelId !== move.fromChannelId) base.new_stream_id = move.toChannelId;
   }
   if (content) {
-    const previous = target.editHistory[0]!;
+    const previous = state.messages.bodies.of(target).editHistory[0]!;
     Object.assign(base, {
       orig_content: previous.prevContent, orig_rendered_content: previous.prevRenderedContent,
       content: content.content, rendered_content: content.renderedContent, is_me_message: content.isMeMessage,

@@ -4,6 +4,7 @@ import { findAccessibleUser } from '../user-access.ts';
 import { canRead, holds, readsChannelHistory } from './access.ts';
 import { RESOLVED_TOPIC_PREFIX } from './limits.ts';
 import { isImageName } from '../attachments/state.ts';
+import { HAS_IMAGE, HAS_LINK } from './bodies.ts';
 import { parseSearch } from './search-query.ts';
 import { conversationKey, type StoredMessage, topicKey } from './state.ts';
 
@@ -172,7 +173,7 @@ function test(state: RealmState, userId: number, message: StoredMessage, clause:
     case 'has':
       if (clause.what === 'reaction') return message.reactions.length > 0;
       if (clause.what === 'attachment') return (message.attachmentIds?.length ?? 0) > 0;
-      if (clause.what === 'link') return message.renderedContent.includes('<a ');
+      if (clause.what === 'link') return (message.contentHas & HAS_LINK) !== 0;
       return hasImage(state, message);
     case 'is':
       switch (clause.what) {
@@ -211,11 +212,10 @@ export const highlightTopic = (topic: string, words: readonly string[]) => highl
 
 /** `has:image`: an inline image, an uploaded image file the message links, or a link to an image. */
 function hasImage(state: RealmState, message: StoredMessage): boolean {
-  if (message.renderedContent.includes('<img ')) return true;
+  if ((message.contentHas & HAS_IMAGE) !== 0) return true;
   for (const id of message.attachmentIds ?? []) {
     const attachment = state.attachments.byId.get(id);
     if (attachment && isImageName(attachment.name)) return true;
   }
-  for (const match of message.renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) return true;
   return false;
 }

@@ -1,3 +1,4 @@
+import { contentHas, MessageBodies } from './bodies.ts';
 import { IdMap } from './id-map.ts';
 import { IdSet } from './id-set.ts';
 
@@ -38,6 +39,18 @@ export interface Mentions {
 }
 
 /**
+ * The bulky part of a message, which no hot path reads for more than a page of messages: kept in memory from
+ * the change that sets it until a snapshot has stored it, then read back on demand (bodies.ts).
+ */
+export interface MessageBody {
+  /** raw Markdown */
+  content: string;
+  renderedContent: string;
+  /** newest first */
+  editHistory: EditHistoryEntry[];
+}
+
+/**
  * A stored message. Its arrays and nested objects are replaced, never changed in place: messages loaded from
  * a snapshot share the empty ones and their holder, participant and recipient values (chunks.ts).
  */
@@ -47,15 +60,14 @@ export interface StoredMessage {
   recipient: MessageRecipient;
   /** the `recipient_id` of the API: one per channel and one per direct conversation */
   recipientId: number;
-  /** raw Markdown */
-  content: string;
-  renderedContent: string;
+  /** in memory until a snapshot stored it; null: stored, read through MessageBodies (bodies.ts) */
+  body: MessageBody | null;
+  /** what the rendering holds, HAS_LINK and HAS_IMAGE bits (bodies.ts): `has:` narrows need not read the body */
+  contentHas: number;
   isMeMessage: boolean;
   /** UNIX seconds */
   timestamp: number;
   client: string;
-  /** newest first */
-  editHistory: EditHistoryEntry[];
   lastEditTimestamp?: number;
   lastMovedTimestamp?: number;
   reactions: Reaction[];
@@ -72,6 +84,9 @@ export interface StoredMessage {
   /** the uploaded files its content links (attachments/), sorted ids; absent: none */
   attachmentIds?: number[];
 }
+
+/** A message whole, its body inline: as a send logs it and as an export or a snapshot of format 1 holds it. */
+export type SentMessage = Omit<StoredMessage, 'body' | 'contentHas'> & MessageBody;
 
 /** The flags a user may set and clear; `read` is kept as its inverse, the (sparse) unread set. */
 export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
@@ -103,6 +118,8 @@ export interface MessageStore {
    * memory: those the next snapshot writes. Persistence bookkeeping, never persisted itself.
    */
   unsavedChunks: Set<number>;
+  /** the messages' bodies: those not stored yet, and the way to read the stored ones */
+  bodies: MessageBodies;
 }
 
 /**
@@ -110,7 +127,7 @@ export interface MessageStore {
  * messages are written once, in `holderLists`, and a message names its list by index.
  */
 export interface MessageStoreRecord {
-  messages: (Omit<StoredMessage, 'userIds'> & { userIds: number[] | number })[];
+  messages: (Omit<SentMessage, 'userIds'> & { userIds: number[] | number })[];
   holderLists?: number[][];
   nextId: number;
   recipientIds: [string, number][];
@@ -154,6 +171,7 @@ export function emptyMessageStore(): MessageStore {
     flags: { unread: new Map(), starred: new Map(), collapsed: new Map() },
     mentionedOf: new Map(),
     unsavedChunks: new Set(),
+    bodies: new MessageBodies(),
   };
 }
 
@@ -165,10 +183,10 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
   }
   const holderLists: number[][] = [];
   const listIndex = new Map<number[], number>();
-  const messages = [...store.byId.values()].map((message) => {
+  const messages = [...store.bodies.withBodies(store.byId)].map(([{ body: _body, contentHas: _has, ...message }, body]) => {
     let index = listIndex.get(message.userIds);
     if (index === undefined) listIndex.set(message.userIds, (index = holderLists.push(message.userIds) - 1));
-    return { ...message, userIds: index };
+    return { ...message, ...body, userIds: index };
   });
   return {
     messages,
@@ -189,10 +207,11 @@ export function messageStoreFromRecord(record: MessageStoreRecord | undefined): 
   for (const [key, id] of record.recipientIds) store.recipientIds.set(key, id);
   // Records list messages in id order (the order IdMap iterates), so every index array stays sorted.
   const lists = record.holderLists ?? [];
-  for (const message of record.messages) {
-    // The decoded record is this store's own: its messages are taken as they are, not copied.
+  for (const { content, renderedContent, editHistory, ...message } of record.messages) {
+    // The decoded record is this store's own: its values are taken as they are, not copied.
     if (typeof message.userIds === 'number') message.userIds = lists[message.userIds]!;
-    indexMessage(store, message as StoredMessage);
+    indexMessage(store, { ...message, body: { content, renderedContent, editHistory }, contentHas: contentHas(renderedContent) } as StoredMessage);
+    store.bodies.unsaved.add(message.id);
   }
   for (const flag of PERSONAL_FLAGS) {
     for (const [userId, ids] of record.flags[flag] ?? []) store.flags[flag].set(userId, new IdSet(ids));

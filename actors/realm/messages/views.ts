@@ -3,7 +3,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { senderProfile } from '../notifications/state.ts';
 import type { RealmState } from '../state.ts';
 import { avatarUrl } from '../views.ts';
-import type { EditHistoryEntry, Reaction, StoredMessage } from './state.ts';
+import type { EditHistoryEntry, MessageBody, Reaction, StoredMessage } from './state.ts';
 import { topicLinks } from './topic-links.ts';
 import { displayEmail } from '../email-visibility.ts';
 
@@ -30,12 +30,12 @@ const isMove = (entry: EditHistoryEntry) => entry.prevTopic !== undefined || ent
  * The edits the realm's `message_edit_history_visibility_policy` lets users see: all of them, only the moves
  * (without what a move's edit did to the content), or none.
  */
-function visibleHistory(state: RealmState, message: StoredMessage): EditHistoryEntry[] {
+function visibleHistory(state: RealmState, body: MessageBody): EditHistoryEntry[] {
   switch (state.settings.message_edit_history_visibility_policy) {
     case 'all':
-      return message.editHistory;
+      return body.editHistory;
     case 'moves':
-      return message.editHistory.filter(isMove).map(({ prevContent: _content, prevRenderedContent: _rendered, ...move }) => move);
+      return body.editHistory.filter(isMove).map(({ prevContent: _content, prevRenderedContent: _rendered, ...move }) => move);
     case 'none':
       return [];
     default: {
@@ -48,7 +48,8 @@ function visibleHistory(state: RealmState, message: StoredMessage): EditHistoryE
 /** GET /messages/{id}/history: refused where the realm shows no edit history. */
 export function messageHistoryView(state: RealmState, message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
   if (state.settings.message_edit_history_visibility_policy === 'none') throw badRequest('Message edit history is disabled in this organization');
-  return editSnapshots({ ...message, editHistory: visibleHistory(state, message) }, allowEmptyTopicName);
+  const body = state.messages.bodies.of(message);
+  return editSnapshots(message, { ...body, editHistory: visibleHistory(state, body) }, allowEmptyTopicName);
 }
 
 function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<string, unknown> {
@@ -68,10 +69,11 @@ function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<strin
 export function messageView(state: RealmState, message: StoredMessage, options: ViewOptions): Record<string, unknown> {
   const sender = senderProfile(state, message.senderId)!;
   const { recipient } = message;
+  const body = state.messages.bodies.of(message);
   const view: Record<string, unknown> = {
     id: message.id,
     sender_id: sender.userId,
-    content: options.applyMarkdown ? message.renderedContent : message.content,
+    content: options.applyMarkdown ? body.renderedContent : body.content,
     recipient_id: message.recipientId,
     timestamp: message.timestamp,
     client: message.client,
@@ -89,7 +91,7 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
     content_type: options.applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (recipient.kind === 'channel') view.stream_id = recipient.channelId;
-  const history = visibleHistory(state, message);
+  const history = visibleHistory(state, body);
   if (history.length) view.edit_history = history.map((entry) => historyView(entry, options.allowEmptyTopicName));
   if (message.lastEditTimestamp !== undefined) view.last_edit_timestamp = message.lastEditTimestamp;
   if (message.lastMovedTimestamp !== undefined) view.last_moved_timestamp = message.lastMovedTimestamp;
@@ -107,16 +109,16 @@ function directRecipientsView(state: RealmState, userIds: readonly number[]) {
  * GET /messages/{id}/history: the message as it was after each edit, oldest first, rebuilt by walking the
  * stored history (newest first) back from the message as it is now.
  */
-function editSnapshots(message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+function editSnapshots(message: StoredMessage, body: MessageBody, allowEmptyTopicName: boolean): Record<string, unknown>[] {
   const topicOf = (recipient: StoredMessage['recipient']) => (recipient.kind === 'channel' ? recipient.topic : '');
   let current = {
     topic: topicOf(message.recipient),
-    content: message.content,
-    rendered: message.renderedContent,
+    content: body.content,
+    rendered: body.renderedContent,
     stream: message.recipient.kind === 'channel' ? message.recipient.channelId : undefined,
   };
   const out: Record<string, unknown>[] = [];
-  for (const entry of message.editHistory) {
+  for (const entry of body.editHistory) {
     const snapshot: Record<string, unknown> = {
       topic: topicForClient(current.topic, allowEmptyTopicName), content: current.content, rendered_content: current.rendered,
       timestamp: entry.timestamp, user_id: entry.userId,

@@ -3,7 +3,7 @@ import type { ChannelCommand } from '../channels/commands.ts';
 import type { Channel } from '../channels/state.ts';
 import type { Clock } from '../decide.ts';
 import type { MessageChange } from '../messages/changes.ts';
-import { recipientKey, type MessageRecipient, type StoredMessage } from '../messages/state.ts';
+import { recipientKey, type MessageRecipient, type SentMessage } from '../messages/state.ts';
 import type { RealmState, UserProfile } from '../state.ts';
 
 /** The original's topics for its notices. */
@@ -65,7 +65,7 @@ export class BotPoster {
     const key = recipientKey(recipient);
     let recipientId = this.state.messages.recipientIds.get(key) ?? this.recipientIds.get(key);
     if (recipientId === undefined) this.recipientIds.set(key, (recipientId = this.nextRecipientId++));
-    const message: StoredMessage = {
+    const message: SentMessage = {
       id: this.nextId++,
       senderId: this.bot.userId,
       recipient,

@@ -60,9 +60,10 @@ export function decideReport(state: RealmState, command: ReportCommand, clock: C
       ? `${mention(reporter.userId)} reported a DM sent by ${mention(reported.userId)}.`
       : `${mention(reporter.userId)} reported a DM sent by ${mention(reported.userId)} to ${others.slice(0, -1).map(mention).join(', ')}, and ${mention(others.at(-1)!)}.`;
   }
-  const quoted = message.content.length > MAX_QUOTED_LENGTH
-    ? message.content.slice(0, MAX_QUOTED_LENGTH - '\n[message truncated]'.length) + '\n[message truncated]'
-    : message.content;
+  const { content } = state.messages.bodies.of(message);
+  const quoted = content.length > MAX_QUOTED_LENGTH
+    ? content.slice(0, MAX_QUOTED_LENGTH - '\n[message truncated]'.length) + '\n[message truncated]'
+    : content;
   const fence = unusedFence(quoted);
   const markdown = `${header}\n- Reason: **${REPORT_REASONS[command.reportType]}**\n- Notes:\n\`\`\`quote\n${command.description}\n\`\`\`` +
     `\n${fence} spoiler **Message sent by ${mention(reported.userId)}**\n${quoted}\n${fence}\n`;

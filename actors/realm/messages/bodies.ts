@@ -1,0 +1,168 @@
+import { isImageName } from '../attachments/state.ts';
+import type { IdMap } from './id-map.ts';
+import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
+
+/** The bodies snapshots stored for the messages of a realm (snapshots/store.ts, through the runtime). */
+export interface StoredBodies {
+  read(messageId: number): MessageBody | undefined;
+  /** all of them, in id order */
+  scan(): Iterable<[messageId: number, body: MessageBody]>;
+  /** the ids of all of them, in order */
+  ids(): Iterable<number>;
+}
+
+/** StoredMessage.contentHas: the rendering links somewhere (`has:link`) */
+export const HAS_LINK = 1;
+/** an inline image, or a link to an image file (`has:image`, with the uploaded images the message links) */
+export const HAS_IMAGE = 2;
+
+/** What a rendering holds, for the `has:` narrows. */
+export function contentHas(renderedContent: string): number {
+  let has = renderedContent.includes('<a ') ? HAS_LINK : 0;
+  if (renderedContent.includes('<img ')) has |= HAS_IMAGE;
+  else {
+    for (const match of renderedContent.matchAll(/<a [^>]*href="([^"]*)"/g)) {
+      if (isImageName(match[1]!.split(/[?#]/, 1)[0]!)) {
+        has |= HAS_IMAGE;
+        break;
+      }
+    }
+  }
+  return has;
+}
+
+/** A body as stored: by position, the edit history left out when empty (as for most messages). */
+export type BodyRecord = [content: string, renderedContent: string, editHistory?: EditHistoryEntry[]];
+
+export const bodyRecord = (body: MessageBody): BodyRecord =>
+  body.editHistory.length ? [body.content, body.renderedContent, body.editHistory] : [body.content, body.renderedContent];
+
+/** Shared by the bodies read without an edit history: replaced by an edit, never changed in place. */
+const NO_EDITS: EditHistoryEntry[] = Object.freeze([]) as unknown as EditHistoryEntry[];
+
+export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: record[0], renderedContent: record[1], editHistory: record[2] ?? NO_EDITS });
+
+/**
+ * Bodies read back from the data directory that stay decoded, the most recently read first to stay: a page
+ * of a busy topic read again and again costs one read per message once. About 1 KB each for a message of
+ * a few hundred characters: a few MB of heap per organization. CHAT_MESSAGE_BODY_CACHE sets another size.
+ */
+export const DEFAULT_BODY_CACHE = 4096;
+
+/**
+ * A realm's message bodies. A body set by a change (a send, an edit, an import) stays on its message until
+ * a snapshot has stored it, in the snapshot's own transaction, so that the snapshot and the bodies always
+ * agree and the log after the snapshot holds every body that is not stored; then the message lets it go, and
+ * reads go to the data directory.
+ */
+export class MessageBodies {
+  /** null until the runtime attaches its data directory: every body is on its message then */
+  private source: StoredBodies | null = null;
+  private cacheLimit = DEFAULT_BODY_CACHE;
+  private readonly cache = new Map<number, MessageBody>();
+  /** messages whose body the next snapshot writes, or removes when the message is gone */
+  unsaved = new Set<number>();
+
+  attach(source: StoredBodies, cacheLimit: number): void {
+    this.source = source;
+    this.cacheLimit = cacheLimit;
+  }
+
+  /** Reads from where `other` reads (a store loaded for a realm started with another). */
+  adopt(other: MessageBodies): void {
+    this.source = other.source;
+    this.cacheLimit = other.cacheLimit;
+  }
+
+  /** The message's body, kept in the cache when it had to be read. */
+  of(message: StoredMessage): MessageBody {
+    if (message.body) return message.body;
+    const cached = this.cache.get(message.id);
+    if (cached) {
+      // Read again: it goes to the back of the eviction order.
+      this.cache.delete(message.id);
+      this.cache.set(message.id, cached);
+      return cached;
+    }
+    const body = this.read(message.id);
+    this.cache.set(message.id, body);
+    if (this.cache.size > this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
+    return body;
+  }
+
+  /** The message's body without caching it: for walks over many messages (a scan, an export, a rebuild). */
+  peek(message: StoredMessage): MessageBody {
+    return message.body ?? this.cache.get(message.id) ?? this.read(message.id);
+  }
+
+  /** The messages of `byId` (in id order) whose body is neither in memory nor stored: a damaged directory (verify). */
+  *missing(byId: IdMap<StoredMessage>): Generator<number> {
+    const stored = this.source?.ids()[Symbol.iterator]();
+    let next = stored?.next();
+    for (const message of byId.values()) {
+      if (message.body) continue;
+      while (next && !next.done && next.value < message.id) next = stored!.next();
+      if (!next || next.done || next.value !== message.id) yield message.id;
+    }
+  }
+
+  /**
+   * Every message of `byId` (in id order) with its body: the stored ones read in one pass over the data
+   * directory (a rebuild of the search index, an export), none of them cached.
+   */
+  *withBodies(byId: IdMap<StoredMessage>): Generator<[StoredMessage, MessageBody]> {
+    const stored = this.source?.scan()[Symbol.iterator]();
+    let next = stored?.next();
+    for (const message of byId.values()) {
+      if (message.body) {
+        yield [message, message.body];
+        continue;
+      }
+      while (next && !next.done && next.value[0] < message.id) next = stored!.next();
+      yield [message, next && !next.done && next.value[0] === message.id ? next.value[1] : this.read(message.id)];
+    }
+  }
+
+  /** A change gave the message this body. */
+  set(message: StoredMessage, body: MessageBody): void {
+    message.body = body;
+    this.cache.delete(message.id);
+    this.unsaved.add(message.id);
+  }
+
+  /** The message was deleted: the next snapshot removes its body. */
+  dropped(messageId: number): void {
+    this.cache.delete(messageId);
+    this.unsaved.add(messageId);
+  }
+
+  /** For a snapshot: the messages whose body it writes; they count as saved from now on. */
+  take(): Set<number> {
+    const taken = this.unsaved;
+    this.unsaved = new Set();
+    return taken;
+  }
+
+  /**
+   * After the snapshot that stored `stored` is durable: those bodies leave memory. One that a change replaced
+   * since (or a reload, see Runtime.recover) is not the one stored, and stays.
+   */
+  saved(byId: IdMap<StoredMessage>, stored: ReadonlyMap<number, MessageBody>): void {
+    for (const [id, body] of stored) {
+      const message = byId.get(id);
+      if (message?.body === body) message.body = null;
+    }
+  }
+
+  /** After a snapshot that could not be written: its bodies are unsaved again. */
+  restore(taken: ReadonlySet<number>): void {
+    for (const id of taken) this.unsaved.add(id);
+  }
+
+  private read(messageId: number): MessageBody {
+    const body = this.source?.read(messageId);
+    // A message without its body in memory has it stored: anything else is a damaged data directory.
+    if (!body) throw new Error(`the body of message ${messageId} is not stored`);
+    return body;
+  }
+}
