@@ -1,0 +1,173 @@
+/**
+ * The hot-path rows of the bench on their own, for before/after measurements of one change (issue 17).
+ *
+ *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
+ *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
+ *
+ * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
+ * organization with the server's own code instead (bench/lib/organization.ts: users with API keys and no
+ * password, as the recovery writer does): the owner and `users` more, `bench large` with the owner and all
+ * but the last user, `bench small` with the owner and the first 9, and `history` messages in the small
+ * channel's `bench history` topic. The compiled server (as `npm run bench` starts it) then boots that
+ * directory and each chosen scenario runs as in the full bench (same definitions, same measurement), after
+ * the raw JSON baseline of the same run. The last user, in no channel, registers.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runHttp, type HttpMeasurement, type HttpScenario } from './http.ts';
+import { basicAuth, formEncode, type Credentials } from './lib/api.ts';
+import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
+import { environment, loadAverage, printEnvironment } from './lib/env.ts';
+import { killAll, makeTempDir, pinSelf, removeTempDir, runNode, startNode, stopAll, waitForIdle, type Child } from './lib/proc.ts';
+import { HISTORY_TOPIC, MESSAGE_TEXT, messageReadScenarios, messageWriteScenarios, type BenchChannel, type MessageScenarioContext } from './messages.ts';
+import { printTable } from './report.ts';
+import type { SeededUser } from './seed.ts';
+import { httpRow, logRun } from './suite.ts';
+
+const WRITER_MARK = 'hot-writer ';
+/** History messages sent per event-loop turn by the writer: one group commit each. */
+const BATCH = 1000;
+
+interface Written {
+  owner: Credentials;
+  users: SeededUser[];
+  small: BenchChannel;
+  large: BenchChannel;
+  messageId: number;
+}
+
+async function write(dir: string, users: number, history: number): Promise<Written> {
+  const { writeOrganization } = await import('./lib/organization.ts');
+  // The owner, then `users` more; the large channel leaves the last one out.
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: users + 1, name: 'bench', channel: 'bench large', members: users });
+  const smallIds = userIds.slice(0, 10);
+  await runtime.execute(realm.realmId, {
+    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'bench small', description: '' }], userIds: smallIds,
+    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
+  });
+  const state = runtime.realmState(realm.realmId);
+  const smallId = state.channelIdByName.get('bench small')!;
+  let messageId = 0;
+  for (let sent = 0; sent < history; sent += BATCH) {
+    const batch = [];
+    for (let n = sent; n < Math.min(history, sent + BATCH); n++) {
+      batch.push(runtime.execute(realm.realmId, {
+        type: 'message.send', caller: { kind: 'user', userId: userIds[0]! }, kind: 'channel', to: smallId, topic: HISTORY_TOPIC, content: MESSAGE_TEXT, client: 'API',
+      }));
+    }
+    const last = (await Promise.all(batch)).at(-1)?.[0] as { type: string; message?: { id: number } } | undefined;
+    if (last?.type === 'message.sent') messageId = last.message!.id;
+  }
+  await runtime.settled();
+  const credentials = (userId: number): SeededUser => {
+    const user = state.users.get(userId)!;
+    return { email: user.email, key: user.apiKey, userId };
+  };
+  const written: Written = {
+    owner: credentials(userIds[0]!),
+    users: userIds.slice(1).map(credentials),
+    small: { id: smallId, name: 'bench small', subscribers: smallIds.length },
+    large: { id: channelId, name: 'bench large', subscribers: users },
+    messageId,
+  };
+  await store.close();
+  return written;
+}
+
+/** The scenarios by the short names `--only` takes. */
+function scenarios(written: Written): Map<string, HttpScenario> {
+  const context: MessageScenarioContext = { ...written, users: written.users.slice(0, -1) };
+  const auth = { authorization: basicAuth(written.owner) };
+  const [byId, newest] = messageReadScenarios(context);
+  const [send1, send10, sendLarge, drafts, settings] = messageWriteScenarios(context);
+  return new Map<string, HttpScenario>([
+    ['me', { name: 'GET /users/me', method: 'GET', path: '/api/v1/users/me', headers: auth }],
+    ['users', { name: `GET /users (${written.users.length + 1} users)`, method: 'GET', path: '/api/v1/users', headers: auth }],
+    ['message', byId!],
+    ['messages', newest!],
+    ['send1', send1!],
+    ['send10', send10!],
+    ['sendlarge', sendLarge!],
+    ['drafts', drafts!],
+    ['settings', settings!],
+    ['register', {
+      name: `POST /register (${written.users.length + 1} users)`,
+      method: 'POST',
+      path: '/api/v1/register',
+      headers: { authorization: basicAuth(written.users.at(-1)!) },
+      body: formEncode({ event_types: ['realm_user'], fetch_event_types: ['realm'] }),
+    }],
+  ]);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      users: { type: 'string', default: '1000' },
+      history: { type: 'string', default: '20000' },
+      runs: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '5' },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+  });
+  printEnvironment(environment(pinSelf()));
+  const dir = makeTempDir('chat-hot-');
+  let server: Child | null = null;
+  try {
+    const started = performance.now();
+    const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, values.users, values.history], 600_000);
+    const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
+    console.log(`Wrote ${written.users.length + 1} users and ${values.history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const all = scenarios(written);
+    const names = values.only?.split(',') ?? [...all.keys()];
+    for (const name of names) if (!all.has(name)) throw new Error(`no scenario ${name}; there are ${[...all.keys()].join(', ')}`);
+    const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
+    const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
+    server = await startNode('server', [...profile, ...args], { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'warn' });
+    const http = { seconds: Number(values.seconds), warmupSeconds: 1, connections: 16 };
+    const raw: HttpMeasurement[] = [];
+    const runs = new Map<string, HttpMeasurement[]>(names.map((name) => [name, []]));
+    for (let run = 1; run <= Number(values.runs); run++) {
+      const baseline = await startNode('raw-json', [await compiledProgram('bench/baselines/raw-json.ts')]);
+      try {
+        raw.push(await runHttp(baseline.url, baseline.pid, { name: 'raw', method: 'GET', path: '/' }, http));
+        logRun('raw uWS JSON', run, raw.at(-1)!);
+      } finally {
+        await baseline.stop();
+      }
+      for (const name of names) {
+        await waitForIdle(server.pid, 200);
+        const measurement = await runHttp(server.url, server.pid, all.get(name)!, http);
+        logRun(all.get(name)!.name, run, measurement);
+        runs.get(name)!.push(measurement);
+      }
+    }
+    console.log(`\nload average now ${loadAverage()}`);
+    printTable([httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))]);
+  } finally {
+    await server?.stop();
+    removeTempDir(dir);
+  }
+}
+
+const [, , command, ...rest] = process.argv;
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (command === 'write') {
+    const [dir, users, history] = rest;
+    const written = await write(dir!, Number(users), Number(history));
+    console.log(`${WRITER_MARK}${JSON.stringify(written)}`);
+    process.exit(0);
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (killAll(), process.exit(130)));
+  process.on('exit', killAll);
+  await main()
+    .catch((error: unknown) => {
+      console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await stopAll();
+      process.exit();
+    });
+}
