@@ -486,9 +486,10 @@ export class Runtime {
   }
 
   private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
-    for (const old of this.queues.admit(realmId, userId)) this.collectQueue(old);
     const context: QueueContext = { queueId: newQueueId(), realmId, userId, spec, createdAt: this.options.clock.now() };
-    const registered = this.commitQueue(context, { type: 'queue.registered', context });
+    // The user's queues over the cap go in the same log record as the new one: one commit, not one each.
+    const evicted: QueueChange[] = this.queues.admit(realmId, userId).map((old) => ({ type: 'queue.removed', queueId: old.id, reason: 'queue.expire' }));
+    const registered = this.commitQueue(context, ...evicted, { type: 'queue.registered', context });
     // commit() applied the registration before returning.
     return { queue: this.queues.find(context.queueId)!, registered };
   }
@@ -503,15 +504,16 @@ export class Runtime {
     this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' }).catch(() => undefined);
   }
 
-  private commitQueue(owner: QueueContext, change: QueueChange): Promise<void> {
+  /** Changes to one user's queues, applied in order in one log record. */
+  private commitQueue(owner: QueueContext, ...changes: QueueChange[]): Promise<void> {
     // A read-only server (see failStorage) still serves events: its queues live in memory only, as the
     // changes they could announce cannot happen, and the next boot's clients register again.
     if (this.storageFailure !== null) {
-      this.applyQueue(change);
+      for (const change of changes) this.applyQueue(change);
       return Promise.resolve();
     }
-    return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, [change], () => {
-      this.applyQueue(change);
+    return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, changes, () => {
+      for (const change of changes) this.applyQueue(change);
       return [];
     });
   }
@@ -592,12 +594,14 @@ export class Runtime {
     for (const entry of this.store.readLog(0)) {
       if (entry.scope === 'queue') {
         if (!withQueues) continue;
-        const change = entry.changes[0] as QueueChange;
-        const queueId = change.type === 'queue.registered' ? change.context.queueId : change.queueId;
-        const covered = snapshotSeq.get(`queue:${queueId}`);
-        if (covered !== undefined && entry.seq <= covered) continue;
+        // A record may hold several queues' changes (evictions with a registration): each queue's own snapshot decides.
+        const uncovered = (entry.changes as QueueChange[]).filter((change) => {
+          const covered = snapshotSeq.get(`queue:${change.type === 'queue.registered' ? change.context.queueId : change.queueId}`);
+          return covered === undefined || entry.seq > covered;
+        });
+        if (uncovered.length === 0) continue;
         flush();
-        for (const queueChange of entry.changes as QueueChange[]) this.applyQueue(queueChange);
+        for (const queueChange of uncovered) this.applyQueue(queueChange);
         replayed++;
         continue;
       }
