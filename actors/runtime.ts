@@ -72,6 +72,8 @@ const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 /** Realm changes replayed per machine event at boot: the event's cost is spread, the batch's memory stays small. */
 const REPLAY_BATCH = 500;
 
+const NO_ALERT_WORDS: ReadonlyMap<number, readonly string[]> = new Map();
+
 /** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
 export interface PersonalRecord {
   value: 'active' | 'deactivated';
@@ -105,6 +107,8 @@ export class Runtime {
   private readonly undelivered = new Map<number, Routed[]>();
   /** per realm, what its decisions may read besides its state (see decideContext) */
   private readonly decideContexts = new Map<number, DecideContext>();
+  /** realm -> the users with alert words, and theirs: a send checks these few rather than every recipient's actor */
+  private readonly alertWords = new Map<number, Map<number, readonly string[]>>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
   private readonly searchSync: SearchSync | null;
@@ -166,7 +170,7 @@ export class Runtime {
     if (!context) {
       context = {
         now: () => this.options.clock.now(),
-        alertWords: (userId) => this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.alertWords ?? [],
+        alertWords: () => this.alertWords.get(realmId) ?? NO_ALERT_WORDS,
       };
       this.decideContexts.set(realmId, context);
     }
@@ -378,6 +382,7 @@ export class Runtime {
     for (const actor of this.users.values()) actor.stop();
     this.realms.clear();
     this.users.clear();
+    this.alertWords.clear();
     this.realmIdByStringId.clear();
     // The live queues stay as they are: their events were only ever delivered after being stored.
     this.recover({ queues: false });
@@ -390,8 +395,9 @@ export class Runtime {
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
     actor.send({ type: 'user.apply', changes });
     this.dirty.users.add(userKey(realmId, userId));
-    if (this.replaying && !this.reannouncing) return [];
     const state = actor.getSnapshot().context.state;
+    this.noteAlertWords(state);
+    if (this.replaying && !this.reannouncing) return [];
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
@@ -453,10 +459,19 @@ export class Runtime {
     return actor;
   }
 
+  private noteAlertWords(state: UserState): void {
+    let users = this.alertWords.get(state.realmId);
+    if (state.alertWords.length > 0) {
+      if (!users) this.alertWords.set(state.realmId, (users = new Map()));
+      users.set(state.userId, state.alertWords);
+    } else users?.delete(state.userId);
+  }
+
   private startUser(state: UserState, value: 'active' | 'deactivated' = 'active'): UserActor {
     const snapshot = userMachine.resolveState({ value, context: { state } });
     const actor = createActor(userMachine, { snapshot, input: { state } }).start();
     this.users.set(userKey(state.realmId, state.userId), actor);
+    this.noteAlertWords(state);
     return actor;
   }
 
