@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
  *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
+ *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
  *
  * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
  * organization with the server's own code instead (bench/lib/organization.ts: users with API keys and no
@@ -11,20 +12,53 @@
  * channel's `bench history` topic. The compiled server (as `npm run bench` starts it) then boots that
  * directory and each chosen scenario runs as in the full bench (same definitions, same measurement), after
  * the raw JSON baseline of the same run. The last user, in no channel, registers.
+ *
+ * `--fanout`: message fan-out. Queues registered for `message` events as the web app registers them
+ * (MESSAGE_CLIENT below), spread over the large channel's members (the owner aside), each polled on its own
+ * connection (fanout.ts); the owner's send to that channel triggers each round. The raw long-poll baseline of
+ * the same N answers with a body of the size the server's answer had.
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { messageTarget, rawTarget, runFanout, type FanoutOptions } from './fanout.ts';
 import { runHttp, type HttpMeasurement, type HttpScenario } from './http.ts';
-import { basicAuth, formEncode, type Credentials } from './lib/api.ts';
+import { Api, basicAuth, formEncode, type Credentials } from './lib/api.ts';
 import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, makeTempDir, pinSelf, removeTempDir, runNode, startNode, stopAll, waitForIdle, type Child } from './lib/proc.ts';
 import { HISTORY_TOPIC, MESSAGE_TEXT, messageReadScenarios, messageWriteScenarios, type BenchChannel, type MessageScenarioContext } from './messages.ts';
 import { printTable } from './report.ts';
-import type { SeededUser } from './seed.ts';
-import { httpRow, logRun } from './suite.ts';
+import { deleteQueues, registerQueues, type SeededUser } from './seed.ts';
+import { fanoutRow, httpRow, logFanout, logRun } from './suite.ts';
+import type { Row } from './report.ts';
 
 const WRITER_MARK = 'hot-writer ';
+
+/**
+ * A message queue as the web app registers one (its client capabilities, Markdown rendered, slim
+ * presence); no initial state is fetched, the harness stands for clients already loaded.
+ */
+const MESSAGE_CLIENT = {
+  event_types: ['message'],
+  fetch_event_types: [],
+  apply_markdown: true,
+  client_gravatar: true,
+  slim_presence: true,
+  client_capabilities: {
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_avatar_url_field_optional: true,
+    stream_typing_notifications: true,
+    user_settings_object: true,
+    linkifier_url_template: true,
+    user_list_incomplete: true,
+    include_deactivated_groups: true,
+    archived_channels: true,
+    empty_topic_name: true,
+  },
+};
+
+const FANOUT: FanoutOptions = { rounds: 10, warmupRounds: 1, roundTimeoutMs: 60_000 };
 /** History messages sent per event-loop turn by the writer: one group commit each. */
 const BATCH = 1000;
 
@@ -108,6 +142,7 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '3' },
       seconds: { type: 'string', default: '5' },
       only: { type: 'string' },
+      fanout: { type: 'string' },
       'cpu-prof': { type: 'string' },
     },
   });
@@ -120,7 +155,7 @@ async function main(): Promise<void> {
     const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
     console.log(`Wrote ${written.users.length + 1} users and ${values.history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const all = scenarios(written);
-    const names = values.only?.split(',') ?? [...all.keys()];
+    const names = values.only === 'none' ? [] : (values.only?.split(',') ?? [...all.keys()]);
     for (const name of names) if (!all.has(name)) throw new Error(`no scenario ${name}; there are ${[...all.keys()].join(', ')}`);
     const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
     const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
@@ -128,7 +163,7 @@ async function main(): Promise<void> {
     const http = { seconds: Number(values.seconds), warmupSeconds: 1, connections: 16 };
     const raw: HttpMeasurement[] = [];
     const runs = new Map<string, HttpMeasurement[]>(names.map((name) => [name, []]));
-    for (let run = 1; run <= Number(values.runs); run++) {
+    for (let run = 1; run <= (names.length ? Number(values.runs) : 0); run++) {
       const baseline = await startNode('raw-json', [await compiledProgram('bench/baselines/raw-json.ts')]);
       try {
         raw.push(await runHttp(baseline.url, baseline.pid, { name: 'raw', method: 'GET', path: '/' }, http));
@@ -143,12 +178,46 @@ async function main(): Promise<void> {
         runs.get(name)!.push(measurement);
       }
     }
+    const rows: Row[] = names.length ? [httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))] : [];
+    if (values.fanout) rows.push(...(await messageFanout(server, written, values.fanout.split(',').map(Number))));
     console.log(`\nload average now ${loadAverage()}`);
-    printTable([httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))]);
+    printTable(rows);
   } finally {
     await server?.stop();
     removeTempDir(dir);
   }
+}
+
+/** Message fan-out at each N (largest first), each after the raw long-poll baseline of the same N and answer size. */
+async function messageFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
+  const api = new Api(server.url);
+  const members = written.users.slice(0, -1);
+  // The size of one answer, on a queue of its own, before the measured queues exist.
+  const [probe] = await registerQueues(api, members, 1, MESSAGE_CLIENT);
+  await api.ok('POST', '/messages', { type: 'stream', to: String(written.large.id), topic: 'bench fanout', content: MESSAGE_TEXT }, written.owner);
+  const polled = await api.call('GET', '/events', { queue_id: probe!.queueId, last_event_id: -1, dont_block: true }, probe!.user);
+  const bytes = JSON.stringify(polled.body).length;
+  await deleteQueues(api, [probe!]);
+  const started = performance.now();
+  const queues = await registerQueues(api, members, Math.max(...sizes), MESSAGE_CLIENT);
+  console.log(`Registered ${queues.length} message queues in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const rows: Row[] = [];
+  for (const n of [...sizes].sort((a, b) => b - a)) {
+    if (queues.length > n) await deleteQueues(api, queues.splice(n));
+    await waitForIdle(server.pid, 200);
+    const baseline = await startNode('raw-longpoll', [await compiledProgram('bench/baselines/raw-longpoll.ts'), '--bytes', String(bytes)]);
+    let raw;
+    try {
+      raw = await runFanout(rawTarget(baseline.port, baseline.pid), n, FANOUT);
+    } finally {
+      await baseline.stop();
+    }
+    logFanout(raw);
+    const result = await runFanout(messageTarget(server.port, server.pid, queues, written.owner, written.large.id), n, FANOUT);
+    logFanout(result);
+    rows.push(fanoutRow(`message fanout ${n} raw uWS (baseline, ${bytes} B)`, raw, null), fanoutRow(`message fanout ${n} server`, result, raw));
+  }
+  return rows;
 }
 
 const [, , command, ...rest] = process.argv;

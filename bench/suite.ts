@@ -269,7 +269,7 @@ export function httpRow(scenario: string, runs: HttpMeasurement[], baseline: Htt
   };
 }
 
-function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResult | null): Row {
+export function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResult | null): Row {
   return {
     scenario,
     rps: result.deliveriesPerSecond,
@@ -293,7 +293,7 @@ export function logRun(name: string, run: number, m: HttpMeasurement): void {
   );
 }
 
-function logFanout(r: FanoutResult): void {
+export function logFanout(r: FanoutResult): void {
   log(
     `  fanout ${r.n} ${r.target}: first ${round(r.firstMs)} ms, p50 ${round(r.p50Ms)} ms, p99 ${round(r.p99Ms)} ms, max ${round(r.maxMs)} ms, ` +
       `${round(r.deliveriesPerSecond)} deliveries/s, trigger answered after ${round(r.triggerAckMs)} ms, errors ${r.errors} ` +
