@@ -4,6 +4,7 @@
  *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
  *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
+ *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
  *
  * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
  * organization with the server's own code instead (bench/lib/organization.ts: users with API keys and no
@@ -25,7 +26,7 @@ import { runHttp, type HttpMeasurement, type HttpScenario } from './http.ts';
 import { Api, basicAuth, formEncode, type Credentials } from './lib/api.ts';
 import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
-import { killAll, makeTempDir, pinSelf, removeTempDir, runNode, startNode, stopAll, waitForIdle, type Child } from './lib/proc.ts';
+import { killAll, makeTempDir, pinSelf, probeMemory, removeTempDir, runNode, settledMemory, startNode, stopAll, waitForIdle, type Child } from './lib/proc.ts';
 import { HISTORY_TOPIC, MESSAGE_TEXT, messageReadScenarios, messageWriteScenarios, type BenchChannel, type MessageScenarioContext } from './messages.ts';
 import { printTable } from './report.ts';
 import { deleteQueues, registerQueues, type SeededUser } from './seed.ts';
@@ -144,22 +145,19 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       fanout: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      gc: { type: 'string' },
     },
   });
   printEnvironment(environment(pinSelf()));
+  if (values.gc) return gcRows(values.users, values.gc.split(',').map(Number), Number(values.seconds));
   const dir = makeTempDir('chat-hot-');
   let server: Child | null = null;
   try {
-    const started = performance.now();
-    const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, values.users, values.history], 600_000);
-    const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
-    console.log(`Wrote ${written.users.length + 1} users and ${values.history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const written = await writeDir(dir, values.users, Number(values.history));
     const all = scenarios(written);
     const names = values.only === 'none' ? [] : (values.only?.split(',') ?? [...all.keys()]);
     for (const name of names) if (!all.has(name)) throw new Error(`no scenario ${name}; there are ${[...all.keys()].join(', ')}`);
-    const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
-    const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
-    server = await startNode('server', [...profile, ...args], { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'warn' });
+    server = await startServer(dir, values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']]);
     const http = { seconds: Number(values.seconds), warmupSeconds: 1, connections: 16 };
     const raw: HttpMeasurement[] = [];
     const runs = new Map<string, HttpMeasurement[]>(names.map((name) => [name, []]));
@@ -186,6 +184,49 @@ async function main(): Promise<void> {
     await server?.stop();
     removeTempDir(dir);
   }
+}
+
+async function writeDir(dir: string, users: string, history: number): Promise<Written> {
+  const started = performance.now();
+  const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, users, String(history)], 1_800_000);
+  const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
+  console.log(`Wrote ${written.users.length + 1} users and ${history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return written;
+}
+
+async function startServer(dir: string, nodeFlags: string[] = []): Promise<Child> {
+  const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
+  return startNode('server', [...nodeFlags, ...args], { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'warn' }, 300_000);
+}
+
+/**
+ * Send latency at a moderate load (one client sending one message at a time to the 10-subscriber channel)
+ * over each history size, with the longest garbage-collection pause of the run (heap-probe.ts).
+ */
+async function gcRows(users: string, sizes: number[], seconds: number): Promise<void> {
+  const lines: string[] = [];
+  for (const history of sizes) {
+    const dir = makeTempDir('chat-hot-gc-');
+    let server: Child | null = null;
+    try {
+      const written = await writeDir(dir, users, history);
+      server = await startServer(dir);
+      const before = await settledMemory(server);
+      const measurement = await runHttp(server.url, server.pid, scenarios(written).get('send1')!, { seconds, warmupSeconds: 1, connections: 1 });
+      const after = await probeMemory(server);
+      const line =
+        `${history} messages stored (heap ${(before.heapUsed / 1024 / 1024).toFixed(0)} MB): send p50 ${measurement.p50Ms.toFixed(2)} ms, ` +
+        `p99 ${measurement.p99Ms.toFixed(2)} ms, ${measurement.serverCpuUsPerRequest.toFixed(0)} us of server CPU per send; ` +
+        `${after.gcCount} collections, ${after.gcTotalMs?.toFixed(0)} ms in all, longest pause ${after.gcMaxMs?.toFixed(1)} ms`;
+      console.log(line);
+      lines.push(line);
+    } finally {
+      await server?.stop();
+      removeTempDir(dir);
+    }
+  }
+  console.log(`\nload average now ${loadAverage()}`);
+  for (const line of lines) console.log(line);
 }
 
 /** Message fan-out at each N (largest first), each after the raw long-poll baseline of the same N and answer size. */
