@@ -24,15 +24,17 @@ const lists = new WeakMap<RealmState, Directory[]>();
  * GET /users for a viewer who may access every user: the JSON array of every user's object, serialized once
  * per realm change (realm/version.ts) for each viewer role and parameters, then shared by every such viewer.
  * The addresses a viewer may read depend only on its role, except its own, whose object is made per request.
+ * `shared`: an object standing for the text while it is shared by other viewers (null when this viewer's
+ * own object made it its own), for callers that keep what they derive from it (the encoded answer).
  */
-export function userDirectoryJson(state: RealmState, viewer: UserProfile, clientExtavatar: boolean, withProfileData: boolean): string {
+export function userDirectoryJson(state: RealmState, viewer: UserProfile, clientExtavatar: boolean, withProfileData: boolean): { json: string; shared: object | null } {
   const directory = cachedDirectory(state, viewer.role, clientExtavatar, withProfileData);
   const span = directory.spans.get(viewer.userId);
-  if (!span) return directory.json;
+  if (!span) return { json: directory.json, shared: directory };
   const own = JSON.stringify(userObject(state, viewer, addressesFor(state, viewer.userId, viewer), clientExtavatar, withProfileData));
   // Mostly the same as the role's view of the user (unless its setting hides its address from its own role).
-  if (directory.json.slice(span[0], span[1]) === own) return directory.json;
-  return directory.json.slice(0, span[0]) + own + directory.json.slice(span[1]);
+  if (directory.json.slice(span[0], span[1]) === own) return { json: directory.json, shared: directory };
+  return { json: directory.json.slice(0, span[0]) + own + directory.json.slice(span[1]), shared: null };
 }
 
 function cachedDirectory(state: RealmState, role: Role, clientExtavatar: boolean, withProfileData: boolean): Directory {

@@ -7,7 +7,7 @@ import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { userDirectoryJson } from '../../actors/realm/user-directory.ts';
-import { RawFields } from '../http/envelope.ts';
+import { RawFields, SharedFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
@@ -45,6 +45,9 @@ function requireUserCreator(user: UserProfile): void {
 
 const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
 
+/** GET /users answers encoded once per shared user list (user-directory.ts), dropped with it. */
+const sharedAnswers = new WeakMap<object, SharedFields>();
+
 export const userRoutes = [
   route({
     method: 'GET',
@@ -59,7 +62,11 @@ export const userRoutes = [
       // A limited guest gets the users it may not access as placeholders, as the original does.
       const accessible = accessFilter(realm, viewer.userId);
       if (!params.user_ids && accessible === null) {
-        return new RawFields(`"members":${userDirectoryJson(realm, viewer, params.client_extavatar, params.include_custom_profile_fields)}`);
+        const list = userDirectoryJson(realm, viewer, params.client_extavatar, params.include_custom_profile_fields);
+        if (!list.shared) return new RawFields(`"members":${list.json}`);
+        let answer = sharedAnswers.get(list.shared);
+        if (!answer) sharedAnswers.set(list.shared, (answer = new SharedFields(`"members":${list.json}`)));
+        return answer;
       }
       const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
       const members = [];
