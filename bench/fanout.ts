@@ -174,7 +174,7 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
 }
 
 /** Opens a connection, sends one request on it at once, and closes it after the answer. */
-async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
+export async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
   const connection = await openConnection(port);
   try {
     const sentAt = performance.now();

@@ -4,6 +4,7 @@
  *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
  *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
+ *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
  *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
  *
  * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
@@ -23,6 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { messageTarget, rawTarget, runFanout, type FanoutOptions } from './fanout.ts';
 import { runHttp, type HttpMeasurement, type HttpScenario } from './http.ts';
+import { runWsFanout } from './ws-fanout.ts';
 import { Api, basicAuth, formEncode, type Credentials } from './lib/api.ts';
 import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
@@ -146,6 +148,7 @@ async function main(): Promise<void> {
       fanout: { type: 'string' },
       'cpu-prof': { type: 'string' },
       gc: { type: 'string' },
+      'socket-fanout': { type: 'string' },
     },
   });
   printEnvironment(environment(pinSelf()));
@@ -178,6 +181,7 @@ async function main(): Promise<void> {
     }
     const rows: Row[] = names.length ? [httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))] : [];
     if (values.fanout) rows.push(...(await messageFanout(server, written, values.fanout.split(',').map(Number))));
+    if (values['socket-fanout']) rows.push(...(await socketFanout(server, written, values['socket-fanout'].split(',').map(Number))));
     console.log(`\nload average now ${loadAverage()}`);
     printTable(rows);
   } finally {
@@ -233,12 +237,7 @@ async function gcRows(users: string, sizes: number[], seconds: number): Promise<
 async function messageFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
   const api = new Api(server.url);
   const members = written.users.slice(0, -1);
-  // The size of one answer, on a queue of its own, before the measured queues exist.
-  const [probe] = await registerQueues(api, members, 1, MESSAGE_CLIENT);
-  await api.ok('POST', '/messages', { type: 'stream', to: String(written.large.id), topic: 'bench fanout', content: MESSAGE_TEXT }, written.owner);
-  const polled = await api.call('GET', '/events', { queue_id: probe!.queueId, last_event_id: -1, dont_block: true }, probe!.user);
-  const bytes = JSON.stringify(polled.body).length;
-  await deleteQueues(api, [probe!]);
+  const bytes = await answerBytes(api, written);
   const started = performance.now();
   const queues = await registerQueues(api, members, Math.max(...sizes), MESSAGE_CLIENT);
   console.log(`Registered ${queues.length} message queues in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -258,6 +257,62 @@ async function messageFanout(server: Child, written: Written, sizes: number[]): 
     logFanout(result);
     rows.push(fanoutRow(`message fanout ${n} raw uWS (baseline, ${bytes} B)`, raw, null), fanoutRow(`message fanout ${n} server`, result, raw));
   }
+  await deleteQueues(api, queues);
+  return rows;
+}
+
+/** The size of one message event's answer, on a queue of its own made and removed before the measured ones. */
+async function answerBytes(api: Api, written: Written): Promise<number> {
+  const [probe] = await registerQueues(api, written.users.slice(0, -1), 1, MESSAGE_CLIENT);
+  await api.ok('POST', '/messages', { type: 'stream', to: String(written.large.id), topic: 'bench fanout', content: MESSAGE_TEXT }, written.owner);
+  const polled = await api.call('GET', '/events', { queue_id: probe!.queueId, last_event_id: -1, dont_block: true }, probe!.user);
+  await deleteQueues(api, [probe!]);
+  return JSON.stringify(polled.body).length;
+}
+
+/**
+ * WebSocket fan-out at each N (largest first): the same queues as `messageFanout`, each attached to a socket
+ * (GET /api/v1/events/socket), after the raw uWS publish baseline of the same N and frame size.
+ */
+async function socketFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
+  const api = new Api(server.url);
+  const bytes = await answerBytes(api, written);
+  const queues = await registerQueues(api, written.users.slice(0, -1), Math.max(...sizes), MESSAGE_CLIENT);
+  const sender = messageTarget(server.port, server.pid, queues, written.owner, written.large.id);
+  const rows: Row[] = [];
+  for (const n of [...sizes].sort((a, b) => b - a)) {
+    if (queues.length > n) await deleteQueues(api, queues.splice(n));
+    await waitForIdle(server.pid, 200);
+    const baseline = await startNode('raw-websocket', [await compiledProgram('bench/baselines/raw-websocket.ts'), '--bytes', String(bytes)]);
+    let raw;
+    try {
+      raw = await runWsFanout({
+        label: 'raw',
+        port: baseline.port,
+        pid: baseline.pid,
+        socket: () => ({ url: `ws://127.0.0.1:${baseline.port}/socket`, headers: {} }),
+        isDelivery: () => true,
+        trigger: () => rawTarget(baseline.port, baseline.pid).trigger(0),
+      }, n, FANOUT);
+    } finally {
+      await baseline.stop();
+    }
+    logFanout(raw);
+    const result = await runWsFanout({
+      label: 'server',
+      port: server.port,
+      pid: server.pid,
+      socket: (i) => ({
+        url: `ws://127.0.0.1:${server.port}/api/v1/events/socket?queue_id=${queues[i]!.queueId}&last_event_id=-1`,
+        headers: { Authorization: basicAuth(queues[i]!.user) },
+      }),
+      isDelivery: (frame) => frame.includes('"type":"message"'),
+      trigger: (round) => sender.trigger(round),
+    }, n, FANOUT);
+    logFanout(result);
+    rows.push(fanoutRow(`socket fanout ${n} raw uWS (baseline, ${bytes} B)`, raw, null), fanoutRow(`socket fanout ${n} server`, result, raw));
+  }
+  await deleteQueues(api, queues);
   return rows;
 }
 
