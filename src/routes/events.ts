@@ -80,7 +80,6 @@ function registration(queueId: string | null, initial: string): RawFields {
   return new RawFields(`"queue_id":${JSON.stringify(queueId)},"last_event_id":-1,${VERSION_FIELDS},${initial}`);
 }
 
-
 /**
  * Registration without credentials, in a realm with public access (feature level 149): the web-public
  * state, and no queue (`queue_id` null); a spectator reads new messages by fetching them. Elsewhere the
