@@ -82,6 +82,8 @@ const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
 /** Realm changes replayed per machine event at boot: the event's cost is spread, the batch's memory stays small. */
 const REPLAY_BATCH = 500;
 
+const NO_ALERT_WORDS: ReadonlyMap<number, readonly string[]> = new Map();
+
 /** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
 export interface PersonalRecord {
   value: 'active' | 'deactivated';
@@ -115,6 +117,8 @@ export class Runtime {
   private readonly undelivered = new Map<number, Routed[]>();
   /** per realm, what its decisions may read besides its state (see decideContext) */
   private readonly decideContexts = new Map<number, DecideContext>();
+  /** realm -> the users with alert words, and theirs: a send checks these few rather than every recipient's actor */
+  private readonly alertWords = new Map<number, Map<number, readonly string[]>>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
   private readonly searchSync: SearchSync | null;
@@ -176,7 +180,7 @@ export class Runtime {
     if (!context) {
       context = {
         now: () => this.options.clock.now(),
-        alertWords: (userId) => this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.alertWords ?? [],
+        alertWords: () => this.alertWords.get(realmId) ?? NO_ALERT_WORDS,
       };
       this.decideContexts.set(realmId, context);
     }
@@ -448,6 +452,7 @@ export class Runtime {
     for (const actor of this.users.values()) actor.stop();
     this.realms.clear();
     this.users.clear();
+    this.alertWords.clear();
     this.realmIdByStringId.clear();
     // The live queues stay as they are: their events were only ever delivered after being stored.
     this.recover({ queues: false });
@@ -460,8 +465,9 @@ export class Runtime {
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
     actor.send({ type: 'user.apply', changes });
     this.dirty.users.add(userKey(realmId, userId));
-    if (this.replaying && !this.reannouncing) return [];
     const state = actor.getSnapshot().context.state;
+    this.noteAlertWords(state);
+    if (this.replaying && !this.reannouncing) return [];
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const deliveries = changes.flatMap((change) => userEvents(state, change));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
@@ -535,10 +541,19 @@ export class Runtime {
     return actor;
   }
 
+  private noteAlertWords(state: UserState): void {
+    let users = this.alertWords.get(state.realmId);
+    if (state.alertWords.length > 0) {
+      if (!users) this.alertWords.set(state.realmId, (users = new Map()));
+      users.set(state.userId, state.alertWords);
+    } else users?.delete(state.userId);
+  }
+
   private startUser(state: UserState, value: 'active' | 'deactivated' = 'active'): UserActor {
     const snapshot = userMachine.resolveState({ value, context: { state } });
     const actor = createActor(userMachine, { snapshot, input: { state } }).start();
     this.users.set(userKey(state.realmId, state.userId), actor);
+    this.noteAlertWords(state);
     return actor;
   }
 
@@ -568,10 +583,11 @@ export class Runtime {
   }
 
   private openQueue(realmId: number, userId: number, spec: QueueSpec): { queue: Queue; registered: Promise<void> } {
-    for (const old of this.queues.admit(realmId, userId)) this.collectQueue(old);
     const queueId = this.options.replication ? `${this.options.replication.nodeId}:${newQueueId()}` : newQueueId();
     const context: QueueContext = { queueId, realmId, userId, spec, createdAt: this.options.clock.now() };
-    const registered = this.commitQueue(context, { type: 'queue.registered', context });
+    // The user's queues over the cap go in the same log record as the new one: one commit, not one each.
+    const evicted: QueueChange[] = this.queues.admit(realmId, userId).map((old) => ({ type: 'queue.removed', queueId: old.id, reason: 'queue.expire' }));
+    const registered = this.commitQueue(context, ...evicted, { type: 'queue.registered', context });
     // commit() applied the registration before returning.
     return { queue: this.queues.find(context.queueId)!, registered };
   }
@@ -586,21 +602,22 @@ export class Runtime {
     this.commitQueue(queue.context, { type: 'queue.removed', queueId: queue.id, reason: 'queue.expire' }).catch(() => undefined);
   }
 
-  private commitQueue(owner: QueueContext, change: QueueChange): Promise<void> {
+  /** Changes to one user's queues, applied in order in one log record. */
+  private commitQueue(owner: QueueContext, ...changes: QueueChange[]): Promise<void> {
     // A read-only server (see failStorage) still serves events: its queues live in memory only, as the
     // changes they could announce cannot happen, and the next boot's clients register again.
     if (this.storageFailure !== null) {
-      this.applyQueue(change);
+      for (const change of changes) this.applyQueue(change);
       return Promise.resolve();
     }
     // In a cluster, a queue is its node's alone (see RuntimeOptions.replication): once every change its
     // initial state may hold is durable, it is.
     if (this.options.replication) {
-      this.applyQueue(change);
+      for (const change of changes) this.applyQueue(change);
       return this.settled();
     }
-    return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, [change], () => {
-      this.applyQueue(change);
+    return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, changes, () => {
+      for (const change of changes) this.applyQueue(change);
       return [];
     });
   }
@@ -681,12 +698,14 @@ export class Runtime {
     for (const entry of this.store.readLog(0)) {
       if (entry.scope === 'queue') {
         if (!withQueues) continue;
-        const change = entry.changes[0] as QueueChange;
-        const queueId = change.type === 'queue.registered' ? change.context.queueId : change.queueId;
-        const covered = snapshotSeq.get(`queue:${queueId}`);
-        if (covered !== undefined && entry.seq <= covered) continue;
+        // A record may hold several queues' changes (evictions with a registration): each queue's own snapshot decides.
+        const uncovered = (entry.changes as QueueChange[]).filter((change) => {
+          const covered = snapshotSeq.get(`queue:${change.type === 'queue.registered' ? change.context.queueId : change.queueId}`);
+          return covered === undefined || entry.seq > covered;
+        });
+        if (uncovered.length === 0) continue;
         flush();
-        for (const queueChange of entry.changes as QueueChange[]) this.applyQueue(queueChange);
+        for (const queueChange of uncovered) this.applyQueue(queueChange);
         replayed++;
         continue;
       }

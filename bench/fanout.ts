@@ -174,7 +174,7 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
 }
 
 /** Opens a connection, sends one request on it at once, and closes it after the answer. */
-async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
+export async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
   const connection = await openConnection(port);
   try {
     const sentAt = performance.now();
@@ -210,6 +210,32 @@ export function serverTarget(
     async trigger(round) {
       const body = `full_name=${encodeURIComponent(`Bench Fanout ${round} ${Date.now()}`)}`;
       const sent = await sendOnce(port, requestText('PATCH', `/api/v1/users/${renamedUserId}`, port, { Authorization: basicAuth(owner) }, body));
+      if (sent.response.status !== 200) throw new Error(`trigger answered ${sent.response.status}: ${sent.response.body.toString()}`);
+      return sent;
+    },
+  };
+}
+
+/**
+ * The chat server as a fan-out target of message events: GET /events on queues registered for `message`
+ * by subscribers of `channel`; the owner's POST /messages to it triggers (each answer carries the message
+ * with its flags, rendered for the queue's capabilities).
+ */
+export function messageTarget(port: number, pid: number, queues: readonly RegisteredQueue[], owner: Credentials, channelId: number): FanoutTarget {
+  const rename = serverTarget(port, pid, queues, owner, 0);
+  return {
+    ...rename,
+    label: 'server',
+    accept(i, response) {
+      if (response.status !== 200) return `status ${response.status}: ${response.body.toString().slice(0, 200)}`;
+      const events = (JSON.parse(response.body.toString()) as { events?: { id: number; type: string }[] }).events ?? [];
+      if (!events.some((event) => event.type === 'message')) return `no message event in ${response.body.toString().slice(0, 200)}`;
+      queues[i]!.lastEventId = Math.max(...events.map((event) => event.id));
+      return null;
+    },
+    async trigger(round) {
+      const body = `type=stream&to=${channelId}&topic=${encodeURIComponent('bench fanout')}&content=${encodeURIComponent(`Fan-out round ${round}: the quick brown fox jumps over the **lazy** dog.`)}`;
+      const sent = await sendOnce(port, requestText('POST', '/api/v1/messages', port, { Authorization: basicAuth(owner) }, body));
       if (sent.response.status !== 200) throw new Error(`trigger answered ${sent.response.status}: ${sent.response.body.toString()}`);
       return sent;
     },

@@ -34,14 +34,19 @@ export async function seedUsers(api: Api, owner: Credentials, count: number): Pr
 }
 
 /**
- * Registers `count` event queues for realm_user events, spread round-robin over the users. No initial
- * state is fetched: these stand for idle clients, and the fan-out harness polls them.
+ * Registers `count` event queues (by default for realm_user events), spread round-robin over the users. No
+ * initial state is fetched: these stand for idle clients, and the fan-out harness polls them.
  */
-export async function registerQueues(api: Api, users: readonly SeededUser[], count: number): Promise<RegisteredQueue[]> {
+export async function registerQueues(
+  api: Api,
+  users: readonly SeededUser[],
+  count: number,
+  params: Record<string, unknown> = { event_types: ['realm_user'], fetch_event_types: [] },
+): Promise<RegisteredQueue[]> {
   const indexes = Array.from({ length: count }, (_, i) => i);
   return mapLimit(indexes, QUEUE_CONCURRENCY, async (i) => {
     const user = users[i % users.length]!;
-    const body = await api.ok('POST', '/register', { event_types: ['realm_user'], fetch_event_types: [] }, user);
+    const body = await api.ok('POST', '/register', params, user);
     return { queueId: String(body.queue_id), user, lastEventId: Number(body.last_event_id) };
   });
 }

@@ -251,7 +251,7 @@ async function httpPhase(
   ];
 }
 
-function httpRow(scenario: string, runs: HttpMeasurement[], baseline: HttpMeasurement[] | null): Row {
+export function httpRow(scenario: string, runs: HttpMeasurement[], baseline: HttpMeasurement[] | null): Row {
   const rps = median(runs.map((run) => run.requestsPerSecond));
   const usPerRequest = median(runs.map((run) => run.serverCpuUsPerRequest));
   return {
@@ -269,7 +269,7 @@ function httpRow(scenario: string, runs: HttpMeasurement[], baseline: HttpMeasur
   };
 }
 
-function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResult | null): Row {
+export function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResult | null): Row {
   return {
     scenario,
     rps: result.deliveriesPerSecond,
@@ -285,7 +285,7 @@ function fanoutRow(scenario: string, result: FanoutResult, baseline: FanoutResul
   };
 }
 
-function logRun(name: string, run: number, m: HttpMeasurement): void {
+export function logRun(name: string, run: number, m: HttpMeasurement): void {
   log(
     `  ${name} run ${run}: ${round(m.requestsPerSecond)} req/s, p50 ${round(m.p50Ms)} ms, p99 ${round(m.p99Ms)} ms, ` +
       `errors ${m.errors}; CPU server ${m.serverCpuSeconds.toFixed(2)} s, bench ${m.benchCpuSeconds.toFixed(2)} s; ` +
@@ -293,7 +293,7 @@ function logRun(name: string, run: number, m: HttpMeasurement): void {
   );
 }
 
-function logFanout(r: FanoutResult): void {
+export function logFanout(r: FanoutResult): void {
   log(
     `  fanout ${r.n} ${r.target}: first ${round(r.firstMs)} ms, p50 ${round(r.p50Ms)} ms, p99 ${round(r.p99Ms)} ms, max ${round(r.maxMs)} ms, ` +
       `${round(r.deliveriesPerSecond)} deliveries/s, trigger answered after ${round(r.triggerAckMs)} ms, errors ${r.errors} ` +

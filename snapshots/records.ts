@@ -10,7 +10,7 @@ export interface LogRecord<C = unknown> {
   realmId: number;
   /** set when the changes are a user actor's personal changes (or its event queue's), absent for realm changes */
   userId?: number;
-  /** 'queue': the changes are the registration or removal of one of the user's event queues */
+  /** 'queue': the changes are registrations and removals of the user's event queues (a registration and the evictions it caused share one) */
   scope?: 'queue';
   changes: C[];
 }

@@ -4,6 +4,7 @@ import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.t
 import { configFrom } from '../src/config.ts';
 import { encode } from '../snapshots/codec.ts';
 import { Store } from '../snapshots/store.ts';
+import { childServers, killChild } from './helpers/child.ts';
 import { channel, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient, type ApiResult } from './helpers/server.ts';
 
@@ -267,4 +268,37 @@ t.test('a snapshot stores an event delivered to many queues once, and a restart 
   t.ok(first.every((event, i) => event.payload !== undefined && event.payload === last[i]!.payload), 'the queues share each event again');
   const polled = await pollOnce(again.api, queueIds[500]!);
   t.same(polled.body.events.filter((event: { type: string }) => event.type === 'message').map((event: { message: { id: number } }) => event.message.id), ids, 'with the events, in order');
+});
+
+t.test('a registration over the per-user limit logs the evictions with it in one record, and a crash replays both', async (t) => {
+  const dataDir = tempDir();
+  const servers = childServers(t, [dataDir]);
+  const env = { CHAT_MAX_QUEUES_PER_USER: '3' };
+  const server = await servers.start(dataDir, env);
+  const kept: string[] = [];
+  for (let i = 0; i < 3; i++) kept.push((await server.api.register({ event_types: ['message'] })).queueId);
+  const evicted = kept.shift()!;
+  const { queueId: added } = await server.api.register({ event_types: ['message'] });
+  kept.push(added);
+  await killChild(server);
+
+  const store = new Store(dataDir, { waitForFlush: false });
+  const records = [...store.readLog(0)].filter((entry) => entry.scope === 'queue');
+  await store.close();
+  const last = records.at(-1)!.changes as { type: string; queueId?: string; context?: { queueId: string } }[];
+  t.same(
+    last.map((change) => [change.type, change.queueId ?? change.context?.queueId]),
+    [['queue.removed', evicted], ['queue.registered', added]],
+    'one record: the least recently used queue out, the new one in',
+  );
+
+  const again = await servers.start(dataDir, env);
+  t.match((await pollOnce(again.api, evicted)).body, { code: 'BAD_EVENT_QUEUE_ID' }, 'the evicted queue stays gone');
+  for (const queueId of kept) t.equal((await pollOnce(again.api, queueId)).status, 200, 'a kept queue is restored');
+  // The boot's snapshot covers the new queue but not the evicted one's removal, which the log still holds.
+  await killChild(again);
+  const third = await servers.start(dataDir, env);
+  t.match((await pollOnce(third.api, evicted)).body, { code: 'BAD_EVENT_QUEUE_ID' }, 'gone after another crash');
+  for (const queueId of kept) t.equal((await pollOnce(third.api, queueId)).status, 200, 'a kept queue is restored again');
+  t.equal((await (await fetch(`${third.url}/health`)).json()).event_queues, 3, 'each once');
 });

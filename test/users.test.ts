@@ -378,3 +378,38 @@ t.test('realm_user events for creation, (de)activation, renames and role changes
   t.same(roleEvents[0]?.person, { user_id: kateId, role: 200 });
   t.ok((roleEvents[0]?.id ?? -1) > last, 'event ids increase');
 });
+
+t.test('GET /users shows every change to the users at once, as each viewer may see them', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const ownerId = (await api.get('/users/me')).body.user_id as number;
+  type Member = { user_id: number; full_name: string; email: string; delivery_email: string | null; is_active: boolean };
+  const members = async (viewer: ApiClient) => {
+    const result = await viewer.get('/users');
+    isSuccess(t, result, 'GET /users');
+    return new Map((result.body.members as Member[]).map((member) => [member.user_id, member]));
+  };
+  const asAnn = api.as(ann);
+  const asBob = api.as(bob);
+  // Each viewer reads the list before every change, then sees the change the next time.
+  t.equal((await members(asAnn)).get(bob.userId)?.full_name, 'Bob');
+  isSuccess(t, await api.patch(`/users/${bob.userId}`, { full_name: 'Robert' }), 'rename bob');
+  t.equal((await members(asAnn)).get(bob.userId)?.full_name, 'Robert', 'the new name');
+  t.equal((await members(api)).get(bob.userId)?.full_name, 'Robert', 'for the owner too');
+
+  t.equal((await members(asAnn)).get(bob.userId)?.delivery_email, 'bob@example.com');
+  isSuccess(t, await asBob.patch('/settings', { email_address_visibility: 3 }), 'bob shows his address to administrators only');
+  t.equal((await members(asAnn)).get(bob.userId)?.delivery_email, null, 'a member no longer reads it');
+  t.match((await members(asAnn)).get(bob.userId)?.email, new RegExp(`^user${bob.userId}@`), 'the stand-in address');
+  t.equal((await members(api)).get(bob.userId)?.delivery_email, 'bob@example.com', 'an administrator does');
+  const bobSees = await members(asBob);
+  t.equal(bobSees.get(bob.userId)?.delivery_email, 'bob@example.com', 'bob reads his own');
+  t.equal(bobSees.get(ann.userId)?.delivery_email, 'ann@example.com', 'and the others as a member');
+  t.equal(bobSees.get(ownerId)?.delivery_email, (await members(asAnn)).get(ownerId)?.delivery_email, 'as any member');
+
+  const carol = await api.createUser('carol@example.com', 'Carol');
+  t.equal((await members(asAnn)).get(carol.userId)?.full_name, 'Carol', 'a new user is listed');
+  isSuccess(t, await api.delete(`/users/${carol.userId}`), 'deactivate carol');
+  t.equal((await members(asAnn)).get(carol.userId)?.is_active, false, 'and shown deactivated');
+});

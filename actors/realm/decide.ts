@@ -37,8 +37,8 @@ export interface Clock {
  * decision records into its changes (so replay never needs to read them again).
  */
 export interface DecideContext extends Clock {
-  /** the user's alert words (lower-case); absent: none */
-  alertWords?(userId: number): readonly string[];
+  /** the realm's users who have alert words, with theirs (lower-case); absent: none */
+  alertWords?(): ReadonlyMap<number, readonly string[]>;
 }
 
 /**

@@ -11,7 +11,7 @@ import { realmPlaygroundsState } from './builders/playgrounds.ts';
 import { presenceState } from './builders/presence.ts';
 import { defaultStreamsState, streamState, subscriptionState } from './builders/channels.ts';
 import { realmUserState } from './builders/realm-user.ts';
-import { realmState } from './builders/realm.ts';
+import { realmState, realmStateInputs } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
 import { scheduledMessagesState } from './builders/scheduled-messages.ts';
 import { settingsDefaultsState } from './builders/settings-defaults.ts';
@@ -32,6 +32,7 @@ import {
 } from './builders/server-features.ts';
 import { userStatusState } from './builders/user-status.ts';
 import { settingValue } from '../user/settings.ts';
+import { sharedSection, type SerializedSection } from './shared-section.ts';
 
 export type { InitialStateOptions, RegistrationView };
 
@@ -83,12 +84,28 @@ const builders: Record<string, Builder> = {
 
 export const SUPPORTED_FETCH_TYPES = Object.keys(builders);
 
+/**
+ * Sections the same for every registration of a realm until its next change (a few hundred keys of
+ * settings and limits): `initialStateJson` serializes them once per change and splices the text.
+ */
+const sharedSections: Record<string, (view: RegistrationView, options: InitialStateOptions) => SerializedSection> = {
+  realm: sharedSection(realmState, realmStateInputs),
+};
+
 /** The registration state for the requested fetch types, from one consistent view of the realm. */
-export function initialState(view: RegistrationView, options: InitialStateOptions): Record<string, unknown> {
+export function initialStateJson(view: RegistrationView, options: InitialStateOptions): string {
   // In every answer, whatever was asked for: whether typing notifications reach this client at all.
   const state: Record<string, unknown> = { receives_typing_notifications: settingValue(view.personal.settings, 'receives_typing_notifications') };
+  const shared: SerializedSection[] = [];
   for (const [type, build] of Object.entries(builders)) {
-    if (options.fetchTypes === null || options.fetchTypes.includes(type)) Object.assign(state, build(view, options));
+    if (options.fetchTypes !== null && !options.fetchTypes.includes(type)) continue;
+    const section = sharedSections[type];
+    if (section) shared.push(section(view, options));
+    else Object.assign(state, build(view, options));
   }
-  return state;
+  // A key is sent once: a shared section's value stands (no builder sets another's key today).
+  for (const section of shared) for (const key of Object.keys(state)) if (section.keys.has(key)) delete state[key];
+  let json = JSON.stringify(state).slice(1, -1);
+  for (const section of shared) if (section.json) json += `,${section.json}`;
+  return json;
 }

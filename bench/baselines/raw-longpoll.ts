@@ -4,12 +4,18 @@
  * inside the POST's handler would be 8x slower, see ARCHITECTURE.md). Each answer is an event envelope of
  * about the size the chat server sends, so both write the same bytes.
  *
- *   node --import tsx bench/baselines/raw-longpoll.ts [--port 0]
+ *   node --import tsx bench/baselines/raw-longpoll.ts [--port 0] [--bytes N]
+ *
+ * `--bytes`: the answer padded to about N bytes (the size of the server's answer in a fan-out of another
+ * event type, e.g. a message event with its flags and rendered content).
  */
 import { parseArgs } from 'node:util';
 import uWS, { type HttpResponse } from 'uWebSockets.js';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, bytes: { type: 'string', default: '0' } } });
+
+const PADDING_BASE = 180;
+const padding = 'x'.repeat(Math.max(0, Number(values.bytes) - PADDING_BASE));
 
 const held = new Set<HttpResponse>();
 let eventId = 0;
@@ -18,7 +24,7 @@ function completeAll(): void {
   const id = eventId++;
   const body =
     `{"result":"success","msg":"","events":[{"id":${id},"type":"realm_user","op":"update",` +
-    `"person":{"user_id":8,"full_name":"Bench Fanout ${id}"}}],"queue_id":"raw-longpoll-baseline"}`;
+    `"person":{"user_id":8,"full_name":"Bench Fanout ${id}"},"padding":"${padding}"}],"queue_id":"raw-longpoll-baseline"}`;
   const waiting = [...held];
   held.clear();
   for (const res of waiting) res.cork(() => res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body));

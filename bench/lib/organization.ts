@@ -4,14 +4,16 @@ export interface OrganizationSpec {
   users: number;
   /** the users after the owner are `${name}-user-${i}@example.com`, named `${Name} User ${i}` */
   name: string;
-  /** the channel every user is subscribed to */
+  /** the channel the users are subscribed to */
   channel: string;
+  /** how many of the users, from the owner on, the channel has (default: all) */
+  members?: number;
 }
 
 /**
  * Opens `dir` with the server's own `Store` and `Runtime` (as src/app.ts does) and writes the organization
  * the server's first start makes (src/bootstrap.ts): an owner who has no password (its zuliprc in `dir`)
- * and `users - 1` more, all subscribed to one channel. The server's code is imported here, so that a
+ * and `users - 1` more, subscribed to one channel (all of them, or the first `members`). The server's code is imported here, so that a
  * benchmark's measuring side that never calls this never loads it.
  */
 export async function writeOrganization(dir: string, spec: OrganizationSpec) {
@@ -37,7 +39,7 @@ export async function writeOrganization(dir: string, spec: OrganizationSpec) {
     if (i === 0) await writeZuliprc(join(dir, 'zuliprc'), created.user.email, created.user.apiKey, 'http://127.0.0.1');
   }
   await runtime.execute(realm.realmId, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: spec.channel, description: '' }], userIds,
+    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: spec.channel, description: '' }], userIds: userIds.slice(0, spec.members ?? userIds.length),
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
   });
   const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey(spec.channel))!;

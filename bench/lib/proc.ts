@@ -264,6 +264,11 @@ export interface MemoryProbe {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /** garbage collections since the previous probe, before this one's (absent in older result files) */
+  gcCount?: number;
+  gcTotalMs?: number;
+  /** the longest of their pauses */
+  gcMaxMs?: number;
 }
 
 const PROBE_MARK = 'bench-memory ';

@@ -8,6 +8,19 @@ export class RawFields {
   constructor(readonly json: string) {}
 }
 
+/**
+ * Fields already JSON text and shared by many answers (a list serialized once per change): the whole
+ * success body is encoded once, so an answer sends those bytes instead of copying and encoding a large
+ * string per request. Keep one per shared text, not one per request.
+ */
+export class SharedFields extends RawFields {
+  readonly bytes: Buffer;
+  constructor(json: string) {
+    super(json);
+    this.bytes = Buffer.from(`{"result":"success","msg":"",${json}}`);
+  }
+}
+
 /** A handler result that is the whole response, without the envelope: a file's bytes. */
 export class DirectResponse {
   constructor(readonly response: ApiResponse) {}
@@ -19,6 +32,7 @@ export type HandlerResult = Record<string, unknown> | RawFields | DirectResponse
 export function successResponse(result: HandlerResult, ignored: readonly string[]): ApiResponse {
   if (result instanceof DirectResponse) return result.response;
   let body: string;
+  if (result instanceof SharedFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
   if (result instanceof RawFields) {
     body = `{"result":"success","msg":"",${result.json}`;
     body += ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
-import { initialState, type InitialStateOptions } from '../../actors/register/initial-state.ts';
+import { initialStateJson, type InitialStateOptions } from '../../actors/register/initial-state.ts';
 import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
 import { SPEC_LIMITS } from '../../actors/queue/limits.ts';
 import { checkEventNarrow } from '../../actors/queue/narrow.ts';
@@ -67,17 +67,17 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
   if (user === null) return registerSpectator(context, params);
   const spec = queueSpec(params, services, user);
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
-    initialState(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
+    initialStateJson(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
   );
-  return {
-    queue_id: queue.id,
-    // The queue and the state are made in one synchronous step, so no event can fall between them.
-    last_event_id: -1,
-    svc_feature_level: FEATURE_LEVEL,
-    svc_version: VERSION,
-    svc_merge_base: MERGE_BASE,
-    ...initial,
-  };
+  // The queue and the state are made in one synchronous step, so no event can fall between them.
+  return registration(queue.id, initial);
+}
+
+const VERSION_FIELDS = JSON.stringify({ svc_feature_level: FEATURE_LEVEL, svc_version: VERSION, svc_merge_base: MERGE_BASE }).slice(1, -1);
+
+/** The answer: the queue, the server's version and the state's JSON fields, spliced (initialStateJson). */
+function registration(queueId: string | null, initial: string): RawFields {
+  return new RawFields(`"queue_id":${JSON.stringify(queueId)},"last_event_id":-1,${VERSION_FIELDS},${initial}`);
 }
 
 /**
@@ -92,10 +92,10 @@ async function registerSpectator({ services, realm, request }: RouteContext<'opt
   for (const name of ['client_extavatar', 'include_subscribers'] as const) {
     if (params[name] === true) throw badRequest(`Invalid '${name}' parameter for anonymous request`);
   }
-  const initial = initialState(spectatorView(realm), stateOptions(services, realm, { ...params, include_subscribers: false }, false));
+  const initial = initialStateJson(spectatorView(realm), stateOptions(services, realm, { ...params, include_subscribers: false }, false));
   // What the state shows must be durable before anyone is shown it, as for any read.
   await services.runtime.settled();
-  return { queue_id: null, last_event_id: -1, svc_feature_level: FEATURE_LEVEL, svc_version: VERSION, svc_merge_base: MERGE_BASE, ...initial };
+  return registration(null, initial);
 }
 
 function stateOptions(services: AppServices, realm: RealmState, params: RegisterParams, clientExtavatar: boolean): InitialStateOptions {

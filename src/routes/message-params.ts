@@ -85,7 +85,9 @@ export function narrowFor(services: AppServices, realm: RealmState, userId: numb
 
 /** A message as a fetch returns it: the Message object, the user's flags, and search highlights. */
 export function fetchedMessage(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, clauses: readonly Clause[]) {
-  const view: Record<string, unknown> = { ...messageView(realm, message, options), flags: flagsFor(realm, userId, message) };
+  // messageView's object is new: the flags go on it rather than on a copy (a spread of about 20 keys per message).
+  const view = messageView(realm, message, options);
+  view.flags = flagsFor(realm, userId, message);
   const words = searchWords(clauses);
   if (words.length) Object.assign(view, searchMatch(realm, message, words, options.allowEmptyTopicName));
   return view;

@@ -6,6 +6,8 @@ import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../../actors/realm/user-access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
+import { userDirectoryJson } from '../../actors/realm/user-directory.ts';
+import { RawFields, SharedFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
@@ -43,6 +45,9 @@ function requireUserCreator(user: UserProfile): void {
 
 const caller = (user: UserProfile) => ({ kind: 'user' as const, userId: user.userId });
 
+/** GET /users answers encoded once per shared user list (user-directory.ts), dropped with it. */
+const sharedAnswers = new WeakMap<object, SharedFields>();
+
 export const userRoutes = [
   route({
     method: 'GET',
@@ -54,9 +59,16 @@ export const userRoutes = [
       user_ids: p.json(z.array(z.number().int())).optional(),
     },
     handle({ realm, user: viewer }, params) {
-      const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
       // A limited guest gets the users it may not access as placeholders, as the original does.
       const accessible = accessFilter(realm, viewer.userId);
+      if (!params.user_ids && accessible === null) {
+        const list = userDirectoryJson(realm, viewer, params.client_extavatar, params.include_custom_profile_fields);
+        if (!list.shared) return new RawFields(`"members":${list.json}`);
+        let answer = sharedAnswers.get(list.shared);
+        if (!answer) sharedAnswers.set(list.shared, (answer = new SharedFields(`"members":${list.json}`)));
+        return answer;
+      }
+      const users = params.user_ids ? params.user_ids.map((id) => realm.users.get(id)) : realm.users.values();
       const members = [];
       for (const user of users) {
         if (!user) continue;

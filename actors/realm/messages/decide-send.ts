@@ -28,12 +28,11 @@ export function decideSend(state: RealmState, command: Send, clock: DecideContex
     if (command.topic === undefined) throw badRequest('Missing topic');
     recipient = { kind: 'channel', channelId: channel.id, topic: normalizeTopic(command.topic) };
     if (recipient.topic === '' && topicsRequired(state.settings)) throw badRequest(TOPICS_REQUIRED);
-    userIds = [...new Set([...(state.subscriptions.get(channel.id)?.keys() ?? []), sender.userId])];
+    userIds = channelRecipients(state, channel, sender);
   } else {
-    userIds = directRecipients(state, command.to, sender);
+    userIds = directRecipients(state, command.to, sender).sort((a, b) => a - b);
     recipient = { kind: 'direct', userIds };
   }
-  userIds.sort((a, b) => a - b);
   const key = recipientKey(recipient);
   const message: SentMessage = {
     id: state.messages.nextId,
@@ -86,6 +85,16 @@ function channelForSend(state: RealmState, to: Send['to'], sender: UserProfile):
  * The participants of a direct message: the recipients named by id or email, and the sender. A recipient
  * a limited guest may not access is refused like an unknown one (realm/user-access.ts).
  */
+/** The channel's subscribers and the sender, in ascending order (a typed array sorts without a comparator). */
+function channelRecipients(state: RealmState, channel: Channel, sender: UserProfile): number[] {
+  const subscribers = state.subscriptions.get(channel.id);
+  const ids = new Int32Array((subscribers?.size ?? 0) + (subscribers?.has(sender.userId) ? 0 : 1));
+  let at = 0;
+  for (const id of subscribers?.keys() ?? []) ids[at++] = id;
+  if (at < ids.length) ids[at] = sender.userId;
+  return Array.from(ids.sort());
+}
+
 function directRecipients(state: RealmState, to: Send['to'], sender: UserProfile): number[] {
   const listed = Array.isArray(to) ? to : typeof to === 'number' ? [to] : to.split(',').map((part) => part.trim()).filter(Boolean);
   if (listed.length === 0) throw badRequest('Message must have recipients');
@@ -157,13 +166,16 @@ function topicParticipants(state: RealmState, channelId: number, topic: string, 
  * without regard to case: they get the `has_alert_word` flag.
  */
 function alertedRecipients(content: string, userIds: readonly number[], senderId: number, context: DecideContext): number[] {
-  if (!context.alertWords) return [];
+  const watchers = context.alertWords?.();
+  if (!watchers || watchers.size === 0) return [];
+  // Most users have no alert words: walk whichever list is shorter.
+  const candidates = watchers.size < userIds.length ? [...watchers.keys()].filter((id) => hasSorted(userIds, id)).sort((a, b) => a - b) : userIds;
   const text = content.toLowerCase();
   const out: number[] = [];
-  for (const userId of userIds) {
+  for (const userId of candidates) {
     if (userId === senderId) continue;
-    const words = context.alertWords(userId);
-    if (words.some((word) => containsWord(text, word.toLowerCase()))) out.push(userId);
+    const words = watchers.get(userId);
+    if (words?.some((word) => containsWord(text, word.toLowerCase()))) out.push(userId);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { botDomainOf } from '../../realm/bots/state.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
 import type { Builder } from '../builder.ts';
+import type { SectionInputs } from '../shared-section.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS, SERVER_LIMITS } from '../realm-limits.ts';
 import { SUPPORTED_PERMISSION_SETTINGS } from './permission-settings.ts';
 
@@ -18,6 +19,22 @@ const DEFAULT_EXTERNAL_ACCOUNTS = {
 /** The realm has no uploaded icon or logo: its generated icon (source G) also stands for the logo (source D, the default). */
 const ICON_SOURCE = 'G';
 const LOGO_SOURCE = 'D';
+
+/**
+ * What the `realm` section reads besides the realm's state: it is built once per realm change for each
+ * combination of these (initial-state.ts), so a key that reads another option lists that option here.
+ */
+export const realmStateInputs: SectionInputs = ({ spectator }, options) => [
+  spectator === true,
+  options.realmUrl,
+  options.generation,
+  options.webPublicStreamsEnabled,
+  options.jitsiServerUrl,
+  options.realmUploadQuotaBytes,
+  options.passwordLimits.minLength,
+  options.passwordLimits.maxLength,
+  options.passwordLimits.minGuesses,
+];
 
 /** fetch type `realm`: the organization's settings and the server's limits. */
 export const realmState: Builder = ({ realm, spectator }, options) => {

@@ -1,0 +1,338 @@
+/**
+ * The hot-path rows of the bench on their own, for before/after measurements of one change (issue 17).
+ *
+ *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
+ *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
+ *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
+ *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
+ *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
+ *
+ * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
+ * organization with the server's own code instead (bench/lib/organization.ts: users with API keys and no
+ * password, as the recovery writer does): the owner and `users` more, `bench large` with the owner and all
+ * but the last user, `bench small` with the owner and the first 9, and `history` messages in the small
+ * channel's `bench history` topic. The compiled server (as `npm run bench` starts it) then boots that
+ * directory and each chosen scenario runs as in the full bench (same definitions, same measurement), after
+ * the raw JSON baseline of the same run. The last user, in no channel, registers.
+ *
+ * `--fanout`: message fan-out. Queues registered for `message` events as the web app registers them
+ * (MESSAGE_CLIENT below), spread over the large channel's members (the owner aside), each polled on its own
+ * connection (fanout.ts); the owner's send to that channel triggers each round. The raw long-poll baseline of
+ * the same N answers with a body of the size the server's answer had.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { messageTarget, rawTarget, runFanout, type FanoutOptions } from './fanout.ts';
+import { runHttp, type HttpMeasurement, type HttpScenario } from './http.ts';
+import { runWsFanout } from './ws-fanout.ts';
+import { Api, basicAuth, formEncode, type Credentials } from './lib/api.ts';
+import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
+import { environment, loadAverage, printEnvironment } from './lib/env.ts';
+import { killAll, makeTempDir, pinSelf, probeMemory, removeTempDir, runNode, settledMemory, startNode, stopAll, waitForIdle, type Child } from './lib/proc.ts';
+import { HISTORY_TOPIC, MESSAGE_TEXT, messageReadScenarios, messageWriteScenarios, type BenchChannel, type MessageScenarioContext } from './messages.ts';
+import { printTable } from './report.ts';
+import { deleteQueues, registerQueues, type SeededUser } from './seed.ts';
+import { fanoutRow, httpRow, logFanout, logRun } from './suite.ts';
+import type { Row } from './report.ts';
+
+const WRITER_MARK = 'hot-writer ';
+
+/**
+ * A message queue as the web app registers one (its client capabilities, Markdown rendered, slim
+ * presence); no initial state is fetched, the harness stands for clients already loaded.
+ */
+const MESSAGE_CLIENT = {
+  event_types: ['message'],
+  fetch_event_types: [],
+  apply_markdown: true,
+  client_gravatar: true,
+  slim_presence: true,
+  client_capabilities: {
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_avatar_url_field_optional: true,
+    stream_typing_notifications: true,
+    user_settings_object: true,
+    linkifier_url_template: true,
+    user_list_incomplete: true,
+    include_deactivated_groups: true,
+    archived_channels: true,
+    empty_topic_name: true,
+  },
+};
+
+const FANOUT: FanoutOptions = { rounds: 10, warmupRounds: 1, roundTimeoutMs: 60_000 };
+/** History messages sent per event-loop turn by the writer: one group commit each. */
+const BATCH = 1000;
+
+interface Written {
+  owner: Credentials;
+  users: SeededUser[];
+  small: BenchChannel;
+  large: BenchChannel;
+  messageId: number;
+}
+
+async function write(dir: string, users: number, history: number): Promise<Written> {
+  const { writeOrganization } = await import('./lib/organization.ts');
+  // The owner, then `users` more; the large channel leaves the last one out.
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: users + 1, name: 'bench', channel: 'bench large', members: users });
+  const smallIds = userIds.slice(0, 10);
+  await runtime.execute(realm.realmId, {
+    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'bench small', description: '' }], userIds: smallIds,
+    options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
+  });
+  const state = runtime.realmState(realm.realmId);
+  const smallId = state.channelIdByName.get('bench small')!;
+  let messageId = 0;
+  for (let sent = 0; sent < history; sent += BATCH) {
+    const batch = [];
+    for (let n = sent; n < Math.min(history, sent + BATCH); n++) {
+      batch.push(runtime.execute(realm.realmId, {
+        type: 'message.send', caller: { kind: 'user', userId: userIds[0]! }, kind: 'channel', to: smallId, topic: HISTORY_TOPIC, content: MESSAGE_TEXT, client: 'API',
+      }));
+    }
+    const last = (await Promise.all(batch)).at(-1)?.[0] as { type: string; message?: { id: number } } | undefined;
+    if (last?.type === 'message.sent') messageId = last.message!.id;
+  }
+  await runtime.settled();
+  const credentials = (userId: number): SeededUser => {
+    const user = state.users.get(userId)!;
+    return { email: user.email, key: user.apiKey, userId };
+  };
+  const written: Written = {
+    owner: credentials(userIds[0]!),
+    users: userIds.slice(1).map(credentials),
+    small: { id: smallId, name: 'bench small', subscribers: smallIds.length },
+    large: { id: channelId, name: 'bench large', subscribers: users },
+    messageId,
+  };
+  await store.close();
+  return written;
+}
+
+/** The scenarios by the short names `--only` takes. */
+function scenarios(written: Written): Map<string, HttpScenario> {
+  const context: MessageScenarioContext = { ...written, users: written.users.slice(0, -1) };
+  const auth = { authorization: basicAuth(written.owner) };
+  const [byId, newest] = messageReadScenarios(context);
+  const [send1, send10, sendLarge, drafts, settings] = messageWriteScenarios(context);
+  return new Map<string, HttpScenario>([
+    ['me', { name: 'GET /users/me', method: 'GET', path: '/api/v1/users/me', headers: auth }],
+    ['users', { name: `GET /users (${written.users.length + 1} users)`, method: 'GET', path: '/api/v1/users', headers: auth }],
+    ['message', byId!],
+    ['messages', newest!],
+    ['send1', send1!],
+    ['send10', send10!],
+    ['sendlarge', sendLarge!],
+    ['drafts', drafts!],
+    ['settings', settings!],
+    ['register', {
+      name: `POST /register (${written.users.length + 1} users)`,
+      method: 'POST',
+      path: '/api/v1/register',
+      headers: { authorization: basicAuth(written.users.at(-1)!) },
+      body: formEncode({ event_types: ['realm_user'], fetch_event_types: ['realm'] }),
+    }],
+  ]);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      users: { type: 'string', default: '1000' },
+      history: { type: 'string', default: '20000' },
+      runs: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '5' },
+      only: { type: 'string' },
+      fanout: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      gc: { type: 'string' },
+      'socket-fanout': { type: 'string' },
+    },
+  });
+  printEnvironment(environment(pinSelf()));
+  if (values.gc) return gcRows(values.users, values.gc.split(',').map(Number), Number(values.seconds));
+  const dir = makeTempDir('chat-hot-');
+  let server: Child | null = null;
+  try {
+    const written = await writeDir(dir, values.users, Number(values.history));
+    const all = scenarios(written);
+    const names = values.only === 'none' ? [] : (values.only?.split(',') ?? [...all.keys()]);
+    for (const name of names) if (!all.has(name)) throw new Error(`no scenario ${name}; there are ${[...all.keys()].join(', ')}`);
+    server = await startServer(dir, values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']]);
+    const http = { seconds: Number(values.seconds), warmupSeconds: 1, connections: 16 };
+    const raw: HttpMeasurement[] = [];
+    const runs = new Map<string, HttpMeasurement[]>(names.map((name) => [name, []]));
+    for (let run = 1; run <= (names.length ? Number(values.runs) : 0); run++) {
+      const baseline = await startNode('raw-json', [await compiledProgram('bench/baselines/raw-json.ts')]);
+      try {
+        raw.push(await runHttp(baseline.url, baseline.pid, { name: 'raw', method: 'GET', path: '/' }, http));
+        logRun('raw uWS JSON', run, raw.at(-1)!);
+      } finally {
+        await baseline.stop();
+      }
+      for (const name of names) {
+        await waitForIdle(server.pid, 200);
+        const measurement = await runHttp(server.url, server.pid, all.get(name)!, http);
+        logRun(all.get(name)!.name, run, measurement);
+        runs.get(name)!.push(measurement);
+      }
+    }
+    const rows: Row[] = names.length ? [httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))] : [];
+    if (values.fanout) rows.push(...(await messageFanout(server, written, values.fanout.split(',').map(Number))));
+    if (values['socket-fanout']) rows.push(...(await socketFanout(server, written, values['socket-fanout'].split(',').map(Number))));
+    console.log(`\nload average now ${loadAverage()}`);
+    printTable(rows);
+  } finally {
+    await server?.stop();
+    removeTempDir(dir);
+  }
+}
+
+async function writeDir(dir: string, users: string, history: number): Promise<Written> {
+  const started = performance.now();
+  const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, users, String(history)], 1_800_000);
+  const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
+  console.log(`Wrote ${written.users.length + 1} users and ${history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return written;
+}
+
+async function startServer(dir: string, nodeFlags: string[] = []): Promise<Child> {
+  const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
+  return startNode('server', [...nodeFlags, ...args], { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'warn' }, 300_000);
+}
+
+/**
+ * Send latency at a moderate load (one client sending one message at a time to the 10-subscriber channel)
+ * over each history size, with the longest garbage-collection pause of the run (heap-probe.ts).
+ */
+async function gcRows(users: string, sizes: number[], seconds: number): Promise<void> {
+  const lines: string[] = [];
+  for (const history of sizes) {
+    const dir = makeTempDir('chat-hot-gc-');
+    let server: Child | null = null;
+    try {
+      const written = await writeDir(dir, users, history);
+      server = await startServer(dir);
+      const before = await settledMemory(server);
+      const measurement = await runHttp(server.url, server.pid, scenarios(written).get('send1')!, { seconds, warmupSeconds: 1, connections: 1 });
+      const after = await probeMemory(server);
+      const line =
+        `${history} messages stored (heap ${(before.heapUsed / 1024 / 1024).toFixed(0)} MB): send p50 ${measurement.p50Ms.toFixed(2)} ms, ` +
+        `p99 ${measurement.p99Ms.toFixed(2)} ms, ${measurement.serverCpuUsPerRequest.toFixed(0)} us of server CPU per send; ` +
+        `${after.gcCount} collections, ${after.gcTotalMs?.toFixed(0)} ms in all, longest pause ${after.gcMaxMs?.toFixed(1)} ms`;
+      console.log(line);
+      lines.push(line);
+    } finally {
+      await server?.stop();
+      removeTempDir(dir);
+    }
+  }
+  console.log(`\nload average now ${loadAverage()}`);
+  for (const line of lines) console.log(line);
+}
+
+/** Message fan-out at each N (largest first), each after the raw long-poll baseline of the same N and answer size. */
+async function messageFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
+  const api = new Api(server.url);
+  const members = written.users.slice(0, -1);
+  const bytes = await answerBytes(api, written);
+  const started = performance.now();
+  const queues = await registerQueues(api, members, Math.max(...sizes), MESSAGE_CLIENT);
+  console.log(`Registered ${queues.length} message queues in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const rows: Row[] = [];
+  for (const n of [...sizes].sort((a, b) => b - a)) {
+    if (queues.length > n) await deleteQueues(api, queues.splice(n));
+    await waitForIdle(server.pid, 200);
+    const baseline = await startNode('raw-longpoll', [await compiledProgram('bench/baselines/raw-longpoll.ts'), '--bytes', String(bytes)]);
+    let raw;
+    try {
+      raw = await runFanout(rawTarget(baseline.port, baseline.pid), n, FANOUT);
+    } finally {
+      await baseline.stop();
+    }
+    logFanout(raw);
+    const result = await runFanout(messageTarget(server.port, server.pid, queues, written.owner, written.large.id), n, FANOUT);
+    logFanout(result);
+    rows.push(fanoutRow(`message fanout ${n} raw uWS (baseline, ${bytes} B)`, raw, null), fanoutRow(`message fanout ${n} server`, result, raw));
+  }
+  await deleteQueues(api, queues);
+  return rows;
+}
+
+/** The size of one message event's answer, on a queue of its own made and removed before the measured ones. */
+async function answerBytes(api: Api, written: Written): Promise<number> {
+  const [probe] = await registerQueues(api, written.users.slice(0, -1), 1, MESSAGE_CLIENT);
+  await api.ok('POST', '/messages', { type: 'stream', to: String(written.large.id), topic: 'bench fanout', content: MESSAGE_TEXT }, written.owner);
+  const polled = await api.call('GET', '/events', { queue_id: probe!.queueId, last_event_id: -1, dont_block: true }, probe!.user);
+  await deleteQueues(api, [probe!]);
+  return JSON.stringify(polled.body).length;
+}
+
+/**
+ * WebSocket fan-out at each N (largest first): the same queues as `messageFanout`, each attached to a socket
+ * (GET /api/v1/events/socket), after the raw uWS publish baseline of the same N and frame size.
+ */
+async function socketFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
+  const api = new Api(server.url);
+  const bytes = await answerBytes(api, written);
+  const queues = await registerQueues(api, written.users.slice(0, -1), Math.max(...sizes), MESSAGE_CLIENT);
+  const sender = messageTarget(server.port, server.pid, queues, written.owner, written.large.id);
+  const rows: Row[] = [];
+  for (const n of [...sizes].sort((a, b) => b - a)) {
+    if (queues.length > n) await deleteQueues(api, queues.splice(n));
+    await waitForIdle(server.pid, 200);
+    const baseline = await startNode('raw-websocket', [await compiledProgram('bench/baselines/raw-websocket.ts'), '--bytes', String(bytes)]);
+    let raw;
+    try {
+      raw = await runWsFanout({
+        label: 'raw',
+        port: baseline.port,
+        pid: baseline.pid,
+        socket: () => ({ url: `ws://127.0.0.1:${baseline.port}/socket`, headers: {} }),
+        isDelivery: () => true,
+        trigger: () => rawTarget(baseline.port, baseline.pid).trigger(0),
+      }, n, FANOUT);
+    } finally {
+      await baseline.stop();
+    }
+    logFanout(raw);
+    const result = await runWsFanout({
+      label: 'server',
+      port: server.port,
+      pid: server.pid,
+      socket: (i) => ({
+        url: `ws://127.0.0.1:${server.port}/api/v1/events/socket?queue_id=${queues[i]!.queueId}&last_event_id=-1`,
+        headers: { Authorization: basicAuth(queues[i]!.user) },
+      }),
+      isDelivery: (frame) => frame.includes('"type":"message"'),
+      trigger: (round) => sender.trigger(round),
+    }, n, FANOUT);
+    logFanout(result);
+    rows.push(fanoutRow(`socket fanout ${n} raw uWS (baseline, ${bytes} B)`, raw, null), fanoutRow(`socket fanout ${n} server`, result, raw));
+  }
+  await deleteQueues(api, queues);
+  return rows;
+}
+
+const [, , command, ...rest] = process.argv;
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (command === 'write') {
+    const [dir, users, history] = rest;
+    const written = await write(dir!, Number(users), Number(history));
+    console.log(`${WRITER_MARK}${JSON.stringify(written)}`);
+    process.exit(0);
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (killAll(), process.exit(130)));
+  process.on('exit', killAll);
+  await main()
+    .catch((error: unknown) => {
+      console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await stopAll();
+      process.exit();
+    });
+}
