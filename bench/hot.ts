@@ -6,6 +6,7 @@
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
  *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
  *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
+ *   npx tsx bench/hot.ts --only none --idle-queues 10000          heap and anonymous RSS per idle queue
  *
  * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
  * organization with the server's own code instead (bench/lib/organization.ts: users with API keys and no
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
       gc: { type: 'string' },
       'socket-fanout': { type: 'string' },
+      'idle-queues': { type: 'string' },
     },
   });
   printEnvironment(environment(pinSelf()));
@@ -181,6 +183,7 @@ async function main(): Promise<void> {
     }
     const rows: Row[] = names.length ? [httpRow('raw uWS JSON (baseline)', raw, null), ...names.map((name) => httpRow(all.get(name)!.name, runs.get(name)!, raw))] : [];
     if (values.fanout) rows.push(...(await messageFanout(server, written, values.fanout.split(',').map(Number))));
+    if (values['idle-queues']) await idleQueues(server, written, Number(values['idle-queues']));
     if (values['socket-fanout']) rows.push(...(await socketFanout(server, written, values['socket-fanout'].split(',').map(Number))));
     console.log(`\nload average now ${loadAverage()}`);
     printTable(rows);
@@ -231,6 +234,23 @@ async function gcRows(users: string, sizes: number[], seconds: number): Promise<
   }
   console.log(`\nload average now ${loadAverage()}`);
   for (const line of lines) console.log(line);
+}
+
+/**
+ * Memory per idle queue, as the full bench measures it (suite.ts): `count` queues registered as there, spread
+ * over the users, each figure after a full collection; the queues are deleted afterwards.
+ */
+async function idleQueues(server: Child, written: Written, count: number): Promise<void> {
+  const api = new Api(server.url);
+  const before = await settledMemory(server);
+  const queues = await registerQueues(api, written.users.slice(0, -1), count);
+  const after = await settledMemory(server);
+  console.log(
+    `${count} idle queues: ${((after.heapUsed - before.heapUsed) / count).toFixed(0)} B heap, ` +
+      `${((after.rssAnon - before.rssAnon) / count).toFixed(0)} B anonymous RSS per queue ` +
+      `(heap ${(before.heapUsed / 1024 / 1024).toFixed(1)} -> ${(after.heapUsed / 1024 / 1024).toFixed(1)} MB)`,
+  );
+  await deleteQueues(api, queues);
 }
 
 /** Message fan-out at each N (largest first), each after the raw long-poll baseline of the same N and answer size. */

@@ -1,11 +1,10 @@
-import { createActor, type Actor } from 'xstate';
 import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { EventBuffer, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
 import type { QueueLimits } from './limits.ts';
-import { queueMachine } from './machine.ts';
+import { endLifecycle } from './machine.ts';
 import { compileEventNarrow, type MessageFilter } from './narrow.ts';
 import { Payloads } from './payloads.ts';
 import type { QueueContext, QueueSpec } from './spec.ts';
@@ -52,27 +51,21 @@ export class Queue {
   readonly narrow: MessageFilter | null;
   /** the event types it asked for, looked up for every event it might get; null: every type */
   private readonly types: ReadonlySet<string> | null;
+  /** its machine (machine.ts) reached `collected`: deleted or garbage-collected, and the registry let it go */
+  collected = false;
   constructor(
-    readonly actor: Actor<typeof queueMachine>,
+    readonly context: QueueContext,
     readonly buffer: EventBuffer,
     lastPollStartedAt: number,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
-    const { narrow, eventTypes } = this.context.spec;
+    const { narrow, eventTypes } = context.spec;
     this.narrow = compileEventNarrow(narrow);
     this.types = eventTypes === null ? null : new Set(eventTypes);
   }
 
-  get context(): QueueContext {
-    return this.actor.getSnapshot().context;
-  }
-
   get id(): string {
     return this.context.queueId;
-  }
-
-  get collected(): boolean {
-    return this.actor.getSnapshot().status === 'done';
   }
 
   accepts(type: string): boolean {
@@ -187,8 +180,7 @@ export class QueueRegistry {
   }
 
   private add(context: QueueContext, buffer: EventBuffer, lastPollStartedAt: number): Queue {
-    const snapshot = queueMachine.resolveState({ value: 'open', context });
-    const queue = new Queue(createActor(queueMachine, { snapshot, input: context }).start(), buffer, lastPollStartedAt);
+    const queue = new Queue(context, buffer, lastPollStartedAt);
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
     let users = this.byUser.get(context.realmId);
@@ -381,7 +373,7 @@ export class QueueRegistry {
       queue.subscriber = null;
       subscriber.evict(badQueueId(queue.id));
     }
-    queue.actor.send({ type: reason });
+    queue.collected = endLifecycle(queue.context, { type: reason });
     queue.buffer.clear();
     this.forget(queue);
   }

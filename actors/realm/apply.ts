@@ -13,11 +13,13 @@ import { applyProfileFieldChange } from './profile-fields/apply.ts';
 import { applyRealmSettingsChange } from './settings/apply.ts';
 import { applySettingsDefaultsChange } from './settings-defaults/apply.ts';
 import type { RealmState } from './state.ts';
+import { forgetChangedViews } from './messages/view-cache.ts';
 import { countChange } from './version.ts';
 
 /** Applies one fact to the realm state, in place. The same code runs live and during log replay. */
 export function applyRealmChange(state: RealmState, change: RealmChange): void {
   countChange(state, change);
+  forgetChangedViews(state, change);
   switch (change.type) {
     case 'realm.created':
       state.stringId = change.stringId;

@@ -8,6 +8,7 @@ import { highlight, highlightTopic, resolveNarrow, searchWords, type Clause, typ
 import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, type WindowResult } from '../../actors/realm/messages/query.ts';
 import { fetchSearchWindow, firstUnreadSearch, hasSearch } from '../../actors/realm/messages/search.ts';
 import type { StoredMessage } from '../../actors/realm/messages/state.ts';
+import { openMessageJson } from '../../actors/realm/messages/view-cache.ts';
 import { messageView, topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
@@ -91,6 +92,16 @@ export function fetchedMessage(realm: RealmState, userId: number, message: Store
   const words = searchWords(clauses);
   if (words.length) Object.assign(view, searchMatch(realm, message, words, options.allowEmptyTopicName));
   return view;
+}
+
+/**
+ * fetchedMessage as JSON text: the message's view serialized once (view-cache.ts), then the user's flags and
+ * the search highlights. `words`: the narrow's searchWords.
+ */
+export function fetchedMessageJson(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, words: readonly string[]): string {
+  let json = `${openMessageJson(realm, message, options)},"flags":${JSON.stringify(flagsFor(realm, userId, message))}`;
+  if (words.length) json += `,${JSON.stringify(searchMatch(realm, message, words, options.allowEmptyTopicName)).slice(1, -1)}`;
+  return `${json}}`;
 }
 
 export function searchMatch(realm: RealmState, message: StoredMessage, words: readonly string[], allowEmptyTopicName = true) {

@@ -4,9 +4,10 @@ import { renderMessage } from '../../actors/realm/messages/render.ts';
 import { idMatcher } from '../../actors/realm/messages/narrow.ts';
 import { hasSearch, searchFilter } from '../../actors/realm/messages/search.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
+import { RawFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import {
-  anchorParam, checkCounts, fetchedMessage, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
+  anchorParam, checkCounts, fetchedMessage, fetchedMessageJson, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
 import { messageHistoryView } from '../../actors/realm/messages/views.ts';
@@ -78,7 +79,11 @@ export const messageRoutes = [
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
       const search = hasSearch(clauses) ? services.runtime.searchIndex() : null;
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: params.client_extavatar, allowEmptyTopicName: params.allow_empty_topic_name };
-      const view = (id: number) => fetchedMessage(realm, user.userId, realm.messages.byId.get(id)!, options, clauses);
+      const words = searchWords(clauses);
+      const messagesJson = (ids: readonly number[]) => {
+        const texts = ids.map((id) => fetchedMessageJson(realm, user.userId, realm.messages.byId.get(id)!, options, words));
+        return `"messages":[${texts.join(',')}]`;
+      };
       if (params.message_ids !== undefined) {
         if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
           throw badRequest("Unsupported parameter combination: message_ids with anchor, num_before or num_after");
@@ -86,7 +91,7 @@ export const messageRoutes = [
         const readable = idMatcher(realm, user.userId, clauses);
         let ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter(readable);
         if (search) ids = (await searchFilter(search, realm.realmId, clauses, ids)).filter(readable);
-        return { messages: ids.map(view), history_limited: false };
+        return new RawFields(`${messagesJson(ids)},"history_limited":false`);
       }
       const requested = params.anchor ?? (params.use_first_unread_anchor ? 'first_unread' : undefined);
       if (requested === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'anchor' argument", 400, { var_name: 'anchor' });
@@ -94,14 +99,8 @@ export const messageRoutes = [
       if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
       checkCounts(params.num_before, params.num_after);
       const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: requested, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
-      return {
-        messages: window.ids.map(view),
-        anchor: window.anchor,
-        found_anchor: window.foundAnchor,
-        found_oldest: window.foundOldest,
-        found_newest: window.foundNewest,
-        history_limited: false,
-      };
+      const fields = { anchor: window.anchor, found_anchor: window.foundAnchor, found_oldest: window.foundOldest, found_newest: window.foundNewest, history_limited: false };
+      return new RawFields(`${messagesJson(window.ids)},${JSON.stringify(fields).slice(1, -1)}`);
     },
   }),
 

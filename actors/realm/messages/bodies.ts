@@ -63,6 +63,11 @@ export class MessageBodies {
   /** messages whose body the next snapshot writes, or removes when the message is gone */
   unsaved = new Set<number>();
 
+  /** how many read bodies stay decoded (CHAT_MESSAGE_BODY_CACHE) */
+  get limit(): number {
+    return this.cacheLimit;
+  }
+
   attach(source: StoredBodies, cacheLimit: number): void {
     this.source = source;
     this.cacheLimit = cacheLimit;
