@@ -393,9 +393,9 @@ export class Runtime {
     if (this.replaying && !this.reannouncing) return [];
     const state = actor.getSnapshot().context.state;
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
-    const deliveries = changes.flatMap((change) => userEvents(state, change));
-    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const realm = this.realms.get(realmId)?.getSnapshot().context.state;
+    const deliveries = changes.flatMap((change) => userEvents(state, change, (id) => realm?.channels.get(id)?.name));
+    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const profile = realm?.users.get(userId);
     const email = realm && profile ? displayEmail(realm, profile) : undefined;
     for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;

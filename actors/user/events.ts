@@ -2,10 +2,13 @@ import type { ApiEvent, Delivery } from '../events.ts';
 import type { UserChange } from './changes.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
-import { draftView, mutedUsersView, scheduledView, snippetView } from './views.ts';
+import { draftView, mutedTopicsView, mutedUsersView, scheduledView, snippetView } from './views.ts';
 
-/** The events a personal change announces: to the user's own queues, except a status, which all may see. */
-export function userEvents(state: UserState, change: UserChange): Delivery[] {
+/**
+ * The events a personal change announces: to the user's own queues, except a status, which all may see.
+ * `channelName` reads the realm's channels, which the legacy `muted_topics` list names.
+ */
+export function userEvents(state: UserState, change: UserChange, channelName: (id: number) => string | undefined): Delivery[] {
   const toSelf = (event: ApiEvent): Delivery[] => [
     { realmId: state.realmId, audience: { kind: 'users', userIds: [state.userId] }, event },
   ];
@@ -46,10 +49,12 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
     case 'user.muted':
     case 'user.unmuted':
       return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) });
+    // The legacy whole list too, which queues that asked for `user_topic` do not get (queue/capabilities.ts).
     case 'user_topic.changed':
-      return toSelf({
-        type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy,
-      });
+      return [
+        ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy }),
+        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, channelName) }),
+      ];
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':

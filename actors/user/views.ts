@@ -1,7 +1,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
 import { allSettings, settingValue } from './settings.ts';
-import type { Draft, SavedSnippet, ScheduledMessage, UserState } from './state.ts';
+import { VisibilityPolicy, type Draft, type SavedSnippet, type ScheduledMessage, type UserState } from './state.ts';
 
 export const snippetView = (snippet: SavedSnippet) => ({
   id: snippet.id,
@@ -74,3 +74,15 @@ export const userTopicsView = (state: UserState, emptyTopicName: boolean) =>
     last_updated: topic.lastUpdated,
     visibility_policy: topic.visibilityPolicy,
   }));
+
+/**
+ * The list from before topic policies (feature level 134), of registration's `muted_topics` and the
+ * `muted_topics` event: the muted topics as [channel name, topic, UNIX seconds], in channels that still exist.
+ */
+export const mutedTopicsView = (state: UserState, emptyTopicName: boolean, channelName: (id: number) => string | undefined) =>
+  userTopicsView(state, emptyTopicName)
+    .filter((topic) => topic.visibility_policy === VisibilityPolicy.muted)
+    .flatMap((topic) => {
+      const name = channelName(topic.stream_id);
+      return name === undefined ? [] : [[name, topic.topic_name, topic.last_updated]];
+    });

@@ -38,7 +38,8 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         } else if (field === 'description') {
           update('description', value, { rendered_description: channel.renderedDescription });
         } else if (field === 'isDefault') {
-          const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => channelView(state, c, now));
+          // Their ids since feature level 330, as at registration.
+          const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => c.id);
           out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } });
         } else if (API_FIELD[field]) {
           update(API_FIELD[field], value);
@@ -64,6 +65,9 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
         const subscriptions = entries.map((entry) => ({ stream_id: entry.channelId, name: state.channels.get(entry.channelId)!.name }));
         out.push(...to([userId], { type: 'subscription', op: 'remove', subscriptions }));
+        // A private channel the user may no longer see at all is gone from its clients.
+        const lost = subscriptions.filter((subscription) => !canSeeChannel(state, state.channels.get(subscription.stream_id)!, userId));
+        if (lost.length) out.push(...to([userId], { type: 'stream', op: 'delete', stream_ids: lost.map((channel) => channel.stream_id), streams: lost }));
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
         const removed = entries.map((entry) => entry.userId);
