@@ -45,7 +45,7 @@ const NOT_YET_PRODUCED = new Set([
   'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'onboarding_steps', 'realm_domains/add',
   'realm_domains/change', 'realm_domains/remove', 'realm_export', 'realm_export_consent', 'realm/deactivated', 'web_reload_client',
   'navigation_view/add', 'navigation_view/update', 'navigation_view/remove', 'reminders/add', 'reminders/remove',
-  'channel_folder/add', 'channel_folder/update', 'channel_folder/reorder', 'realm_user/remove',
+  'channel_folder/add', 'channel_folder/update', 'channel_folder/reorder',
 ]);
 
 /** The paths the document uses to describe things that are not operations of a server. */
@@ -201,6 +201,8 @@ t.test('every event variant of GET /events is produced by a change made through 
   const bot = await ok(owner.as(ann).post('/bots', { full_name: 'Helper', short_name: 'helper' }), 'bot');
   await ok(owner.as(ann).patch(`/bots/${bot.user_id}`, { full_name: 'Helper 2' }), 'edit bot');
   await ok(owner.as(ann).patch(`/bots/${bot.user_id}`, { bot_owner_id: 1 }), 'give the bot away');
+
+  await ok(owner.delete('/users/me/subscriptions', { subscriptions: ['general'], principals: [guestUser.userId] }), 'the guest leaves');
 
   const seen: Event[] = [];
   for (const [client, queueId] of queues) seen.push(...(await drain(client, queueId)));

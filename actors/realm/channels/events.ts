@@ -1,5 +1,6 @@
 import type { Delivery } from '../../events.ts';
 import type { RealmState } from '../state.ts';
+import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
 import type { Channel } from './state.ts';
 import { canSeeChannel, channelView, PROPERTY_NAMES, subscriptionView } from './views.ts';
@@ -73,6 +74,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         const removed = entries.map((entry) => entry.userId);
         out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed }));
       }
+      out.push(...accessLostDeliveries(state, change.entries));
       return out;
     }
     case 'subscription.properties_set': {
