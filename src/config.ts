@@ -22,6 +22,10 @@ export interface Config {
   maxBotsPerUser: number;
   /** linkifiers one organization may have: each runs on every message rendered */
   maxLinkifiersPerRealm: number;
+  /** channel folders one organization may have, archived ones included: every registration carries them all */
+  maxChannelFoldersPerRealm: number;
+  /** saved navigation views one user may have: every registration of the user carries them all */
+  maxNavigationViewsPerUser: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -112,6 +116,10 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxBotsPerUser: 20,
     // The original has no limit; organizations use tens of them. Each compiled pattern may take up to ~8 MB of RE2's memory.
     maxLinkifiersPerRealm: 200,
+    // The original has no limits on these; an organization arranges its channels in a handful of folders, a
+    // user pins a few views.
+    maxChannelFoldersPerRealm: 100,
+    maxNavigationViewsPerUser: 100,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -202,6 +210,8 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     },
     maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
     maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
+    maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
+    maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

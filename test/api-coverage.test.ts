@@ -45,7 +45,6 @@ const NOT_YET_PRODUCED = new Set([
   'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'onboarding_steps', 'realm_domains/add',
   'realm_domains/change', 'realm_domains/remove', 'realm_export', 'realm_export_consent', 'realm/deactivated', 'web_reload_client',
   'navigation_view/add', 'navigation_view/update', 'navigation_view/remove', 'reminders/add', 'reminders/remove',
-  'channel_folder/add', 'channel_folder/update', 'channel_folder/reorder',
 ]);
 
 /** The paths the document uses to describe things that are not operations of a server. */
@@ -65,8 +64,7 @@ const NOT_YET_SERVED = new Set([
   'GET /reminders', 'POST /reminders', 'DELETE /reminders/{reminder_id}', 'GET /user_uploads/{realm_id_str}/{filename}',
   'POST /mobile_push/test_notification', 'POST /mobile_push/e2ee/test_notification', 'POST /mobile_push/register',
   'GET /export/realm', 'POST /export/realm', 'GET /export/realm/consents', 'POST /realm/test_welcome_bot_custom_message',
-  'GET /streams/{stream_id}/email_address', 'POST /channel_folders/create', 'GET /channel_folders', 'PATCH /channel_folders',
-  'PATCH /channel_folders/{channel_folder_id}', 'GET /calls/bigbluebutton/create',
+  'GET /streams/{stream_id}/email_address', 'GET /calls/bigbluebutton/create',
 ]);
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -189,6 +187,11 @@ t.test('every event variant of GET /events is produced by a change made through 
   await ok(owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://example.com/{id}' }), 'linkifier');
   await ok(owner.post('/realm/playgrounds', { name: 'Py', pygments_language: 'Python', url_template: 'https://py.example.com?c={code}' }), 'playground');
   await uploadFile(owner, '/realm/emoji/green', 'green.png', png());
+  const folder = await ok(owner.post('/channel_folders/create', { name: 'Teams', description: 'By **team**' }), 'folder');
+  const projects = await ok(owner.post('/channel_folders/create', { name: 'Projects' }), 'second folder');
+  await ok(owner.patch(`/channel_folders/${folder.channel_folder_id}`, { description: 'By team' }), 'edit folder');
+  await ok(owner.patch('/channel_folders', { order: [projects.channel_folder_id, folder.channel_folder_id] }), 'order folders');
+  await ok(owner.patch(`/streams/${general}`, { folder_id: folder.channel_folder_id }), 'file a channel');
   await ok(owner.post('/invites', { invitee_emails: 'new@example.com', stream_ids: [general] }), 'invite');
   const group = await ok(owner.post('/user_groups/create', { name: 'crew', description: 'the crew', members: [1] }), 'group');
   const other = await ok(owner.post('/user_groups/create', { name: 'deck', description: 'the deck', members: [1] }), 'second group');

@@ -219,3 +219,64 @@ t.test('/realm/playgrounds: an organization holds a bounded number of them, each
   t.equal((await api.delete('/realm/playgrounds/1')).status, 200);
   t.equal((await api.post('/realm/playgrounds', playground(MAX_PLAYGROUNDS))).status, 200, 'a removed one frees its place');
 });
+
+t.test('/channel_folders: administrators arrange channels in folders, everyone is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxChannelFoldersPerRealm: 3 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['channel_folder', 'stream'] });
+  const general = await channel(api, 'general', [1, ann.userId]);
+
+  const created = await api.post('/channel_folders/create', { name: 'Teams', description: 'By **team**' });
+  t.same(created.body, { result: 'success', msg: '', channel_folder_id: 1 });
+  const projects = (await api.post('/channel_folders/create', { name: 'Projects' })).body.channel_folder_id;
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ name: 'teams' }, 'Channel folder name already in use'],
+    [{ name: '  ' }, "Channel folder name can't be empty."],
+    [{ name: 'Bad\u202Ename' }, 'Invalid character in channel folder name, at position 4.'],
+    [{ name: 'x'.repeat(61) }, 'name is too long (limit: 60 characters)'],
+    [{ name: 'Long', description: 'x'.repeat(1025) }, 'description is too long (limit: 1024 characters)'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/channel_folders/create', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/channel_folders/create', { name: 'Mine' })).body.msg, 'Must be an organization administrator');
+
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: 1 })).status, 200, 'a channel goes in a folder');
+  t.equal((await api.get(`/streams/${general}`)).body.stream.folder_id, 1);
+  t.same((await api.patch('/channel_folders/1', { is_archived: true })).body.msg, 'You need to remove all the channels from this folder to archive it.');
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: null })).status, 200, 'and out of it');
+  t.same((await api.patch('/channel_folders/1', { name: 'Groups', description: 'By group', is_archived: true })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: 1 })).body.msg, 'Invalid channel folder ID', 'not into an archived folder');
+  t.equal((await api.patch('/channel_folders/99', { name: 'x' })).body.msg, 'Invalid channel folder ID');
+  t.same((await api.patch('/channel_folders', { order: [1] })).body, { result: 'error', msg: 'Invalid order mapping', code: 'BAD_REQUEST' }, 'every folder, archived ones too');
+  t.equal((await api.patch('/channel_folders', { order: [projects, 1] })).status, 200);
+  t.equal((await api.as(ann).patch('/channel_folders', { order: [1, projects] })).body.msg, 'Must be an organization administrator');
+  const filed = (await api.post('/channels/create', { name: 'roadmap', subscribers: [1], folder_id: projects })).body.id;
+  t.equal((await api.get(`/streams/${filed}`)).body.stream.folder_id, projects, 'a new channel is made in a folder');
+  t.equal((await api.post('/channels/create', { name: 'elsewhere', subscribers: [1], folder_id: 1 })).body.msg, 'Invalid channel folder ID');
+  const created3 = await api.post('/channel_folders/create', { name: 'Third' });
+  t.equal(created3.status, 200);
+  t.equal((await api.post('/channel_folders/create', { name: 'Fourth' })).body.msg, 'This organization already has 3 channel folders, the most it may have');
+
+  const groups = { id: 1, name: 'Groups', description: 'By group', rendered_description: '<p>By group</p>', creator_id: 1, is_archived: true };
+  const listed = (await api.as(ann).get('/channel_folders')).body.channel_folders;
+  t.match(listed, [{ id: projects, name: 'Projects', order: 0, is_archived: false }, { id: 3, name: 'Third', order: 2 }], 'archived folders only when asked for');
+  t.equal(listed.length, 2);
+  t.match((await api.as(ann).get('/channel_folders', { include_archived: true })).body.channel_folders[1], { ...groups, order: 1 });
+
+  const events = await drain(api.as(ann), queueId);
+  t.match(events.filter((event) => event.type === 'channel_folder'), [
+    { op: 'add', channel_folder: { id: 1, name: 'Teams', description: 'By **team**', rendered_description: '<p>By <strong>team</strong></p>', order: 0, is_archived: false } },
+    { op: 'add', channel_folder: { id: projects, order: 1 } },
+    { op: 'update', channel_folder_id: 1, data: { name: 'Groups', description: 'By group', rendered_description: '<p>By group</p>', is_archived: true } },
+    { op: 'reorder', order: [projects, 1] },
+    { op: 'add', channel_folder: { id: 3, order: 2 } },
+  ]);
+  t.match(events.filter((event) => event.type === 'stream' && event.property === 'folder_id').map((event) => event.value), [1, null]);
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.match((await second.api.register({ fetch_event_types: ['channel_folders'] })).body.channel_folders, [{ id: projects, order: 0 }, { ...groups, order: 1 }, { id: 3 }],
+    'replayed after a restart, archived ones included');
+});

@@ -7,6 +7,7 @@ import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyPlaygroundChange } from './playgrounds/apply.ts';
+import { applyChannelFolderChange } from './channel-folders/apply.ts';
 import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
@@ -122,6 +123,11 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'playground.added':
     case 'playground.removed':
       applyPlaygroundChange(state, change);
+      return;
+    case 'channel_folder.created':
+    case 'channel_folder.updated':
+    case 'channel_folders.reordered':
+      applyChannelFolderChange(state, change);
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);

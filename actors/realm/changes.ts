@@ -10,6 +10,7 @@ import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { PlaygroundChange } from './playgrounds/changes.ts';
+import type { ChannelFolderChange } from './channel-folders/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -42,5 +43,6 @@ export type RealmChange =
   | EmojiChange
   | LinkifierChange
   | PlaygroundChange
+  | ChannelFolderChange
   | AvatarChange
   | InvitationChange;

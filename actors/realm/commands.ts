@@ -8,6 +8,7 @@ import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { PlaygroundCommand } from './playgrounds/commands.ts';
+import type { ChannelFolderCommand } from './channel-folders/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -52,5 +53,6 @@ export type RealmCommand =
   | EmojiCommand
   | LinkifierCommand
   | PlaygroundCommand
+  | ChannelFolderCommand
   | AvatarCommand
   | InvitationCommand;

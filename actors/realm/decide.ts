@@ -19,6 +19,7 @@ import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
+import { decideChannelFolder } from './channel-folders/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -138,6 +139,10 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'playground.add':
     case 'playground.remove':
       return decidePlayground(state, command);
+    case 'channel_folder.create':
+    case 'channel_folder.update':
+    case 'channel_folders.reorder':
+      return decideChannelFolder(state, command, clock);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':

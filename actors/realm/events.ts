@@ -9,6 +9,7 @@ import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
 import { playgroundEvents } from './playgrounds/events.ts';
+import { channelFolderEvents } from './channel-folders/events.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
@@ -108,6 +109,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'playground.added':
     case 'playground.removed':
       return eachToRealm(state, playgroundEvents(state));
+    case 'channel_folder.created':
+    case 'channel_folder.updated':
+    case 'channel_folders.reordered':
+      return eachToRealm(state, channelFolderEvents(state, change));
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

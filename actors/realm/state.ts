@@ -15,6 +15,7 @@ import { channelKey, type Channel, type SubscriptionProperties } from './channel
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
+import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -95,6 +96,8 @@ export interface RealmState {
   linkifiers: LinkifierStore;
   /** code playgrounds offered beside code blocks (playgrounds/state.ts); plain data, stored as it is */
   playgrounds: PlaygroundStore;
+  /** channel folders in display order (channel-folders/state.ts); plain data, stored as it is */
+  channelFolders: ChannelFolderStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -177,6 +180,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     emoji: emptyEmojiStore(),
     linkifiers: emptyLinkifierStore(),
     playgrounds: emptyPlaygroundStore(),
+    channelFolders: emptyChannelFolderStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,

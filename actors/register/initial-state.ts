@@ -18,7 +18,8 @@ import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
 import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
-import { channelFoldersState, defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
+import { channelFoldersState } from './builders/channel-folders.ts';
+import { defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
 import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
 import {
   embeddedBotsState,

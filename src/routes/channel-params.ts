@@ -33,6 +33,9 @@ export const retentionDays = p.text(
   }),
 );
 
+/** `folder_id`: a channel folder's id, or null for none. */
+export const folderId = p.json(z.number().int().nullable());
+
 /** `principals`: user ids (preferred) or API emails; an unknown or deactivated one is a 400 BAD_REQUEST. */
 export const principals = p.json(z.union([z.array(z.number().int()), z.array(z.string())]));
 
@@ -54,6 +57,7 @@ export const newChannelParams = {
   is_default_stream: p.bool().default(false),
   history_public_to_subscribers: p.bool().optional(),
   message_retention_days: retentionDays.optional(),
+  folder_id: folderId.optional(),
   ...channelPermissionParams(groupSetting),
 };
 
@@ -67,6 +71,7 @@ export function newChannelOptions(params: ParamsOf<typeof newChannelParams>, web
     messageRetentionDays: params.message_retention_days ?? null,
     isDefault: params.is_default_stream,
     permissions: pickChannelPermissions(params),
+    folderId: params.folder_id,
     announce: params.announce,
   };
 }

@@ -3,6 +3,7 @@ import { alertWordRoutes } from './alert-words.ts';
 import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
+import { channelFolderRoutes } from './channel-folders.ts';
 import { channelRoutes } from './channels.ts';
 import { devAuthRoutes } from './dev-auth.ts';
 import { draftRoutes } from './drafts.ts';
@@ -41,4 +42,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes];

@@ -10,6 +10,8 @@ export interface NewChannelOptions {
   messageRetentionDays: number | null;
   isDefault: boolean;
   permissions: Partial<Record<ChannelPermission, GroupSetting>>;
+  /** the channel folder to show it in */
+  folderId?: number | null;
   /** the notification bot announces the new public channels (notifications/decide.ts) */
   announce?: boolean;
 }
@@ -39,6 +41,8 @@ export type ChannelCommand =
       messageRetentionDays?: number | null;
       isArchived?: boolean;
       isDefault?: boolean;
+      /** null: out of its folder */
+      folderId?: number | null;
       permissions?: Partial<Record<ChannelPermission, GroupSetting>>;
     }
   | { type: 'subscription.properties'; caller: Caller; userId: number; entries: { channelId: number; properties: Partial<SubscriptionProperties> }[] };

@@ -4,6 +4,7 @@ import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
+import { checkFolderForChannel } from '../channel-folders/decide.ts';
 import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
@@ -127,6 +128,7 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
   const description = checkDescription(requested.description);
   const { options } = command;
   if (options.isWebPublic) checkWebPublic(state, options.inviteOnly);
+  checkFolderForChannel(state, options.folderId ?? null);
   if (actor !== null) {
     const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
     if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
@@ -153,6 +155,7 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
     isArchived: false,
     isDefault: options.isDefault,
     firstMessageId: null,
+    folderId: options.folderId ?? null,
     permissions: {
       can_add_subscribers_group: empty,
       can_remove_subscribers_group: systemGroupId(state, 'role:administrators'),
@@ -234,6 +237,10 @@ function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type
   if (command.isDefault !== undefined && command.isDefault !== channel.isDefault) {
     if (command.isDefault && channel.inviteOnly) throw badRequest('Private channels cannot be made default.');
     fields.isDefault = command.isDefault;
+  }
+  if (command.folderId !== undefined && command.folderId !== (channel.folderId ?? null)) {
+    checkFolderForChannel(state, command.folderId);
+    fields.folderId = command.folderId;
   }
   if (command.permissions && Object.keys(command.permissions).length) fields.permissions = command.permissions;
   return Object.keys(fields).length ? [{ type: 'channel.updated', id: channel.id, fields }] : [];

@@ -25,6 +25,8 @@ export interface Channel {
   isArchived: boolean;
   isDefault: boolean;
   firstMessageId: number | null;
+  /** the channel folder it is shown in (channel-folders/state.ts); absent in snapshots written before folders: none */
+  folderId?: number | null;
   permissions: Record<ChannelPermission, GroupSetting>;
 }
 

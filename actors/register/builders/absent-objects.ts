@@ -14,8 +14,5 @@ export const realmDomainsState: Builder = () => ({ realm_domains: [] });
 /** fetch type `navigation_views`: the caller's saved left-sidebar views. */
 export const navigationViewsState: Builder = () => ({ navigation_views: [] });
 
-/** fetch type `channel_folders`: the realm's channel folders. */
-export const channelFoldersState: Builder = () => ({ channel_folders: [] });
-
 /** fetch type `default_stream_groups`: the groups of default channels offered at sign-up. */
 export const defaultStreamGroupsState: Builder = () => ({ realm_default_stream_groups: [] });
