@@ -280,3 +280,52 @@ t.test('/channel_folders: administrators arrange channels in folders, everyone i
   t.match((await second.api.register({ fetch_event_types: ['channel_folders'] })).body.channel_folders, [{ id: projects, order: 0 }, { ...groups, order: 1 }, { id: 3 }],
     'replayed after a restart, archived ones included');
 });
+
+t.test('/navigation_views: a user pins built-in views and saves its own, its clients are told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxNavigationViewsPerUser: 3 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.register({ event_types: ['navigation_view'] });
+  const alerted = encodeURIComponent('narrow/is/alerted');
+
+  t.same((await api.post('/navigation_views', { fragment: 'inbox', is_pinned: false })).body, { result: 'success', msg: '' });
+  t.equal((await api.post('/navigation_views', { fragment: ' narrow/is/alerted ', name: ' Alerts ', is_pinned: true })).status, 200, 'trimmed');
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ fragment: 'recent', name: 'Mine', is_pinned: true }, 'Built-in views cannot have a custom name.'],
+    [{ fragment: 'narrow/is/dm', is_pinned: true }, 'Custom views must have a valid name.'],
+    [{ fragment: '  ', is_pinned: true }, 'fragment cannot be blank'],
+    [{ fragment: 'inbox', is_pinned: true }, 'Navigation view already exists.'],
+    [{ fragment: 'narrow/is/dm', name: 'Alerts', is_pinned: true }, 'Navigation view already exists.'],
+    [{ fragment: 'narrow/is/dm', name: 'x'.repeat(1001), is_pinned: true }, 'name is too long (limit: 1000 characters)'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/navigation_views', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.post('/navigation_views', { fragment: 'narrow/is/dm' })).body.code, 'REQUEST_VARIABLE_MISSING');
+
+  t.same((await api.patch(`/navigation_views/${alerted}`, { name: 'Watched', is_pinned: false })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch('/navigation_views/inbox', { name: 'Box' })).body.msg, 'Built-in views cannot have a custom name.');
+  const missing = await api.patch('/navigation_views/nowhere', { is_pinned: true });
+  t.same([missing.status, missing.body.msg], [404, 'Navigation view does not exist.']);
+  t.same((await api.as(ann).get('/navigation_views')).body.navigation_views, [], 'each user has its own');
+  t.same((await api.delete('/navigation_views/inbox')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/navigation_views/inbox')).status, 404);
+  t.equal((await api.post('/navigation_views', { fragment: 'feed', is_pinned: true })).status, 200);
+  t.equal((await api.post('/navigation_views', { fragment: 'drafts', is_pinned: true })).status, 200);
+  t.equal((await api.post('/navigation_views', { fragment: 'recent', is_pinned: true })).body.msg, 'You already have 3 navigation views, the most you may have');
+
+  const watched = { fragment: 'narrow/is/alerted', is_pinned: false, name: 'Watched' };
+  t.same((await api.get('/navigation_views')).body.navigation_views, [watched, { fragment: 'feed', is_pinned: true, name: null }, { fragment: 'drafts', is_pinned: true, name: null }]);
+  t.same((await drain(api, queueId)).map(({ id: _id, ...event }) => event), [
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'inbox', is_pinned: false, name: null } },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/alerted', is_pinned: true, name: 'Alerts' } },
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: false, name: 'Watched' } },
+    { type: 'navigation_view', op: 'remove', fragment: 'inbox' },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'feed', is_pinned: true, name: null } },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'drafts', is_pinned: true, name: null } },
+  ]);
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['navigation_views'] })).body.navigation_views[0], watched, 'replayed after a restart');
+});

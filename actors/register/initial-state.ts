@@ -19,7 +19,8 @@ import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
 import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
 import { channelFoldersState } from './builders/channel-folders.ts';
-import { defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
+import { navigationViewsState } from './builders/navigation-views.ts';
+import { defaultStreamGroupsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
 import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
 import {
   embeddedBotsState,

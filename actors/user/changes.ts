@@ -1,5 +1,5 @@
 import type { SettingValue } from './settings.ts';
-import type { Draft, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
+import type { Draft, NavigationView, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
 
 /** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
@@ -33,4 +33,8 @@ export type UserChange =
   | { type: 'user.muted'; mutedUserId: number; at: number }
   | { type: 'user.unmuted'; mutedUserId: number }
   /** policy 0 removes the topic's entry; `at` is UNIX seconds */
-  | { type: 'user_topic.changed'; streamId: number; topicName: string; policy: VisibilityPolicy; at: number };
+  | { type: 'user_topic.changed'; streamId: number; topicName: string; policy: VisibilityPolicy; at: number }
+  | { type: 'navigation_view.added'; view: NavigationView }
+  /** only the fields that were sent */
+  | { type: 'navigation_view.updated'; fragment: string; isPinned?: boolean; name?: string }
+  | { type: 'navigation_view.removed'; fragment: string };

@@ -52,4 +52,8 @@ export type UserCommand =
   | { type: 'user.mute'; mutedUserId: number }
   | { type: 'user.unmute'; mutedUserId: number }
   /** the route has checked that the user may use the channel; the topic is as the client sent it */
-  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy };
+  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy }
+  /** `maxViews`: the server's bound (config) */
+  | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
+  | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }
+  | { type: 'navigation_view.remove'; fragment: string };

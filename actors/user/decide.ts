@@ -3,6 +3,7 @@ import type { Clock } from '../realm/decide.ts';
 import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { decideDrafts } from './decide-drafts.ts';
+import { decideNavigationView } from './decide-navigation-views.ts';
 import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
 import { decideScheduled } from './decide-scheduled.ts';
 import { decideSettings } from './decide-settings.ts';
@@ -61,6 +62,10 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
       return decideUnmute(state, command.mutedUserId);
     case 'user_topic.set':
       return decideUserTopic(state, command.streamId, command.topic, command.policy, clock);
+    case 'navigation_view.add':
+    case 'navigation_view.update':
+    case 'navigation_view.remove':
+      return decideNavigationView(state, command);
   }
 }
 

@@ -55,6 +55,16 @@ export function userEvents(state: UserState, change: UserChange, channelName: (i
         ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy }),
         ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, channelName) }),
       ];
+    case 'navigation_view.added':
+      return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } });
+    case 'navigation_view.updated': {
+      const data: Record<string, unknown> = {};
+      if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
+      if (change.name !== undefined) data.name = change.name;
+      return toSelf({ type: 'navigation_view', op: 'update', fragment: change.fragment, data });
+    }
+    case 'navigation_view.removed':
+      return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment });
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':

@@ -80,6 +80,15 @@ export interface PendingEmailChange {
   requestedAt: number;
 }
 
+/** A saved left-sidebar view: a built-in one pinned or hidden, or the user's own, named. */
+export interface NavigationView {
+  /** the web app's URL hash of the view; unique per user */
+  fragment: string;
+  isPinned: boolean;
+  /** null for a built-in view */
+  name: string | null;
+}
+
 /** A user's personal state, owned by that user's actor and mutated in place by `applyUserChange`. */
 export interface UserState {
   realmId: number;
@@ -101,6 +110,8 @@ export interface UserState {
   mutedUsers: Map<number, number>;
   /** userTopicKey -> policy, in the order they were first set */
   userTopics: Map<string, UserTopic>;
+  /** in the order they were added; replaced whole by every change (plain data, stored as it is) */
+  navigationViews: readonly NavigationView[];
 }
 
 /**
@@ -115,6 +126,7 @@ export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | '
   pushTokens?: PushToken[];
   mutedUsers?: [number, number][];
   userTopics?: UserTopic[];
+  navigationViews?: readonly NavigationView[];
 };
 
 export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
@@ -137,6 +149,7 @@ export function emptyUserState(realmId: number, userId: number, settings: Settin
     status: emptyStatus(),
     mutedUsers: new Map(),
     userTopics: new Map(),
+    navigationViews: [],
   };
 }
 

@@ -75,6 +75,10 @@ export const userTopicsView = (state: UserState, emptyTopicName: boolean) =>
     visibility_policy: topic.visibilityPolicy,
   }));
 
+/** The API's navigation view objects, in the order they were added. */
+export const navigationViewsView = (state: UserState) =>
+  state.navigationViews.map((view) => ({ fragment: view.fragment, is_pinned: view.isPinned, name: view.name }));
+
 /**
  * The list from before topic policies (feature level 134), of registration's `muted_topics` and the
  * `muted_topics` event: the muted topics as [channel name, topic, UNIX seconds], in channels that still exist.

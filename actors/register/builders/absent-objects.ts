@@ -11,8 +11,5 @@ export const remindersState: Builder = () => ({ reminders: [] });
 /** fetch type `realm_domains`: the domains sign-ups are limited to (only with `emails_restricted_to_domains`). */
 export const realmDomainsState: Builder = () => ({ realm_domains: [] });
 
-/** fetch type `navigation_views`: the caller's saved left-sidebar views. */
-export const navigationViewsState: Builder = () => ({ navigation_views: [] });
-
 /** fetch type `default_stream_groups`: the groups of default channels offered at sign-up. */
 export const defaultStreamGroupsState: Builder = () => ({ realm_default_stream_groups: [] });
