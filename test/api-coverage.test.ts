@@ -43,7 +43,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  */
 const NOT_YET_PRODUCED = new Set([
   'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'onboarding_steps', 'realm_domains/add',
-  'realm_domains/change', 'realm_domains/remove', 'realm_export', 'realm_export_consent', 'realm/deactivated', 'web_reload_client',
+  'realm_domains/change', 'realm_domains/remove', 'realm_export', 'realm_export_consent', 'web_reload_client',
   'reminders/add', 'reminders/remove',
 ]);
 
@@ -225,6 +225,13 @@ t.test('every event variant of GET /events is produced by a change made through 
   const heartbeat = await again(queues[0]![0]).get('/events', { queue_id: queues[0]![1], last_event_id: last });
   t.equal(heartbeat.status, 200, JSON.stringify(heartbeat.body));
   seen.push(...heartbeat.body.events);
+
+  // The last event of an organization, on a server of its own: after it, every request is refused.
+  const closing = (await startTestServer(t)).api;
+  const { queueId: lastQueue } = await closing.register({});
+  const held = closing.get('/events', { queue_id: lastQueue, last_event_id: -1 });
+  await ok(closing.post('/realm/deactivate'), 'deactivate');
+  seen.push(...(await held).body.events);
 
   const misshapen: string[] = [];
   const produced = new Set<string>();

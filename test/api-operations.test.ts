@@ -1,6 +1,8 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
 import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
+import { defaultConfig } from '../src/config.ts';
+import { realmCommands } from '../src/operator-realm.ts';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
 
@@ -328,4 +330,42 @@ t.test('/navigation_views: a user pins built-in views and saves its own, its cli
   await first.stop();
   const second = await startTestServer(t, { dataDir });
   t.same((await second.api.register({ fetch_event_types: ['navigation_views'] })).body.navigation_views[0], watched, 'replayed after a restart');
+});
+
+t.test('POST /realm/deactivate: an owner closes the organization, its clients are told, every request is refused', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.equal((await api.patch(`/users/${ann.userId}`, { role: 200 })).status, 200);
+  const { queueId } = await api.register({ event_types: ['realm'] });
+  const refused = await api.as(ann).post('/realm/deactivate');
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Must be an organization owner', code: 'UNAUTHORIZED_PRINCIPAL' }], 'an administrator may not');
+
+  const held = api.get('/events', { queue_id: queueId, last_event_id: -1 });
+  t.same((await api.post('/realm/deactivate')).body, { result: 'success', msg: '' });
+  const told = await held;
+  t.match(told.body.events, [{ type: 'realm', op: 'deactivated', realm_id: first.server.runtime.realmStates()[0]!.realmId }], 'the held poll ends with the news');
+  const after = await api.get('/users/me');
+  t.same([after.status, after.body.code], [401, 'REALM_DEACTIVATED']);
+  t.equal((await api.get('/events', { queue_id: queueId, last_event_id: told.body.events[0].id })).status, 401, 'so is the next poll');
+  t.equal((await api.as(null).post('/fetch_api_key', { username: 'ann@example.com', password: 'a-Strong-passw0rd-for-tests' })).status, 401, 'and a login');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.equal((await second.api.as(first.owner).get('/users/me')).status, 401, 'still closed after a restart');
+});
+
+t.test('deactivate-realm: the operator closes an organization', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  await first.stop();
+  const config = defaultConfig({ dataDir, port: 0 });
+  await t.rejects(realmCommands['deactivate-realm']!.run(config, { subdomain: 'nowhere' }, []), /no organization with subdomain 'nowhere'/);
+  await realmCommands['deactivate-realm']!.run(config, { subdomain: '' }, []);
+  const second = await startTestServer(t, { dataDir });
+  const after = await second.api.as(first.owner).get('/users/me');
+  t.same([after.status, after.body.code], [401, 'REALM_DEACTIVATED']);
 });

@@ -24,6 +24,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       state.dateCreated = Math.floor(change.at / 1000);
       if (state.groups.size === 0) createSystemGroups(state);
       return;
+    case 'realm.deactivated':
+      state.deactivated = true;
+      return;
     case 'user.created':
       state.users.set(change.user.userId, change.user.bot ? { ...change.user, bot: structuredClone(change.user.bot) } : { ...change.user });
       state.userIdByEmail.set(change.user.email.toLowerCase(), change.user.userId);

@@ -19,6 +19,7 @@ import type { Role, UserProfile } from './state.ts';
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
 export type RealmChange =
   | { type: 'realm.created'; realmId: number; stringId: string; name: string; at: number }
+  | { type: 'realm.deactivated' }
   /** `settings`: the realm's defaults for new users at that moment, which the user's own settings start from */
   | { type: 'user.created'; user: UserProfile; settings?: SettingOverrides }
   | { type: 'user.deactivated'; userId: number }

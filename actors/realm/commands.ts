@@ -30,6 +30,8 @@ export type RealmCommand =
       canCreateUsers?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
+  /** the organization closes: nobody may log in or use the API any more */
+  | { type: 'realm.deactivate'; caller: Caller }
   /** DELETE /users/me: a user leaves on its own, which needs no administrator */
   | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }

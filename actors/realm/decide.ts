@@ -139,6 +139,12 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'playground.add':
     case 'playground.remove':
       return decidePlayground(state, command);
+    case 'realm.deactivate': {
+      const caller = command.caller.kind === 'user' ? state.users.get(command.caller.userId) : null;
+      if (caller !== null && caller?.role !== Role.owner) throw ownerRequired();
+      if (state.deactivated) throw badRequest('This organization is already deactivated');
+      return [{ type: 'realm.deactivated' }];
+    }
     case 'channel_folder.create':
     case 'channel_folder.update':
     case 'channel_folders.reorder':

@@ -128,6 +128,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'message.flags_changed':
       return messageEvents(state, change);
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
+    // Mostly to end the polls held open: the next request of every client is refused (401).
+    case 'realm.deactivated':
+      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId });
     case 'realm.created':
     case 'user.password_changed':
     case 'notification_bot.created':
