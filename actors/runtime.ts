@@ -21,7 +21,7 @@ import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import type { MessageChunkRecord } from './realm/messages/chunks.ts';
 import { MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved } from './realm/snapshot.ts';
-import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
+import { emptyRealm, humanAdministrators, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import type { UserCommand } from './user/commands.ts';
 import { decideUser } from './user/decide.ts';
@@ -394,7 +394,8 @@ export class Runtime {
     const state = actor.getSnapshot().context.state;
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
     const realm = this.realms.get(realmId)?.getSnapshot().context.state;
-    const deliveries = changes.flatMap((change) => userEvents(state, change, (id) => realm?.channels.get(id)?.name));
+    const facts = { channelName: (id: number) => realm?.channels.get(id)?.name, administrators: () => (realm ? humanAdministrators(realm) : []) };
+    const deliveries = changes.flatMap((change) => userEvents(state, change, facts));
     // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const profile = realm?.users.get(userId);
     const email = realm && profile ? displayEmail(realm, profile) : undefined;

@@ -43,7 +43,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  */
 const NOT_YET_PRODUCED = new Set([
   'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'onboarding_steps', 'realm_domains/add',
-  'realm_domains/change', 'realm_domains/remove', 'realm_export', 'realm_export_consent', 'web_reload_client',
+  'realm_domains/change', 'realm_domains/remove', 'realm_export', 'web_reload_client',
   'reminders/add', 'reminders/remove',
 ]);
 
@@ -62,7 +62,7 @@ const NEUTRAL_PATHS: Record<string, string> = {
 const NOT_YET_SERVED = new Set([
   'GET /reminders', 'POST /reminders', 'DELETE /reminders/{reminder_id}', 'GET /user_uploads/{realm_id_str}/{filename}',
   'POST /mobile_push/test_notification', 'POST /mobile_push/e2ee/test_notification', 'POST /mobile_push/register',
-  'GET /export/realm', 'POST /export/realm', 'GET /export/realm/consents', 'POST /realm/test_welcome_bot_custom_message',
+  'GET /export/realm', 'POST /export/realm', 'POST /realm/test_welcome_bot_custom_message',
   'GET /streams/{stream_id}/email_address', 'GET /calls/bigbluebutton/create',
 ]);
 
@@ -161,6 +161,7 @@ t.test('every event variant of GET /events is produced by a change made through 
   // Personal settings and data.
   await ok(owner.patch('/settings', { twenty_four_hour_time: true }), 'display setting');
   await ok(owner.patch('/settings', { enable_sounds: false }), 'notification setting');
+  await ok(owner.as(ann).patch('/settings', { allow_private_data_export: true }), 'export consent');
   await ok(owner.post('/users/me/alert_words', { alert_words: ['train'] }), 'alert word');
   await ok(owner.post('/users/me/status', { status_text: 'on the train' }), 'status');
   await ok(owner.post('/user_topics', { stream_id: general, topic: 'hello', visibility_policy: 1 }), 'mute a topic');

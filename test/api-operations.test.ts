@@ -369,3 +369,21 @@ t.test('deactivate-realm: the operator closes an organization', async (t) => {
   const after = await second.api.as(first.owner).get('/users/me');
   t.same([after.status, after.body.code], [401, 'REALM_DEACTIVATED']);
 });
+
+t.test('GET /export/realm/consents: administrators see who lets them export private data, and are told of changes', async (t) => {
+  const { api } = await startTestServer(t);
+  const { queueId } = await api.register({ event_types: ['realm_export_consent'] });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const memberQueue = (await api.as(ann).register({ event_types: ['realm_export_consent'] })).queueId;
+  await api.post('/bots', { full_name: 'Helper', short_name: 'helper' });
+  t.equal((await api.as(ann).patch('/settings', { allow_private_data_export: true })).status, 200);
+  t.same((await api.get('/export/realm/consents')).body, {
+    result: 'success', msg: '', export_consents: [{ user_id: 1, consented: false }, { user_id: ann.userId, consented: true }],
+  }, 'people only');
+  t.same((await api.as(ann).get('/export/realm/consents')).body, { result: 'error', msg: 'Must be an organization administrator', code: 'UNAUTHORIZED_PRINCIPAL' });
+  t.same((await drain(api, queueId)).map(({ id: _id, ...event }) => event), [
+    { type: 'realm_export_consent', user_id: ann.userId, consented: false },
+    { type: 'realm_export_consent', user_id: ann.userId, consented: true },
+  ], 'on joining, and on each change');
+  t.same(await drain(api.as(ann), memberQueue), [], 'members are not told');
+});

@@ -15,7 +15,8 @@ import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
-import type { RealmState } from './state.ts';
+import { humanAdministrators, type RealmState } from './state.ts';
+import { exportConsentDeliveries } from '../user/events.ts';
 import { userAddedDeliveries } from './user-access.ts';
 import { addressEvents } from './email-visibility-events.ts';
 
@@ -33,7 +34,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       // Avatar URLs in events are always sent in full; clients that compute them locally ignore the field.
       if (!user) return [];
       // A bot's key and configuration go to those who administer it; everyone learns of the account.
-      return [...userAddedDeliveries(state, user), ...botAccountEvent(state, user.userId, 'add')];
+      // Administrators learn a new person's export consent apart: it is off (never a default for new users).
+      const consent = user.isBot ? [] : exportConsentDeliveries(state.realmId, humanAdministrators(state), user.userId, false);
+      return [...userAddedDeliveries(state, user), ...botAccountEvent(state, user.userId, 'add'), ...consent];
     }
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':

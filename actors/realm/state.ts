@@ -273,6 +273,13 @@ export function findUserByEmail(state: RealmState, email: string): UserProfile |
 
 export const isAdmin = (user: UserProfile) => user.role <= Role.administrator;
 
+/** The active people who administer the realm. */
+export function humanAdministrators(state: RealmState): number[] {
+  const out: number[] = [];
+  for (const user of state.users.values()) if (user.isActive && !user.isBot && isAdmin(user)) out.push(user.userId);
+  return out;
+}
+
 export function activeOwnerCount(state: RealmState): number {
   let count = 0;
   for (const user of state.users.values()) if (user.isActive && user.role === Role.owner && !user.isBot) count++;

@@ -4,11 +4,16 @@ import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
 import { draftView, mutedTopicsView, mutedUsersView, scheduledView, snippetView } from './views.ts';
 
-/**
- * The events a personal change announces: to the user's own queues, except a status, which all may see.
- * `channelName` reads the realm's channels, which the legacy `muted_topics` list names.
- */
-export function userEvents(state: UserState, change: UserChange, channelName: (id: number) => string | undefined): Delivery[] {
+/** What personal events need to know of the realm. */
+export interface RealmFacts {
+  /** a channel's name, which the legacy `muted_topics` list names */
+  channelName(id: number): string | undefined;
+  /** the active human administrators, who are told of export consents */
+  administrators(): number[];
+}
+
+/** The events a personal change announces: to the user's own queues, except a status, which all may see. */
+export function userEvents(state: UserState, change: UserChange, realm: RealmFacts): Delivery[] {
   const toSelf = (event: ApiEvent): Delivery[] => [
     { realmId: state.realmId, audience: { kind: 'users', userIds: [state.userId] }, event },
   ];
@@ -40,7 +45,8 @@ export function userEvents(state: UserState, change: UserChange, channelName: (i
     case 'setting.changed': {
       const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
       if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';
-      return toSelf(event);
+      if (change.name !== 'allow_private_data_export') return toSelf(event);
+      return [...toSelf(event), ...exportConsentDeliveries(state.realmId, realm.administrators(), state.userId, change.value === true)];
     }
     case 'alert_words.changed':
       return toSelf({ type: 'alert_words', alert_words: [...change.words] });
@@ -53,7 +59,7 @@ export function userEvents(state: UserState, change: UserChange, channelName: (i
     case 'user_topic.changed':
       return [
         ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy }),
-        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, channelName) }),
+        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, (id) => realm.channelName(id)) }),
       ];
     case 'navigation_view.added':
       return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } });
@@ -86,4 +92,9 @@ function statusEvent(userId: number, change: Extract<UserChange, { type: 'status
     event.reaction_type = change.status.reactionType;
   }
   return event;
+}
+
+/** `realm_export_consent`: administrators learn whether a user lets them export its private data. */
+export function exportConsentDeliveries(realmId: number, administrators: number[], userId: number, consented: boolean): Delivery[] {
+  return administrators.length ? [{ realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_export_consent', user_id: userId, consented } }] : [];
 }
