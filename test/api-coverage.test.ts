@@ -42,7 +42,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  * them is produced (take it off the list) as well as when any other variant is not.
  */
 const NOT_YET_PRODUCED = new Set([
-  'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'onboarding_steps', 'realm_domains/add',
+  'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'realm_domains/add',
   'realm_domains/change', 'realm_domains/remove', 'realm_export', 'web_reload_client',
   'reminders/add', 'reminders/remove',
 ]);
@@ -162,6 +162,7 @@ t.test('every event variant of GET /events is produced by a change made through 
   await ok(owner.patch('/settings', { twenty_four_hour_time: true }), 'display setting');
   await ok(owner.patch('/settings', { enable_sounds: false }), 'notification setting');
   await ok(owner.as(ann).patch('/settings', { allow_private_data_export: true }), 'export consent');
+  await ok(owner.post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' }), 'onboarding step');
   await ok(owner.post('/users/me/alert_words', { alert_words: ['train'] }), 'alert word');
   await ok(owner.post('/users/me/status', { status_text: 'on the train' }), 'status');
   await ok(owner.post('/user_topics', { stream_id: general, topic: 'hello', visibility_policy: 1 }), 'mute a topic');

@@ -387,3 +387,33 @@ t.test('GET /export/realm/consents: administrators see who lets them export priv
   ], 'on joining, and on each change');
   t.same(await drain(api.as(ann), memberQueue), [], 'members are not told');
 });
+
+t.test('POST /users/me/onboarding_steps: a notice seen once is not shown again, on any client', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const registered = (await api.register({ fetch_event_types: ['onboarding_steps'], event_types: ['onboarding_steps'] })).body;
+  const names = registered.onboarding_steps.map((step: { name: string }) => step.name);
+  t.ok(names.includes('intro_inbox_view_modal') && !names.includes('navigation_tour_video'), 'every notice but the tour video, which this server has not');
+  t.ok(registered.onboarding_steps.every((step: { type: string }) => step.type === 'one_time_notice'));
+  t.equal(registered.navigation_tour_video_url, null);
+
+  t.same((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).body, { result: 'success', msg: '' });
+  t.equal((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).status, 200, 'twice is fine');
+  t.same((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_tour' })).body,
+    { result: 'error', msg: 'Unknown onboarding_step: intro_tour', code: 'BAD_REQUEST' });
+  const bot = (await api.post('/bots', { full_name: 'Helper', short_name: 'helper' })).body;
+  const botEmail = (await api.get(`/users/${bot.user_id}`)).body.user.email;
+  t.equal((await api.as({ email: botEmail, key: bot.api_key }).post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).body.msg,
+    'This endpoint does not accept bot requests.');
+
+  const remaining = names.filter((name: string) => name !== 'intro_inbox_view_modal');
+  const events = await drain(api, registered.queue_id);
+  t.same(events.map((event) => (event.onboarding_steps as { name: string }[]).map((step) => step.name)), [remaining], 'one event, with what is left to show');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['onboarding_steps'] })).body.onboarding_steps.map((step: { name: string }) => step.name), remaining,
+    'still seen after a restart');
+});

@@ -96,5 +96,8 @@ export function applyUserChange(state: UserState, change: UserChange): void {
     case 'navigation_view.removed':
       state.navigationViews = state.navigationViews.filter((view) => view.fragment !== change.fragment);
       return;
+    case 'onboarding_step.seen':
+      state.onboardingStepsSeen = [...state.onboardingStepsSeen, change.name];
+      return;
   }
 }

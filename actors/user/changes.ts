@@ -37,4 +37,5 @@ export type UserChange =
   | { type: 'navigation_view.added'; view: NavigationView }
   /** only the fields that were sent */
   | { type: 'navigation_view.updated'; fragment: string; isPinned?: boolean; name?: string }
-  | { type: 'navigation_view.removed'; fragment: string };
+  | { type: 'navigation_view.removed'; fragment: string }
+  | { type: 'onboarding_step.seen'; name: string };

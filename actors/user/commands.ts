@@ -56,4 +56,5 @@ export type UserCommand =
   /** `maxViews`: the server's bound (config) */
   | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
   | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }
-  | { type: 'navigation_view.remove'; fragment: string };
+  | { type: 'navigation_view.remove'; fragment: string }
+  | { type: 'onboarding_step.mark_seen'; name: string };

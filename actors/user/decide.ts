@@ -4,6 +4,7 @@ import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { decideDrafts } from './decide-drafts.ts';
 import { decideNavigationView } from './decide-navigation-views.ts';
+import { decideOnboardingStep } from './onboarding.ts';
 import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
 import { decideScheduled } from './decide-scheduled.ts';
 import { decideSettings } from './decide-settings.ts';
@@ -66,6 +67,8 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'navigation_view.update':
     case 'navigation_view.remove':
       return decideNavigationView(state, command);
+    case 'onboarding_step.mark_seen':
+      return decideOnboardingStep(state, command.name);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ApiEvent, Delivery } from '../events.ts';
 import type { UserChange } from './changes.ts';
+import { onboardingStepsView } from './onboarding.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
 import { draftView, mutedTopicsView, mutedUsersView, scheduledView, snippetView } from './views.ts';
@@ -71,6 +72,8 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     }
     case 'navigation_view.removed':
       return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment });
+    case 'onboarding_step.seen':
+      return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) });
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':

@@ -112,6 +112,8 @@ export interface UserState {
   userTopics: Map<string, UserTopic>;
   /** in the order they were added; replaced whole by every change (plain data, stored as it is) */
   navigationViews: readonly NavigationView[];
+  /** the one-time notices the user has seen (onboarding.ts); replaced whole by every change */
+  onboardingStepsSeen: readonly string[];
 }
 
 /**
@@ -127,6 +129,7 @@ export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | '
   mutedUsers?: [number, number][];
   userTopics?: UserTopic[];
   navigationViews?: readonly NavigationView[];
+  onboardingStepsSeen?: readonly string[];
 };
 
 export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
@@ -150,6 +153,7 @@ export function emptyUserState(realmId: number, userId: number, settings: Settin
     mutedUsers: new Map(),
     userTopics: new Map(),
     navigationViews: [],
+    onboardingStepsSeen: [],
   };
 }
 

@@ -18,6 +18,7 @@ import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
 import { navigationViewRoutes } from './navigation-views.ts';
+import { onboardingStepRoutes } from './onboarding-steps.ts';
 import { playgroundRoutes } from './playgrounds.ts';
 import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
@@ -44,4 +45,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes];
