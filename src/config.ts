@@ -26,6 +26,8 @@ export interface Config {
   maxChannelFoldersPerRealm: number;
   /** saved navigation views one user may have: every registration of the user carries them all */
   maxNavigationViewsPerUser: number;
+  /** allowed sign-up domains one organization may list: every registration carries them all */
+  maxRealmDomains: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -120,6 +122,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // user pins a few views.
     maxChannelFoldersPerRealm: 100,
     maxNavigationViewsPerUser: 100,
+    maxRealmDomains: 100,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -212,6 +215,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
+    maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

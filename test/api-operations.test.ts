@@ -417,3 +417,56 @@ t.test('POST /users/me/onboarding_steps: a notice seen once is not shown again, 
   t.same((await second.api.register({ fetch_event_types: ['onboarding_steps'] })).body.onboarding_steps.map((step: { name: string }) => step.name), remaining,
     'still seen after a restart');
 });
+
+t.test('/realm/domains: owners limit who may join to addresses of their domains', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxRealmDomains: 2 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.equal((await api.patch(`/users/${ann.userId}`, { role: 200 })).status, 200);
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_domains', 'realm'] });
+
+  t.same((await api.post('/realm/domains', { domain: ' Example.COM ', allow_subdomains: false })).body, { result: 'success', msg: '', new_domain: [1, 'example.com'] });
+  t.equal((await api.post('/realm/domains', { domain: 'example.com', allow_subdomains: true })).body.msg, 'The domain example.com is already a part of your organization.');
+  t.match((await api.post('/realm/domains', { domain: 'bad domain', allow_subdomains: true })).body.msg, /^Invalid domain: /);
+  t.same((await api.as(ann).post('/realm/domains', { domain: 'ann.test', allow_subdomains: true })).body,
+    { result: 'error', msg: 'Must be an organization owner', code: 'UNAUTHORIZED_PRINCIPAL' }, 'an administrator may not');
+  t.equal((await api.post('/realm/domains', { domain: 'corp.test', allow_subdomains: false })).status, 200);
+  t.equal((await api.post('/realm/domains', { domain: 'third.test', allow_subdomains: false })).body.msg, 'This organization already has 2 domains, the most it may have');
+  t.same((await api.patch('/realm/domains/corp.test', { allow_subdomains: true })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch('/realm/domains/nowhere.test', { allow_subdomains: true })).body.msg, 'No entry found for domain nowhere.test.');
+  t.same((await api.as(ann).get('/realm/domains')).body.domains, [{ domain: 'example.com', allow_subdomains: false }, { domain: 'corp.test', allow_subdomains: true }]);
+
+  t.equal((await api.post('/users', { email: 'outsider@else.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Out' })).status, 200, 'unrestricted until the setting is on');
+  t.equal((await api.patch('/realm', { emails_restricted_to_domains: true })).status, 200);
+  t.equal((await api.post('/users', { email: 'other@else.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Other' })).body.msg, "Email 'other@else.test' not allowed in this organization");
+  t.equal((await api.post('/users', { email: 'dev@eu.corp.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Dev' })).status, 200, 'a subdomain where allowed');
+  t.equal((await api.post('/users', { email: 'sub@eu.example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'Sub' })).status, 400, 'not where not');
+  const refused = await api.post('/invites', { invitee_emails: 'new@example.com, x+tag@example.com, y@else.test', stream_ids: [] });
+  t.match(refused.body, { code: 'INVITATION_FAILED', msg: "Some emails did not validate, so we didn't send any invitations.", sent_invitations: false,
+    errors: [['x+tag@example.com', 'Email addresses containing + are not allowed.', false], ['y@else.test', 'Outside your domain.', false]] });
+  const link = (await api.post('/invites/multiuse', {})).body.invite_link as string;
+  const key = /\/join\/([a-z0-9]+)\/$/.exec(link)![1]!;
+  const joined = await api.as(null).post(`/invites/join/${key}`, { email: 'visitor@else.test', full_name: 'Visitor', password: 'a-Strong-passw0rd-for-tests' });
+  t.equal(joined.body.msg, 'Your email address, visitor@else.test, is not in one of the domains that are allowed to register for accounts in this organization.');
+
+  t.equal((await api.delete('/realm/domains/example.com')).status, 200);
+  t.same((await api.delete('/realm/domains/corp.test')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/realm/domains/corp.test')).body.msg, 'No entry found for domain corp.test.');
+  const events = (await drain(api.as(ann), queueId)).map(({ id: _id, ...event }) => event);
+  t.same(events, [
+    { type: 'realm_domains', op: 'add', realm_domain: { domain: 'example.com', allow_subdomains: false } },
+    { type: 'realm_domains', op: 'add', realm_domain: { domain: 'corp.test', allow_subdomains: false } },
+    { type: 'realm_domains', op: 'change', realm_domain: { domain: 'corp.test', allow_subdomains: true } },
+    { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: true },
+    { type: 'realm_domains', op: 'remove', domain: 'example.com' },
+    { type: 'realm_domains', op: 'remove', domain: 'corp.test' },
+    { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: false },
+  ], 'removing the last one lifts the restriction');
+
+  t.equal((await api.post('/realm/domains', { domain: 'kept.test', allow_subdomains: false })).status, 200);
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['realm_domains'] })).body.realm_domains, [{ domain: 'kept.test', allow_subdomains: false }], 'kept after a restart');
+});

@@ -8,6 +8,7 @@ import { applyGroupChange, createSystemGroups, setRoleMembership } from './group
 import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyPlaygroundChange } from './playgrounds/apply.ts';
 import { applyChannelFolderChange } from './channel-folders/apply.ts';
+import { applyRealmDomainChange } from './domains/apply.ts';
 import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
@@ -131,6 +132,11 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'channel_folder.updated':
     case 'channel_folders.reordered':
       applyChannelFolderChange(state, change);
+      return;
+    case 'realm_domain.added':
+    case 'realm_domain.changed':
+    case 'realm_domain.removed':
+      applyRealmDomainChange(state, change);
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);

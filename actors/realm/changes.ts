@@ -11,6 +11,7 @@ import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { PlaygroundChange } from './playgrounds/changes.ts';
 import type { ChannelFolderChange } from './channel-folders/changes.ts';
+import type { RealmDomainChange } from './domains/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -45,5 +46,6 @@ export type RealmChange =
   | LinkifierChange
   | PlaygroundChange
   | ChannelFolderChange
+  | RealmDomainChange
   | AvatarChange
   | InvitationChange;

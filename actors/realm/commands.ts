@@ -9,6 +9,7 @@ import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { PlaygroundCommand } from './playgrounds/commands.ts';
 import type { ChannelFolderCommand } from './channel-folders/commands.ts';
+import type { RealmDomainCommand } from './domains/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -56,5 +57,6 @@ export type RealmCommand =
   | LinkifierCommand
   | PlaygroundCommand
   | ChannelFolderCommand
+  | RealmDomainCommand
   | AvatarCommand
   | InvitationCommand;

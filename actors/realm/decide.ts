@@ -20,6 +20,7 @@ import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
 import { decideChannelFolder } from './channel-folders/decide.ts';
+import { addressNotAllowed, decideRealmDomain } from './domains/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -149,6 +150,10 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'channel_folder.update':
     case 'channel_folders.reorder':
       return decideChannelFolder(state, command, clock);
+    case 'realm_domain.add':
+    case 'realm_domain.change':
+    case 'realm_domain.remove':
+      return decideRealmDomain(state, command);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':
@@ -189,6 +194,7 @@ function decideCreateUser(
   if (caller && !caller.canCreateUsers) {
     throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
   }
+  if (caller && addressNotAllowed(state, command.email)) throw badRequest(`Email '${command.email}' not allowed in this organization`);
   // New users join the realm's default channels.
   return newUserChanges(state, command, defaultChannelIds(state), clock);
 }

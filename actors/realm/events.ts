@@ -10,6 +10,7 @@ import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
 import { playgroundEvents } from './playgrounds/events.ts';
 import { channelFolderEvents } from './channel-folders/events.ts';
+import { realmDomainEvents } from './domains/events.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
@@ -116,6 +117,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'channel_folder.updated':
     case 'channel_folders.reordered':
       return eachToRealm(state, channelFolderEvents(state, change));
+    case 'realm_domain.added':
+    case 'realm_domain.changed':
+    case 'realm_domain.removed':
+      return eachToRealm(state, realmDomainEvents(change));
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

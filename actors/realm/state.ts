@@ -16,6 +16,7 @@ import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiSt
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
 import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
+import type { RealmDomainList } from './domains/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -98,6 +99,8 @@ export interface RealmState {
   playgrounds: PlaygroundStore;
   /** channel folders in display order (channel-folders/state.ts); plain data, stored as it is */
   channelFolders: ChannelFolderStore;
+  /** the domains sign-ups are limited to with `emails_restricted_to_domains` (domains/state.ts); plain data */
+  domains: RealmDomainList;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -181,6 +184,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     linkifiers: emptyLinkifierStore(),
     playgrounds: emptyPlaygroundStore(),
     channelFolders: emptyChannelFolderStore(),
+    domains: [],
     invitations: emptyInvitationStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,

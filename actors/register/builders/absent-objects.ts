@@ -8,8 +8,5 @@ import type { Builder } from '../builder.ts';
 /** fetch type `reminders`: the caller's pending message reminders. */
 export const remindersState: Builder = () => ({ reminders: [] });
 
-/** fetch type `realm_domains`: the domains sign-ups are limited to (only with `emails_restricted_to_domains`). */
-export const realmDomainsState: Builder = () => ({ realm_domains: [] });
-
 /** fetch type `default_stream_groups`: the groups of default channels offered at sign-up. */
 export const defaultStreamGroupsState: Builder = () => ({ realm_default_stream_groups: [] });
