@@ -470,3 +470,16 @@ t.test('/realm/domains: owners limit who may join to addresses of their domains'
   const second = await startTestServer(t, { dataDir });
   t.same((await second.api.register({ fetch_event_types: ['realm_domains'] })).body.realm_domains, [{ domain: 'kept.test', allow_subdomains: false }], 'kept after a restart');
 });
+
+t.test('the settings of feature levels 385-411: a user and the defaults for new users', async (t) => {
+  const { api } = await startTestServer(t);
+  const newer = { web_left_sidebar_show_channel_folders: false, web_left_sidebar_unreads_count_summary: false, resolved_topic_notice_auto_read_policy: 'never' };
+  const before = (await api.register({ fetch_event_types: ['user_settings'] })).body.user_settings;
+  t.match(before, { web_left_sidebar_show_channel_folders: true, web_left_sidebar_unreads_count_summary: true, resolved_topic_notice_auto_read_policy: 'except_followed' });
+  t.same((await api.patch('/settings', newer)).body, { result: 'success', msg: '' }, 'none ignored');
+  t.match((await api.register({ fetch_event_types: ['user_settings'] })).body.user_settings, newer);
+  t.equal((await api.patch('/settings', { resolved_topic_notice_auto_read_policy: 'sometimes' })).status, 400);
+  t.same((await api.patch('/realm/user_settings_defaults', newer)).body, { result: 'success', msg: '' });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.match((await api.as(ann).register({ fetch_event_types: ['user_settings'] })).body.user_settings, newer, 'a new user starts from the defaults');
+});
