@@ -43,7 +43,8 @@ export type UserCommand =
   | { type: 'email.request_change'; newEmail: string }
   /** the link was followed and the realm has changed the address: the pending change is done */
   | { type: 'email.confirm_change'; token: string }
-  | { type: 'push_token.add'; token: string; appid: string }
+  /** `appid` given: an APNs token (hex); absent: an FCM registration token */
+  | { type: 'push_token.add'; token: string; appid: string | null }
   | { type: 'push_token.remove'; token: string }
   | { type: 'alert_words.add'; words: string[] }
   | { type: 'alert_words.remove'; words: string[] }

@@ -42,7 +42,8 @@ export interface ScheduledMessage {
 
 export interface PushToken {
   token: string;
-  appid: string;
+  /** an APNs token's app; null for an FCM registration token, which names none */
+  appid: string | null;
   /** UNIX seconds */
   dateCreated: number;
 }
