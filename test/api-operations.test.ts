@@ -483,3 +483,18 @@ t.test('the settings of feature levels 385-411: a user and the defaults for new 
   const ann = await api.createUser('ann@example.com', 'Ann');
   t.match((await api.as(ann).register({ fetch_event_types: ['user_settings'] })).body.user_settings, newer, 'a new user starts from the defaults');
 });
+
+t.test('GET /streams include_can_access_content: the channels whose messages the caller may read', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const gus = await api.createUser('gus@example.com', 'Gus');
+  t.equal((await api.patch(`/users/${gus.userId}`, { role: 600 })).status, 200);
+  await channel(api, 'open', [1]);
+  await channel(api, 'closed', [1], { invite_only: true });
+  await channel(api, 'joinable', [1], { invite_only: true, can_subscribe_group: { direct_members: [ann.userId], direct_subgroups: [] } });
+  await channel(api, 'guests', [gus.userId]);
+  const names = async (client: typeof api) =>
+    ((await client.get('/streams', { include_public: false, include_subscribed: false, include_can_access_content: true })).body.streams as { name: string }[]).map((s) => s.name).sort();
+  t.same(await names(api.as(ann)), ['guests', 'joinable', 'open'], 'public ones, and a private one it may join');
+  t.same(await names(api.as(gus)), ['guests'], 'a guest: only where subscribed');
+});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasContentAccess } from '../../actors/realm/channels/decide.ts';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { channelTopics } from '../../actors/realm/channels/activity.ts';
@@ -33,6 +34,7 @@ export const channelRoutes = [
       include_all: p.bool().default(false),
       include_default: p.bool().default(false),
       include_owner_subscribed: p.bool().default(false),
+      include_can_access_content: p.bool().default(false),
       exclude_archived: p.bool().default(true),
     },
     handle({ services, realm, user }, params) {
@@ -47,7 +49,8 @@ export const channelRoutes = [
           (params.include_public && !channel.inviteOnly && user.role !== 600) ||
           (params.include_web_public && channel.isWebPublic) ||
           (params.include_subscribed && mine.has(channel.id)) ||
-          (params.include_default && channel.isDefault);
+          (params.include_default && channel.isDefault) ||
+          (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
         if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
       }
       return { streams };

@@ -56,6 +56,18 @@ function maySubscribeSelf(state: RealmState, channel: Channel, userId: number | 
   return settingIncludes(state, channel.permissions.can_subscribe_group, userId) || settingIncludes(state, channel.permissions.can_add_subscribers_group, userId);
 }
 
+/**
+ * Whether the user may read the channel's messages, now or by subscribing on its own (the original's
+ * content access): web-public and subscribed channels, public ones for all but guests, private ones for the
+ * members of their subscribe and add-subscribers groups.
+ */
+export function hasContentAccess(state: RealmState, channel: Channel, userId: number): boolean {
+  if (channel.isWebPublic || state.subscriptions.get(channel.id)?.has(userId)) return true;
+  if (state.users.get(userId)?.role === Role.guest) return false;
+  if (!channel.inviteOnly) return true;
+  return settingIncludes(state, channel.permissions.can_subscribe_group, userId) || settingIncludes(state, channel.permissions.can_add_subscribers_group, userId);
+}
+
 export function checkChannelName(state: RealmState, name: string, except?: number): string {
   const trimmed = name.trim();
   if (!trimmed) throw badRequest('Channel name cannot be blank.');
