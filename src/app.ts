@@ -1,3 +1,4 @@
+import { UploadLinks } from './http/upload-links.ts';
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
@@ -98,6 +99,7 @@ export async function startServer(
     clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
     passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
+    uploadLinks: new UploadLinks(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
     externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),

@@ -498,3 +498,25 @@ t.test('GET /streams include_can_access_content: the channels whose messages the
   t.same(await names(api.as(ann)), ['guests', 'joinable', 'open'], 'public ones, and a private one it may join');
   t.same(await names(api.as(gus)), ['guests'], 'a guest: only where subscribed');
 });
+
+t.test('GET /api/v1/user_uploads/...: a short-lived link to a file that needs no credentials', async (t) => {
+  const { api, server } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(Buffer.from('the plan'))]), 'plan.txt');
+  const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
+  const uploaded = await (await fetch(`${api.baseUrl}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: auth }, body: form })).json();
+  const path = (uploaded.url as string).replace(/^\/user_uploads/, '');
+
+  const linked = await api.get(`/user_uploads${path}`);
+  t.match(linked.body, { result: 'success', msg: '', url: /^\/user_uploads\/temporary\/[^/]+\/plan\.txt$/ });
+  const fetched = await fetch(`${api.baseUrl}${linked.body.url}`);
+  t.same([fetched.status, await fetched.text()], [200, 'the plan'], 'the link works without credentials');
+  t.equal((await api.as(ann).get(`/user_uploads${path}`)).status, 404, 'only for those who may read the file');
+  const forged = linked.body.url.replace(/temporary\/([^.]+)\.[^/]+\//, 'temporary/$1.AAAA/');
+  t.equal((await fetch(`${api.baseUrl}${forged}`)).status, 404, 'a forged link does not');
+  const clock = server.runtime.clock;
+  const now = clock.now;
+  clock.now = () => now() + 61_000;
+  t.equal((await fetch(`${api.baseUrl}${linked.body.url}`)).status, 404, 'nor one older than a minute');
+});
