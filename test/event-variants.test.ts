@@ -1,6 +1,9 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { WEB_CLIENT_VERSION_FILE } from '../src/web/served-version.ts';
 import { channel, drain, sendDirect } from './helpers/messages.ts';
-import { startTestServer } from './helpers/server.ts';
+import { startTestServer, tempDir } from './helpers/server.ts';
 
 // Event variants of the document whose change had no event: who gets them and when.
 
@@ -55,4 +58,19 @@ t.test('realm_user remove: a limited guest loses access to the people it shared 
 
   t.equal((await api.delete('/users/me/subscriptions', { subscriptions: ['side'], principals: [ann.userId] })).status, 200);
   t.match(await drain(api.as(gus), guest), [{ type: 'realm_user', op: 'remove', person: { user_id: ann.userId } }], 'the guest stays, the person leaves');
+});
+
+t.test('web_reload_client: after a restart that serves another web client, kept queues are told to reload', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { queueId } = await first.api.register({});
+  await first.stop();
+  const same = await startTestServer(t, { dataDir });
+  t.same((await drain(same.api, queueId)).map((event) => event.type), ['restart'], 'the same client: a restart only');
+  await same.stop();
+  writeFileSync(join(dataDir, WEB_CLIENT_VERSION_FILE), 'older\n');
+  const upgraded = await startTestServer(t, { dataDir });
+  t.match(await drain(upgraded.api, queueId), [{ type: 'restart' }, { type: 'web_reload_client', immediate: false }], 'another one: reload');
+  t.not(readFileSync(join(dataDir, WEB_CLIENT_VERSION_FILE), 'utf8'), 'older\n', 'the version now served is recorded');
 });
