@@ -28,6 +28,8 @@ export interface Config {
   maxNavigationViewsPerUser: number;
   /** allowed sign-up domains one organization may list: every registration carries them all */
   maxRealmDomains: number;
+  /** groups of default channels one organization may have: every registration carries them all */
+  maxDefaultChannelGroups: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -123,6 +125,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxChannelFoldersPerRealm: 100,
     maxNavigationViewsPerUser: 100,
     maxRealmDomains: 100,
+    maxDefaultChannelGroups: 100,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -216,6 +219,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
+    maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

@@ -44,7 +44,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  * them is produced (take it off the list) as well as when any other variant is not.
  */
 const NOT_YET_PRODUCED = new Set([
-  'has_zoom_token', 'push_device', 'submessage', 'default_stream_groups', 'realm_export',
+  'has_zoom_token', 'push_device', 'submessage', 'realm_export',
   'reminders/add', 'reminders/remove',
 ]);
 
@@ -198,6 +198,7 @@ t.test('every event variant of GET /events is produced by a change made through 
   await ok(owner.patch(`/channel_folders/${folder.channel_folder_id}`, { description: 'By team' }), 'edit folder');
   await ok(owner.patch('/channel_folders', { order: [projects.channel_folder_id, folder.channel_folder_id] }), 'order folders');
   await ok(owner.patch(`/streams/${general}`, { folder_id: folder.channel_folder_id }), 'file a channel');
+  await ok(owner.post('/default_stream_groups/create', { group_name: 'Starters', description: 'To begin with', stream_names: ['later'] }), 'default channel group');
   await ok(owner.post('/realm/domains', { domain: 'example.com', allow_subdomains: false }), 'domain');
   await ok(owner.patch('/realm/domains/example.com', { allow_subdomains: true }), 'edit domain');
   await ok(owner.delete('/realm/domains/example.com'), 'remove domain');

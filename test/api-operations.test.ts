@@ -520,3 +520,56 @@ t.test('GET /api/v1/user_uploads/...: a short-lived link to a file that needs no
   clock.now = () => now() + 61_000;
   t.equal((await fetch(`${api.baseUrl}${linked.body.url}`)).status, 404, 'nor one older than a minute');
 });
+
+t.test('/default_stream_groups: administrators group default channels; everyone but guests is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxDefaultChannelGroups: 2 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const gus = await api.createUser('gus@example.com', 'Gus');
+  t.equal((await api.patch(`/users/${gus.userId}`, { role: 600 })).status, 200);
+  const [design, ops, general] = [await channel(api, 'design', [1]), await channel(api, 'ops', [1]), await channel(api, 'general', [1])];
+  t.equal((await api.post('/default_streams', { stream_id: general })).status, 200);
+  const member = (await api.as(ann).register({ event_types: ['default_stream_groups'] })).queueId;
+  const guest = (await api.as(gus).register({ event_types: ['default_stream_groups'] })).queueId;
+
+  t.same((await api.post('/default_stream_groups/create', { group_name: 'Makers', description: 'Build things', stream_names: ['design'] })).body, { result: 'success', msg: '' });
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ group_name: 'Makers', description: '', stream_names: [] }, "Default channel group 'Makers' already exists"],
+    [{ group_name: ' ', description: '', stream_names: [] }, "Invalid default channel group name ' '"],
+    [{ group_name: 'x'.repeat(61), description: '', stream_names: [] }, 'Default channel group name too long (limit: 60 characters)'],
+    [{ group_name: 'Core', description: '', stream_names: ['general'] }, "'general' is a default channel and cannot be added to 'Core'"],
+    [{ group_name: 'Core', description: '', stream_names: ['nowhere'] }, "Invalid channel name 'nowhere'"],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/default_stream_groups/create', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/default_stream_groups/create', { group_name: 'Mine', description: '', stream_names: [] })).body.msg, 'Must be an organization administrator');
+
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'add', stream_names: ['ops'] })).status, 200);
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'add', stream_names: ['ops'] })).body.msg, "Channel 'ops' is already present in default channel group 'Makers'");
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'remove', stream_names: ['design'] })).status, 200);
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'remove', stream_names: ['design'] })).body.msg, "Channel 'design' is not present in default channel group 'Makers'");
+  t.equal((await api.patch('/default_stream_groups/1', {})).body.msg, 'You must pass "new_description" or "new_group_name".');
+  t.equal((await api.patch('/default_stream_groups/1', { new_group_name: 'Builders', new_description: 'Build and run' })).status, 200);
+  t.equal((await api.post('/default_stream_groups/create', { group_name: 'Second', description: '', stream_names: ['design'] })).status, 200);
+  t.equal((await api.post('/default_stream_groups/create', { group_name: 'Third', description: '', stream_names: [] })).body.msg,
+    'This organization already has 2 default channel groups, the most it may have');
+  t.same((await api.delete('/default_stream_groups/2')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/default_stream_groups/2')).body.msg, "Default channel group with id '2' does not exist.");
+
+  const builders = { id: 1, name: 'Builders', description: 'Build and run', streams: [ops] };
+  const lists = (await drain(api.as(ann), member)).map((event) => event.default_stream_groups);
+  t.same(lists, [
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [design] }],
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [design, ops] }],
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [ops] }],
+    [builders],
+    [builders, { id: 2, name: 'Second', description: '', streams: [design] }],
+    [builders],
+  ], 'the whole list after each change');
+  t.same(await drain(api.as(gus), guest), [], 'guests are not told');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['default_stream_groups'] })).body.realm_default_stream_groups, [builders], 'kept after a restart');
+});

@@ -9,6 +9,7 @@ import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyPlaygroundChange } from './playgrounds/apply.ts';
 import { applyChannelFolderChange } from './channel-folders/apply.ts';
 import { applyRealmDomainChange } from './domains/apply.ts';
+import { applyDefaultChannelGroupChange } from './default-channel-groups/apply.ts';
 import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
@@ -137,6 +138,11 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'realm_domain.changed':
     case 'realm_domain.removed':
       applyRealmDomainChange(state, change);
+      return;
+    case 'default_channel_group.created':
+    case 'default_channel_group.updated':
+    case 'default_channel_group.deleted':
+      applyDefaultChannelGroupChange(state, change);
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);

@@ -12,6 +12,7 @@ import type { NotificationChange } from './notifications/changes.ts';
 import type { PlaygroundChange } from './playgrounds/changes.ts';
 import type { ChannelFolderChange } from './channel-folders/changes.ts';
 import type { RealmDomainChange } from './domains/changes.ts';
+import type { DefaultChannelGroupChange } from './default-channel-groups/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -47,5 +48,6 @@ export type RealmChange =
   | PlaygroundChange
   | ChannelFolderChange
   | RealmDomainChange
+  | DefaultChannelGroupChange
   | AvatarChange
   | InvitationChange;

@@ -10,6 +10,7 @@ import type { MessageCommand } from './messages/commands.ts';
 import type { PlaygroundCommand } from './playgrounds/commands.ts';
 import type { ChannelFolderCommand } from './channel-folders/commands.ts';
 import type { RealmDomainCommand } from './domains/commands.ts';
+import type { DefaultChannelGroupCommand } from './default-channel-groups/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -58,5 +59,6 @@ export type RealmCommand =
   | PlaygroundCommand
   | ChannelFolderCommand
   | RealmDomainCommand
+  | DefaultChannelGroupCommand
   | AvatarCommand
   | InvitationCommand;

@@ -21,6 +21,7 @@ import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
 import { decideChannelFolder } from './channel-folders/decide.ts';
 import { addressNotAllowed, decideRealmDomain } from './domains/decide.ts';
+import { decideDefaultChannelGroup } from './default-channel-groups/decide.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -154,6 +155,11 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'realm_domain.change':
     case 'realm_domain.remove':
       return decideRealmDomain(state, command);
+    case 'default_channel_group.create':
+    case 'default_channel_group.update':
+    case 'default_channel_group.channels':
+    case 'default_channel_group.delete':
+      return decideDefaultChannelGroup(state, command);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':

@@ -11,12 +11,13 @@ import { linkifierEvents } from './linkifiers/events.ts';
 import { playgroundEvents } from './playgrounds/events.ts';
 import { channelFolderEvents } from './channel-folders/events.ts';
 import { realmDomainEvents } from './domains/events.ts';
+import { defaultChannelGroupsView } from './default-channel-groups/views.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
-import { humanAdministrators, type RealmState } from './state.ts';
+import { humanAdministrators, Role, type RealmState } from './state.ts';
 import { exportConsentDeliveries } from '../user/events.ts';
 import { userAddedDeliveries } from './user-access.ts';
 import { addressEvents } from './email-visibility-events.ts';
@@ -121,6 +122,13 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'realm_domain.changed':
     case 'realm_domain.removed':
       return eachToRealm(state, realmDomainEvents(change));
+    // The whole list after each change, to those who are not guests, as the original sends it.
+    case 'default_channel_group.created':
+    case 'default_channel_group.updated':
+    case 'default_channel_group.deleted': {
+      const userIds = [...state.users.values()].filter((user) => user.isActive && user.role !== Role.guest).map((user) => user.userId);
+      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } }];
+    }
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':

@@ -17,6 +17,7 @@ import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, 
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
 import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
 import type { RealmDomainList } from './domains/state.ts';
+import { emptyDefaultChannelGroupStore, type DefaultChannelGroupStore } from './default-channel-groups/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -101,6 +102,8 @@ export interface RealmState {
   channelFolders: ChannelFolderStore;
   /** the domains sign-ups are limited to with `emails_restricted_to_domains` (domains/state.ts); plain data */
   domains: RealmDomainList;
+  /** groups of default channels offered together (default-channel-groups/state.ts); plain data */
+  defaultChannelGroups: DefaultChannelGroupStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -185,6 +188,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     playgrounds: emptyPlaygroundStore(),
     channelFolders: emptyChannelFolderStore(),
     domains: [],
+    defaultChannelGroups: emptyDefaultChannelGroupStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,

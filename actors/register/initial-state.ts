@@ -20,7 +20,8 @@ import { userSettingsState } from './builders/user-settings.ts';
 import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
 import { channelFoldersState } from './builders/channel-folders.ts';
 import { navigationViewsState } from './builders/navigation-views.ts';
-import { defaultStreamGroupsState, remindersState } from './builders/absent-objects.ts';
+import { remindersState } from './builders/absent-objects.ts';
+import { defaultStreamGroupsState } from './builders/default-channel-groups.ts';
 import { realmDomainsState } from './builders/realm-domains.ts';
 import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
 import {

@@ -5,6 +5,7 @@ import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
 import { channelFolderRoutes } from './channel-folders.ts';
 import { channelRoutes } from './channels.ts';
+import { defaultChannelGroupRoutes } from './default-channel-groups.ts';
 import { devAuthRoutes } from './dev-auth.ts';
 import { draftRoutes } from './drafts.ts';
 import { emojiRoutes } from './emoji.ts';
@@ -46,4 +47,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes];

@@ -7,6 +7,3 @@ import type { Builder } from '../builder.ts';
 
 /** fetch type `reminders`: the caller's pending message reminders. */
 export const remindersState: Builder = () => ({ reminders: [] });
-
-/** fetch type `default_stream_groups`: the groups of default channels offered at sign-up. */
-export const defaultStreamGroupsState: Builder = () => ({ realm_default_stream_groups: [] });
