@@ -206,7 +206,9 @@ export class Runtime {
     const message = actor?.getSnapshot().context.state.scheduled.get(id);
     if (!realm || realm.getSnapshot().value !== 'ready' || !message || message.failed) return 'skipped';
     if (message.deliverAt * 1000 > this.options.clock.now()) return 'skipped';
-    const command: RealmCommand = {
+    const command: RealmCommand = message.reminderTargetMessageId !== undefined ? {
+      type: 'reminder.deliver', userId, scheduledMessageId: id, content: message.content, renderedContent: message.renderedContent,
+    } : {
       type: 'message.send',
       caller: { kind: 'user', userId },
       kind: message.type === 'stream' ? 'channel' : 'direct',
@@ -434,8 +436,11 @@ export class Runtime {
         this.userActor(realmId, change.userId)?.send({ type: change.type });
         break;
       case 'message.sent':
-        // A delivered scheduled message leaves its sender's list with the same record that sent it.
+        // A delivered scheduled message leaves its sender's list (a reminder its owner's) with the same record that sent it.
         if (change.scheduledMessageId === undefined) return [];
+        if (change.scheduledOwnerId !== undefined) {
+          return this.applyUser(realmId, change.scheduledOwnerId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId, reminder: true }]);
+        }
         return this.applyUser(realmId, change.message.senderId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId }]);
       default:
         return [];

@@ -30,6 +30,8 @@ export interface Config {
   maxRealmDomains: number;
   /** groups of default channels one organization may have: every registration carries them all */
   maxDefaultChannelGroups: number;
+  /** pending reminders one user may have: every registration of the user carries them all */
+  maxRemindersPerUser: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -126,6 +128,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxNavigationViewsPerUser: 100,
     maxRealmDomains: 100,
     maxDefaultChannelGroups: 100,
+    maxRemindersPerUser: 1000,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -220,6 +223,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
     maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
+    maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

@@ -573,3 +573,60 @@ t.test('/default_stream_groups: administrators group default channels; everyone 
   const second = await startTestServer(t, { dataDir });
   t.same((await second.api.register({ fetch_event_types: ['default_stream_groups'] })).body.realm_default_stream_groups, [builders], 'kept after a restart');
 });
+
+t.test('/reminders: the notification bot reminds a user of a message at the time it asked for', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxRemindersPerUser: 2 });
+  const { api } = first;
+  let now = Math.ceil(Date.now() / 1000) * 1000;
+  first.server.runtime.clock.now = () => now;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  await channel(api, 'plans', [1, ann.userId]);
+  const target = await sendToChannel(api.as(ann), 'plans', 'launch', 'Ship it **Friday**');
+  const hidden = await sendDirect(api.as(bob), [1], 'between us');
+  const { queueId } = await api.as(ann).register({ event_types: ['reminders', 'message', 'scheduled_messages'] });
+  const at = now / 1000 + 3600;
+
+  const set = await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at, note: 'check the date' });
+  t.same(set.body, { result: 'success', msg: '', reminder_id: 1 });
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: now / 1000 - 1 })).body.msg, 'Scheduled delivery time must be in the future.');
+  t.equal((await api.as(ann).post('/reminders', { message_id: hidden, scheduled_delivery_timestamp: at })).body.msg, 'Invalid message(s)', 'only a message it may read');
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at, note: 'x'.repeat(1001) })).body.msg, 'note is too long (limit: 1000 characters)');
+  const second = (await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at + 60 })).body.reminder_id;
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at })).body.msg, 'You already have 2 reminders, the most you may have');
+
+  const listed = (await api.as(ann).get('/reminders')).body.reminders;
+  t.match(listed[0], { reminder_id: 1, type: 'private', to: [ann.userId], scheduled_delivery_timestamp: at, failed: false, reminder_target_message_id: target });
+  t.match(listed[0].content, /You requested a reminder for #\*\*plans>launch@\d+\*\*\. Note:\n> check the date/);
+  t.match(listed[0].content, /```quote\nShip it \*\*Friday\*\*\n```/);
+  t.same((await api.as(ann).get('/scheduled_messages')).body.scheduled_messages, [], 'not among scheduled messages');
+  t.equal((await api.as(ann).delete('/scheduled_messages/1')).status, 404, 'nor deleted as one');
+  t.equal((await api.delete('/reminders/1')).status, 404, 'another user\'s is not there');
+  t.same((await api.as(ann).delete(`/reminders/${second}`)).body, { result: 'success', msg: '' });
+  t.same([(await api.as(ann).delete(`/reminders/${second}`)).status, (await api.as(ann).delete(`/reminders/${second}`)).body.msg], [404, 'Reminder does not exist']);
+
+  now += 3600 * 1000;
+  first.server.runtime.scheduled.wake();
+  await new Promise((resolve) => setImmediate(resolve));
+  await first.server.runtime.settled();
+  const events = await drain(api.as(ann), queueId);
+  t.match(events.filter((event) => event.type === 'reminders'), [
+    { op: 'add', reminders: [{ reminder_id: 1 }] }, { op: 'add', reminders: [{ reminder_id: second }] },
+    { op: 'remove', reminder_id: second }, { op: 'remove', reminder_id: 1 },
+  ]);
+  t.notOk(events.some((event) => event.type === 'scheduled_messages'), 'no scheduled-message events');
+  const sent = events.find((event) => event.type === 'message')!.message as Record<string, any>;
+  t.match(sent, { type: 'private', sender_full_name: 'Notification Bot' });
+  t.match(sent.content, /check the date/);
+  t.same(sent.display_recipient.map((person: { full_name: string }) => person.full_name).sort(), ['Ann', 'Notification Bot']);
+  t.same((await api.as(ann).get('/reminders')).body.reminders, [], 'delivered');
+
+  await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: now / 1000 + 60 });
+  await first.stop();
+  const again = await startTestServer(t, { dataDir });
+  t.match((await again.api.as(ann).register({ fetch_event_types: ['reminders'] })).body.reminders, [{ reminder_target_message_id: target }], 'kept after a restart');
+  const dm = await again.api.as(ann).get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] });
+  t.match(dm.body.messages.at(-1), { sender_full_name: 'Notification Bot' }, 'the reminder stays in its direct messages');
+});

@@ -10,6 +10,7 @@ import type { MessageCommand } from './messages/commands.ts';
 import type { PlaygroundCommand } from './playgrounds/commands.ts';
 import type { ChannelFolderCommand } from './channel-folders/commands.ts';
 import type { RealmDomainCommand } from './domains/commands.ts';
+import type { ReminderCommand } from './notifications/reminders.ts';
 import type { DefaultChannelGroupCommand } from './default-channel-groups/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
@@ -59,6 +60,7 @@ export type RealmCommand =
   | PlaygroundCommand
   | ChannelFolderCommand
   | RealmDomainCommand
+  | ReminderCommand
   | DefaultChannelGroupCommand
   | AvatarCommand
   | InvitationCommand;

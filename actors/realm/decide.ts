@@ -22,6 +22,7 @@ import { decidePlayground } from './playgrounds/decide.ts';
 import { decideChannelFolder } from './channel-folders/decide.ts';
 import { addressNotAllowed, decideRealmDomain } from './domains/decide.ts';
 import { decideDefaultChannelGroup } from './default-channel-groups/decide.ts';
+import { decideReminder } from './notifications/reminders.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -160,6 +161,9 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'default_channel_group.channels':
     case 'default_channel_group.delete':
       return decideDefaultChannelGroup(state, command);
+    case 'notification_bot.ensure':
+    case 'reminder.deliver':
+      return decideReminder(state, command, clock);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':

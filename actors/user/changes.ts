@@ -14,12 +14,12 @@ export type UserChange =
   | { type: 'scheduled.created'; message: ScheduledMessage }
   /** the whole message after the edit, `failed` cleared */
   | { type: 'scheduled.edited'; message: ScheduledMessage }
-  | { type: 'scheduled.deleted'; id: number }
+  | { type: 'scheduled.deleted'; id: number; reminder?: true }
   /**
    * Sent: never logged as a user change, but applied by the realm's `message.sent` that carries the
    * scheduled message's id (see Runtime.applyToUserActors), so that the send and the removal are one record.
    */
-  | { type: 'scheduled.delivered'; id: number }
+  | { type: 'scheduled.delivered'; id: number; reminder?: true }
   | { type: 'scheduled.failed'; id: number; reason: string }
   | { type: 'setting.changed'; name: string; value: SettingValue }
   | { type: 'email.change_requested'; pending: PendingEmailChange }

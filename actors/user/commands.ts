@@ -58,4 +58,7 @@ export type UserCommand =
   | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
   | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }
   | { type: 'navigation_view.remove'; fragment: string }
-  | { type: 'onboarding_step.mark_seen'; name: string };
+  | { type: 'onboarding_step.mark_seen'; name: string }
+  /** the realm wrote the reminder's text (realm/notifications/reminders.ts); `maxReminders`: the server's bound */
+  | { type: 'reminder.create'; message: ScheduledInput & { reminderTargetMessageId: number }; maxReminders: number }
+  | { type: 'reminder.delete'; id: number };

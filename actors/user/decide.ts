@@ -40,6 +40,8 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'scheduled.edit':
     case 'scheduled.delete':
     case 'scheduled.fail':
+    case 'reminder.create':
+    case 'reminder.delete':
       return decideScheduled(state, command, clock);
     case 'settings.update':
       return decideSettings(state, command.settings);

@@ -3,7 +3,7 @@ import type { UserChange } from './changes.ts';
 import { onboardingStepsView } from './onboarding.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
-import { draftView, mutedTopicsView, mutedUsersView, scheduledView, snippetView } from './views.ts';
+import { draftView, mutedTopicsView, mutedUsersView, reminderView, scheduledView, snippetView } from './views.ts';
 
 /** What personal events need to know of the realm. */
 export interface RealmFacts {
@@ -34,14 +34,18 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'draft.deleted':
       return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id });
     case 'scheduled.created':
+      if (change.message.reminderTargetMessageId !== undefined) return toSelf({ type: 'reminders', op: 'add', reminders: [reminderView(state, change.message)] });
       return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] });
     case 'scheduled.edited':
     case 'scheduled.failed': {
       const message = state.scheduled.get(change.type === 'scheduled.edited' ? change.message.id : change.id);
+      // A reminder that failed stays listed, failed: its events have no update (clients see it at registration).
+      if (message?.reminderTargetMessageId !== undefined) return [];
       return message ? toSelf({ type: 'scheduled_messages', op: 'update', scheduled_message: scheduledView(message) }) : [];
     }
     case 'scheduled.deleted':
     case 'scheduled.delivered':
+      if (change.reminder) return toSelf({ type: 'reminders', op: 'remove', reminder_id: change.id });
       return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id });
     case 'setting.changed': {
       const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };

@@ -38,6 +38,11 @@ export interface ScheduledMessage {
   readBySender?: boolean;
   /** the server tried to send it and could not; it waits for an edit with a new time */
   failed: boolean;
+  /**
+   * A reminder (POST /reminders): the message it is about. The notification bot sends it to its owner, in
+   * the owner's direct messages with the bot; the scheduled-message API neither lists nor edits it.
+   */
+  reminderTargetMessageId?: number;
 }
 
 export interface PushToken {

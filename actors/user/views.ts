@@ -41,7 +41,25 @@ export function scheduledView(message: ScheduledMessage) {
 
 /** Undelivered scheduled messages, failed ones included, soonest first (GET /scheduled_messages, registration). */
 export const scheduledByTime = (state: UserState) =>
-  [...state.scheduled.values()].sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id).map(scheduledView);
+  [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId === undefined).sort(bySchedule).map(scheduledView);
+
+const bySchedule = (a: ScheduledMessage, b: ScheduledMessage) => a.deliverAt - b.deliverAt || a.id - b.id;
+
+/** The API's reminder object: a direct message to the user itself, about another message. */
+export const reminderView = (state: UserState, message: ScheduledMessage) => ({
+  reminder_id: message.id,
+  type: 'private' as const,
+  to: [state.userId],
+  content: message.content,
+  rendered_content: message.renderedContent,
+  scheduled_delivery_timestamp: message.deliverAt,
+  failed: message.failed,
+  reminder_target_message_id: message.reminderTargetMessageId!,
+});
+
+/** Undelivered reminders, failed ones included, soonest first (GET /reminders, registration). */
+export const remindersByTime = (state: UserState) =>
+  [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId !== undefined).sort(bySchedule).map((message) => reminderView(state, message));
 
 /** The `user_settings` object: every setting, plus the read-only choices clients build their menus from. */
 export const userSettingsView = (state: UserState) => ({

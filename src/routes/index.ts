@@ -25,6 +25,7 @@ import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import { realmRoutes } from './realm.ts';
+import { reminderRoutes } from './reminders.ts';
 import { realmDomainRoutes } from './realm-domains.ts';
 import { realmExportRoutes } from './realm-exports.ts';
 import type { Route } from './route.ts';
@@ -47,4 +48,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes, ...reminderRoutes];
