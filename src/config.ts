@@ -58,6 +58,8 @@ export interface Config {
   gifApiKey: string;
   /** the Jitsi Meet server video call links point to (the original's JITSI_SERVER_URL) */
   jitsiServerUrl: string;
+  /** a BigBlueButton server's API base (ends with '/') and its shared secret (the original's BIG_BLUE_BUTTON_URL and _SECRET); null: none */
+  bigBlueButton: { url: string; secret: string } | null;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -158,6 +160,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     webPublicStreamsEnabled: false,
     gifApiKey: '',
     jitsiServerUrl: 'https://meet.jit.si',
+    bigBlueButton: null,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -246,6 +249,9 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,
     jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
+    bigBlueButton: env.CHAT_BIGBLUEBUTTON_URL && env.CHAT_BIGBLUEBUTTON_SECRET
+      ? { url: env.CHAT_BIGBLUEBUTTON_URL.replace(/\/*$/, '/'), secret: env.CHAT_BIGBLUEBUTTON_SECRET }
+      : base.bigBlueButton,
     logArchiveMs: read('CHAT_LOG_ARCHIVE_RETENTION', duration, base.logArchiveMs),
     minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),

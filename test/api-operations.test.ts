@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
 import { defaultConfig } from '../src/config.ts';
@@ -629,4 +632,43 @@ t.test('/reminders: the notification bot reminds a user of a message at the time
   t.match((await again.api.as(ann).register({ fetch_event_types: ['reminders'] })).body.reminders, [{ reminder_target_message_id: target }], 'kept after a restart');
   const dm = await again.api.as(ann).get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] });
   t.match(dm.body.messages.at(-1), { sender_full_name: 'Notification Bot' }, 'the reminder stays in its direct messages');
+});
+
+t.test('GET /calls/bigbluebutton/create: a signed call link, which makes the meeting on the configured server', async (t) => {
+  const unset = await startTestServer(t);
+  t.same((await unset.api.get('/calls/bigbluebutton/create', { meeting_name: 'Standup' })).body,
+    { result: 'error', msg: 'BigBlueButton is not configured.', code: 'BAD_REQUEST' }, 'a clear error without a server');
+
+  // A stand-in for the BigBlueButton server: it checks the checksum of every call, as the real one does.
+  const secret = 'bbb-shared-secret';
+  const calls: URL[] = [];
+  const bbb = createServer((request, response) => {
+    const url = new URL(request.url!, 'http://bbb');
+    calls.push(url);
+    const call = url.pathname.replace('/bigbluebutton/api/', '');
+    const query = url.search.slice(1).replace(/&checksum=[0-9a-f]+$/, '');
+    const valid = url.searchParams.get('checksum') === createHash('sha256').update(call + query + secret).digest('hex');
+    response.end(valid ? '<response><returncode>SUCCESS</returncode><createTime>1700000000000</createTime></response>' : '<response><returncode>FAILED</returncode></response>');
+  });
+  await new Promise<void>((resolve) => bbb.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => bbb.close(() => resolve())));
+  const base = `http://127.0.0.1:${(bbb.address() as AddressInfo).port}/bigbluebutton/`;
+  const { api } = await startTestServer(t, { bigBlueButton: { url: base, secret } });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+
+  const created = await api.get('/calls/bigbluebutton/create', { meeting_name: 'Standup', voice_only: true });
+  t.match(created.body, { result: 'success', url: /^\/calls\/bigbluebutton\/join\?bigbluebutton=[\w-]+\.[\w-]+$/ });
+  const basic = (who: { email: string; key: string }) => ({ Authorization: `Basic ${Buffer.from(`${who.email}:${who.key}`).toString('base64')}` });
+  const join = await fetch(`${api.baseUrl}${created.body.url}`, { headers: basic(api.credentials!), redirect: 'manual' });
+  t.equal(join.status, 302);
+  const location = new URL(join.headers.get('location')!);
+  t.equal(`${location.origin}${location.pathname}`, `${base}api/join`);
+  t.match(Object.fromEntries(location.searchParams), { role: 'MODERATOR', fullName: 'Owner', createTime: '1700000000000' }, 'its creator moderates');
+  t.match(Object.fromEntries(calls[0]!.searchParams), { name: 'Standup', lockSettingsDisableCam: 'true', meetingID: /^zulip-\d{12}$/ }, 'the meeting was made first');
+  const viewer = await fetch(`${api.baseUrl}${created.body.url}`, { headers: basic(ann), redirect: 'manual' });
+  t.equal(new URL(viewer.headers.get('location')!).searchParams.get('role'), 'VIEWER', 'anyone else joins as a viewer');
+
+  const tampered = created.body.url.replace(/bigbluebutton=[\w-]+/, `bigbluebutton=${Buffer.from('{"meeting_id":"other"}').toString('base64url')}`);
+  const refused = await fetch(`${api.baseUrl}${tampered}`, { redirect: 'manual' });
+  t.same([refused.status, (await refused.json()).msg], [400, 'Invalid signature.']);
 });
