@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
 import { defaultConfig } from '../src/config.ts';
+import { operatorCommands } from '../src/operator.ts';
 import { realmCommands } from '../src/operator-realm.ts';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
@@ -671,4 +672,27 @@ t.test('GET /calls/bigbluebutton/create: a signed call link, which makes the mee
   const tampered = created.body.url.replace(/bigbluebutton=[\w-]+/, `bigbluebutton=${Buffer.from('{"meeting_id":"other"}').toString('base64url')}`);
   const refused = await fetch(`${api.baseUrl}${tampered}`, { redirect: 'manual' });
   t.same([refused.status, (await refused.json()).msg], [400, 'Invalid signature.']);
+});
+
+t.test('PATCH /users/{id} new_email: the server-level permission changes a user\'s address at once', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const ann = await first.api.createUser('ann@example.com', 'Ann');
+  await first.stop();
+  const config = defaultConfig({ dataDir, port: 0 });
+  process.env.CHAT_PASSWORD = 'an-Admin-passw0rd-for-tests';
+  t.teardown(() => delete process.env.CHAT_PASSWORD);
+  await operatorCommands['create-user']!.run(config, { email: 'admin@example.com', 'full-name': 'Admin', role: 'administrator' }, []);
+  const { api } = await startTestServer(t, { dataDir });
+  const admin = { email: 'admin@example.com', key: (await api.as(null).post('/fetch_api_key', { username: 'admin@example.com', password: 'an-Admin-passw0rd-for-tests' })).body.api_key };
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_user'] });
+
+  t.same((await api.as(admin).patch(`/users/${ann.userId}`, { new_email: 'ann@new.example.com' })).body,
+    { result: 'error', msg: 'User not authorized to change user emails', code: 'UNAUTHORIZED_PRINCIPAL' }, 'an administrator without the permission');
+  t.same((await api.patch(`/users/${ann.userId}`, { new_email: 'ann@new.example.com' })).body, { result: 'success', msg: '' }, 'the first owner holds it');
+  t.equal((await api.as(null).post('/fetch_api_key', { username: 'ann@new.example.com', password: 'a-Strong-passw0rd-for-tests' })).status, 200, 'she logs in with it');
+  t.equal((await api.patch(`/users/${ann.userId}`, { new_email: 'admin@example.com' })).body.msg, "Email 'admin@example.com' already in use");
+  t.equal((await api.patch(`/users/${ann.userId}`, { new_email: 'not an address' })).status, 400);
+  t.match(await drain(api.as({ ...ann, email: 'ann@new.example.com' }), queueId), [{ type: 'realm_user', op: 'update', person: { user_id: ann.userId, delivery_email: 'ann@new.example.com' } }]);
 });

@@ -31,6 +31,7 @@ export type RealmCommand =
       passwordHash: string | null;
       role?: Role;
       canCreateUsers?: boolean;
+      canChangeUserEmails?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
   /** the organization closes: nobody may log in or use the API any more */
@@ -43,7 +44,8 @@ export type RealmCommand =
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
   /** the user followed the confirmation link of an email change (the front end checked its key) */
-  | { type: 'user.change_email'; caller: Caller; userId: number; email: string }
+  /** `administered`: PATCH /users/{id} `new_email`, not a user's own confirmed change */
+  | { type: 'user.change_email'; caller: Caller; userId: number; email: string; administered?: true }
   /** a user's own `email_address_visibility` (PATCH /settings; the user actor keeps the setting too) */
   | { type: 'user.set_email_visibility'; userId: number; visibility: number }
   | GroupCommand

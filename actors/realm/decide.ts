@@ -236,11 +236,18 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
 
 /** A followed confirmation link: the address must still be free, as it may have been taken since the request. */
 function decideChangeEmail(state: RealmState, command: Extract<RealmCommand, { type: 'user.change_email' }>): RealmChange[] {
-  if (command.caller.kind === 'user' && command.caller.userId !== command.userId) throw notAdmin();
+  // Changing an address directly (PATCH /users/{id} `new_email`) takes the server-level permission, as in the original.
+  const forOther = command.administered === true;
+  if (command.caller.kind === 'user' && command.caller.userId !== command.userId && !forOther) throw notAdmin();
+  if (forOther && command.caller.kind === 'user') {
+    const caller = state.users.get(command.caller.kind === 'user' ? command.caller.userId : -1);
+    if (!caller?.isActive || !caller.canChangeUserEmails) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to change user emails');
+  }
   const user = requireUser(state, command.userId);
   // Already the address: a confirmation repeated after the change was made, which changes nothing.
   if (user.email === command.email) return [];
-  if (command.caller.kind === 'user' && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
+  if (command.caller.kind === 'user' && !forOther && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
+  if (forOther && addressNotAllowed(state, command.email)) throw badRequest(`Email '${command.email}' not allowed in this organization`);
   const holder = findUserByEmail(state, command.email);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${command.email}' already in use`);
   return [{ type: 'user.email_changed', userId: user.userId, email: command.email }];

@@ -40,6 +40,8 @@ export interface UserProfile {
   passwordHash: string | null;
   /** the server-level permission that POST /users needs on top of the administrator role */
   canCreateUsers: boolean;
+  /** the server-level permission that PATCH /users/{id} `new_email` needs (absent: not held) */
+  canChangeUserEmails?: boolean;
   /** UNIX seconds */
   dateJoined: number;
   timezone: string;
