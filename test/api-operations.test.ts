@@ -696,3 +696,24 @@ t.test('PATCH /users/{id} new_email: the server-level permission changes a user\
   t.equal((await api.patch(`/users/${ann.userId}`, { new_email: 'not an address' })).status, 400);
   t.match(await drain(api.as({ ...ann, email: 'ann@new.example.com' }), queueId), [{ type: 'realm_user', op: 'update', person: { user_id: ann.userId, delivery_email: 'ann@new.example.com' } }]);
 });
+
+t.test('a channel\'s topics_policy: set by the allowed group, obeyed by every message sent to it', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['stream'] });
+  const lounge = (await api.post('/channels/create', { name: 'lounge', subscribers: [1, ann.userId], topics_policy: 'empty_topic_only' })).body.id;
+  t.equal((await api.get(`/streams/${lounge}`)).body.stream.topics_policy, 'empty_topic_only');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: lounge, topic: 'named', content: 'hi' })).body.msg, 'Only the general chat topic is allowed in this channel.');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: lounge, topic: '', content: 'hi' })).status, 200);
+
+  const ops = await channel(api, 'ops', [1, ann.userId]);
+  t.equal((await api.get(`/streams/${ops}`)).body.stream.topics_policy, 'inherit', 'inherit unless told');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: ops, topic: '', content: 'hi' })).status, 200, 'the realm allows the empty topic');
+  t.same((await api.patch(`/streams/${ops}`, { topics_policy: 'disable_empty_topic' })).body, { result: 'success', msg: '' });
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: ops, topic: '', content: 'hi' })).body.msg, 'Sending messages to the general chat topic is not allowed in this channel.');
+  await sendToChannel(api, ops, 'plans', 'a named topic');
+  t.match((await api.patch(`/streams/${ops}`, { topics_policy: 'empty_topic_only' })).body.msg, /all messages in this channel must be in the general chat topic/);
+  const annsOwn = (await api.as(ann).post('/channels/create', { name: 'anns', subscribers: [ann.userId] })).body.id;
+  t.equal((await api.as(ann).patch(`/streams/${annsOwn}`, { topics_policy: 'allow_empty_topic' })).body.msg, 'Insufficient permission', 'moderators and up, by default');
+  t.match((await drain(api.as(ann), queueId)).filter((event) => event.property === 'topics_policy'), [{ stream_id: ops, value: 'disable_empty_topic' }]);
+});

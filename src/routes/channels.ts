@@ -8,7 +8,7 @@ import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
-import { channelPermissionParams, checkWebPublicEnabled, folderId, groupSetting, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { channelPermissionParams, checkWebPublicEnabled, folderId, groupSetting, topicsPolicy, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
 import { route } from './route.ts';
 
 const channelId = p.int(z.number().int());
@@ -148,6 +148,7 @@ export const channelRoutes = [
       is_archived: p.bool().optional(),
       is_default_stream: p.bool().optional(),
       folder_id: folderId.optional(),
+      topics_policy: topicsPolicy.optional(),
       ...channelPermissionParams(settingEdit),
     },
     async handle({ services, realm, user }, params) {
@@ -173,6 +174,7 @@ export const channelRoutes = [
         isArchived: params.is_archived,
         isDefault: params.is_default_stream,
         folderId: params.folder_id,
+        topicsPolicy: params.topics_policy,
         permissions: Object.fromEntries(Object.entries(permissions).map(([name, edit]) => [name, edit.new])),
       });
       return {};

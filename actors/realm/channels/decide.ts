@@ -5,6 +5,7 @@ import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
 import { checkFolderForChannel } from '../channel-folders/decide.ts';
+import { checkTopicsPolicy } from './topics-policy.ts';
 import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
@@ -141,6 +142,7 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
   const { options } = command;
   if (options.isWebPublic) checkWebPublic(state, options.inviteOnly);
   checkFolderForChannel(state, options.folderId ?? null);
+  if (options.topicsPolicy !== undefined) checkTopicsPolicy(state, actor, options.topicsPolicy);
   if (actor !== null) {
     const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
     if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
@@ -168,6 +170,7 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
     isDefault: options.isDefault,
     firstMessageId: null,
     folderId: options.folderId ?? null,
+    topicsPolicy: options.topicsPolicy ?? 'inherit',
     permissions: {
       can_add_subscribers_group: empty,
       can_remove_subscribers_group: systemGroupId(state, 'role:administrators'),
@@ -249,6 +252,10 @@ function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type
   if (command.isDefault !== undefined && command.isDefault !== channel.isDefault) {
     if (command.isDefault && channel.inviteOnly) throw badRequest('Private channels cannot be made default.');
     fields.isDefault = command.isDefault;
+  }
+  if (command.topicsPolicy !== undefined && command.topicsPolicy !== (channel.topicsPolicy ?? 'inherit')) {
+    checkTopicsPolicy(state, actor, command.topicsPolicy, channel);
+    fields.topicsPolicy = command.topicsPolicy;
   }
   if (command.folderId !== undefined && command.folderId !== (channel.folderId ?? null)) {
     checkFolderForChannel(state, command.folderId);

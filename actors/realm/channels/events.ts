@@ -16,7 +16,7 @@ function viewers(state: RealmState, channel: Channel, except: Set<number> = new 
 
 const API_FIELD: Record<string, string> = {
   name: 'name', description: 'description', inviteOnly: 'invite_only', isWebPublic: 'is_web_public',
-  historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived', folderId: 'folder_id',
+  historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived', folderId: 'folder_id', topicsPolicy: 'topics_policy',
 };
 
 export function channelEvents(state: RealmState, change: ChannelChange, now: number): Delivery[] {

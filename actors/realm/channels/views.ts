@@ -28,6 +28,7 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     history_public_to_subscribers: channel.historyPublicToSubscribers,
     first_message_id: channel.firstMessageId,
     folder_id: channel.folderId ?? null,
+    topics_policy: channel.topicsPolicy ?? 'inherit',
     message_retention_days: channel.messageRetentionDays,
     stream_post_policy: policy,
     is_announcement_only: policy === 2,
