@@ -24,7 +24,7 @@ import { realmMachine } from './realm/machine.ts';
 import type { MessageChunkRecord } from './realm/messages/chunks.ts';
 import { bodiesSaved, MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
-import { emptyRealm, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
+import { emptyRealm, humanAdministrators, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import type { UserCommand } from './user/commands.ts';
 import { decideUser } from './user/decide.ts';
@@ -222,7 +222,9 @@ export class Runtime {
     if (this.options.replication?.isPrimary() === false) return 'skipped';
     if (!realm || realm.getSnapshot().value !== 'ready' || !message || message.failed) return 'skipped';
     if (message.deliverAt * 1000 > this.options.clock.now()) return 'skipped';
-    const command: RealmCommand = {
+    const command: RealmCommand = message.reminderTargetMessageId !== undefined ? {
+      type: 'reminder.deliver', userId, scheduledMessageId: id, content: message.content, renderedContent: message.renderedContent,
+    } : {
       type: 'message.send',
       caller: { kind: 'user', userId },
       kind: message.type === 'stream' ? 'channel' : 'direct',
@@ -469,9 +471,10 @@ export class Runtime {
     this.noteAlertWords(state);
     if (this.replaying && !this.reannouncing) return [];
     if (!this.replaying) this.scheduled.noteChanges(state, changes);
-    const deliveries = changes.flatMap((change) => userEvents(state, change));
-    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const realm = this.realms.get(realmId)?.getSnapshot().context.state;
+    const facts = { channelName: (id: number) => realm?.channels.get(id)?.name, administrators: () => (realm ? humanAdministrators(realm) : []) };
+    const deliveries = changes.flatMap((change) => userEvents(state, change, facts));
+    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
     const profile = realm?.users.get(userId);
     const email = realm && profile ? displayEmail(realm, profile) : undefined;
     for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;
@@ -509,8 +512,11 @@ export class Runtime {
         this.userActor(realmId, change.userId)?.send({ type: change.type });
         break;
       case 'message.sent':
-        // A delivered scheduled message leaves its sender's list with the same record that sent it.
+        // A delivered scheduled message leaves its sender's list (a reminder its owner's) with the same record that sent it.
         if (change.scheduledMessageId === undefined) return [];
+        if (change.scheduledOwnerId !== undefined) {
+          return this.applyUser(realmId, change.scheduledOwnerId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId, reminder: true }]);
+        }
         return this.applyUser(realmId, change.message.senderId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId }]);
       default:
         return [];

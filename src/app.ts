@@ -1,3 +1,4 @@
+import { UploadLinks } from './http/upload-links.ts';
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
@@ -21,6 +22,7 @@ import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from './version.ts';
 import { buildWebClient } from './web/build.ts';
+import { servedWebClient } from './web/served-version.ts';
 import { join } from 'node:path';
 
 export interface RunningServer {
@@ -112,6 +114,7 @@ export async function startServer(
     clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
     passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
+    uploadLinks: new UploadLinks(() => runtime.clock.now()),
     generation: Math.floor(Date.now() / 1000),
     externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
@@ -132,11 +135,14 @@ export async function startServer(
     await bootstrap(services, announce);
     await adoptEmailVisibility();
   });
+  const webClient = await servedWebClient(config.dataDir);
   if (recovered.queues > 0) {
     // Queues kept across a restart learn of it, as from the original server, and may reload what they cache.
     runtime.queues.deliver(runtime.queues.all(), {
       type: 'restart', svc_version: VERSION, svc_merge_base: MERGE_BASE, svc_feature_level: FEATURE_LEVEL, server_generation: services.generation,
     });
+    // Web clients of another version than the one now served reload the page (after a random delay of theirs).
+    if (webClient.changed) runtime.queues.deliver(runtime.queues.all(), { type: 'web_reload_client', immediate: false });
   }
   runtime.queues.startSweeping();
   // Due messages (those that fell due while the server was down too) go on the next turn.

@@ -31,6 +31,7 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
     passwordHash: await hashPassword(password),
     role: Role.owner,
     canCreateUsers: true,
+    canChangeUserEmails: true,
   });
   if (change?.type !== 'user.created') throw new Error('could not create the owner account');
   await writeZuliprc(zuliprc, change.user.email, change.user.apiKey, services.realmUrl(realm));

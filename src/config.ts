@@ -25,6 +25,16 @@ export interface Config {
   maxLinkifiersPerRealm: number;
   /** stored message bodies each organization keeps decoded in memory */
   messageBodyCache: number;
+  /** channel folders one organization may have, archived ones included: every registration carries them all */
+  maxChannelFoldersPerRealm: number;
+  /** saved navigation views one user may have: every registration of the user carries them all */
+  maxNavigationViewsPerUser: number;
+  /** allowed sign-up domains one organization may list: every registration carries them all */
+  maxRealmDomains: number;
+  /** groups of default channels one organization may have: every registration carries them all */
+  maxDefaultChannelGroups: number;
+  /** pending reminders one user may have: every registration of the user carries them all */
+  maxRemindersPerUser: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -51,6 +61,8 @@ export interface Config {
   gifApiKey: string;
   /** the Jitsi Meet server video call links point to (the original's JITSI_SERVER_URL) */
   jitsiServerUrl: string;
+  /** a BigBlueButton server's API base (ends with '/') and its shared secret (the original's BIG_BLUE_BUTTON_URL and _SECRET); null: none */
+  bigBlueButton: { url: string; secret: string } | null;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -137,6 +149,13 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // The original has no limit; organizations use tens of them. Each compiled pattern may take up to ~8 MB of RE2's memory.
     maxLinkifiersPerRealm: 200,
     messageBodyCache: DEFAULT_BODY_CACHE,
+    // The original has no limits on these; an organization arranges its channels in a handful of folders, a
+    // user pins a few views.
+    maxChannelFoldersPerRealm: 100,
+    maxNavigationViewsPerUser: 100,
+    maxRealmDomains: 100,
+    maxDefaultChannelGroups: 100,
+    maxRemindersPerUser: 1000,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -166,6 +185,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     webPublicStreamsEnabled: false,
     gifApiKey: '',
     jitsiServerUrl: 'https://meet.jit.si',
+    bigBlueButton: null,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -237,6 +257,11 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
     maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
     messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
+    maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
+    maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
+    maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
+    maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
+    maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),
@@ -259,6 +284,9 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,
     jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
+    bigBlueButton: env.CHAT_BIGBLUEBUTTON_URL && env.CHAT_BIGBLUEBUTTON_SECRET
+      ? { url: env.CHAT_BIGBLUEBUTTON_URL.replace(/\/*$/, '/'), secret: env.CHAT_BIGBLUEBUTTON_SECRET }
+      : base.bigBlueButton,
     logArchiveMs: read('CHAT_LOG_ARCHIVE_RETENTION', duration, base.logArchiveMs),
     minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),

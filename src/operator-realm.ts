@@ -32,6 +32,26 @@ function filesNamed(header: RealmExport): number {
 const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data); the server must not be running on it`;
 
 export const realmCommands: Record<string, OperatorCommand> = {
+  'deactivate-realm': {
+    summary: 'close an organization: nobody may log in or use its API any more; its data stays',
+    exclusive: true,
+    help: `Usage: chat-server deactivate-realm --subdomain SUB [--data-dir DIR]
+
+Deactivates the organization, as its owner can through POST /api/v1/realm/deactivate: every request of its
+users then answers 401 (REALM_DEACTIVATED), and it is no longer served; its data stays in the directory.
+  --subdomain SUB       the organization ('' for the one on the bare host)
+${DATA_DIR_HELP}`,
+    options: { subdomain: { type: 'string' } },
+    async run(config, values) {
+      const subdomain = subdomainOption(values, true);
+      await withRuntime(config, async (runtime) => {
+        const realm = runtime.realmByStringId(subdomain);
+        if (!realm) throw new ConfigError(`no organization with subdomain '${subdomain}'`);
+        await runtime.execute(realm.realmId, { type: 'realm.deactivate', caller: { kind: 'operator' } });
+        console.log(`Deactivated organization "${realm.name}" (subdomain '${subdomain}').`);
+      });
+    },
+  },
   'export-realm': {
     summary: 'write one organization, with its files, to a portable file',
     exclusive: true,

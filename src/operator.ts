@@ -97,7 +97,7 @@ ${DATA_DIR_HELP}`,
       await withRuntime(config, async (runtime) => {
         const realm = await runtime.createRealm(subdomain, name);
         await runtime.execute(realm.realmId, {
-          type: 'user.create', caller: { kind: 'operator' }, email, fullName: 'Owner', passwordHash, role: Role.owner, canCreateUsers: true,
+          type: 'user.create', caller: { kind: 'operator' }, email, fullName: 'Owner', passwordHash, role: Role.owner, canCreateUsers: true, canChangeUserEmails: true,
         });
         console.log(`Created organization "${name}" (subdomain '${subdomain}') with owner ${email}.`);
       });
@@ -114,6 +114,7 @@ ${passwordHelp('password', "the user's")}
   --role ROLE           ${roles.join(', ')} (default member)
   --subdomain SUB       the organization (default: the one on the bare host)
   --can-create-users    may create users through the API (administrators only)
+  --can-change-user-emails  may change other users' addresses through the API (PATCH /users/{id} new_email)
 ${DATA_DIR_HELP}`,
     options: {
       email: { type: 'string' },
@@ -123,6 +124,7 @@ ${DATA_DIR_HELP}`,
       role: { type: 'string' },
       subdomain: { type: 'string' },
       'can-create-users': { type: 'boolean' },
+      'can-change-user-emails': { type: 'boolean' },
     },
     async run(config, values) {
       const email = parseEmail(required(values, 'email'));
@@ -138,6 +140,7 @@ ${DATA_DIR_HELP}`,
         const [change] = await runtime.execute(realm.realmId, {
           type: 'user.create', caller: { kind: 'operator' }, email, fullName, passwordHash, role,
           canCreateUsers: values['can-create-users'] === true,
+          canChangeUserEmails: values['can-change-user-emails'] === true,
         });
         if (change?.type === 'user.created') console.log(`Created user ${email} (id ${change.user.userId}, ${roleName}).`);
       });

@@ -1,3 +1,4 @@
+import { UploadLinks } from './http/upload-links.ts';
 import type { Runtime } from '../actors/runtime.ts';
 import type { BackupRecord } from '../snapshots/store.ts';
 import type { RealmState } from '../actors/realm/state.ts';
@@ -28,6 +29,8 @@ export interface AppServices {
   passwordQueue: PasswordQueue;
   /** one-time credentials for browsers' WebSockets (POST /events/socket/ticket) */
   socketTickets: SocketTickets;
+  /** short-lived links to uploaded files that need no credentials (GET /api/v1/user_uploads/...) */
+  uploadLinks: UploadLinks;
   /** process start, UNIX seconds: `server_generation` */
   generation: number;
   /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */

@@ -1,6 +1,12 @@
+import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
+import { defaultConfig } from '../src/config.ts';
+import { operatorCommands } from '../src/operator.ts';
+import { realmCommands } from '../src/operator-realm.ts';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
 
@@ -218,4 +224,496 @@ t.test('/realm/playgrounds: an organization holds a bounded number of them, each
   t.same(refused.body, { result: 'error', msg: `This organization already has ${MAX_PLAYGROUNDS} playgrounds, the most it may have`, code: 'BAD_REQUEST' });
   t.equal((await api.delete('/realm/playgrounds/1')).status, 200);
   t.equal((await api.post('/realm/playgrounds', playground(MAX_PLAYGROUNDS))).status, 200, 'a removed one frees its place');
+});
+
+t.test('/channel_folders: administrators arrange channels in folders, everyone is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxChannelFoldersPerRealm: 3 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['channel_folder', 'stream'] });
+  const general = await channel(api, 'general', [1, ann.userId]);
+
+  const created = await api.post('/channel_folders/create', { name: 'Teams', description: 'By **team**' });
+  t.same(created.body, { result: 'success', msg: '', channel_folder_id: 1 });
+  const projects = (await api.post('/channel_folders/create', { name: 'Projects' })).body.channel_folder_id;
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ name: 'teams' }, 'Channel folder name already in use'],
+    [{ name: '  ' }, "Channel folder name can't be empty."],
+    [{ name: 'Bad\u202Ename' }, 'Invalid character in channel folder name, at position 4.'],
+    [{ name: 'x'.repeat(61) }, 'name is too long (limit: 60 characters)'],
+    [{ name: 'Long', description: 'x'.repeat(1025) }, 'description is too long (limit: 1024 characters)'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/channel_folders/create', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/channel_folders/create', { name: 'Mine' })).body.msg, 'Must be an organization administrator');
+
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: 1 })).status, 200, 'a channel goes in a folder');
+  t.equal((await api.get(`/streams/${general}`)).body.stream.folder_id, 1);
+  t.same((await api.patch('/channel_folders/1', { is_archived: true })).body.msg, 'You need to remove all the channels from this folder to archive it.');
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: null })).status, 200, 'and out of it');
+  t.same((await api.patch('/channel_folders/1', { name: 'Groups', description: 'By group', is_archived: true })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch(`/streams/${general}`, { folder_id: 1 })).body.msg, 'Invalid channel folder ID', 'not into an archived folder');
+  t.equal((await api.patch('/channel_folders/99', { name: 'x' })).body.msg, 'Invalid channel folder ID');
+  t.same((await api.patch('/channel_folders', { order: [1] })).body, { result: 'error', msg: 'Invalid order mapping', code: 'BAD_REQUEST' }, 'every folder, archived ones too');
+  t.equal((await api.patch('/channel_folders', { order: [projects, 1] })).status, 200);
+  t.equal((await api.as(ann).patch('/channel_folders', { order: [1, projects] })).body.msg, 'Must be an organization administrator');
+  const filed = (await api.post('/channels/create', { name: 'roadmap', subscribers: [1], folder_id: projects })).body.id;
+  t.equal((await api.get(`/streams/${filed}`)).body.stream.folder_id, projects, 'a new channel is made in a folder');
+  t.equal((await api.post('/channels/create', { name: 'elsewhere', subscribers: [1], folder_id: 1 })).body.msg, 'Invalid channel folder ID');
+  const created3 = await api.post('/channel_folders/create', { name: 'Third' });
+  t.equal(created3.status, 200);
+  t.equal((await api.post('/channel_folders/create', { name: 'Fourth' })).body.msg, 'This organization already has 3 channel folders, the most it may have');
+
+  const groups = { id: 1, name: 'Groups', description: 'By group', rendered_description: '<p>By group</p>', creator_id: 1, is_archived: true };
+  const listed = (await api.as(ann).get('/channel_folders')).body.channel_folders;
+  t.match(listed, [{ id: projects, name: 'Projects', order: 0, is_archived: false }, { id: 3, name: 'Third', order: 2 }], 'archived folders only when asked for');
+  t.equal(listed.length, 2);
+  t.match((await api.as(ann).get('/channel_folders', { include_archived: true })).body.channel_folders[1], { ...groups, order: 1 });
+
+  const events = await drain(api.as(ann), queueId);
+  t.match(events.filter((event) => event.type === 'channel_folder'), [
+    { op: 'add', channel_folder: { id: 1, name: 'Teams', description: 'By **team**', rendered_description: '<p>By <strong>team</strong></p>', order: 0, is_archived: false } },
+    { op: 'add', channel_folder: { id: projects, order: 1 } },
+    { op: 'update', channel_folder_id: 1, data: { name: 'Groups', description: 'By group', rendered_description: '<p>By group</p>', is_archived: true } },
+    { op: 'reorder', order: [projects, 1] },
+    { op: 'add', channel_folder: { id: 3, order: 2 } },
+  ]);
+  t.match(events.filter((event) => event.type === 'stream' && event.property === 'folder_id').map((event) => event.value), [1, null]);
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.match((await second.api.register({ fetch_event_types: ['channel_folders'] })).body.channel_folders, [{ id: projects, order: 0 }, { ...groups, order: 1 }, { id: 3 }],
+    'replayed after a restart, archived ones included');
+});
+
+t.test('/navigation_views: a user pins built-in views and saves its own, its clients are told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxNavigationViewsPerUser: 3 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.register({ event_types: ['navigation_view'] });
+  const alerted = encodeURIComponent('narrow/is/alerted');
+
+  t.same((await api.post('/navigation_views', { fragment: 'inbox', is_pinned: false })).body, { result: 'success', msg: '' });
+  t.equal((await api.post('/navigation_views', { fragment: ' narrow/is/alerted ', name: ' Alerts ', is_pinned: true })).status, 200, 'trimmed');
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ fragment: 'recent', name: 'Mine', is_pinned: true }, 'Built-in views cannot have a custom name.'],
+    [{ fragment: 'narrow/is/dm', is_pinned: true }, 'Custom views must have a valid name.'],
+    [{ fragment: '  ', is_pinned: true }, 'fragment cannot be blank'],
+    [{ fragment: 'inbox', is_pinned: true }, 'Navigation view already exists.'],
+    [{ fragment: 'narrow/is/dm', name: 'Alerts', is_pinned: true }, 'Navigation view already exists.'],
+    [{ fragment: 'narrow/is/dm', name: 'x'.repeat(1001), is_pinned: true }, 'name is too long (limit: 1000 characters)'],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/navigation_views', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.post('/navigation_views', { fragment: 'narrow/is/dm' })).body.code, 'REQUEST_VARIABLE_MISSING');
+
+  t.same((await api.patch(`/navigation_views/${alerted}`, { name: 'Watched', is_pinned: false })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch('/navigation_views/inbox', { name: 'Box' })).body.msg, 'Built-in views cannot have a custom name.');
+  const missing = await api.patch('/navigation_views/nowhere', { is_pinned: true });
+  t.same([missing.status, missing.body.msg], [404, 'Navigation view does not exist.']);
+  t.same((await api.as(ann).get('/navigation_views')).body.navigation_views, [], 'each user has its own');
+  t.same((await api.delete('/navigation_views/inbox')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/navigation_views/inbox')).status, 404);
+  t.equal((await api.post('/navigation_views', { fragment: 'feed', is_pinned: true })).status, 200);
+  t.equal((await api.post('/navigation_views', { fragment: 'drafts', is_pinned: true })).status, 200);
+  t.equal((await api.post('/navigation_views', { fragment: 'recent', is_pinned: true })).body.msg, 'You already have 3 navigation views, the most you may have');
+
+  const watched = { fragment: 'narrow/is/alerted', is_pinned: false, name: 'Watched' };
+  t.same((await api.get('/navigation_views')).body.navigation_views, [watched, { fragment: 'feed', is_pinned: true, name: null }, { fragment: 'drafts', is_pinned: true, name: null }]);
+  t.same((await drain(api, queueId)).map(({ id: _id, ...event }) => event), [
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'inbox', is_pinned: false, name: null } },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/alerted', is_pinned: true, name: 'Alerts' } },
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: false, name: 'Watched' } },
+    { type: 'navigation_view', op: 'remove', fragment: 'inbox' },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'feed', is_pinned: true, name: null } },
+    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'drafts', is_pinned: true, name: null } },
+  ]);
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['navigation_views'] })).body.navigation_views[0], watched, 'replayed after a restart');
+});
+
+t.test('POST /realm/deactivate: an owner closes the organization, its clients are told, every request is refused', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.equal((await api.patch(`/users/${ann.userId}`, { role: 200 })).status, 200);
+  const { queueId } = await api.register({ event_types: ['realm'] });
+  const refused = await api.as(ann).post('/realm/deactivate');
+  t.same([refused.status, refused.body], [400, { result: 'error', msg: 'Must be an organization owner', code: 'UNAUTHORIZED_PRINCIPAL' }], 'an administrator may not');
+
+  const held = api.get('/events', { queue_id: queueId, last_event_id: -1 });
+  t.same((await api.post('/realm/deactivate')).body, { result: 'success', msg: '' });
+  const told = await held;
+  t.match(told.body.events, [{ type: 'realm', op: 'deactivated', realm_id: first.server.runtime.realmStates()[0]!.realmId }], 'the held poll ends with the news');
+  const after = await api.get('/users/me');
+  t.same([after.status, after.body.code], [401, 'REALM_DEACTIVATED']);
+  t.equal((await api.get('/events', { queue_id: queueId, last_event_id: told.body.events[0].id })).status, 401, 'so is the next poll');
+  t.equal((await api.as(null).post('/fetch_api_key', { username: 'ann@example.com', password: 'a-Strong-passw0rd-for-tests' })).status, 401, 'and a login');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.equal((await second.api.as(first.owner).get('/users/me')).status, 401, 'still closed after a restart');
+});
+
+t.test('deactivate-realm: the operator closes an organization', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  await first.stop();
+  const config = defaultConfig({ dataDir, port: 0 });
+  await t.rejects(realmCommands['deactivate-realm']!.run(config, { subdomain: 'nowhere' }, []), /no organization with subdomain 'nowhere'/);
+  await realmCommands['deactivate-realm']!.run(config, { subdomain: '' }, []);
+  const second = await startTestServer(t, { dataDir });
+  const after = await second.api.as(first.owner).get('/users/me');
+  t.same([after.status, after.body.code], [401, 'REALM_DEACTIVATED']);
+});
+
+t.test('GET /export/realm/consents: administrators see who lets them export private data, and are told of changes', async (t) => {
+  const { api } = await startTestServer(t);
+  const { queueId } = await api.register({ event_types: ['realm_export_consent'] });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const memberQueue = (await api.as(ann).register({ event_types: ['realm_export_consent'] })).queueId;
+  await api.post('/bots', { full_name: 'Helper', short_name: 'helper' });
+  t.equal((await api.as(ann).patch('/settings', { allow_private_data_export: true })).status, 200);
+  t.same((await api.get('/export/realm/consents')).body, {
+    result: 'success', msg: '', export_consents: [{ user_id: 1, consented: false }, { user_id: ann.userId, consented: true }],
+  }, 'people only');
+  t.same((await api.as(ann).get('/export/realm/consents')).body, { result: 'error', msg: 'Must be an organization administrator', code: 'UNAUTHORIZED_PRINCIPAL' });
+  t.same((await drain(api, queueId)).map(({ id: _id, ...event }) => event), [
+    { type: 'realm_export_consent', user_id: ann.userId, consented: false },
+    { type: 'realm_export_consent', user_id: ann.userId, consented: true },
+  ], 'on joining, and on each change');
+  t.same(await drain(api.as(ann), memberQueue), [], 'members are not told');
+});
+
+t.test('POST /users/me/onboarding_steps: a notice seen once is not shown again, on any client', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const { api } = first;
+  const registered = (await api.register({ fetch_event_types: ['onboarding_steps'], event_types: ['onboarding_steps'] })).body;
+  const names = registered.onboarding_steps.map((step: { name: string }) => step.name);
+  t.ok(names.includes('intro_inbox_view_modal') && !names.includes('navigation_tour_video'), 'every notice but the tour video, which this server has not');
+  t.ok(registered.onboarding_steps.every((step: { type: string }) => step.type === 'one_time_notice'));
+  t.equal(registered.navigation_tour_video_url, null);
+
+  t.same((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).body, { result: 'success', msg: '' });
+  t.equal((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).status, 200, 'twice is fine');
+  t.same((await api.post('/users/me/onboarding_steps', { onboarding_step: 'intro_tour' })).body,
+    { result: 'error', msg: 'Unknown onboarding_step: intro_tour', code: 'BAD_REQUEST' });
+  const bot = (await api.post('/bots', { full_name: 'Helper', short_name: 'helper' })).body;
+  const botEmail = (await api.get(`/users/${bot.user_id}`)).body.user.email;
+  t.equal((await api.as({ email: botEmail, key: bot.api_key }).post('/users/me/onboarding_steps', { onboarding_step: 'intro_inbox_view_modal' })).body.msg,
+    'This endpoint does not accept bot requests.');
+
+  const remaining = names.filter((name: string) => name !== 'intro_inbox_view_modal');
+  const events = await drain(api, registered.queue_id);
+  t.same(events.map((event) => (event.onboarding_steps as { name: string }[]).map((step) => step.name)), [remaining], 'one event, with what is left to show');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['onboarding_steps'] })).body.onboarding_steps.map((step: { name: string }) => step.name), remaining,
+    'still seen after a restart');
+});
+
+t.test('/realm/domains: owners limit who may join to addresses of their domains', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxRealmDomains: 2 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.equal((await api.patch(`/users/${ann.userId}`, { role: 200 })).status, 200);
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_domains', 'realm'] });
+
+  t.same((await api.post('/realm/domains', { domain: ' Example.COM ', allow_subdomains: false })).body, { result: 'success', msg: '', new_domain: [1, 'example.com'] });
+  t.equal((await api.post('/realm/domains', { domain: 'example.com', allow_subdomains: true })).body.msg, 'The domain example.com is already a part of your organization.');
+  t.match((await api.post('/realm/domains', { domain: 'bad domain', allow_subdomains: true })).body.msg, /^Invalid domain: /);
+  t.same((await api.as(ann).post('/realm/domains', { domain: 'ann.test', allow_subdomains: true })).body,
+    { result: 'error', msg: 'Must be an organization owner', code: 'UNAUTHORIZED_PRINCIPAL' }, 'an administrator may not');
+  t.equal((await api.post('/realm/domains', { domain: 'corp.test', allow_subdomains: false })).status, 200);
+  t.equal((await api.post('/realm/domains', { domain: 'third.test', allow_subdomains: false })).body.msg, 'This organization already has 2 domains, the most it may have');
+  t.same((await api.patch('/realm/domains/corp.test', { allow_subdomains: true })).body, { result: 'success', msg: '' });
+  t.equal((await api.patch('/realm/domains/nowhere.test', { allow_subdomains: true })).body.msg, 'No entry found for domain nowhere.test.');
+  t.same((await api.as(ann).get('/realm/domains')).body.domains, [{ domain: 'example.com', allow_subdomains: false }, { domain: 'corp.test', allow_subdomains: true }]);
+
+  t.equal((await api.post('/users', { email: 'outsider@else.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Out' })).status, 200, 'unrestricted until the setting is on');
+  t.equal((await api.patch('/realm', { emails_restricted_to_domains: true })).status, 200);
+  t.equal((await api.post('/users', { email: 'other@else.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Other' })).body.msg, "Email 'other@else.test' not allowed in this organization");
+  t.equal((await api.post('/users', { email: 'dev@eu.corp.test', password: 'a-Strong-passw0rd-for-tests', full_name: 'Dev' })).status, 200, 'a subdomain where allowed');
+  t.equal((await api.post('/users', { email: 'sub@eu.example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'Sub' })).status, 400, 'not where not');
+  const refused = await api.post('/invites', { invitee_emails: 'new@example.com, x+tag@example.com, y@else.test', stream_ids: [] });
+  t.match(refused.body, { code: 'INVITATION_FAILED', msg: "Some emails did not validate, so we didn't send any invitations.", sent_invitations: false,
+    errors: [['x+tag@example.com', 'Email addresses containing + are not allowed.', false], ['y@else.test', 'Outside your domain.', false]] });
+  const link = (await api.post('/invites/multiuse', {})).body.invite_link as string;
+  const key = /\/join\/([a-z0-9]+)\/$/.exec(link)![1]!;
+  const joined = await api.as(null).post(`/invites/join/${key}`, { email: 'visitor@else.test', full_name: 'Visitor', password: 'a-Strong-passw0rd-for-tests' });
+  t.equal(joined.body.msg, 'Your email address, visitor@else.test, is not in one of the domains that are allowed to register for accounts in this organization.');
+
+  t.equal((await api.delete('/realm/domains/example.com')).status, 200);
+  t.same((await api.delete('/realm/domains/corp.test')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/realm/domains/corp.test')).body.msg, 'No entry found for domain corp.test.');
+  const events = (await drain(api.as(ann), queueId)).map(({ id: _id, ...event }) => event);
+  t.same(events, [
+    { type: 'realm_domains', op: 'add', realm_domain: { domain: 'example.com', allow_subdomains: false } },
+    { type: 'realm_domains', op: 'add', realm_domain: { domain: 'corp.test', allow_subdomains: false } },
+    { type: 'realm_domains', op: 'change', realm_domain: { domain: 'corp.test', allow_subdomains: true } },
+    { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: true },
+    { type: 'realm_domains', op: 'remove', domain: 'example.com' },
+    { type: 'realm_domains', op: 'remove', domain: 'corp.test' },
+    { type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: false },
+  ], 'removing the last one lifts the restriction');
+
+  t.equal((await api.post('/realm/domains', { domain: 'kept.test', allow_subdomains: false })).status, 200);
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['realm_domains'] })).body.realm_domains, [{ domain: 'kept.test', allow_subdomains: false }], 'kept after a restart');
+});
+
+t.test('the settings of feature levels 385-411: a user and the defaults for new users', async (t) => {
+  const { api } = await startTestServer(t);
+  const newer = { web_left_sidebar_show_channel_folders: false, web_left_sidebar_unreads_count_summary: false, resolved_topic_notice_auto_read_policy: 'never' };
+  const before = (await api.register({ fetch_event_types: ['user_settings'] })).body.user_settings;
+  t.match(before, { web_left_sidebar_show_channel_folders: true, web_left_sidebar_unreads_count_summary: true, resolved_topic_notice_auto_read_policy: 'except_followed' });
+  t.same((await api.patch('/settings', newer)).body, { result: 'success', msg: '' }, 'none ignored');
+  t.match((await api.register({ fetch_event_types: ['user_settings'] })).body.user_settings, newer);
+  t.equal((await api.patch('/settings', { resolved_topic_notice_auto_read_policy: 'sometimes' })).status, 400);
+  t.same((await api.patch('/realm/user_settings_defaults', newer)).body, { result: 'success', msg: '' });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.match((await api.as(ann).register({ fetch_event_types: ['user_settings'] })).body.user_settings, newer, 'a new user starts from the defaults');
+});
+
+t.test('GET /streams include_can_access_content: the channels whose messages the caller may read', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const gus = await api.createUser('gus@example.com', 'Gus');
+  t.equal((await api.patch(`/users/${gus.userId}`, { role: 600 })).status, 200);
+  await channel(api, 'open', [1]);
+  await channel(api, 'closed', [1], { invite_only: true });
+  await channel(api, 'joinable', [1], { invite_only: true, can_subscribe_group: { direct_members: [ann.userId], direct_subgroups: [] } });
+  await channel(api, 'guests', [gus.userId]);
+  const names = async (client: typeof api) =>
+    ((await client.get('/streams', { include_public: false, include_subscribed: false, include_can_access_content: true })).body.streams as { name: string }[]).map((s) => s.name).sort();
+  t.same(await names(api.as(ann)), ['guests', 'joinable', 'open'], 'public ones, and a private one it may join');
+  t.same(await names(api.as(gus)), ['guests'], 'a guest: only where subscribed');
+});
+
+t.test('GET /api/v1/user_uploads/...: a short-lived link to a file that needs no credentials', async (t) => {
+  const { api, server } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(Buffer.from('the plan'))]), 'plan.txt');
+  const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
+  const uploaded = await (await fetch(`${api.baseUrl}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: auth }, body: form })).json();
+  const path = (uploaded.url as string).replace(/^\/user_uploads/, '');
+
+  const linked = await api.get(`/user_uploads${path}`);
+  t.match(linked.body, { result: 'success', msg: '', url: /^\/user_uploads\/temporary\/[^/]+\/plan\.txt$/ });
+  const fetched = await fetch(`${api.baseUrl}${linked.body.url}`);
+  t.same([fetched.status, await fetched.text()], [200, 'the plan'], 'the link works without credentials');
+  t.equal((await api.as(ann).get(`/user_uploads${path}`)).status, 404, 'only for those who may read the file');
+  const forged = linked.body.url.replace(/temporary\/([^.]+)\.[^/]+\//, 'temporary/$1.AAAA/');
+  t.equal((await fetch(`${api.baseUrl}${forged}`)).status, 404, 'a forged link does not');
+  const clock = server.runtime.clock;
+  const now = clock.now;
+  clock.now = () => now() + 61_000;
+  t.equal((await fetch(`${api.baseUrl}${linked.body.url}`)).status, 404, 'nor one older than a minute');
+});
+
+t.test('/default_stream_groups: administrators group default channels; everyone but guests is told, a restart keeps them', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxDefaultChannelGroups: 2 });
+  const { api } = first;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const gus = await api.createUser('gus@example.com', 'Gus');
+  t.equal((await api.patch(`/users/${gus.userId}`, { role: 600 })).status, 200);
+  const [design, ops, general] = [await channel(api, 'design', [1]), await channel(api, 'ops', [1]), await channel(api, 'general', [1])];
+  t.equal((await api.post('/default_streams', { stream_id: general })).status, 200);
+  const member = (await api.as(ann).register({ event_types: ['default_stream_groups'] })).queueId;
+  const guest = (await api.as(gus).register({ event_types: ['default_stream_groups'] })).queueId;
+
+  t.same((await api.post('/default_stream_groups/create', { group_name: 'Makers', description: 'Build things', stream_names: ['design'] })).body, { result: 'success', msg: '' });
+  const refusals: [Record<string, unknown>, string][] = [
+    [{ group_name: 'Makers', description: '', stream_names: [] }, "Default channel group 'Makers' already exists"],
+    [{ group_name: ' ', description: '', stream_names: [] }, "Invalid default channel group name ' '"],
+    [{ group_name: 'x'.repeat(61), description: '', stream_names: [] }, 'Default channel group name too long (limit: 60 characters)'],
+    [{ group_name: 'Core', description: '', stream_names: ['general'] }, "'general' is a default channel and cannot be added to 'Core'"],
+    [{ group_name: 'Core', description: '', stream_names: ['nowhere'] }, "Invalid channel name 'nowhere'"],
+  ];
+  for (const [params, msg] of refusals) t.same((await api.post('/default_stream_groups/create', params)).body, { result: 'error', msg, code: 'BAD_REQUEST' }, msg);
+  t.equal((await api.as(ann).post('/default_stream_groups/create', { group_name: 'Mine', description: '', stream_names: [] })).body.msg, 'Must be an organization administrator');
+
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'add', stream_names: ['ops'] })).status, 200);
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'add', stream_names: ['ops'] })).body.msg, "Channel 'ops' is already present in default channel group 'Makers'");
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'remove', stream_names: ['design'] })).status, 200);
+  t.equal((await api.patch('/default_stream_groups/1/streams', { op: 'remove', stream_names: ['design'] })).body.msg, "Channel 'design' is not present in default channel group 'Makers'");
+  t.equal((await api.patch('/default_stream_groups/1', {})).body.msg, 'You must pass "new_description" or "new_group_name".');
+  t.equal((await api.patch('/default_stream_groups/1', { new_group_name: 'Builders', new_description: 'Build and run' })).status, 200);
+  t.equal((await api.post('/default_stream_groups/create', { group_name: 'Second', description: '', stream_names: ['design'] })).status, 200);
+  t.equal((await api.post('/default_stream_groups/create', { group_name: 'Third', description: '', stream_names: [] })).body.msg,
+    'This organization already has 2 default channel groups, the most it may have');
+  t.same((await api.delete('/default_stream_groups/2')).body, { result: 'success', msg: '' });
+  t.equal((await api.delete('/default_stream_groups/2')).body.msg, "Default channel group with id '2' does not exist.");
+
+  const builders = { id: 1, name: 'Builders', description: 'Build and run', streams: [ops] };
+  const lists = (await drain(api.as(ann), member)).map((event) => event.default_stream_groups);
+  t.same(lists, [
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [design] }],
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [design, ops] }],
+    [{ id: 1, name: 'Makers', description: 'Build things', streams: [ops] }],
+    [builders],
+    [builders, { id: 2, name: 'Second', description: '', streams: [design] }],
+    [builders],
+  ], 'the whole list after each change');
+  t.same(await drain(api.as(gus), guest), [], 'guests are not told');
+
+  await first.stop();
+  const second = await startTestServer(t, { dataDir });
+  t.same((await second.api.register({ fetch_event_types: ['default_stream_groups'] })).body.realm_default_stream_groups, [builders], 'kept after a restart');
+});
+
+t.test('/reminders: the notification bot reminds a user of a message at the time it asked for', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, maxRemindersPerUser: 2 });
+  const { api } = first;
+  let now = Math.ceil(Date.now() / 1000) * 1000;
+  first.server.runtime.clock.now = () => now;
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  await channel(api, 'plans', [1, ann.userId]);
+  const target = await sendToChannel(api.as(ann), 'plans', 'launch', 'Ship it **Friday**');
+  const hidden = await sendDirect(api.as(bob), [1], 'between us');
+  const { queueId } = await api.as(ann).register({ event_types: ['reminders', 'message', 'scheduled_messages'] });
+  const at = now / 1000 + 3600;
+
+  const set = await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at, note: 'check the date' });
+  t.same(set.body, { result: 'success', msg: '', reminder_id: 1 });
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: now / 1000 - 1 })).body.msg, 'Scheduled delivery time must be in the future.');
+  t.equal((await api.as(ann).post('/reminders', { message_id: hidden, scheduled_delivery_timestamp: at })).body.msg, 'Invalid message(s)', 'only a message it may read');
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at, note: 'x'.repeat(1001) })).body.msg, 'note is too long (limit: 1000 characters)');
+  const second = (await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at + 60 })).body.reminder_id;
+  t.equal((await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: at })).body.msg, 'You already have 2 reminders, the most you may have');
+
+  const listed = (await api.as(ann).get('/reminders')).body.reminders;
+  t.match(listed[0], { reminder_id: 1, type: 'private', to: [ann.userId], scheduled_delivery_timestamp: at, failed: false, reminder_target_message_id: target });
+  t.match(listed[0].content, /You requested a reminder for #\*\*plans>launch@\d+\*\*\. Note:\n> check the date/);
+  t.match(listed[0].content, /```quote\nShip it \*\*Friday\*\*\n```/);
+  t.same((await api.as(ann).get('/scheduled_messages')).body.scheduled_messages, [], 'not among scheduled messages');
+  t.equal((await api.as(ann).delete('/scheduled_messages/1')).status, 404, 'nor deleted as one');
+  t.equal((await api.delete('/reminders/1')).status, 404, 'another user\'s is not there');
+  t.same((await api.as(ann).delete(`/reminders/${second}`)).body, { result: 'success', msg: '' });
+  t.same([(await api.as(ann).delete(`/reminders/${second}`)).status, (await api.as(ann).delete(`/reminders/${second}`)).body.msg], [404, 'Reminder does not exist']);
+
+  now += 3600 * 1000;
+  first.server.runtime.scheduled.wake();
+  await new Promise((resolve) => setImmediate(resolve));
+  await first.server.runtime.settled();
+  const events = await drain(api.as(ann), queueId);
+  t.match(events.filter((event) => event.type === 'reminders'), [
+    { op: 'add', reminders: [{ reminder_id: 1 }] }, { op: 'add', reminders: [{ reminder_id: second }] },
+    { op: 'remove', reminder_id: second }, { op: 'remove', reminder_id: 1 },
+  ]);
+  t.notOk(events.some((event) => event.type === 'scheduled_messages'), 'no scheduled-message events');
+  const sent = events.find((event) => event.type === 'message')!.message as Record<string, any>;
+  t.match(sent, { type: 'private', sender_full_name: 'Notification Bot' });
+  t.match(sent.content, /check the date/);
+  t.same(sent.display_recipient.map((person: { full_name: string }) => person.full_name).sort(), ['Ann', 'Notification Bot']);
+  t.same((await api.as(ann).get('/reminders')).body.reminders, [], 'delivered');
+
+  await api.as(ann).post('/reminders', { message_id: target, scheduled_delivery_timestamp: now / 1000 + 60 });
+  await first.stop();
+  const again = await startTestServer(t, { dataDir });
+  t.match((await again.api.as(ann).register({ fetch_event_types: ['reminders'] })).body.reminders, [{ reminder_target_message_id: target }], 'kept after a restart');
+  const dm = await again.api.as(ann).get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] });
+  t.match(dm.body.messages.at(-1), { sender_full_name: 'Notification Bot' }, 'the reminder stays in its direct messages');
+});
+
+t.test('GET /calls/bigbluebutton/create: a signed call link, which makes the meeting on the configured server', async (t) => {
+  const unset = await startTestServer(t);
+  t.same((await unset.api.get('/calls/bigbluebutton/create', { meeting_name: 'Standup' })).body,
+    { result: 'error', msg: 'BigBlueButton is not configured.', code: 'BAD_REQUEST' }, 'a clear error without a server');
+
+  // A stand-in for the BigBlueButton server: it checks the checksum of every call, as the real one does.
+  const secret = 'bbb-shared-secret';
+  const calls: URL[] = [];
+  const bbb = createServer((request, response) => {
+    const url = new URL(request.url!, 'http://bbb');
+    calls.push(url);
+    const call = url.pathname.replace('/bigbluebutton/api/', '');
+    const query = url.search.slice(1).replace(/&checksum=[0-9a-f]+$/, '');
+    const valid = url.searchParams.get('checksum') === createHash('sha256').update(call + query + secret).digest('hex');
+    response.end(valid ? '<response><returncode>SUCCESS</returncode><createTime>1700000000000</createTime></response>' : '<response><returncode>FAILED</returncode></response>');
+  });
+  await new Promise<void>((resolve) => bbb.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => bbb.close(() => resolve())));
+  const base = `http://127.0.0.1:${(bbb.address() as AddressInfo).port}/bigbluebutton/`;
+  const { api } = await startTestServer(t, { bigBlueButton: { url: base, secret } });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+
+  const created = await api.get('/calls/bigbluebutton/create', { meeting_name: 'Standup', voice_only: true });
+  t.match(created.body, { result: 'success', url: /^\/calls\/bigbluebutton\/join\?bigbluebutton=[\w-]+\.[\w-]+$/ });
+  const basic = (who: { email: string; key: string }) => ({ Authorization: `Basic ${Buffer.from(`${who.email}:${who.key}`).toString('base64')}` });
+  const join = await fetch(`${api.baseUrl}${created.body.url}`, { headers: basic(api.credentials!), redirect: 'manual' });
+  t.equal(join.status, 302);
+  const location = new URL(join.headers.get('location')!);
+  t.equal(`${location.origin}${location.pathname}`, `${base}api/join`);
+  t.match(Object.fromEntries(location.searchParams), { role: 'MODERATOR', fullName: 'Owner', createTime: '1700000000000' }, 'its creator moderates');
+  t.match(Object.fromEntries(calls[0]!.searchParams), { name: 'Standup', lockSettingsDisableCam: 'true', meetingID: /^zulip-\d{12}$/ }, 'the meeting was made first');
+  const viewer = await fetch(`${api.baseUrl}${created.body.url}`, { headers: basic(ann), redirect: 'manual' });
+  t.equal(new URL(viewer.headers.get('location')!).searchParams.get('role'), 'VIEWER', 'anyone else joins as a viewer');
+
+  const tampered = created.body.url.replace(/bigbluebutton=[\w-]+/, `bigbluebutton=${Buffer.from('{"meeting_id":"other"}').toString('base64url')}`);
+  const refused = await fetch(`${api.baseUrl}${tampered}`, { redirect: 'manual' });
+  t.same([refused.status, (await refused.json()).msg], [400, 'Invalid signature.']);
+});
+
+t.test('PATCH /users/{id} new_email: the server-level permission changes a user\'s address at once', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir });
+  const ann = await first.api.createUser('ann@example.com', 'Ann');
+  await first.stop();
+  const config = defaultConfig({ dataDir, port: 0 });
+  process.env.CHAT_PASSWORD = 'an-Admin-passw0rd-for-tests';
+  t.teardown(() => delete process.env.CHAT_PASSWORD);
+  await operatorCommands['create-user']!.run(config, { email: 'admin@example.com', 'full-name': 'Admin', role: 'administrator' }, []);
+  const { api } = await startTestServer(t, { dataDir });
+  const admin = { email: 'admin@example.com', key: (await api.as(null).post('/fetch_api_key', { username: 'admin@example.com', password: 'an-Admin-passw0rd-for-tests' })).body.api_key };
+  const { queueId } = await api.as(ann).register({ event_types: ['realm_user'] });
+
+  t.same((await api.as(admin).patch(`/users/${ann.userId}`, { new_email: 'ann@new.example.com' })).body,
+    { result: 'error', msg: 'User not authorized to change user emails', code: 'UNAUTHORIZED_PRINCIPAL' }, 'an administrator without the permission');
+  t.same((await api.patch(`/users/${ann.userId}`, { new_email: 'ann@new.example.com' })).body, { result: 'success', msg: '' }, 'the first owner holds it');
+  t.equal((await api.as(null).post('/fetch_api_key', { username: 'ann@new.example.com', password: 'a-Strong-passw0rd-for-tests' })).status, 200, 'she logs in with it');
+  t.equal((await api.patch(`/users/${ann.userId}`, { new_email: 'admin@example.com' })).body.msg, "Email 'admin@example.com' already in use");
+  t.equal((await api.patch(`/users/${ann.userId}`, { new_email: 'not an address' })).status, 400);
+  t.match(await drain(api.as({ ...ann, email: 'ann@new.example.com' }), queueId), [{ type: 'realm_user', op: 'update', person: { user_id: ann.userId, delivery_email: 'ann@new.example.com' } }]);
+});
+
+t.test('a channel\'s topics_policy: set by the allowed group, obeyed by every message sent to it', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const { queueId } = await api.as(ann).register({ event_types: ['stream'] });
+  const lounge = (await api.post('/channels/create', { name: 'lounge', subscribers: [1, ann.userId], topics_policy: 'empty_topic_only' })).body.id;
+  t.equal((await api.get(`/streams/${lounge}`)).body.stream.topics_policy, 'empty_topic_only');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: lounge, topic: 'named', content: 'hi' })).body.msg, 'Only the general chat topic is allowed in this channel.');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: lounge, topic: '', content: 'hi' })).status, 200);
+
+  const ops = await channel(api, 'ops', [1, ann.userId]);
+  t.equal((await api.get(`/streams/${ops}`)).body.stream.topics_policy, 'inherit', 'inherit unless told');
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: ops, topic: '', content: 'hi' })).status, 200, 'the realm allows the empty topic');
+  t.same((await api.patch(`/streams/${ops}`, { topics_policy: 'disable_empty_topic' })).body, { result: 'success', msg: '' });
+  t.equal((await api.as(ann).post('/messages', { type: 'stream', to: ops, topic: '', content: 'hi' })).body.msg, 'Sending messages to the general chat topic is not allowed in this channel.');
+  await sendToChannel(api, ops, 'plans', 'a named topic');
+  t.match((await api.patch(`/streams/${ops}`, { topics_policy: 'empty_topic_only' })).body.msg, /all messages in this channel must be in the general chat topic/);
+  const annsOwn = (await api.as(ann).post('/channels/create', { name: 'anns', subscribers: [ann.userId] })).body.id;
+  t.equal((await api.as(ann).patch(`/streams/${annsOwn}`, { topics_policy: 'allow_empty_topic' })).body.msg, 'Insufficient permission', 'moderators and up, by default');
+  t.match((await drain(api.as(ann), queueId)).filter((event) => event.property === 'topics_policy'), [{ stream_id: ops, value: 'disable_empty_topic' }]);
 });

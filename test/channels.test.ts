@@ -113,13 +113,13 @@ t.test('unsubscribe, properties, channel edits, archiving and default channels',
     // Public channels stay visible after leaving them, so their updates still arrive.
     { type: 'stream', op: 'update', stream_id: a, property: 'name', value: 'alpha' },
     { type: 'stream', op: 'update', stream_id: a, property: 'description', value: '**bold**', rendered_description: '<p><strong>bold</strong></p>' },
-    { type: 'default_streams', default_streams: [{ stream_id: b }] },
+    { type: 'default_streams', default_streams: [b] },
     { type: 'stream', op: 'update', stream_id: b, property: 'is_archived', value: true },
     { type: 'default_streams', default_streams: [] },
   ]);
   // A client without the archived_channels capability sees the archived channel deleted instead.
   const legacy = await events(api.as(ann), legacyQueue);
-  t.match(legacy.at(-1), { type: 'stream', op: 'delete', streams: [{ stream_id: b, name: 'b' }] });
+  t.match(legacy.at(-1), { type: 'stream', op: 'delete', stream_ids: [b], streams: [{ stream_id: b, name: 'b' }] });
   t.notOk(legacy.some((e) => e.property === 'is_archived'), 'no is_archived update for it');
 });
 

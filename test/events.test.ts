@@ -72,7 +72,8 @@ t.test('POST /register returns the queue and the requested initial state', async
 
 t.test('a held long-poll completes when another request causes an event', async (t) => {
   const { api } = await startTestServer(t);
-  const { queueId } = await api.register();
+  // Only the new user: its administrators also learn of its export consent (realm_export_consent).
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
 
   const held = track(poll(api, queueId, -1));
   await sleep(400);
@@ -134,7 +135,7 @@ t.test('dont_block=true answers at once with no events on an empty queue', async
 
 t.test('acknowledgement drops events; bad last_event_id values are errors', async (t) => {
   const { api } = await startTestServer(t);
-  const { queueId } = await api.register();
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
   await api.createUser('first@example.com', 'First');
 
   const first = await poll(api, queueId, -1, true);
@@ -259,7 +260,7 @@ t.test('event_types filters what a queue receives', async (t) => {
 
   const all = await poll(api, everything, -1, true);
   t.equal(all.status, 200);
-  t.same(all.body.events.map((e: { type: string }) => e.type), ['realm_user'], 'an unfiltered queue got the event');
+  t.same(all.body.events.map((e: { type: string }) => e.type), ['realm_user', 'realm_export_consent'], 'an unfiltered queue got the event (and its administrator the consent)');
   const wanted = await poll(api, realmUserOnly, -1, true);
   t.same(wanted.body.events.map((e: { type: string }) => e.type), ['realm_user'], 'a realm_user queue got it too');
 
@@ -333,7 +334,7 @@ t.test('DELETE /events deletes a queue and completes its held poll', async (t) =
 
 t.test('a client that disconnects from a held poll loses nothing', async (t) => {
   const { api, stop } = await startTestServer(t);
-  const { queueId } = await api.register();
+  const { queueId } = await api.register({ event_types: ['realm_user'] });
 
   const controller = new AbortController();
   const aborted = poll(api, queueId, -1, false, { signal: controller.signal });

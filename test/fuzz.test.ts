@@ -153,7 +153,9 @@ t.test('fuzz: every route answers malformed requests with a JSON envelope and th
   let cases = 0;
   const byStatus = new Map<number, number>();
   const started = performance.now();
-  for (const route of Array.from({ length: ROUNDS }, () => allRoutes).flat()) {
+  // Closing the organization is for good: every later case would only be refused (test/api-operations.test.ts covers it).
+  const fuzzed = allRoutes.filter((route) => !(route.method === 'POST' && route.path === '/realm/deactivate'));
+  for (const route of Array.from({ length: ROUNDS }, () => fuzzed).flat()) {
     for (const fuzz of casesFor(route, next, auth)) {
       cases++;
       const where = `${route.method} ${route.path} (${fuzz.label})`;

@@ -122,7 +122,7 @@ const adapters: Record<string, Adapter> = {
     render(event, spec) {
       if (event.property !== 'is_archived' || has(spec, 'archived_channels')) return [event];
       // Clients that do not know archived channels see an archived one deleted (and a restored one nowhere).
-      return event.value === true ? [{ type: 'stream', op: 'delete', streams: [{ stream_id: event.stream_id, name: event.name }] }] : [];
+      return event.value === true ? [{ type: 'stream', op: 'delete', stream_ids: [event.stream_id], streams: [{ stream_id: event.stream_id, name: event.name }] }] : [];
     },
   },
   user_group: {
@@ -161,6 +161,13 @@ const adapters: Record<string, Adapter> = {
     gate: (event) => (channelTyping(event) ? (spec) => has(spec, 'stream_typing_notifications') : null),
     shape: (event, spec) => (channelTyping(event) && event.topic === '' ? emptyTopicShape(spec) : 'as-is'),
     render: (event, spec) => (channelTyping(event) && !has(spec, 'empty_topic_name') ? [withTopicNames(event, ['topic'])] : [event]),
+  },
+  // As in the original, a client that asked for `user_topic` by name reads that, not the legacy list.
+  muted_topics: {
+    types: () => ['muted_topics'],
+    gate: () => (spec) => spec.eventTypes === null || !spec.eventTypes.includes('user_topic'),
+    shape: () => 'as-is',
+    render: (event) => [event],
   },
   realm_linkifiers: {
     types: () => ['realm_linkifiers'],

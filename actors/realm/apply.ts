@@ -7,6 +7,9 @@ import { applyEmojiChange } from './emoji/apply.ts';
 import { applyGroupChange, createSystemGroups, setRoleMembership } from './groups/apply.ts';
 import { applyLinkifierChange } from './linkifiers/apply.ts';
 import { applyPlaygroundChange } from './playgrounds/apply.ts';
+import { applyChannelFolderChange } from './channel-folders/apply.ts';
+import { applyRealmDomainChange } from './domains/apply.ts';
+import { applyDefaultChannelGroupChange } from './default-channel-groups/apply.ts';
 import { applyInvitationChange } from './invitations/apply.ts';
 import { applyMessageChange } from './messages/apply.ts';
 import { applyProfileFieldChange } from './profile-fields/apply.ts';
@@ -26,6 +29,9 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       state.name = change.name;
       state.dateCreated = Math.floor(change.at / 1000);
       if (state.groups.size === 0) createSystemGroups(state);
+      return;
+    case 'realm.deactivated':
+      state.deactivated = true;
       return;
     case 'user.created':
       state.users.set(change.user.userId, change.user.bot ? { ...change.user, bot: structuredClone(change.user.bot) } : { ...change.user });
@@ -126,6 +132,21 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'playground.added':
     case 'playground.removed':
       applyPlaygroundChange(state, change);
+      return;
+    case 'channel_folder.created':
+    case 'channel_folder.updated':
+    case 'channel_folders.reordered':
+      applyChannelFolderChange(state, change);
+      return;
+    case 'realm_domain.added':
+    case 'realm_domain.changed':
+    case 'realm_domain.removed':
+      applyRealmDomainChange(state, change);
+      return;
+    case 'default_channel_group.created':
+    case 'default_channel_group.updated':
+    case 'default_channel_group.deleted':
+      applyDefaultChannelGroupChange(state, change);
       return;
     case 'user.avatar_changed':
       applyAvatarChange(state, change);

@@ -10,6 +10,9 @@ import type { InvitationChange } from './invitations/changes.ts';
 import type { MessageChange } from './messages/changes.ts';
 import type { NotificationChange } from './notifications/changes.ts';
 import type { PlaygroundChange } from './playgrounds/changes.ts';
+import type { ChannelFolderChange } from './channel-folders/changes.ts';
+import type { RealmDomainChange } from './domains/changes.ts';
+import type { DefaultChannelGroupChange } from './default-channel-groups/changes.ts';
 import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
@@ -18,6 +21,7 @@ import type { Role, UserProfile } from './state.ts';
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
 export type RealmChange =
   | { type: 'realm.created'; realmId: number; stringId: string; name: string; at: number }
+  | { type: 'realm.deactivated' }
   /** `settings`: the realm's defaults for new users at that moment, which the user's own settings start from */
   | { type: 'user.created'; user: UserProfile; settings?: SettingOverrides }
   | { type: 'user.deactivated'; userId: number }
@@ -42,5 +46,8 @@ export type RealmChange =
   | EmojiChange
   | LinkifierChange
   | PlaygroundChange
+  | ChannelFolderChange
+  | RealmDomainChange
+  | DefaultChannelGroupChange
   | AvatarChange
   | InvitationChange;

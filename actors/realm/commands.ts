@@ -8,6 +8,10 @@ import type { LinkifierCommand } from './linkifiers/commands.ts';
 import type { InvitationCommand } from './invitations/commands.ts';
 import type { MessageCommand } from './messages/commands.ts';
 import type { PlaygroundCommand } from './playgrounds/commands.ts';
+import type { ChannelFolderCommand } from './channel-folders/commands.ts';
+import type { RealmDomainCommand } from './domains/commands.ts';
+import type { ReminderCommand } from './notifications/reminders.ts';
+import type { DefaultChannelGroupCommand } from './default-channel-groups/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
@@ -27,8 +31,11 @@ export type RealmCommand =
       passwordHash: string | null;
       role?: Role;
       canCreateUsers?: boolean;
+      canChangeUserEmails?: boolean;
     }
   | { type: 'user.deactivate'; caller: Caller; userId: number }
+  /** the organization closes: nobody may log in or use the API any more */
+  | { type: 'realm.deactivate'; caller: Caller }
   /** DELETE /users/me: a user leaves on its own, which needs no administrator */
   | { type: 'user.deactivate_own'; userId: number }
   | { type: 'user.reactivate'; caller: Caller; userId: number }
@@ -37,7 +44,8 @@ export type RealmCommand =
   /** a user's own password change (PATCH /settings); the front end verified the old one and hashed the new */
   | { type: 'user.change_password'; caller: Caller; userId: number; passwordHash: string }
   /** the user followed the confirmation link of an email change (the front end checked its key) */
-  | { type: 'user.change_email'; caller: Caller; userId: number; email: string }
+  /** `administered`: PATCH /users/{id} `new_email`, not a user's own confirmed change */
+  | { type: 'user.change_email'; caller: Caller; userId: number; email: string; administered?: true }
   /** a user's own `email_address_visibility` (PATCH /settings; the user actor keeps the setting too) */
   | { type: 'user.set_email_visibility'; userId: number; visibility: number }
   | GroupCommand
@@ -52,5 +60,9 @@ export type RealmCommand =
   | EmojiCommand
   | LinkifierCommand
   | PlaygroundCommand
+  | ChannelFolderCommand
+  | RealmDomainCommand
+  | ReminderCommand
+  | DefaultChannelGroupCommand
   | AvatarCommand
   | InvitationCommand;

@@ -19,6 +19,10 @@ import { newNotificationBot } from './notifications/state.ts';
 import { newChannelNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
+import { decideChannelFolder } from './channel-folders/decide.ts';
+import { addressNotAllowed, decideRealmDomain } from './domains/decide.ts';
+import { decideDefaultChannelGroup } from './default-channel-groups/decide.ts';
+import { decideReminder } from './notifications/reminders.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -138,6 +142,28 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'playground.add':
     case 'playground.remove':
       return decidePlayground(state, command);
+    case 'realm.deactivate': {
+      const caller = command.caller.kind === 'user' ? state.users.get(command.caller.userId) : null;
+      if (caller !== null && caller?.role !== Role.owner) throw ownerRequired();
+      if (state.deactivated) throw badRequest('This organization is already deactivated');
+      return [{ type: 'realm.deactivated' }];
+    }
+    case 'channel_folder.create':
+    case 'channel_folder.update':
+    case 'channel_folders.reorder':
+      return decideChannelFolder(state, command, clock);
+    case 'realm_domain.add':
+    case 'realm_domain.change':
+    case 'realm_domain.remove':
+      return decideRealmDomain(state, command);
+    case 'default_channel_group.create':
+    case 'default_channel_group.update':
+    case 'default_channel_group.channels':
+    case 'default_channel_group.delete':
+      return decideDefaultChannelGroup(state, command);
+    case 'notification_bot.ensure':
+    case 'reminder.deliver':
+      return decideReminder(state, command, clock);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':
@@ -178,6 +204,7 @@ function decideCreateUser(
   if (caller && !caller.canCreateUsers) {
     throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to create users');
   }
+  if (caller && addressNotAllowed(state, command.email)) throw badRequest(`Email '${command.email}' not allowed in this organization`);
   // New users join the realm's default channels.
   return newUserChanges(state, command, defaultChannelIds(state), clock);
 }
@@ -209,11 +236,18 @@ function decideUpdateUser(state: RealmState, command: Extract<RealmCommand, { ty
 
 /** A followed confirmation link: the address must still be free, as it may have been taken since the request. */
 function decideChangeEmail(state: RealmState, command: Extract<RealmCommand, { type: 'user.change_email' }>): RealmChange[] {
-  if (command.caller.kind === 'user' && command.caller.userId !== command.userId) throw notAdmin();
+  // Changing an address directly (PATCH /users/{id} `new_email`) takes the server-level permission, as in the original.
+  const forOther = command.administered === true;
+  if (command.caller.kind === 'user' && command.caller.userId !== command.userId && !forOther) throw notAdmin();
+  if (forOther && command.caller.kind === 'user') {
+    const caller = state.users.get(command.caller.kind === 'user' ? command.caller.userId : -1);
+    if (!caller?.isActive || !caller.canChangeUserEmails) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'User not authorized to change user emails');
+  }
   const user = requireUser(state, command.userId);
   // Already the address: a confirmation repeated after the change was made, which changes nothing.
   if (user.email === command.email) return [];
-  if (command.caller.kind === 'user' && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
+  if (command.caller.kind === 'user' && !forOther && !emailChangeAllowed(state, user)) throw badRequest('Email address changes are disabled in this organization.');
+  if (forOther && addressNotAllowed(state, command.email)) throw badRequest(`Email '${command.email}' not allowed in this organization`);
   const holder = findUserByEmail(state, command.email);
   if (holder && holder.userId !== user.userId) throw badRequest(`Email '${command.email}' already in use`);
   return [{ type: 'user.email_changed', userId: user.userId, email: command.email }];

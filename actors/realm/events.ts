@@ -9,12 +9,16 @@ import { emojiEvents } from './emoji/events.ts';
 import { groupEvents } from './groups/events.ts';
 import { linkifierEvents } from './linkifiers/events.ts';
 import { playgroundEvents } from './playgrounds/events.ts';
+import { channelFolderEvents } from './channel-folders/events.ts';
+import { realmDomainEvents } from './domains/events.ts';
+import { defaultChannelGroupsView } from './default-channel-groups/views.ts';
 import { invitationEvents } from './invitations/events.ts';
 import { messageEvents } from './messages/events.ts';
 import { profileFieldEvents } from './profile-fields/events.ts';
 import { realmSettingsEvents } from './settings/events.ts';
 import { settingsDefaultsEvents } from './settings-defaults/events.ts';
-import type { RealmState } from './state.ts';
+import { humanAdministrators, Role, type RealmState } from './state.ts';
+import { exportConsentDeliveries } from '../user/events.ts';
 import { userAddedDeliveries } from './user-access.ts';
 import { addressEvents } from './email-visibility-events.ts';
 
@@ -32,7 +36,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       // Avatar URLs in events are always sent in full; clients that compute them locally ignore the field.
       if (!user) return [];
       // A bot's key and configuration go to those who administer it; everyone learns of the account.
-      return [...userAddedDeliveries(state, user), ...botAccountEvent(state, user.userId, 'add')];
+      // Administrators learn a new person's export consent apart: it is off (never a default for new users).
+      const consent = user.isBot ? [] : exportConsentDeliveries(state.realmId, humanAdministrators(state), user.userId, false);
+      return [...userAddedDeliveries(state, user), ...botAccountEvent(state, user.userId, 'add'), ...consent];
     }
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':
@@ -108,6 +114,21 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'playground.added':
     case 'playground.removed':
       return eachToRealm(state, playgroundEvents(state));
+    case 'channel_folder.created':
+    case 'channel_folder.updated':
+    case 'channel_folders.reordered':
+      return eachToRealm(state, channelFolderEvents(state, change));
+    case 'realm_domain.added':
+    case 'realm_domain.changed':
+    case 'realm_domain.removed':
+      return eachToRealm(state, realmDomainEvents(change));
+    // The whole list after each change, to those who are not guests, as the original sends it.
+    case 'default_channel_group.created':
+    case 'default_channel_group.updated':
+    case 'default_channel_group.deleted': {
+      const userIds = [...state.users.values()].filter((user) => user.isActive && user.role !== Role.guest).map((user) => user.userId);
+      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } }];
+    }
     case 'invitations.created':
     case 'invitation.revoked':
     case 'invitation.resent':
@@ -123,6 +144,9 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'message.flags_changed':
       return messageEvents(state, change);
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
+    // Mostly to end the polls held open: the next request of every client is refused (401).
+    case 'realm.deactivated':
+      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId });
     case 'realm.created':
     case 'user.password_changed':
     case 'notification_bot.created':

@@ -15,6 +15,7 @@ export interface NewAccount {
   passwordHash: string | null;
   role?: Role;
   canCreateUsers?: boolean;
+  canChangeUserEmails?: boolean;
 }
 
 /**
@@ -48,6 +49,7 @@ export function newUserChanges(state: RealmState, account: NewAccount, channelId
     apiKey: newApiKey(),
     passwordHash: account.passwordHash,
     canCreateUsers: account.canCreateUsers ?? false,
+    ...(account.canChangeUserEmails && { canChangeUserEmails: true }),
     dateJoined: Math.floor(clock.now() / 1000),
     timezone: '',
     avatarVersion: 1,

@@ -15,6 +15,9 @@ import { channelKey, type Channel, type SubscriptionProperties } from './channel
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
+import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
+import type { RealmDomainList } from './domains/state.ts';
+import { emptyDefaultChannelGroupStore, type DefaultChannelGroupStore } from './default-channel-groups/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
@@ -37,6 +40,8 @@ export interface UserProfile {
   passwordHash: string | null;
   /** the server-level permission that POST /users needs on top of the administrator role */
   canCreateUsers: boolean;
+  /** the server-level permission that PATCH /users/{id} `new_email` needs (absent: not held) */
+  canChangeUserEmails?: boolean;
   /** UNIX seconds */
   dateJoined: number;
   timezone: string;
@@ -95,6 +100,12 @@ export interface RealmState {
   linkifiers: LinkifierStore;
   /** code playgrounds offered beside code blocks (playgrounds/state.ts); plain data, stored as it is */
   playgrounds: PlaygroundStore;
+  /** channel folders in display order (channel-folders/state.ts); plain data, stored as it is */
+  channelFolders: ChannelFolderStore;
+  /** the domains sign-ups are limited to with `emails_restricted_to_domains` (domains/state.ts); plain data */
+  domains: RealmDomainList;
+  /** groups of default channels offered together (default-channel-groups/state.ts); plain data */
+  defaultChannelGroups: DefaultChannelGroupStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
   /**
@@ -177,6 +188,9 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     emoji: emptyEmojiStore(),
     linkifiers: emptyLinkifierStore(),
     playgrounds: emptyPlaygroundStore(),
+    channelFolders: emptyChannelFolderStore(),
+    domains: [],
+    defaultChannelGroups: emptyDefaultChannelGroupStore(),
     invitations: emptyInvitationStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,
@@ -268,6 +282,22 @@ export function findUserByEmail(state: RealmState, email: string): UserProfile |
 }
 
 export const isAdmin = (user: UserProfile) => user.role <= Role.administrator;
+
+/**
+ * The active people who administer the realm: the direct members of the role groups of owners and
+ * administrators (kept in step with roles), so that it costs the few administrators, not every user.
+ */
+export function humanAdministrators(state: RealmState): number[] {
+  const out: number[] = [];
+  for (const name of ['role:owners', 'role:administrators'] as const) {
+    const group = state.groups.get(state.systemGroupIds.get(name) ?? -1);
+    for (const userId of group?.members ?? []) {
+      const user = state.users.get(userId);
+      if (user?.isActive && !user.isBot && isAdmin(user)) out.push(userId);
+    }
+  }
+  return [...new Set(out)];
+}
 
 export function activeOwnerCount(state: RealmState): number {
   let count = 0;

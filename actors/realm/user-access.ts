@@ -69,6 +69,54 @@ function sharesWith(state: RealmState, userId: number, personId: number): boolea
   return false;
 }
 
+/** The name the original gives a user one may not access. */
+const INACCESSIBLE_USER_NAME = 'Unknown user';
+
+/**
+ * `realm_user` remove: what a limited guest gets when it loses access to a person, after leaving channels
+ * (`removed`: who left which channel) it shared with them only, as in the original. Both sides are looked
+ * at: the guests who left, and the limited guests still in a channel that people left. Only pairs with a
+ * limited guest are checked, so that a large channel's unsubscriptions cost one lookup per member.
+ */
+export function accessLostDeliveries(state: RealmState, removed: readonly { userId: number; channelId: number }[]): Delivery[] {
+  if (!accessIsLimited(state)) return [];
+  const limitedMemo = new Map<number, boolean>();
+  const limited = (userId: number) => {
+    let known = limitedMemo.get(userId);
+    if (known === undefined) limitedMemo.set(userId, (known = !canAccessAllUsers(state, userId)));
+    return known;
+  };
+  const lost = new Map<number, Set<number>>();
+  const check = (viewerId: number, personId: number) => {
+    const person = state.users.get(personId);
+    if (viewerId === personId || !person || person.isBot || sharesWith(state, viewerId, personId)) return;
+    let people = lost.get(viewerId);
+    if (!people) lost.set(viewerId, (people = new Set()));
+    people.add(personId);
+  };
+  const leaversByChannel = new Map<number, number[]>();
+  for (const { userId, channelId } of removed) {
+    let leavers = leaversByChannel.get(channelId);
+    if (!leavers) leaversByChannel.set(channelId, (leavers = []));
+    leavers.push(userId);
+  }
+  for (const [channelId, leavers] of leaversByChannel) {
+    const remaining = [...(state.subscriptions.get(channelId)?.keys() ?? [])];
+    for (const leaver of leavers) {
+      if (limited(leaver)) for (const other of [...remaining, ...leavers]) check(leaver, other);
+    }
+    for (const member of remaining) {
+      if (limited(member)) for (const leaver of leavers) check(member, leaver);
+    }
+  }
+  return [...lost].flatMap(([viewerId, people]) =>
+    [...people].map((personId): Delivery => ({
+      realmId: state.realmId,
+      audience: { kind: 'users', userIds: [viewerId] },
+      event: { type: 'realm_user', op: 'remove', person: { user_id: personId, full_name: INACCESSIBLE_USER_NAME } },
+    })));
+}
+
 /**
  * The user an id or an email names, if the viewer may access them. To a limited guest a user it may not
  * access is not there at all, whatever the path that names it (a lookup, an avatar, a narrow, a typing
@@ -92,7 +140,7 @@ export function unknownUserView(userId: number) {
     user_id: userId,
     email,
     delivery_email: null,
-    full_name: 'Unknown user',
+    full_name: INACCESSIBLE_USER_NAME,
     date_joined: new Date(0).toISOString(),
     is_active: true,
     is_owner: false,
@@ -101,7 +149,7 @@ export function unknownUserView(userId: number) {
     is_bot: false,
     role: Role.member,
     timezone: '',
-    avatar_url: `${defaultAvatarPath({ userId, fullName: 'Unknown user' })}?version=1`,
+    avatar_url: `${defaultAvatarPath({ userId, fullName: INACCESSIBLE_USER_NAME })}?version=1`,
     avatar_version: 1,
     profile_data: {},
   };

@@ -13,12 +13,15 @@ import { defaultStreamsState, streamState, subscriptionState } from './builders/
 import { realmUserState } from './builders/realm-user.ts';
 import { realmState, realmStateInputs } from './builders/realm.ts';
 import { savedSnippetsState } from './builders/saved-snippets.ts';
-import { scheduledMessagesState } from './builders/scheduled-messages.ts';
+import { remindersState, scheduledMessagesState } from './builders/scheduled-messages.ts';
 import { settingsDefaultsState } from './builders/settings-defaults.ts';
 import { userGroupsState } from './builders/user-groups.ts';
 import { userSettingsState } from './builders/user-settings.ts';
 import { mutedTopicsState, userTopicsState } from './builders/user-topics.ts';
-import { channelFoldersState, defaultStreamGroupsState, navigationViewsState, realmDomainsState, remindersState } from './builders/absent-objects.ts';
+import { channelFoldersState } from './builders/channel-folders.ts';
+import { navigationViewsState } from './builders/navigation-views.ts';
+import { defaultStreamGroupsState } from './builders/default-channel-groups.ts';
+import { realmDomainsState } from './builders/realm-domains.ts';
 import { legacyDisplaySettingsState, legacyNotificationSettingsState } from './builders/legacy-settings.ts';
 import {
   embeddedBotsState,

@@ -84,5 +84,20 @@ export function applyUserChange(state: UserState, change: UserChange): void {
       else state.userTopics.set(key, { streamId: change.streamId, topicName: change.topicName, lastUpdated: change.at, visibilityPolicy: change.policy });
       return;
     }
+    case 'navigation_view.added':
+      state.navigationViews = [...state.navigationViews, { ...change.view }];
+      return;
+    case 'navigation_view.updated': {
+      const { isPinned, name } = change;
+      state.navigationViews = state.navigationViews.map((view) =>
+        view.fragment === change.fragment ? { ...view, ...(isPinned === undefined ? {} : { isPinned }), ...(name === undefined ? {} : { name }) } : view);
+      return;
+    }
+    case 'navigation_view.removed':
+      state.navigationViews = state.navigationViews.filter((view) => view.fragment !== change.fragment);
+      return;
+    case 'onboarding_step.seen':
+      state.onboardingStepsSeen = [...state.onboardingStepsSeen, change.name];
+      return;
   }
 }

@@ -1,5 +1,5 @@
 import type { SettingValue } from './settings.ts';
-import type { Draft, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
+import type { Draft, NavigationView, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
 
 /** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
@@ -14,12 +14,12 @@ export type UserChange =
   | { type: 'scheduled.created'; message: ScheduledMessage }
   /** the whole message after the edit, `failed` cleared */
   | { type: 'scheduled.edited'; message: ScheduledMessage }
-  | { type: 'scheduled.deleted'; id: number }
+  | { type: 'scheduled.deleted'; id: number; reminder?: true }
   /**
    * Sent: never logged as a user change, but applied by the realm's `message.sent` that carries the
    * scheduled message's id (see Runtime.applyToUserActors), so that the send and the removal are one record.
    */
-  | { type: 'scheduled.delivered'; id: number }
+  | { type: 'scheduled.delivered'; id: number; reminder?: true }
   | { type: 'scheduled.failed'; id: number; reason: string }
   | { type: 'setting.changed'; name: string; value: SettingValue }
   | { type: 'email.change_requested'; pending: PendingEmailChange }
@@ -33,4 +33,9 @@ export type UserChange =
   | { type: 'user.muted'; mutedUserId: number; at: number }
   | { type: 'user.unmuted'; mutedUserId: number }
   /** policy 0 removes the topic's entry; `at` is UNIX seconds */
-  | { type: 'user_topic.changed'; streamId: number; topicName: string; policy: VisibilityPolicy; at: number };
+  | { type: 'user_topic.changed'; streamId: number; topicName: string; policy: VisibilityPolicy; at: number }
+  | { type: 'navigation_view.added'; view: NavigationView }
+  /** only the fields that were sent */
+  | { type: 'navigation_view.updated'; fragment: string; isPinned?: boolean; name?: string }
+  | { type: 'navigation_view.removed'; fragment: string }
+  | { type: 'onboarding_step.seen'; name: string };

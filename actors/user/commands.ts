@@ -43,7 +43,8 @@ export type UserCommand =
   | { type: 'email.request_change'; newEmail: string }
   /** the link was followed and the realm has changed the address: the pending change is done */
   | { type: 'email.confirm_change'; token: string }
-  | { type: 'push_token.add'; token: string; appid: string }
+  /** `appid` given: an APNs token (hex); absent: an FCM registration token */
+  | { type: 'push_token.add'; token: string; appid: string | null }
   | { type: 'push_token.remove'; token: string }
   | { type: 'alert_words.add'; words: string[] }
   | { type: 'alert_words.remove'; words: string[] }
@@ -52,4 +53,12 @@ export type UserCommand =
   | { type: 'user.mute'; mutedUserId: number }
   | { type: 'user.unmute'; mutedUserId: number }
   /** the route has checked that the user may use the channel; the topic is as the client sent it */
-  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy };
+  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy }
+  /** `maxViews`: the server's bound (config) */
+  | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
+  | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }
+  | { type: 'navigation_view.remove'; fragment: string }
+  | { type: 'onboarding_step.mark_seen'; name: string }
+  /** the realm wrote the reminder's text (realm/notifications/reminders.ts); `maxReminders`: the server's bound */
+  | { type: 'reminder.create'; message: ScheduledInput & { reminderTargetMessageId: number }; maxReminders: number }
+  | { type: 'reminder.delete'; id: number };

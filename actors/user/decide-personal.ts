@@ -10,21 +10,22 @@ import type { UserState, UserStatus } from './state.ts';
 // The original's bound on a device token's length.
 const MAX_TOKEN_LENGTH = 4096;
 
-function checkToken(token: string): void {
+function checkToken(token: string, apns: boolean): void {
   if (token === '' || token.length > MAX_TOKEN_LENGTH) throw badRequest('Empty or invalid length token');
-  // Device tokens of this endpoint are hex-encoded bytes, which the original decodes before storing.
-  if (!/^(?:[0-9a-fA-F]{2})+$/.test(token)) throw badRequest('Invalid push device token');
+  // APNs device tokens are hex-encoded bytes, which the original decodes before storing; FCM registration
+  // tokens are opaque text (letters, digits, ':', '-', '_').
+  if (apns && !/^(?:[0-9a-fA-F]{2})+$/.test(token)) throw badRequest('Invalid push device token');
 }
 
-export function decideAddToken(state: UserState, token: string, appid: string, clock: Clock): UserChange[] {
-  checkToken(token);
+export function decideAddToken(state: UserState, token: string, appid: string | null, clock: Clock): UserChange[] {
+  checkToken(token, appid !== null);
   // Registering a known token again changes nothing (the original keeps the first app ID).
   if (state.pushTokens.has(token)) return [];
   return [{ type: 'push_token.added', token: { token, appid, dateCreated: Math.floor(clock.now() / 1000) } }];
 }
 
 export function decideRemoveToken(state: UserState, token: string): UserChange[] {
-  checkToken(token);
+  checkToken(token, false);
   if (!state.pushTokens.has(token)) throw badRequest('Token does not exist');
   return [{ type: 'push_token.removed', token }];
 }

@@ -4,7 +4,7 @@ import type { UserChange } from './changes.ts';
 import type { ScheduledInput, UserCommand } from './commands.ts';
 import type { ScheduledMessage, UserState } from './state.ts';
 
-type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'scheduled.edit' | 'scheduled.delete' | 'scheduled.fail' }>;
+type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'scheduled.edit' | 'scheduled.delete' | 'scheduled.fail' | 'reminder.create' | 'reminder.delete' }>;
 
 /**
  * Scheduled messages: the recipients and content were checked by the route against the realm (a dry run of
@@ -23,6 +23,17 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
     case 'scheduled.delete':
       requireScheduled(state, command.id);
       return [{ type: 'scheduled.deleted', id: command.id }];
+    case 'reminder.create': {
+      requireFuture(command.message.deliverAt, clock);
+      const pending = [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId !== undefined).length;
+      if (pending >= command.maxReminders) throw badRequest(`You already have ${command.maxReminders} reminders, the most you may have`);
+      return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, command.message) }];
+    }
+    case 'reminder.delete': {
+      const reminder = state.scheduled.get(command.id);
+      if (reminder?.reminderTargetMessageId === undefined) throw new ChatError(ErrorCode.BAD_REQUEST, 'Reminder does not exist', 404);
+      return [{ type: 'scheduled.deleted', id: command.id, reminder: true }];
+    }
     case 'scheduled.fail': {
       const existing = state.scheduled.get(command.id);
       // Deleted or already marked meanwhile: nothing left to mark.
@@ -44,6 +55,7 @@ function entry(id: number, input: ScheduledInput): ScheduledMessage {
     failed: false,
   };
   if (input.readBySender !== undefined) message.readBySender = input.readBySender;
+  if (input.reminderTargetMessageId !== undefined) message.reminderTargetMessageId = input.reminderTargetMessageId;
   return message;
 }
 
@@ -59,8 +71,9 @@ export function requireEditable(message: ScheduledMessage, deliverAtGiven: boole
   if (message.failed && !deliverAtGiven) throw notInFuture();
 }
 
+/** A scheduled message of the scheduled-message API: reminders are not among them. */
 export function requireScheduled(state: UserState, id: number): ScheduledMessage {
   const message = state.scheduled.get(id);
-  if (!message) throw new ChatError(ErrorCode.BAD_REQUEST, 'Scheduled message does not exist', 404);
+  if (!message || message.reminderTargetMessageId !== undefined) throw new ChatError(ErrorCode.BAD_REQUEST, 'Scheduled message does not exist', 404);
   return message;
 }

@@ -3,6 +3,8 @@ import type { Clock } from '../realm/decide.ts';
 import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { decideDrafts } from './decide-drafts.ts';
+import { decideNavigationView } from './decide-navigation-views.ts';
+import { decideOnboardingStep } from './onboarding.ts';
 import { decideAddAlertWords, decideAddToken, decideMute, decideRemoveAlertWords, decideRemoveToken, decideStatus, decideUnmute } from './decide-personal.ts';
 import { decideScheduled } from './decide-scheduled.ts';
 import { decideSettings } from './decide-settings.ts';
@@ -38,6 +40,8 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'scheduled.edit':
     case 'scheduled.delete':
     case 'scheduled.fail':
+    case 'reminder.create':
+    case 'reminder.delete':
       return decideScheduled(state, command, clock);
     case 'settings.update':
       return decideSettings(state, command.settings);
@@ -61,6 +65,12 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
       return decideUnmute(state, command.mutedUserId);
     case 'user_topic.set':
       return decideUserTopic(state, command.streamId, command.topic, command.policy, clock);
+    case 'navigation_view.add':
+    case 'navigation_view.update':
+    case 'navigation_view.remove':
+      return decideNavigationView(state, command);
+    case 'onboarding_step.mark_seen':
+      return decideOnboardingStep(state, command.name);
   }
 }
 

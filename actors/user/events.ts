@@ -1,11 +1,20 @@
 import type { ApiEvent, Delivery } from '../events.ts';
 import type { UserChange } from './changes.ts';
+import { onboardingStepsView } from './onboarding.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
-import { draftView, mutedUsersView, scheduledView, snippetView } from './views.ts';
+import { draftView, mutedTopicsView, mutedUsersView, reminderView, scheduledView, snippetView } from './views.ts';
+
+/** What personal events need to know of the realm. */
+export interface RealmFacts {
+  /** a channel's name, which the legacy `muted_topics` list names */
+  channelName(id: number): string | undefined;
+  /** the active human administrators, who are told of export consents */
+  administrators(): number[];
+}
 
 /** The events a personal change announces: to the user's own queues, except a status, which all may see. */
-export function userEvents(state: UserState, change: UserChange): Delivery[] {
+export function userEvents(state: UserState, change: UserChange, realm: RealmFacts): Delivery[] {
   const toSelf = (event: ApiEvent): Delivery[] => [
     { realmId: state.realmId, audience: { kind: 'users', userIds: [state.userId] }, event },
   ];
@@ -25,19 +34,24 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
     case 'draft.deleted':
       return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id });
     case 'scheduled.created':
+      if (change.message.reminderTargetMessageId !== undefined) return toSelf({ type: 'reminders', op: 'add', reminders: [reminderView(state, change.message)] });
       return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] });
     case 'scheduled.edited':
     case 'scheduled.failed': {
       const message = state.scheduled.get(change.type === 'scheduled.edited' ? change.message.id : change.id);
+      // A reminder that failed stays listed, failed: its events have no update (clients see it at registration).
+      if (message?.reminderTargetMessageId !== undefined) return [];
       return message ? toSelf({ type: 'scheduled_messages', op: 'update', scheduled_message: scheduledView(message) }) : [];
     }
     case 'scheduled.deleted':
     case 'scheduled.delivered':
+      if (change.reminder) return toSelf({ type: 'reminders', op: 'remove', reminder_id: change.id });
       return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id });
     case 'setting.changed': {
       const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
       if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';
-      return toSelf(event);
+      if (change.name !== 'allow_private_data_export') return toSelf(event);
+      return [...toSelf(event), ...exportConsentDeliveries(state.realmId, realm.administrators(), state.userId, change.value === true)];
     }
     case 'alert_words.changed':
       return toSelf({ type: 'alert_words', alert_words: [...change.words] });
@@ -46,10 +60,24 @@ export function userEvents(state: UserState, change: UserChange): Delivery[] {
     case 'user.muted':
     case 'user.unmuted':
       return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) });
+    // The legacy whole list too, which queues that asked for `user_topic` do not get (queue/capabilities.ts).
     case 'user_topic.changed':
-      return toSelf({
-        type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy,
-      });
+      return [
+        ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy }),
+        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, (id) => realm.channelName(id)) }),
+      ];
+    case 'navigation_view.added':
+      return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } });
+    case 'navigation_view.updated': {
+      const data: Record<string, unknown> = {};
+      if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
+      if (change.name !== undefined) data.name = change.name;
+      return toSelf({ type: 'navigation_view', op: 'update', fragment: change.fragment, data });
+    }
+    case 'navigation_view.removed':
+      return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment });
+    case 'onboarding_step.seen':
+      return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) });
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':
@@ -71,4 +99,9 @@ function statusEvent(userId: number, change: Extract<UserChange, { type: 'status
     event.reaction_type = change.status.reactionType;
   }
   return event;
+}
+
+/** `realm_export_consent`: administrators learn whether a user lets them export its private data. */
+export function exportConsentDeliveries(realmId: number, administrators: number[], userId: number, consented: boolean): Delivery[] {
+  return administrators.length ? [{ realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_export_consent', user_id: userId, consented } }] : [];
 }

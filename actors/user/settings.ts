@@ -92,6 +92,10 @@ export const SETTINGS: readonly SettingSpec[] = [
   bool('allow_private_data_export', false),
   oneOf('email_address_visibility', [1, 2, 3, 4, 5], 1),
   bool('web_navigate_to_sent_message', true),
+  bool('web_left_sidebar_show_channel_folders', true),
+  bool('web_left_sidebar_unreads_count_summary', true),
+  // This server posts no resolved-topic notices yet; the choice is kept for the clients that show it.
+  choice('resolved_topic_notice_auto_read_policy', ['always', 'except_followed', 'never'], 'except_followed'),
 ];
 
 export const SETTING_BY_NAME: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((spec) => [spec.name, spec]));

@@ -38,11 +38,17 @@ export interface ScheduledMessage {
   readBySender?: boolean;
   /** the server tried to send it and could not; it waits for an edit with a new time */
   failed: boolean;
+  /**
+   * A reminder (POST /reminders): the message it is about. The notification bot sends it to its owner, in
+   * the owner's direct messages with the bot; the scheduled-message API neither lists nor edits it.
+   */
+  reminderTargetMessageId?: number;
 }
 
 export interface PushToken {
   token: string;
-  appid: string;
+  /** an APNs token's app; null for an FCM registration token, which names none */
+  appid: string | null;
   /** UNIX seconds */
   dateCreated: number;
 }
@@ -80,6 +86,15 @@ export interface PendingEmailChange {
   requestedAt: number;
 }
 
+/** A saved left-sidebar view: a built-in one pinned or hidden, or the user's own, named. */
+export interface NavigationView {
+  /** the web app's URL hash of the view; unique per user */
+  fragment: string;
+  isPinned: boolean;
+  /** null for a built-in view */
+  name: string | null;
+}
+
 /** A user's personal state, owned by that user's actor and mutated in place by `applyUserChange`. */
 export interface UserState {
   realmId: number;
@@ -101,6 +116,10 @@ export interface UserState {
   mutedUsers: Map<number, number>;
   /** userTopicKey -> policy, in the order they were first set */
   userTopics: Map<string, UserTopic>;
+  /** in the order they were added; replaced whole by every change (plain data, stored as it is) */
+  navigationViews: readonly NavigationView[];
+  /** the one-time notices the user has seen (onboarding.ts); replaced whole by every change */
+  onboardingStepsSeen: readonly string[];
 }
 
 /**
@@ -115,6 +134,8 @@ export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | '
   pushTokens?: PushToken[];
   mutedUsers?: [number, number][];
   userTopics?: UserTopic[];
+  navigationViews?: readonly NavigationView[];
+  onboardingStepsSeen?: readonly string[];
 };
 
 export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
@@ -137,6 +158,8 @@ export function emptyUserState(realmId: number, userId: number, settings: Settin
     status: emptyStatus(),
     mutedUsers: new Map(),
     userTopics: new Map(),
+    navigationViews: [],
+    onboardingStepsSeen: [],
   };
 }
 

@@ -1,7 +1,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
 import { allSettings, settingValue } from './settings.ts';
-import type { Draft, SavedSnippet, ScheduledMessage, UserState } from './state.ts';
+import { VisibilityPolicy, type Draft, type SavedSnippet, type ScheduledMessage, type UserState } from './state.ts';
 
 export const snippetView = (snippet: SavedSnippet) => ({
   id: snippet.id,
@@ -41,7 +41,25 @@ export function scheduledView(message: ScheduledMessage) {
 
 /** Undelivered scheduled messages, failed ones included, soonest first (GET /scheduled_messages, registration). */
 export const scheduledByTime = (state: UserState) =>
-  [...state.scheduled.values()].sort((a, b) => a.deliverAt - b.deliverAt || a.id - b.id).map(scheduledView);
+  [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId === undefined).sort(bySchedule).map(scheduledView);
+
+const bySchedule = (a: ScheduledMessage, b: ScheduledMessage) => a.deliverAt - b.deliverAt || a.id - b.id;
+
+/** The API's reminder object: a direct message to the user itself, about another message. */
+export const reminderView = (state: UserState, message: ScheduledMessage) => ({
+  reminder_id: message.id,
+  type: 'private' as const,
+  to: [state.userId],
+  content: message.content,
+  rendered_content: message.renderedContent,
+  scheduled_delivery_timestamp: message.deliverAt,
+  failed: message.failed,
+  reminder_target_message_id: message.reminderTargetMessageId!,
+});
+
+/** Undelivered reminders, failed ones included, soonest first (GET /reminders, registration). */
+export const remindersByTime = (state: UserState) =>
+  [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId !== undefined).sort(bySchedule).map((message) => reminderView(state, message));
 
 /** The `user_settings` object: every setting, plus the read-only choices clients build their menus from. */
 export const userSettingsView = (state: UserState) => ({
@@ -74,3 +92,19 @@ export const userTopicsView = (state: UserState, emptyTopicName: boolean) =>
     last_updated: topic.lastUpdated,
     visibility_policy: topic.visibilityPolicy,
   }));
+
+/** The API's navigation view objects, in the order they were added. */
+export const navigationViewsView = (state: UserState) =>
+  state.navigationViews.map((view) => ({ fragment: view.fragment, is_pinned: view.isPinned, name: view.name }));
+
+/**
+ * The list from before topic policies (feature level 134), of registration's `muted_topics` and the
+ * `muted_topics` event: the muted topics as [channel name, topic, UNIX seconds], in channels that still exist.
+ */
+export const mutedTopicsView = (state: UserState, emptyTopicName: boolean, channelName: (id: number) => string | undefined) =>
+  userTopicsView(state, emptyTopicName)
+    .filter((topic) => topic.visibility_policy === VisibilityPolicy.muted)
+    .flatMap((topic) => {
+      const name = channelName(topic.stream_id);
+      return name === undefined ? [] : [[name, topic.topic_name, topic.last_updated]];
+    });

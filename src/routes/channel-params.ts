@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import { CHANNEL_PERMISSIONS, type ChannelPermission } from '../../actors/realm/channels/state.ts';
+import { CHANNEL_PERMISSIONS, CHANNEL_TOPICS_POLICIES, type ChannelPermission } from '../../actors/realm/channels/state.ts';
 import type { GroupSetting } from '../../actors/realm/groups/state.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
-import { p, type Param, type ParamsOf } from '../http/params.ts';
+import { p, Param, type ParamsOf } from '../http/params.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 import { findUserByAddress } from '../../actors/realm/email-visibility.ts';
 
@@ -33,6 +33,12 @@ export const retentionDays = p.text(
   }),
 );
 
+/** `topics_policy`: a channel's, plainly or as a JSON string. */
+export const topicsPolicy = Param.of((raw: string) => raw.trim().replace(/^"(.*)"$/, '$1'), z.enum(CHANNEL_TOPICS_POLICIES));
+
+/** `folder_id`: a channel folder's id, or null for none. */
+export const folderId = p.json(z.number().int().nullable());
+
 /** `principals`: user ids (preferred) or API emails; an unknown or deactivated one is a 400 BAD_REQUEST. */
 export const principals = p.json(z.union([z.array(z.number().int()), z.array(z.string())]));
 
@@ -54,6 +60,8 @@ export const newChannelParams = {
   is_default_stream: p.bool().default(false),
   history_public_to_subscribers: p.bool().optional(),
   message_retention_days: retentionDays.optional(),
+  folder_id: folderId.optional(),
+  topics_policy: topicsPolicy.optional(),
   ...channelPermissionParams(groupSetting),
 };
 
@@ -67,6 +75,8 @@ export function newChannelOptions(params: ParamsOf<typeof newChannelParams>, web
     messageRetentionDays: params.message_retention_days ?? null,
     isDefault: params.is_default_stream,
     permissions: pickChannelPermissions(params),
+    folderId: params.folder_id,
+    topicsPolicy: params.topics_policy,
     announce: params.announce,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasContentAccess } from '../../actors/realm/channels/decide.ts';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { channelTopics } from '../../actors/realm/channels/activity.ts';
@@ -7,7 +8,7 @@ import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
-import { channelPermissionParams, checkWebPublicEnabled, groupSetting, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { channelPermissionParams, checkWebPublicEnabled, folderId, groupSetting, topicsPolicy, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
 import { route } from './route.ts';
 
 const channelId = p.int(z.number().int());
@@ -33,6 +34,7 @@ export const channelRoutes = [
       include_all: p.bool().default(false),
       include_default: p.bool().default(false),
       include_owner_subscribed: p.bool().default(false),
+      include_can_access_content: p.bool().default(false),
       exclude_archived: p.bool().default(true),
     },
     handle({ services, realm, user }, params) {
@@ -47,7 +49,8 @@ export const channelRoutes = [
           (params.include_public && !channel.inviteOnly && user.role !== 600) ||
           (params.include_web_public && channel.isWebPublic) ||
           (params.include_subscribed && mine.has(channel.id)) ||
-          (params.include_default && channel.isDefault);
+          (params.include_default && channel.isDefault) ||
+          (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
         if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
       }
       return { streams };
@@ -144,6 +147,8 @@ export const channelRoutes = [
       message_retention_days: retentionDays.optional(),
       is_archived: p.bool().optional(),
       is_default_stream: p.bool().optional(),
+      folder_id: folderId.optional(),
+      topics_policy: topicsPolicy.optional(),
       ...channelPermissionParams(settingEdit),
     },
     async handle({ services, realm, user }, params) {
@@ -168,6 +173,8 @@ export const channelRoutes = [
         messageRetentionDays: params.message_retention_days,
         isArchived: params.is_archived,
         isDefault: params.is_default_stream,
+        folderId: params.folder_id,
+        topicsPolicy: params.topics_policy,
         permissions: Object.fromEntries(Object.entries(permissions).map(([name, edit]) => [name, edit.new])),
       });
       return {};

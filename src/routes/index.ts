@@ -3,7 +3,9 @@ import { alertWordRoutes } from './alert-words.ts';
 import { avatarRoutes } from './avatars.ts';
 import { authRoutes } from './auth.ts';
 import { botRoutes } from './bots.ts';
+import { channelFolderRoutes } from './channel-folders.ts';
 import { channelRoutes } from './channels.ts';
+import { defaultChannelGroupRoutes } from './default-channel-groups.ts';
 import { devAuthRoutes } from './dev-auth.ts';
 import { draftRoutes } from './drafts.ts';
 import { emojiRoutes } from './emoji.ts';
@@ -16,11 +18,16 @@ import { messageFlagRoutes } from './message-flags.ts';
 import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
 import { mutedUserRoutes } from './muted-users.ts';
+import { navigationViewRoutes } from './navigation-views.ts';
+import { onboardingStepRoutes } from './onboarding-steps.ts';
 import { playgroundRoutes } from './playgrounds.ts';
 import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import { realmRoutes } from './realm.ts';
+import { reminderRoutes } from './reminders.ts';
+import { realmDomainRoutes } from './realm-domains.ts';
+import { realmExportRoutes } from './realm-exports.ts';
 import type { Route } from './route.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { savedSnippetRoutes } from './saved-snippets.ts';
@@ -33,6 +40,7 @@ import { userGroupRoutes } from './user-groups.ts';
 import { userStatusRoutes } from './user-status.ts';
 import { userTopicRoutes } from './user-topics.ts';
 import { userRoutes } from './users.ts';
+import { videoCallRoutes } from './video-calls.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
@@ -41,4 +49,4 @@ export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eve
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes, ...reminderRoutes, ...videoCallRoutes];

@@ -123,4 +123,16 @@ export const realmRoutes = [
       return data;
     },
   }),
+
+  // Owners close their organization; its clients are told, then every request of theirs is refused.
+  route({
+    method: 'POST',
+    path: '/realm/deactivate',
+    auth: 'user',
+    params: {},
+    async handle({ services, realm, user }) {
+      await services.runtime.execute(realm.realmId, { type: 'realm.deactivate', caller: { kind: 'user', userId: user.userId } });
+      return {};
+    },
+  }),
 ];

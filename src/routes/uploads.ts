@@ -8,6 +8,7 @@ import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { lowOnSpace } from '../disk-space.ts';
 import { UploadStore } from '../uploads.ts';
+import type { RealmState } from '../../actors/realm/state.ts';
 import { route } from './route.ts';
 
 /**
@@ -104,30 +105,67 @@ export const uploadRoutes = [
     auth: 'user',
     params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
     async handle({ services, realm, user }, params) {
-      if (params.realm_id_str !== String(realm.realmId)) throw fileNotFound();
-      const pathId = `${params.realm_id_str}/${params.dir}/${params.filename}`;
-      const id = realm.attachments.byPathId.get(pathId);
+      const attachment = readableAttachment(realm, user.userId, params);
+      return fileResponse(services.config.dataDir, attachment.pathId, attachment.name);
+    },
+  }),
+
+  // The same file for a client that cannot send credentials where it opens it: a link that works alone, briefly.
+  route({
+    method: 'GET',
+    path: '/user_uploads/{realm_id_str}/{dir}/{filename}',
+    auth: 'user',
+    params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
+    handle({ services, realm, user }, params) {
+      const attachment = readableAttachment(realm, user.userId, params);
+      const token = services.uploadLinks.issue(realm.realmId, attachment.pathId);
+      return { url: `/user_uploads/temporary/${token}/${encodeURIComponent(params.filename)}` };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/user_uploads/temporary/{token}/{filename}',
+    root: true,
+    auth: 'public',
+    params: { token: p.string(), filename: p.string() },
+    async handle({ services, realm }, params) {
+      const pathId = services.uploadLinks.redeem(params.token, realm.realmId);
+      const id = pathId === null ? undefined : realm.attachments.byPathId.get(pathId);
       const attachment = id === undefined ? undefined : realm.attachments.byId.get(id);
-      if (!attachment || !canReadAttachment(realm, user.userId, attachment)) throw fileNotFound();
-      const bytes = await new UploadStore(services.config.dataDir).read(pathId);
-      if (!bytes) throw fileNotFound();
-      const type = contentType(attachment.name);
-      const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
-      return new DirectResponse({
-        status: 200,
-        headers: {
-          'Content-Type': type,
-          'Content-Disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(attachment.name)}`,
-          'X-Content-Type-Options': 'nosniff',
-          'Content-Security-Policy': UPLOAD_CSP,
-          'Cache-Control': 'private, max-age=86400',
-        },
-        body: '',
-        bytes,
-      });
+      if (!attachment) throw fileNotFound();
+      return fileResponse(services.config.dataDir, attachment.pathId, attachment.name);
     },
   }),
 ];
+
+/** The upload a path names, if the user may read it; otherwise it does not exist, as far as the user can tell. */
+function readableAttachment(realm: RealmState, userId: number, params: { realm_id_str: string; dir: string; filename: string }) {
+  if (params.realm_id_str !== String(realm.realmId)) throw fileNotFound();
+  const id = realm.attachments.byPathId.get(`${params.realm_id_str}/${params.dir}/${params.filename}`);
+  const attachment = id === undefined ? undefined : realm.attachments.byId.get(id);
+  if (!attachment || !canReadAttachment(realm, userId, attachment)) throw fileNotFound();
+  return attachment;
+}
+
+async function fileResponse(dataDir: string, pathId: string, name: string): Promise<DirectResponse> {
+  const bytes = await new UploadStore(dataDir).read(pathId);
+  if (!bytes) throw fileNotFound();
+  const type = contentType(name);
+  const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
+  return new DirectResponse({
+    status: 200,
+    headers: {
+      'Content-Type': type,
+      'Content-Disposition': `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': UPLOAD_CSP,
+      'Cache-Control': 'private, max-age=86400',
+    },
+    body: '',
+    bytes,
+  });
+}
 
 const TYPES: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', avif: 'image/avif',

@@ -171,9 +171,15 @@ export const userRoutes = [
     method: 'PATCH',
     path: '/users/{user_id}',
     auth: 'user',
-    params: { user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional(), profile_data: profileDataParam.optional() },
+    params: {
+      user_id: p.string(), full_name: p.string(fullName).optional(), role: p.int(role).optional(), profile_data: profileDataParam.optional(),
+      new_email: p.string(email).optional(),
+    },
     async handle({ services, realm, user }, params) {
       const target = lookUp(realm, user, params.user_id);
+      if (params.new_email !== undefined) {
+        await services.runtime.execute(realm.realmId, { type: 'user.change_email', caller: caller(user), userId: target.userId, email: params.new_email, administered: true });
+      }
       if (params.profile_data) {
         // An empty value (or null) clears the field, as in the original. Checked before the name and role change.
         const clears = (value: unknown) => value === null || value === '' || (Array.isArray(value) && value.length === 0);

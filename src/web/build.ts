@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** One file of the built web client, held in memory. */
@@ -57,4 +58,18 @@ export async function buildWebClient(): Promise<WebAssets> {
   const html = (await readFile(join(CLIENT_DIR, 'index.html'), 'utf8')).replace('{{script}}', `/static/${script}`).replace('{{style}}', `/static/${style}`);
   assets.set('/', { contentType: CONTENT_TYPES['.html']!, body: html, immutable: false });
   return assets;
+}
+
+/**
+ * The web client's version: a hash of its sources, which the bundle is built from. The server compares it
+ * with the one it served before a restart to tell kept queues' web clients to reload (`web_reload_client`).
+ */
+export async function webClientVersion(): Promise<string> {
+  const hash = createHash('sha256');
+  const files = (await readdir(CLIENT_DIR, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+  for (const file of files) hash.update(relative(CLIENT_DIR, file)).update('\0').update(await readFile(file)).update('\0');
+  return hash.digest('hex').slice(0, 16);
 }

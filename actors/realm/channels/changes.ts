@@ -8,7 +8,7 @@ export interface SubscriptionEntry {
 
 /** The channel fields an update may change. */
 export type ChannelFields = Partial<
-  Pick<Channel, 'name' | 'description' | 'renderedDescription' | 'inviteOnly' | 'isWebPublic' | 'historyPublicToSubscribers' | 'messageRetentionDays' | 'isArchived' | 'isDefault'>
+  Pick<Channel, 'name' | 'description' | 'renderedDescription' | 'inviteOnly' | 'isWebPublic' | 'historyPublicToSubscribers' | 'messageRetentionDays' | 'isArchived' | 'isDefault' | 'folderId' | 'topicsPolicy'>
 > & { permissions?: Partial<Record<ChannelPermission, GroupSetting>> };
 
 export type ChannelChange =

@@ -1,6 +1,6 @@
 import type { Caller } from '../commands.ts';
 import type { GroupSetting } from '../groups/state.ts';
-import type { ChannelPermission, SubscriptionProperties } from './state.ts';
+import type { ChannelPermission, ChannelTopicsPolicy, SubscriptionProperties } from './state.ts';
 
 /** What a new channel is made with (parameters that existing channels ignore). */
 export interface NewChannelOptions {
@@ -10,6 +10,9 @@ export interface NewChannelOptions {
   messageRetentionDays: number | null;
   isDefault: boolean;
   permissions: Partial<Record<ChannelPermission, GroupSetting>>;
+  /** the channel folder to show it in */
+  folderId?: number | null;
+  topicsPolicy?: ChannelTopicsPolicy;
   /** the notification bot announces the new public channels (notifications/decide.ts) */
   announce?: boolean;
 }
@@ -39,6 +42,9 @@ export type ChannelCommand =
       messageRetentionDays?: number | null;
       isArchived?: boolean;
       isDefault?: boolean;
+      /** null: out of its folder */
+      folderId?: number | null;
+      topicsPolicy?: ChannelTopicsPolicy;
       permissions?: Partial<Record<ChannelPermission, GroupSetting>>;
     }
   | { type: 'subscription.properties'; caller: Caller; userId: number; entries: { channelId: number; properties: Partial<SubscriptionProperties> }[] };

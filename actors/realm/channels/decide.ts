@@ -4,6 +4,8 @@ import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { settingIncludes } from '../groups/state.ts';
+import { checkFolderForChannel } from '../channel-folders/decide.ts';
+import { checkTopicsPolicy } from './topics-policy.ts';
 import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
@@ -52,6 +54,18 @@ export function mayAddOthers(state: RealmState, channel: Channel, userId: number
 function maySubscribeSelf(state: RealmState, channel: Channel, userId: number | null): boolean {
   if (userId === null || administers(state, channel, userId)) return true;
   if (!channel.inviteOnly) return state.users.get(userId)?.role !== Role.guest;
+  return settingIncludes(state, channel.permissions.can_subscribe_group, userId) || settingIncludes(state, channel.permissions.can_add_subscribers_group, userId);
+}
+
+/**
+ * Whether the user may read the channel's messages, now or by subscribing on its own (the original's
+ * content access): web-public and subscribed channels, public ones for all but guests, private ones for the
+ * members of their subscribe and add-subscribers groups.
+ */
+export function hasContentAccess(state: RealmState, channel: Channel, userId: number): boolean {
+  if (channel.isWebPublic || state.subscriptions.get(channel.id)?.has(userId)) return true;
+  if (state.users.get(userId)?.role === Role.guest) return false;
+  if (!channel.inviteOnly) return true;
   return settingIncludes(state, channel.permissions.can_subscribe_group, userId) || settingIncludes(state, channel.permissions.can_add_subscribers_group, userId);
 }
 
@@ -127,6 +141,8 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
   const description = checkDescription(requested.description);
   const { options } = command;
   if (options.isWebPublic) checkWebPublic(state, options.inviteOnly);
+  checkFolderForChannel(state, options.folderId ?? null);
+  if (options.topicsPolicy !== undefined) checkTopicsPolicy(state, actor, options.topicsPolicy);
   if (actor !== null) {
     const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
     if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
@@ -153,6 +169,8 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
     isArchived: false,
     isDefault: options.isDefault,
     firstMessageId: null,
+    folderId: options.folderId ?? null,
+    topicsPolicy: options.topicsPolicy ?? 'inherit',
     permissions: {
       can_add_subscribers_group: empty,
       can_remove_subscribers_group: systemGroupId(state, 'role:administrators'),
@@ -234,6 +252,14 @@ function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type
   if (command.isDefault !== undefined && command.isDefault !== channel.isDefault) {
     if (command.isDefault && channel.inviteOnly) throw badRequest('Private channels cannot be made default.');
     fields.isDefault = command.isDefault;
+  }
+  if (command.topicsPolicy !== undefined && command.topicsPolicy !== (channel.topicsPolicy ?? 'inherit')) {
+    checkTopicsPolicy(state, actor, command.topicsPolicy, channel);
+    fields.topicsPolicy = command.topicsPolicy;
+  }
+  if (command.folderId !== undefined && command.folderId !== (channel.folderId ?? null)) {
+    checkFolderForChannel(state, command.folderId);
+    fields.folderId = command.folderId;
   }
   if (command.permissions && Object.keys(command.permissions).length) fields.permissions = command.permissions;
   return Object.keys(fields).length ? [{ type: 'channel.updated', id: channel.id, fields }] : [];

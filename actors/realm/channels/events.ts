@@ -1,5 +1,6 @@
 import type { Delivery } from '../../events.ts';
 import type { RealmState } from '../state.ts';
+import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
 import type { Channel } from './state.ts';
 import { canSeeChannel, channelView, PROPERTY_NAMES, subscriptionView } from './views.ts';
@@ -15,7 +16,7 @@ function viewers(state: RealmState, channel: Channel, except: Set<number> = new 
 
 const API_FIELD: Record<string, string> = {
   name: 'name', description: 'description', inviteOnly: 'invite_only', isWebPublic: 'is_web_public',
-  historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived',
+  historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived', folderId: 'folder_id', topicsPolicy: 'topics_policy',
 };
 
 export function channelEvents(state: RealmState, change: ChannelChange, now: number): Delivery[] {
@@ -38,7 +39,8 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         } else if (field === 'description') {
           update('description', value, { rendered_description: channel.renderedDescription });
         } else if (field === 'isDefault') {
-          const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => channelView(state, c, now));
+          // Their ids since feature level 330, as at registration.
+          const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => c.id);
           out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } });
         } else if (API_FIELD[field]) {
           update(API_FIELD[field], value);
@@ -64,11 +66,15 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
         const subscriptions = entries.map((entry) => ({ stream_id: entry.channelId, name: state.channels.get(entry.channelId)!.name }));
         out.push(...to([userId], { type: 'subscription', op: 'remove', subscriptions }));
+        // A private channel the user may no longer see at all is gone from its clients.
+        const lost = subscriptions.filter((subscription) => !canSeeChannel(state, state.channels.get(subscription.stream_id)!, userId));
+        if (lost.length) out.push(...to([userId], { type: 'stream', op: 'delete', stream_ids: lost.map((channel) => channel.stream_id), streams: lost }));
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
         const removed = entries.map((entry) => entry.userId);
         out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed }));
       }
+      out.push(...accessLostDeliveries(state, change.entries));
       return out;
     }
     case 'subscription.properties_set': {

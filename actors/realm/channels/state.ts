@@ -9,6 +9,9 @@ export const CHANNEL_PERMISSIONS = [
 ] as const;
 export type ChannelPermission = (typeof CHANNEL_PERMISSIONS)[number];
 
+export const CHANNEL_TOPICS_POLICIES = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'] as const;
+export type ChannelTopicsPolicy = (typeof CHANNEL_TOPICS_POLICIES)[number];
+
 export interface Channel {
   id: number;
   name: string;
@@ -25,6 +28,10 @@ export interface Channel {
   isArchived: boolean;
   isDefault: boolean;
   firstMessageId: number | null;
+  /** the channel folder it is shown in (channel-folders/state.ts); absent in snapshots written before folders: none */
+  folderId?: number | null;
+  /** named topics and the empty one (channels/topics-policy.ts); absent in snapshots from before: inherit */
+  topicsPolicy?: ChannelTopicsPolicy;
   permissions: Record<ChannelPermission, GroupSetting>;
 }
 

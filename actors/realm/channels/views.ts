@@ -27,8 +27,8 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     is_web_public: channel.isWebPublic,
     history_public_to_subscribers: channel.historyPublicToSubscribers,
     first_message_id: channel.firstMessageId,
-    // Channel folders are not modelled yet (issue 15): no channel is in one, which the document spells null.
-    folder_id: null,
+    folder_id: channel.folderId ?? null,
+    topics_policy: channel.topicsPolicy ?? 'inherit',
     message_retention_days: channel.messageRetentionDays,
     stream_post_policy: policy,
     is_announcement_only: policy === 2,

@@ -1,4 +1,5 @@
-import { ChatError, ErrorCode } from '../../errors.ts';
+import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
+import { addressNotAllowed } from '../domains/decide.ts';
 import type { RealmChange } from '../changes.ts';
 import type { Clock } from '../decide.ts';
 import { defaultChannelIds, newUserChanges } from '../new-user.ts';
@@ -36,6 +37,9 @@ export function decideAcceptInvitation(state: RealmState, command: Accept, clock
   const invitation = usableInvitation(state, command.key, clock.now());
   const email = invitation.multiuse ? command.email : invitation.email;
   if (!email) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'email' argument", 400, { var_name: 'email' });
+  const refused = addressNotAllowed(state, email);
+  if (refused === 'plus') throw badRequest('Email addresses containing + are not allowed in this organization.');
+  if (refused) throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
   const channels = [...(invitation.includeRealmDefaultSubscriptions ? defaultChannelIds(state) : []), ...invitation.channelIds].filter(
     (id) => state.channels.has(id) && !state.channels.get(id)!.isArchived,
   );

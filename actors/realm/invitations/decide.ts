@@ -1,6 +1,7 @@
 import { badRequest, ChatError, ErrorCode, notAdmin } from '../../errors.ts';
 import { randomString } from '../../ids.ts';
 import { mayAddOthers } from '../channels/decide.ts';
+import { addressNotAllowed } from '../domains/decide.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { mayAddMembers } from '../groups/decide.ts';
@@ -64,6 +65,11 @@ function decideSend(state: RealmState, command: Send, clock: Clock): InvitationC
   const emails = uniqueAddresses(command.emails);
   if (emails.length === 0) throw badRequest('You must specify at least one email address.');
   checkTerms(state, command, caller);
+  const outside = emails.flatMap((email): SkippedInvitee[] => {
+    const refused = addressNotAllowed(state, email);
+    return refused ? [[email, refused === 'plus' ? 'Email addresses containing + are not allowed.' : 'Outside your domain.', false]] : [];
+  });
+  if (outside.length) throw invitationFailed("Some emails did not validate, so we didn't send any invitations.", outside, false);
   const skipped = skippedInvitees(state, emails);
   if (skipped.length === emails.length) throw invitationFailed("We weren't able to invite anyone.", skipped, false);
   const skippedSet = new Set(skipped.map(([email]) => email));

@@ -48,6 +48,8 @@ export type MessageChange =
        * actor, so the send and the removal are one log record and a crash can never send it twice.
        */
       scheduledMessageId?: number;
+      /** a reminder: the user whose scheduled message it is (the sender is the notification bot) */
+      scheduledOwnerId?: number;
     }
   | {
       type: 'message.edited';

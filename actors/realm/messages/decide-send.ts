@@ -1,3 +1,4 @@
+import { checkTopicAllowed } from '../channels/topics-policy.ts';
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Channel } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
@@ -10,8 +11,7 @@ import type { ContentEdit, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds } from './decide.ts';
 import { linkedAttachmentIds } from '../attachments/decide.ts';
-import { topicsRequired } from '../settings/state.ts';
-import { normalizeContent, normalizeTopic, TOPICS_REQUIRED, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
+import { normalizeContent, normalizeTopic, WILDCARD_MENTION_THRESHOLD } from './limits.ts';
 import { groupMembers, renderMessage } from './render.ts';
 import { hasSorted, recipientKey, topicKey, type MessageRecipient, type SentMessage } from './state.ts';
 import { displayEmail, findUserByAddress } from '../email-visibility.ts';
@@ -27,7 +27,7 @@ export function decideSend(state: RealmState, command: Send, clock: DecideContex
     const channel = channelForSend(state, command.to, sender);
     if (command.topic === undefined) throw badRequest('Missing topic');
     recipient = { kind: 'channel', channelId: channel.id, topic: normalizeTopic(command.topic) };
-    if (recipient.topic === '' && topicsRequired(state.settings)) throw badRequest(TOPICS_REQUIRED);
+    checkTopicAllowed(state, channel, recipient.topic);
     userIds = channelRecipients(state, channel, sender);
   } else {
     userIds = directRecipients(state, command.to, sender).sort((a, b) => a - b);

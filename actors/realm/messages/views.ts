@@ -100,7 +100,8 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
 
 function directRecipientsView(state: RealmState, userIds: readonly number[]) {
   return userIds.map((id) => {
-    const user = state.users.get(id);
+    // The notification bot is among them in its reminders.
+    const user = senderProfile(state, id);
     return { id, email: user ? displayEmail(state, user) : '', full_name: user?.fullName ?? '', is_mirror_dummy: false };
   });
 }

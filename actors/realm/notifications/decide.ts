@@ -61,7 +61,19 @@ export class BotPoster {
   }
 
   post(channelId: number, topic: string, text: { markdown: string; html: string }, userIds: Iterable<number>): void {
-    const recipient: MessageRecipient = { kind: 'channel', channelId, topic };
+    this.send({ kind: 'channel', channelId, topic }, text, userIds);
+  }
+
+  /**
+   * A direct message to one user (a reminder). `scheduled`: the user's scheduled message it delivers, which
+   * applying the send removes from the user's actor.
+   */
+  postDirect(userId: number, text: { markdown: string; html: string }, scheduled?: { scheduledMessageId: number; ownerId: number }): void {
+    const userIds = [this.bot.userId, userId].sort((a, b) => a - b);
+    this.send({ kind: 'direct', userIds }, text, userIds, scheduled);
+  }
+
+  private send(recipient: MessageRecipient, text: { markdown: string; html: string }, userIds: Iterable<number>, scheduled?: { scheduledMessageId: number; ownerId: number }): void {
     const key = recipientKey(recipient);
     let recipientId = this.state.messages.recipientIds.get(key) ?? this.recipientIds.get(key);
     if (recipientId === undefined) this.recipientIds.set(key, (recipientId = this.nextRecipientId++));
@@ -83,6 +95,7 @@ export class BotPoster {
       historicalUserIds: [],
     };
     const change: MessageChange = { type: 'message.sent', message, readBySender: true };
+    if (scheduled) Object.assign(change, { scheduledMessageId: scheduled.scheduledMessageId, scheduledOwnerId: scheduled.ownerId });
     this.changes.push(change);
   }
 }

@@ -74,7 +74,7 @@ export function decideReport(state: RealmState, command: ReportCommand, clock: C
 }
 
 /** A backtick fence longer than any run of backticks in the text, so the quoted text cannot close it. */
-function unusedFence(text: string): string {
+export function unusedFence(text: string): string {
   const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((run) => run[0].length));
   return '`'.repeat(Math.max(3, longest + 1));
 }

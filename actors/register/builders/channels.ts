@@ -71,9 +71,7 @@ export const streamState: Builder = ({ realm, user, spectator }, options) => ({
     .map((channel) => channelView(realm, channel, options.now)),
 });
 
-/** fetch type `default_streams` (none for a spectator, who joins nothing) */
-export const defaultStreamsState: Builder = ({ realm, spectator }, { now }) => ({
-  realm_default_streams: spectator
-    ? []
-    : [...realm.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channelView(realm, channel, now)),
+/** fetch type `default_streams`: their ids since feature level 330 (none for a spectator, who joins nothing) */
+export const defaultStreamsState: Builder = ({ realm, spectator }) => ({
+  realm_default_streams: spectator ? [] : [...realm.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channel.id),
 });

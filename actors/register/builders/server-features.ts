@@ -1,3 +1,4 @@
+import { onboardingStepsView } from '../../user/onboarding.ts';
 import type { Builder } from '../builder.ts';
 
 /** fetch type `giphy`: the GIF service key of the server's configuration (such keys are public by design). */
@@ -21,5 +22,8 @@ export const incomingWebhookBotsState: Builder = () => ({ realm_incoming_webhook
 /** fetch type `push_device`: the caller's devices registered for end-to-end encrypted push; the server has none yet. */
 export const pushDevicesState: Builder = () => ({ push_devices: {} });
 
-/** fetch type `onboarding_steps`: the server shows no onboarding hints or tour video. */
-export const onboardingStepsState: Builder = () => ({ onboarding_steps: [], navigation_tour_video_url: null });
+/** fetch type `onboarding_steps`: the one-time notices the caller has not seen yet; the server has no tour video. */
+export const onboardingStepsState: Builder = ({ personal, spectator }) => ({
+  onboarding_steps: spectator ? [] : onboardingStepsView(personal),
+  navigation_tour_video_url: null,
+});

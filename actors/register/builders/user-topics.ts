@@ -1,5 +1,4 @@
-import { userTopicsView } from '../../user/views.ts';
-import { VisibilityPolicy } from '../../user/state.ts';
+import { mutedTopicsView, userTopicsView } from '../../user/views.ts';
 import type { Builder } from '../builder.ts';
 
 /** fetch type `user_topic`: the caller's topic visibility policies. */
@@ -14,11 +13,5 @@ export const userTopicsState: Builder = ({ personal }, { capabilities }) => ({
  */
 export const mutedTopicsState: Builder = ({ realm, personal }, { fetchTypes, capabilities }) => {
   if (fetchTypes !== null && fetchTypes.includes('user_topic')) return {};
-  const muted = userTopicsView(personal, capabilities?.empty_topic_name === true)
-    .filter((topic) => topic.visibility_policy === VisibilityPolicy.muted)
-    .flatMap((topic) => {
-      const channel = realm.channels.get(topic.stream_id);
-      return channel ? [[channel.name, topic.topic_name, topic.last_updated]] : [];
-    });
-  return { muted_topics: muted };
+  return { muted_topics: mutedTopicsView(personal, capabilities?.empty_topic_name === true, (id) => realm.channels.get(id)?.name) };
 };
