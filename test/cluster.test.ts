@@ -1,6 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { fetchIds, sendToChannel } from './helpers/messages.ts';
@@ -199,6 +201,54 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
   });
 
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+t.test("a new node joins from the stored snapshot after the stream's retention dropped the records before it", async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir()];
+  t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const servers = childServers(t, dirs);
+  const env = (node: string) => ({
+    CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2',
+    CHAT_CLUSTER_SNAPSHOT_SECONDS: '0.5', CHAT_CLUSTER_RETENTION: '1s',
+  });
+  const primary = await servers.start(dirs[0]!, env('p'));
+  await primaryOf([primary], dirs);
+  const owner: Credentials = readZuliprc(join(dirs[0]!, 'zuliprc'));
+  const api = (node: ChildServer) => new ApiClient(node.url, owner);
+  t.equal((await api(primary).post('/users/me/subscriptions', { subscriptions: [{ name: 'cluster' }] })).status, 200);
+  const early: number[] = [];
+  for (let i = 0; i < 200; i++) early.push(await sendToChannel(api(primary), 'cluster', 'early', `zebrafish number ${i} of the early ones`));
+  const form = new FormData();
+  form.append('file', new Blob(['kept in the stored snapshot']), 'kept.txt');
+  const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
+  const uploaded = (await (await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form })).json()) as { url: string };
+  const nc = await connect({ servers: nats.urls });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const earlyEnd = (await jsm.streams.info('CHAT_LOG')).state.last_seq;
+  // Writes go on until the stream no longer holds the early records (a snapshot stored, then the next).
+  const later: number[] = [];
+  await waitFor('the stream to drop the early records', async () => {
+    later.push(await sendToChannel(api(primary), 'cluster', 'later', `later ${later.length}`));
+    return (await jsm.streams.info('CHAT_LOG')).state.first_seq > earlyEnd ? true : null;
+  });
+  t.comment(`the stream starts at ${(await jsm.streams.info('CHAT_LOG')).state.first_seq}; the early records ended at ${earlyEnd}`);
+
+  const joined = await servers.start(dirs[1]!, env('q'));
+  const ids = new Set(await fetchIdsAll(api(joined)));
+  t.same([...early, ...later].filter((id) => !ids.has(id)), [], 'the new node has every message, the early ones too');
+  const found = await api(joined).get('/messages', { anchor: 'newest', num_before: 1000, num_after: 0, narrow: [{ operator: 'search', operand: 'zebrafish' }] });
+  t.same((found.body.messages as { id: number }[]).map((message) => message.id).sort((x, y) => x - y), early, 'search finds the early ones');
+  const first = await api(joined).get(`/messages/${early[0]}`, { apply_markdown: false });
+  t.equal(first.body.message.content, 'zebrafish number 0 of the early ones', 'with their bodies');
+  const file = await fetch(`${joined.url}${uploaded.url}`, { headers: { Authorization: basic } });
+  t.equal(file.status, 200);
+  t.equal(await file.text(), 'kept in the stored snapshot', "and the organization's files");
+  // And it goes on following the stream.
+  const after = await sendToChannel(api(primary), 'cluster', 'later', 'after the join');
+  t.ok((await fetchIds(api(joined), CHANNEL)).includes(after), 'a write after the join reaches it');
+  t.equal((await health(joined))?.cluster.role, 'replica');
 });
 
 /** Every message id in the organization, 1000 at a time. */

@@ -1,11 +1,13 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { join } from 'node:path';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
 import type { Replication, Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
+import type { Store } from '../../snapshots/store.ts';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
@@ -13,6 +15,7 @@ import type { Metrics } from '../metrics.ts';
 import { FORWARD_MARK, forwardHttp } from './forward.ts';
 import type { ClusterHooks } from './hooks.ts';
 import { ReplicatedStore } from './replicated-store.ts';
+import { hasData, SnapshotBucket, type Manifest } from './snapshot-bucket.ts';
 import { PositionWaiters } from './waiters.ts';
 
 /** The organization's log, replicated: the primary appends each committed record, every node applies them. */
@@ -33,6 +36,8 @@ const SHARED_SUBJECT = 'chat.shared';
 /** How long a starting node waits for JetStream to answer, and how often it asks meanwhile. */
 const SETUP_WAIT_MS = 30_000;
 const SETUP_RETRY_MS = 250;
+/** How long the primary waits for LMDB to hold a record the stream stored before it takes a snapshot of it. */
+const SNAPSHOT_FLUSH_WAIT_MS = 10_000;
 
 interface NodeInfo {
   node: string;
@@ -66,7 +71,14 @@ export class ClusterNode implements ClusterHooks, Replication {
   private nextLookup: Promise<number> | null = null;
   private lookupInFlight: Promise<unknown> = Promise.resolve();
   private runtime: Runtime | null = null;
-  readonly store: ReplicatedStore;
+  private replicated: ReplicatedStore | null = null;
+  private local: Store | null = null;
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  private snapshotting: Promise<void> | null = null;
+  /** the latest snapshot stored in the cluster's object store, as far as this node knows */
+  private stored: Manifest | null = null;
+  /** the snapshot this node's empty data directory started from, if it did */
+  readonly seeded: Manifest | null;
 
   private constructor(
     private readonly config: ClusterConfig,
@@ -76,21 +88,25 @@ export class ClusterNode implements ClusterHooks, Replication {
     private readonly jsm: JetStreamManager,
     private readonly lease: KV,
     private readonly nodes: KV,
-    local: ConstructorParameters<typeof ReplicatedStore>[0],
+    private readonly snapshots: SnapshotBucket,
+    private readonly dataDir: string,
+    seeded: Manifest | null,
     /** the node cannot go on (deposed, or its log cannot follow the stream): the process must restart */
     private readonly fatal: (reason: string) => void,
   ) {
     this.nodeId = config.nodeId;
-    this.store = new ReplicatedStore(local, (streamSeq) => this.advance(streamSeq));
+    this.seeded = seeded;
+    this.stored = seeded;
+    // Started from a stored snapshot: the stream is followed from the first position it does not cover.
+    if (seeded) this.applied = seeded.streamStart - 1;
   }
 
-  /** Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them). */
-  static async connect(
-    config: ClusterConfig,
-    log: Logger,
-    local: ConstructorParameters<typeof ReplicatedStore>[0],
-    fatal: (reason: string) => void,
-  ): Promise<ClusterNode> {
+  /**
+   * Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them).
+   * A node whose data directory is empty writes the cluster's latest stored snapshot there first (the
+   * stream may no longer hold the records before it): open the data directory after this.
+   */
+  static async connect(config: ClusterConfig, log: Logger, dataDir: string, fatal: (reason: string) => void): Promise<ClusterNode> {
     const nc = await connect({ servers: config.servers, name: `chat-${config.nodeId}`, maxReconnectAttempts: -1 });
     const js = jetstream(nc);
     // A NATS cluster that has just started may take a moment to elect its JetStream leaders: until then the
@@ -112,7 +128,10 @@ export class ClusterNode implements ClusterHooks, Replication {
         if (!(await jsm.streams.info(STREAM)).cluster?.leader) throw new Error('the log stream has no leader yet');
         await lease.get(LEASE_KEY);
         await nodes.put(config.nodeId, '');
-        return new ClusterNode(config, log, nc, js, jsm, lease, nodes, local, fatal);
+        const snapshots = await SnapshotBucket.open(js, config.replicas);
+        const seeded = hasData(dataDir) ? null : await snapshots.restoreInto(dataDir);
+        if (seeded) log.info({ seq: seeded.seq, streamStart: seeded.streamStart, files: seeded.files.length }, "cluster: started from the cluster's stored snapshot");
+        return new ClusterNode(config, log, nc, js, jsm, lease, nodes, snapshots, dataDir, seeded, fatal);
       } catch (error) {
         if (Date.now() > deadline) {
           await nc.close();
@@ -124,8 +143,15 @@ export class ClusterNode implements ClusterHooks, Replication {
     }
   }
 
+  /** The data directory as the runtime must see it: appends go through the stream while this node leads. */
+  attach(local: Store): ReplicatedStore {
+    this.local = local;
+    this.replicated = new ReplicatedStore(local, (streamSeq) => this.advance(streamSeq));
+    return this.replicated;
+  }
+
   isPrimary(): boolean {
-    return this.role === 'primary' && this.store.leading;
+    return this.role === 'primary' && this.replicated!.leading;
   }
 
   /**
@@ -162,6 +188,11 @@ export class ClusterNode implements ClusterHooks, Replication {
         if (!message.headers?.get(TERM_HEADER)) {
           const record = decode<LogRecord>(message.data);
           // Records this node's own log holds already (it replayed them at boot) are skipped.
+          if (record.seq > runtime.logPosition + 1) {
+            this.fatal(`the log stream no longer holds records ${runtime.logPosition + 1} to ${record.seq - 1} (its retention dropped them): ` +
+              "start this node on an empty data directory, to join from the cluster's stored snapshot");
+            return;
+          }
           if (record.seq > runtime.logPosition) {
             runtime.follow(record).catch((error: unknown) => this.fatal(`the local log could not store record ${record.seq}: ${String(error)}`));
           }
@@ -273,11 +304,74 @@ export class ClusterNode implements ClusterHooks, Replication {
       return;
     }
     this.advance(termSeq);
-    this.store.lead((record, after) => this.append(record, after), termSeq);
+    this.replicated!.lead((record, after) => this.append(record, after), termSeq, this.runtime!.logPosition);
     this.role = 'primary';
     this.primary = { node: this.nodeId, url: this.url };
     this.log.info({ node: this.nodeId, streamSeq: termSeq, logPosition: this.runtime!.logPosition }, 'cluster: this node is the primary');
+    this.stored = (await this.snapshots.latest().catch(() => null)) ?? this.stored;
+    this.snapshotTimer = setInterval(() => void this.storeSnapshot(), this.config.snapshotMs);
     await promoted();
+  }
+
+  // ---- the stored snapshot and the stream's retention ---------------------------------------------------
+
+  /**
+   * At the primary: stores a snapshot of its data directory in the object store (when the log moved since
+   * the last one), then drops the stream records that are too old or too many and that the snapshot before
+   * it covers. Keeping the records after the previous snapshot too, a node that is still copying that one
+   * can follow the stream from where it ends.
+   */
+  private storeSnapshot(): Promise<void> {
+    this.snapshotting ??= (async () => {
+      if (!this.isPrimary() || this.stopped) return;
+      const local = this.local!;
+      const last = { ...this.replicated!.stored };
+      if (!this.stored || last.seq > this.stored.seq) {
+        // The stream stored the record before LMDB did: the copy must hold it for the positions to agree.
+        const deadline = Date.now() + SNAPSHOT_FLUSH_WAIT_MS;
+        while (local.lastSeq() < last.seq && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        const manifest = await this.snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
+          seq >= last.seq ? last.streamSeq + 1 : null);
+        if (manifest) {
+          this.stored = manifest;
+          this.log.info({ seq: manifest.seq, streamStart: manifest.streamStart, files: manifest.files.length }, "cluster: stored a snapshot in the cluster's object store");
+        }
+      }
+      if (this.stored?.previous) await this.trimStream(this.stored.previous.streamStart);
+    })()
+      .catch((error: unknown) => this.log.warn({ err: error }, "cluster: could not store a snapshot or trim the stream"))
+      .finally(() => {
+        this.snapshotting = null;
+      });
+    return this.snapshotting;
+  }
+
+  /** Drops the records before the retention's bounds (CHAT_CLUSTER_RETENTION, _SIZE), never at or after `covered`. */
+  private async trimStream(covered: number): Promise<void> {
+    const { first_seq: first, last_seq: last, bytes, messages } = (await this.jsm.streams.info(STREAM)).state;
+    const limit = Math.min(covered, last + 1);
+    let cut = first;
+    if (this.config.retentionBytes > 0 && bytes > this.config.retentionBytes && messages > 0) {
+      cut = Math.max(cut, last + 1 - Math.floor(this.config.retentionBytes / (bytes / messages)));
+    }
+    if (this.config.retentionMs > 0) cut = Math.max(cut, await this.firstNewer(Date.now() - this.config.retentionMs, first, limit));
+    cut = Math.min(cut, limit);
+    if (cut <= first) return;
+    const { purged } = await this.jsm.streams.purge(STREAM, { seq: cut });
+    this.log.info({ purged, firstKept: cut }, 'cluster: dropped the stream records a stored snapshot covers');
+  }
+
+  /** The first stream position in [from, to) stored at or after `time`; `to` if none (positions are in time order). */
+  private async firstNewer(time: number, from: number, to: number): Promise<number> {
+    let low = from;
+    let high = to;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const message = await this.jsm.streams.getMessage(STREAM, { seq: middle });
+      if (!message || message.time.getTime() < time) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   private append(record: LogRecord, after: number): Promise<number> {
@@ -324,20 +418,27 @@ export class ClusterNode implements ClusterHooks, Replication {
   }
 
   async forwardToNode(nodeId: string, queueId: string, request: ApiRequest): Promise<ApiResponse> {
-    const gone = () => new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
-    const entry = await this.nodes.get(nodeId);
-    if (!entry || entry.operation !== 'PUT') throw gone();
+    const url = await this.nodeUrl(nodeId);
+    if (!url) throw queueGone(queueId);
     this.forwarded++;
     // A node that does not answer is gone, and its queues with it: the client registers again.
-    return forwardHttp(entry.json<NodeInfo>().url, request).catch(() => {
-      throw gone();
+    return forwardHttp(url, request).catch(() => {
+      throw queueGone(queueId);
     });
+  }
+
+  /** The HTTP address of a node that is alive (its key in the nodes' bucket is kept fresh), or null. */
+  private async nodeUrl(nodeId: string): Promise<string | null> {
+    const entry = await this.nodes.get(nodeId);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
+    return entry.json<NodeInfo>().url;
   }
 
   health(): Record<string, unknown> {
     return {
       node_id: this.nodeId,
       role: this.isPrimary() ? 'primary' : 'replica',
+      stored_snapshot_position: this.stored?.seq ?? null,
       primary: this.primary?.node ?? null,
       applied_stream_position: this.applied,
       stream_position: this.streamLast,
@@ -358,6 +459,8 @@ export class ClusterNode implements ClusterHooks, Replication {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
+    await this.snapshotting;
     await this.messages?.close().catch(() => undefined);
     await this.following;
     const wasPrimary = this.role === 'primary';
@@ -367,4 +470,9 @@ export class ClusterNode implements ClusterHooks, Replication {
     await this.nodes.delete(this.nodeId).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
   }
+}
+
+/** The answer for a queue whose node is gone: as Zulip's event servers, the client registers again. */
+function queueGone(queueId: string): ChatError {
+  return new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
 }
