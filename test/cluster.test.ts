@@ -5,6 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
+import { openSocket, type EventSocketClient, type Frame } from './helpers/event-socket.ts';
 import { fetchIds, sendToChannel } from './helpers/messages.ts';
 import { startNatsCluster } from './helpers/nats.ts';
 import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
@@ -122,6 +123,43 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     const removed = await api(c).delete('/events', { queue_id: queueId });
     t.equal(removed.status, 200, 'so is its removal');
     t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
+  });
+
+  await t.test("an event WebSocket that reaches another node than its queue's is relayed there", async (t) => {
+    /** Frames until one holds the message `id`; the last event id seen. */
+    const until = async (socket: EventSocketClient, id: number): Promise<number> => {
+      for (;;) {
+        const frame: Frame = await socket.next(15_000);
+        const events = (frame.events ?? []) as { id: number; type: string; message?: { id: number } }[];
+        if (events.some((event) => event.type === 'message' && event.message?.id === id)) return events.at(-1)!.id;
+      }
+    };
+    const { queueId } = await api(b).register({ event_types: ['message'] });
+    const socket = await openSocket(c.url, { queueId, lastEventId: -1, credentials: owner });
+    const first = await sendToChannel(api(c), 'cluster', 'socket', 'to a socket relayed by c');
+    const acknowledged = await until(socket, first);
+    t.pass("b's queue delivers through a socket opened at c");
+    socket.acknowledge(acknowledged);
+    const second = await sendToChannel(api(b), 'cluster', 'socket', 'and the next one');
+    t.ok((await until(socket, second)) > acknowledged, 'the acknowledgement went through: the next frame holds only what followed');
+    await socket.close();
+    // A browser's ticket is good at the node that issued it; the queue's node still takes the socket.
+    const ticket = (await api(c).post('/events/socket/ticket')).body.ticket as string;
+    const withTicket = await openSocket(c.url, { queueId, lastEventId: acknowledged, ticket });
+    const third = await sendToChannel(api(c), 'cluster', 'socket', 'to a ticket holder');
+    await until(withTicket, third);
+    t.pass('a socket opened with a ticket at c is relayed too');
+    await withTicket.close();
+    // Someone else's key: b refuses, and c passes the refusal on.
+    const other = await api(c).createUser('socket-other@example.com');
+    const refused = await openSocket(c.url, { queueId, lastEventId: -1, credentials: other });
+    t.equal((await refused.next()).code, 'BAD_EVENT_QUEUE_ID', "b's answer to a caller the queue is not for");
+    t.equal((await refused.closed).code, 4400);
+    // A queue of a node that is gone: the client hears it and registers again.
+    const gone = await openSocket(c.url, { queueId: 'gone-node:0123456789', lastEventId: -1, credentials: owner });
+    t.equal((await gone.next()).code, 'BAD_EVENT_QUEUE_ID');
+    t.equal((await gone.closed).code, 4400, 'closed with 4400');
+    t.match((await (await fetch(`${c.url}/metrics`)).text()), /chat_cluster_forwarded_requests [1-9]/);
   });
 
   await t.test('a paused primary is replaced, cannot append once it resumes, and catches up when restarted', async (t) => {

@@ -13,6 +13,7 @@ import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { FORWARD_MARK, forwardHttp } from './forward.ts';
+import { ForwardedSocket } from './forward-socket.ts';
 import type { ClusterHooks } from './hooks.ts';
 import { ReplicatedStore } from './replicated-store.ts';
 import { hasData, SnapshotBucket, type Manifest } from './snapshot-bucket.ts';
@@ -425,6 +426,10 @@ export class ClusterNode implements ClusterHooks, Replication {
     return forwardHttp(url, request).catch(() => {
       throw queueGone(queueId);
     });
+  }
+
+  forwardSocket(nodeId: string, queueId: string, request: ApiRequest, authorization: string): ForwardedSocket {
+    return new ForwardedSocket(this.nodeUrl(nodeId), request, authorization, () => queueGone(queueId), () => this.forwarded++);
   }
 
   /** The HTTP address of a node that is alive (its key in the nodes' bucket is kept fresh), or null. */
