@@ -289,6 +289,31 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   t.equal((await health(joined))?.cluster.role, 'replica');
 });
 
+t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir()];
+  t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const servers = childServers(t, dirs);
+  const LIMIT = 10;
+  const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2', CHAT_RATE_LIMIT: `${LIMIT}/3600` });
+  const primary = await servers.start(dirs[0]!, env('p'));
+  await primaryOf([primary], dirs);
+  const replica = await servers.start(dirs[1]!, env('r'));
+  const owner: Credentials = readZuliprc(join(dirs[0]!, 'zuliprc'));
+  const user = await new ApiClient(primary.url, owner).createUser('budget@example.com');
+  const at = (node: ChildServer) => new ApiClient(node.url, user);
+  const writes = 6;
+  for (let i = 0; i < writes; i++) {
+    t.equal((await at(replica).patch('/settings', { full_name: `Budget ${i}` })).status, 200, `write ${i} through the replica`);
+  }
+  // The replica gave its share back: all its budget is left for what it serves itself.
+  for (let i = 0; i < LIMIT; i++) t.equal((await at(replica).get('/users/me')).status, 200, `read ${i} at the replica`);
+  t.equal((await at(replica).get('/users/me')).status, 429, 'and no more');
+  // The primary counted each forwarded write, once.
+  for (let i = writes; i < LIMIT; i++) t.equal((await at(primary).get('/users/me')).status, 200, `request ${i} at the primary`);
+  t.equal((await at(primary).get('/users/me')).status, 429, 'the primary counted the forwarded writes');
+});
+
 /** Every message id in the organization, 1000 at a time. */
 async function fetchIdsAll(api: ApiClient): Promise<number[]> {
   const ids: number[] = [];
