@@ -78,8 +78,8 @@ export async function startServer(
     bodyCache: config.messageBodyCache,
   });
   live = runtime;
-  // The queues in a snapshot of the primary's are the primary's own (a queue is its node's alone).
-  const recovered = runtime.recover({ queues: !cluster?.seeded });
+  if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);
+  const recovered = runtime.recover();
   if (recovered.tornTail) {
     // Everything before it is intact and replayed; the unreadable record itself is reported and dropped.
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');

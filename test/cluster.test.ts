@@ -248,13 +248,15 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   const servers = childServers(t, dirs);
   const env = (node: string) => ({
     CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2',
-    CHAT_CLUSTER_SNAPSHOT_SECONDS: '0.5', CHAT_CLUSTER_RETENTION: '1s',
+    CHAT_CLUSTER_SNAPSHOT_SECONDS: '0.5', CHAT_CLUSTER_RETENTION: '1s', CHAT_SNAPSHOT_SECONDS: '1',
   });
   const primary = await servers.start(dirs[0]!, env('p'));
   await primaryOf([primary], dirs);
   const owner: Credentials = readZuliprc(join(dirs[0]!, 'zuliprc'));
   const api = (node: ChildServer) => new ApiClient(node.url, owner);
   t.equal((await api(primary).post('/users/me/subscriptions', { subscriptions: [{ name: 'cluster' }] })).status, 200);
+  // A queue of the primary's, in the snapshots it stores: not the new node's to hold.
+  await api(primary).register({ event_types: ['message'] });
   const early: number[] = [];
   for (let i = 0; i < 200; i++) early.push(await sendToChannel(api(primary), 'cluster', 'early', `zebrafish number ${i} of the early ones`));
   const form = new FormData();
@@ -287,6 +289,8 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   const after = await sendToChannel(api(primary), 'cluster', 'later', 'after the join');
   t.ok((await fetchIds(api(joined), CHANNEL)).includes(after), 'a write after the join reaches it');
   t.equal((await health(joined))?.cluster.role, 'replica');
+  t.match(await (await fetch(`${joined.url}/metrics`)).text(), /^chat_event_queues 0$/m, "the primary's queues stayed the primary's");
+  t.match(await (await fetch(`${primary.url}/metrics`)).text(), /^chat_event_queues 1$/m);
 });
 
 t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {

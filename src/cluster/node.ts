@@ -457,6 +457,7 @@ export class ClusterNode implements ClusterHooks, Replication {
     metrics.gauge('chat_cluster_primary', '1 while this node is the primary of its cluster', () => (this.isPrimary() ? 1 : 0));
     metrics.gauge('chat_cluster_applied_position', 'stream position of the last log record this node applied', () => this.applied);
     metrics.gauge('chat_cluster_stream_position', "the log stream's last position as last seen", () => this.streamLast);
+    metrics.gauge('chat_cluster_stored_snapshot_position', "log position of the cluster's latest stored snapshot, as this node knows it (0: none)", () => this.stored?.seq ?? 0);
     metrics.gauge('chat_cluster_forwarded_requests', 'requests this node forwarded to another (writes, polls of its queues)', () => this.forwarded);
   }
 

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
+import { LEGACY_QUEUE_KIND, PAYLOAD_KIND, QUEUE_KIND } from '../../actors/queue/snapshot.ts';
 import type { Store } from '../../snapshots/store.ts';
 import { backupFiles, FILE_FOLDERS, filesBelow } from '../backup-files.ts';
 
@@ -110,6 +111,20 @@ export class SnapshotBucket {
     if (error) throw error;
     return true;
   }
+}
+
+/** The records of event queues and of their events' payloads (actors/queue/snapshot.ts). */
+const QUEUE_RECORD_KINDS = new Set([QUEUE_KIND, PAYLOAD_KIND, LEGACY_QUEUE_KIND]);
+
+/**
+ * The event queues in a snapshot of the primary's are the primary's alone (a queue is its node's): a node
+ * that started from it removes them before it loads the data, as it would never be asked for them.
+ */
+export async function dropQueueRecords(store: Store): Promise<number> {
+  const deleted: [string, string][] = [];
+  for (const record of store.readSnapshots()) if (QUEUE_RECORD_KINDS.has(record.kind)) deleted.push([record.kind, record.id]);
+  if (deleted.length > 0) await store.writeSnapshots(store.snapshotSeq(), [], deleted);
+  return deleted.length;
 }
 
 export function hasData(dataDir: string): boolean {
