@@ -243,7 +243,7 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
 
 t.test("a new node joins from the stored snapshot after the stream's retention dropped the records before it", async (t) => {
   const nats = await startNatsCluster(t);
-  const dirs = [tempDir(), tempDir()];
+  const dirs = [tempDir(), tempDir(), tempDir()];
   t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
   const servers = childServers(t, dirs);
   const env = (node: string) => ({
@@ -263,6 +263,10 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   form.append('file', new Blob(['kept in the stored snapshot']), 'kept.txt');
   const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
   const uploaded = (await (await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form })).json()) as { url: string };
+  // A replica that has the early records, then is down while the stream drops what follows them.
+  let behind = await servers.start(dirs[2]!, env('r'));
+  t.ok((await fetchIds(api(behind), CHANNEL)).includes(early.at(-1)!), 'the replica has the early records');
+  await servers.stop(behind);
   const nc = await connect({ servers: nats.urls });
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
@@ -291,6 +295,12 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   t.equal((await health(joined))?.cluster.role, 'replica');
   t.match(await (await fetch(`${joined.url}/metrics`)).text(), /^chat_event_queues 0$/m, "the primary's queues stayed the primary's");
   t.match(await (await fetch(`${primary.url}/metrics`)).text(), /^chat_event_queues 1$/m);
+
+  // The replica that was down: its log stops before the stream's first record, so it starts over from the snapshot.
+  behind = await servers.start(dirs[2]!, env('r'));
+  const caughtUp = new Set(await fetchIdsAll(api(behind)));
+  t.same([...early, ...later, after].filter((id) => !caughtUp.has(id)), [], 'the replica left behind has the whole history again');
+  t.ok(existsSync(join(dirs[2]!, 'data.mdb.behind')), 'its old LMDB file is set aside');
 });
 
 t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {

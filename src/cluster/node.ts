@@ -7,7 +7,9 @@ import type { LogRecord } from '../../actors/persistence.ts';
 import type { Replication, Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
-import type { Store } from '../../snapshots/store.ts';
+import { removeSearchIndex } from '../../snapshots/search-index.ts';
+import { Store } from '../../snapshots/store.ts';
+import { rename, rm } from 'node:fs/promises';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
@@ -39,6 +41,8 @@ const SETUP_WAIT_MS = 30_000;
 const SETUP_RETRY_MS = 250;
 /** How long the primary waits for LMDB to hold a record the stream stored before it takes a snapshot of it. */
 const SNAPSHOT_FLUSH_WAIT_MS = 10_000;
+/** Where the LMDB file of a node the stream left behind goes, for the operator to look at or remove. */
+const BEHIND_DATA_FILE = 'data.mdb.behind';
 
 interface NodeInfo {
   node: string;
@@ -89,7 +93,8 @@ export class ClusterNode implements ClusterHooks, Replication {
     private readonly jsm: JetStreamManager,
     private readonly lease: KV,
     private readonly nodes: KV,
-    private readonly snapshots: SnapshotBucket,
+    /** opened when first needed: a cluster's start creates no bucket */
+    private snapshots: SnapshotBucket | null,
     private readonly dataDir: string,
     seeded: Manifest | null,
     /** the node cannot go on (deposed, or its log cannot follow the stream): the process must restart */
@@ -129,8 +134,16 @@ export class ClusterNode implements ClusterHooks, Replication {
         if (!(await jsm.streams.info(STREAM)).cluster?.leader) throw new Error('the log stream has no leader yet');
         await lease.get(LEASE_KEY);
         await nodes.put(config.nodeId, '');
-        const snapshots = await SnapshotBucket.open(js, config.replicas);
-        const seeded = hasData(dataDir) ? null : await snapshots.restoreInto(dataDir);
+        // An empty data directory, or one the stream's retention left behind, starts from the stored snapshot.
+        const empty = !hasData(dataDir);
+        const snapshots = empty || (await ClusterNode.behindStream(jsm, dataDir)) ? await SnapshotBucket.find(js) : null;
+        if (snapshots && !empty) {
+          log.warn({ dataDir, aside: BEHIND_DATA_FILE }, "cluster: the log stream no longer holds the records after this node's log; starting from the stored snapshot");
+          await rename(join(dataDir, 'data.mdb'), join(dataDir, BEHIND_DATA_FILE));
+          await rm(join(dataDir, 'lock.mdb'), { force: true });
+          removeSearchIndex(dataDir);
+        }
+        const seeded = snapshots ? await snapshots.restoreInto(dataDir) : null;
         if (seeded) log.info({ seq: seeded.seq, streamStart: seeded.streamStart, files: seeded.files.length }, "cluster: started from the cluster's stored snapshot");
         return new ClusterNode(config, log, nc, js, jsm, lease, nodes, snapshots, dataDir, seeded, fatal);
       } catch (error) {
@@ -142,6 +155,26 @@ export class ClusterNode implements ClusterHooks, Replication {
         await new Promise((resolve) => setTimeout(resolve, SETUP_RETRY_MS));
       }
     }
+  }
+
+  /** Whether the stream's first record comes after the one that follows the log in `dataDir` (a gap). */
+  private static async behindStream(jsm: JetStreamManager, dataDir: string): Promise<boolean> {
+    const { first_seq: first, last_seq: last } = (await jsm.streams.info(STREAM)).state;
+    if (first <= 1) return false;
+    const local = new Store(dataDir);
+    let logPosition: number;
+    try {
+      logPosition = local.lastSeq();
+    } finally {
+      await local.close();
+    }
+    // The first record after the term markers that may begin the stream.
+    for (let seq = first; seq <= last; seq++) {
+      const message = await jsm.streams.getMessage(STREAM, { seq });
+      if (!message || message.header?.get(TERM_HEADER)) continue;
+      return decode<LogRecord>(message.data).seq > logPosition + 1;
+    }
+    return false;
   }
 
   /** The data directory as the runtime must see it: appends go through the stream while this node leads. */
@@ -191,7 +224,7 @@ export class ClusterNode implements ClusterHooks, Replication {
           // Records this node's own log holds already (it replayed them at boot) are skipped.
           if (record.seq > runtime.logPosition + 1) {
             this.fatal(`the log stream no longer holds records ${runtime.logPosition + 1} to ${record.seq - 1} (its retention dropped them): ` +
-              "start this node on an empty data directory, to join from the cluster's stored snapshot");
+              "restarted, this node starts again from the cluster's stored snapshot");
             return;
           }
           if (record.seq > runtime.logPosition) {
@@ -309,7 +342,6 @@ export class ClusterNode implements ClusterHooks, Replication {
     this.role = 'primary';
     this.primary = { node: this.nodeId, url: this.url };
     this.log.info({ node: this.nodeId, streamSeq: termSeq, logPosition: this.runtime!.logPosition }, 'cluster: this node is the primary');
-    this.stored = (await this.snapshots.latest().catch(() => null)) ?? this.stored;
     this.snapshotTimer = setInterval(() => void this.storeSnapshot(), this.config.snapshotMs);
     await promoted();
   }
@@ -326,6 +358,11 @@ export class ClusterNode implements ClusterHooks, Replication {
     this.snapshotting ??= (async () => {
       if (!this.isPrimary() || this.stopped) return;
       const local = this.local!;
+      if (!this.snapshots) {
+        this.snapshots = await SnapshotBucket.open(this.js, this.config.replicas);
+        // A former primary's snapshot counts: the stream may already have been trimmed to it.
+        this.stored = (await this.snapshots.latest()) ?? this.stored;
+      }
       const last = { ...this.replicated!.stored };
       if (!this.stored || last.seq > this.stored.seq) {
         // The stream stored the record before LMDB did: the copy must hold it for the positions to agree.

@@ -40,8 +40,19 @@ export interface Manifest {
 export class SnapshotBucket {
   private constructor(private readonly os: ObjectStore) {}
 
+  /** Opens the bucket, creating it if need be (the primary, once it stores a snapshot). */
   static async open(js: JetStreamClient, replicas: number): Promise<SnapshotBucket> {
     return new SnapshotBucket(await new Objm(js).create(BUCKET, { replicas, storage: StorageType.File }));
+  }
+
+  /** The bucket if a primary created it; null if none ever stored a snapshot (a cluster's first start). */
+  static async find(js: JetStreamClient): Promise<SnapshotBucket | null> {
+    try {
+      return new SnapshotBucket(await new Objm(js).open(BUCKET));
+    } catch (error) {
+      if (error instanceof Error && /not found/i.test(error.message)) return null;
+      throw error;
+    }
   }
 
   async latest(): Promise<Manifest | null> {
