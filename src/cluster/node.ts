@@ -1,6 +1,7 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
@@ -9,7 +10,6 @@ import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
 import { removeSearchIndex } from '../../snapshots/search-index.ts';
 import { Store } from '../../snapshots/store.ts';
-import { rename, rm } from 'node:fs/promises';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
@@ -109,8 +109,9 @@ export class ClusterNode implements ClusterHooks, Replication {
 
   /**
    * Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them).
-   * A node whose data directory is empty writes the cluster's latest stored snapshot there first (the
-   * stream may no longer hold the records before it): open the data directory after this.
+   * A node whose data directory is empty, or whose log ends before the stream's first record (it was down
+   * longer than the stream's retention), writes the cluster's latest stored snapshot there first: open the
+   * data directory after this.
    */
   static async connect(config: ClusterConfig, log: Logger, dataDir: string, fatal: (reason: string) => void): Promise<ClusterNode> {
     const nc = await connect({ servers: config.servers, name: `chat-${config.nodeId}`, maxReconnectAttempts: -1 });
