@@ -48,15 +48,16 @@ export async function startServer(
   if (!binary.native) log.warn('uWebSockets.js native binary not loaded: running on the slow pure-JS fallback');
 
   const bootStarted = performance.now();
-  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
-  // Cluster mode only: a single process loads no NATS code at all.
+  // Cluster mode only: a single process loads no NATS code at all. (Before the data directory opens: an
+  // empty one starts from the cluster's stored snapshot.)
   const cluster = config.cluster
-    ? await (await import('./cluster/node.ts')).ClusterNode.connect(config.cluster, log, store, (reason) => {
+    ? await (await import('./cluster/node.ts')).ClusterNode.connect(config.cluster, log, config.dataDir, (reason) => {
         // Memory may hold what the cluster never stored: a restart rebuilds this node from its log and the stream.
         log.error({ reason }, 'cluster: this node stops; restart it to rejoin as a replica');
         process.exit(CLUSTER_EXIT_CODE);
       })
     : null;
+  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
   const diskSpace = new DiskSpace(config.dataDir, config.minFreeDiskBytes, (low, free) => {
     if (low) log.error({ freeBytes: free, minFreeBytes: diskSpace.minFreeBytes }, `low disk space (${megabytes(free)} free): writes are refused until there is room`);
     else log.warn({ freeBytes: free }, 'disk space is back above the minimum: writes are taken again');
@@ -66,7 +67,7 @@ export async function startServer(
   storageGauges(metrics, store, diskSpace, () => live);
   const listenHost = listenHostOf(config);
   const searchIndex = new SqliteSearchIndex(config.dataDir);
-  const runtime = new Runtime(cluster?.store ?? store, {
+  const runtime = new Runtime(cluster?.attach(store) ?? store, {
     search: searchIndex,
     clock: { now: Date.now },
     // The port is not part of a host, so the stand-in addresses are known before the server listens.
@@ -79,6 +80,7 @@ export async function startServer(
     bodyCache: config.messageBodyCache,
   });
   live = runtime;
+  if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);
   const recovered = runtime.recover();
   if (recovered.tornTail) {
     // Everything before it is intact and replayed; the unreadable record itself is reported and dropped.

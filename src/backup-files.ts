@@ -10,7 +10,7 @@ interface Copied {
 }
 
 /** Every file below `dir`, as paths relative to it (none if it is not there). */
-async function filesBelow(dir: string, prefix = ''): Promise<string[]> {
+export async function filesBelow(dir: string, prefix = ''): Promise<string[]> {
   let entries;
   try {
     entries = await readdir(join(dir, prefix), { withFileTypes: true });

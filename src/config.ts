@@ -101,6 +101,12 @@ export interface ClusterConfig {
   leaseMs: number;
   /** how long a read at a replica waits to have applied what the primary had committed when it arrived */
   readWaitMs: number;
+  /** how often the primary stores a snapshot in the cluster's object store (what an empty node starts from) */
+  snapshotMs: number;
+  /** stream records older than this are dropped, once a stored snapshot covers them */
+  retentionMs: number;
+  /** the stream's records beyond this many bytes (the oldest) are dropped, once a stored snapshot covers them */
+  retentionBytes: number;
 }
 
 /** `limit` requests per `windowSeconds` */
@@ -325,6 +331,11 @@ function clusterConfig(
     replicas: read('CHAT_CLUSTER_REPLICAS', positiveInteger, 3),
     leaseMs: read('CHAT_CLUSTER_LEASE_SECONDS', (name, text) => number(name, text) * 1000, 3000),
     readWaitMs: read('CHAT_CLUSTER_READ_WAIT_SECONDS', (name, text) => number(name, text) * 1000, 10_000),
+    // A new node replays the stream after the stored snapshot: a snapshot every few minutes keeps that short.
+    snapshotMs: read('CHAT_CLUSTER_SNAPSHOT_SECONDS', (name, text) => number(name, text) * 1000, 300_000),
+    // As the log archive (CHAT_LOG_ARCHIVE_RETENTION): a week of history replayable from the stream.
+    retentionMs: read('CHAT_CLUSTER_RETENTION', duration, 7 * 24 * 60 * MINUTE),
+    retentionBytes: read('CHAT_CLUSTER_RETENTION_SIZE', size, 1024 * MIB),
   };
 }
 

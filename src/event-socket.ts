@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../actors/errors.ts';
+import { queueNode } from '../actors/replication.ts';
 import type { Queue, QueueSubscriber } from '../actors/queue/registry.ts';
 import type { RealmState, UserProfile } from '../actors/realm/state.ts';
 import { authenticate, realmForHost, requireActive } from './http/auth.ts';
@@ -7,7 +8,7 @@ import { API_PREFIX, checkRateLimit, rateLimitKey } from './http/dispatch.ts';
 import { errorResponse } from './http/envelope.ts';
 import { p, readParams } from './http/params.ts';
 import type { ApiRequest } from './http/request.ts';
-import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
+import type { SocketConnection, SocketEndpoint, SocketHandler } from './http/socket.ts';
 import type { AppServices } from './services.ts';
 
 /**
@@ -31,10 +32,13 @@ const acknowledgement = z.object({ last_event_id: z.number().int() });
 /** The close code of an error frame: 4000 + the HTTP status of the same error (4400, 4409, ...). */
 const closeCodeOf = (error: ChatError) => 4000 + error.status;
 
-export function eventSocketEndpoint(services: AppServices): SocketEndpoint<EventSocket> {
+export function eventSocketEndpoint(services: AppServices): SocketEndpoint<SocketHandler> {
+  const { cluster } = services;
   return {
     path: EVENT_SOCKET_PATH,
     accept(request) {
+      // In a cluster, a socket another node forwarded is for a queue of this node's.
+      const forwarded = cluster?.takeForwardMark(request) ?? false;
       let values: Map<string, string>;
       let realm: RealmState;
       let user: UserProfile;
@@ -56,6 +60,12 @@ export function eventSocketEndpoint(services: AppServices): SocketEndpoint<Event
       } catch (error) {
         if (!(error instanceof ChatError)) throw error;
         target = error;
+      }
+      const node = cluster && !forwarded && !(target instanceof ChatError) ? queueNode(target.queueId) : null;
+      if (cluster && node !== null && node !== cluster.nodeId) {
+        // A browser's ticket is good at this node only: the queue's node hears the user's own key.
+        const authorization = request.authorization || `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`;
+        return { state: cluster.forwardSocket(node, (target as { queueId: string }).queueId, request, authorization) };
       }
       return { state: new EventSocket(services, realm, user, target) };
     },
@@ -95,7 +105,7 @@ function caller(services: AppServices, realm: RealmState, request: ApiRequest, t
 }
 
 /** One WebSocket attached to one event queue: the queue's subscriber. */
-class EventSocket implements QueueSubscriber {
+class EventSocket implements QueueSubscriber, SocketHandler {
   private connection: SocketConnection | null = null;
   private queue: Queue | null = null;
   /** `{"result":"success","msg":"","queue_id":...,"events":` built once: a frame is this, the events, `}` */

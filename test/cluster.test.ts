@@ -1,8 +1,11 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
+import { openSocket, type EventSocketClient, type Frame } from './helpers/event-socket.ts';
 import { fetchIds, sendToChannel } from './helpers/messages.ts';
 import { startNatsCluster } from './helpers/nats.ts';
 import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
@@ -122,6 +125,43 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     t.equal((await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
   });
 
+  await t.test("an event WebSocket that reaches another node than its queue's is relayed there", async (t) => {
+    /** Frames until one holds the message `id`; the last event id seen. */
+    const until = async (socket: EventSocketClient, id: number): Promise<number> => {
+      for (;;) {
+        const frame: Frame = await socket.next(15_000);
+        const events = (frame.events ?? []) as { id: number; type: string; message?: { id: number } }[];
+        if (events.some((event) => event.type === 'message' && event.message?.id === id)) return events.at(-1)!.id;
+      }
+    };
+    const { queueId } = await api(b).register({ event_types: ['message'] });
+    const socket = await openSocket(c.url, { queueId, lastEventId: -1, credentials: owner });
+    const first = await sendToChannel(api(c), 'cluster', 'socket', 'to a socket relayed by c');
+    const acknowledged = await until(socket, first);
+    t.pass("b's queue delivers through a socket opened at c");
+    socket.acknowledge(acknowledged);
+    const second = await sendToChannel(api(b), 'cluster', 'socket', 'and the next one');
+    t.ok((await until(socket, second)) > acknowledged, 'the acknowledgement went through: the next frame holds only what followed');
+    await socket.close();
+    // A browser's ticket is good at the node that issued it; the queue's node still takes the socket.
+    const ticket = (await api(c).post('/events/socket/ticket')).body.ticket as string;
+    const withTicket = await openSocket(c.url, { queueId, lastEventId: acknowledged, ticket });
+    const third = await sendToChannel(api(c), 'cluster', 'socket', 'to a ticket holder');
+    await until(withTicket, third);
+    t.pass('a socket opened with a ticket at c is relayed too');
+    await withTicket.close();
+    // Someone else's key: b refuses, and c passes the refusal on.
+    const other = await api(c).createUser('socket-other@example.com');
+    const refused = await openSocket(c.url, { queueId, lastEventId: -1, credentials: other });
+    t.equal((await refused.next()).code, 'BAD_EVENT_QUEUE_ID', "b's answer to a caller the queue is not for");
+    t.equal((await refused.closed).code, 4400);
+    // A queue of a node that is gone: the client hears it and registers again.
+    const gone = await openSocket(c.url, { queueId: 'gone-node:0123456789', lastEventId: -1, credentials: owner });
+    t.equal((await gone.next()).code, 'BAD_EVENT_QUEUE_ID');
+    t.equal((await gone.closed).code, 4400, 'closed with 4400');
+    t.match((await (await fetch(`${c.url}/metrics`)).text()), /chat_cluster_forwarded_requests [1-9]/);
+  });
+
   await t.test('a paused primary is replaced, cannot append once it resumes, and catches up when restarted', async (t) => {
     const old = nodes[first]!;
     old.process.kill('SIGSTOP');
@@ -199,6 +239,93 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
   });
 
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+t.test("a new node joins from the stored snapshot after the stream's retention dropped the records before it", async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir(), tempDir()];
+  t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const servers = childServers(t, dirs);
+  const env = (node: string) => ({
+    CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2',
+    CHAT_CLUSTER_SNAPSHOT_SECONDS: '0.5', CHAT_CLUSTER_RETENTION: '1s', CHAT_SNAPSHOT_SECONDS: '1',
+  });
+  const primary = await servers.start(dirs[0]!, env('p'));
+  await primaryOf([primary], dirs);
+  const owner: Credentials = readZuliprc(join(dirs[0]!, 'zuliprc'));
+  const api = (node: ChildServer) => new ApiClient(node.url, owner);
+  t.equal((await api(primary).post('/users/me/subscriptions', { subscriptions: [{ name: 'cluster' }] })).status, 200);
+  // A queue of the primary's, in the snapshots it stores: not the new node's to hold.
+  await api(primary).register({ event_types: ['message'] });
+  const early: number[] = [];
+  for (let i = 0; i < 200; i++) early.push(await sendToChannel(api(primary), 'cluster', 'early', `zebrafish number ${i} of the early ones`));
+  const form = new FormData();
+  form.append('file', new Blob(['kept in the stored snapshot']), 'kept.txt');
+  const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
+  const uploaded = (await (await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form })).json()) as { url: string };
+  // A replica that has the early records, then is down while the stream drops what follows them.
+  let behind = await servers.start(dirs[2]!, env('r'));
+  t.ok((await fetchIds(api(behind), CHANNEL)).includes(early.at(-1)!), 'the replica has the early records');
+  await servers.stop(behind);
+  const nc = await connect({ servers: nats.urls });
+  t.teardown(() => nc.close());
+  const jsm = await jetstreamManager(nc);
+  const earlyEnd = (await jsm.streams.info('CHAT_LOG')).state.last_seq;
+  // Writes go on until the stream no longer holds the early records (a snapshot stored, then the next).
+  const later: number[] = [];
+  await waitFor('the stream to drop the early records', async () => {
+    later.push(await sendToChannel(api(primary), 'cluster', 'later', `later ${later.length}`));
+    return (await jsm.streams.info('CHAT_LOG')).state.first_seq > earlyEnd ? true : null;
+  });
+  t.comment(`the stream starts at ${(await jsm.streams.info('CHAT_LOG')).state.first_seq}; the early records ended at ${earlyEnd}`);
+
+  const joined = await servers.start(dirs[1]!, env('q'));
+  const ids = new Set(await fetchIdsAll(api(joined)));
+  t.same([...early, ...later].filter((id) => !ids.has(id)), [], 'the new node has every message, the early ones too');
+  const found = await api(joined).get('/messages', { anchor: 'newest', num_before: 1000, num_after: 0, narrow: [{ operator: 'search', operand: 'zebrafish' }] });
+  t.same((found.body.messages as { id: number }[]).map((message) => message.id).sort((x, y) => x - y), early, 'search finds the early ones');
+  const first = await api(joined).get(`/messages/${early[0]}`, { apply_markdown: false });
+  t.equal(first.body.message.content, 'zebrafish number 0 of the early ones', 'with their bodies');
+  const file = await fetch(`${joined.url}${uploaded.url}`, { headers: { Authorization: basic } });
+  t.equal(file.status, 200);
+  t.equal(await file.text(), 'kept in the stored snapshot', "and the organization's files");
+  // And it goes on following the stream.
+  const after = await sendToChannel(api(primary), 'cluster', 'later', 'after the join');
+  t.ok((await fetchIds(api(joined), CHANNEL)).includes(after), 'a write after the join reaches it');
+  t.equal((await health(joined))?.cluster.role, 'replica');
+  t.match(await (await fetch(`${joined.url}/metrics`)).text(), /^chat_event_queues 0$/m, "the primary's queues stayed the primary's");
+  t.match(await (await fetch(`${primary.url}/metrics`)).text(), /^chat_event_queues 1$/m);
+
+  // The replica that was down: its log stops before the stream's first record, so it starts over from the snapshot.
+  behind = await servers.start(dirs[2]!, env('r'));
+  const caughtUp = new Set(await fetchIdsAll(api(behind)));
+  t.same([...early, ...later, after].filter((id) => !caughtUp.has(id)), [], 'the replica left behind has the whole history again');
+  t.ok(existsSync(join(dirs[2]!, 'data.mdb.behind')), 'its old LMDB file is set aside');
+});
+
+t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {
+  const nats = await startNatsCluster(t);
+  const dirs = [tempDir(), tempDir()];
+  t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const servers = childServers(t, dirs);
+  const LIMIT = 10;
+  const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2', CHAT_RATE_LIMIT: `${LIMIT}/3600` });
+  const primary = await servers.start(dirs[0]!, env('p'));
+  await primaryOf([primary], dirs);
+  const replica = await servers.start(dirs[1]!, env('r'));
+  const owner: Credentials = readZuliprc(join(dirs[0]!, 'zuliprc'));
+  const user = await new ApiClient(primary.url, owner).createUser('budget@example.com');
+  const at = (node: ChildServer) => new ApiClient(node.url, user);
+  const writes = 6;
+  for (let i = 0; i < writes; i++) {
+    t.equal((await at(replica).patch('/settings', { full_name: `Budget ${i}` })).status, 200, `write ${i} through the replica`);
+  }
+  // The replica gave its share back: all its budget is left for what it serves itself.
+  for (let i = 0; i < LIMIT; i++) t.equal((await at(replica).get('/users/me')).status, 200, `read ${i} at the replica`);
+  t.equal((await at(replica).get('/users/me')).status, 429, 'and no more');
+  // The primary counted each forwarded write, once.
+  for (let i = writes; i < LIMIT; i++) t.equal((await at(primary).get('/users/me')).status, 200, `request ${i} at the primary`);
+  t.equal((await at(primary).get('/users/me')).status, 429, 'the primary counted the forwarded writes');
 });
 
 /** Every message id in the organization, 1000 at a time. */

@@ -1,4 +1,5 @@
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
+import type { SocketHandler } from '../http/socket.ts';
 
 /**
  * What the request pipeline (http/dispatch.ts) asks of the cluster this node belongs to; src/cluster/node.ts
@@ -19,6 +20,11 @@ export interface ClusterHooks {
   forwardToPrimary(request: ApiRequest): Promise<ApiResponse>;
   /** A poll or removal of a queue of another node: that node's answer (BAD_EVENT_QUEUE_ID if it is gone). */
   forwardToNode(nodeId: string, queueId: string, request: ApiRequest): Promise<ApiResponse>;
+  /**
+   * An event WebSocket for a queue of another node: relayed to that node, with these credentials (closed
+   * with BAD_EVENT_QUEUE_ID if it is gone).
+   */
+  forwardSocket(nodeId: string, queueId: string, request: ApiRequest, authorization: string): SocketHandler;
   /** for /health */
   health(): Record<string, unknown>;
 }

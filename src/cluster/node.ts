@@ -1,18 +1,24 @@
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
 import type { Replication, Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
+import { removeSearchIndex } from '../../snapshots/search-index.ts';
+import { Store } from '../../snapshots/store.ts';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { FORWARD_MARK, forwardHttp } from './forward.ts';
+import { ForwardedSocket } from './forward-socket.ts';
 import type { ClusterHooks } from './hooks.ts';
 import { ReplicatedStore } from './replicated-store.ts';
+import { hasData, SnapshotBucket, type Manifest } from './snapshot-bucket.ts';
 import { PositionWaiters } from './waiters.ts';
 
 /** The organization's log, replicated: the primary appends each committed record, every node applies them. */
@@ -33,6 +39,10 @@ const SHARED_SUBJECT = 'chat.shared';
 /** How long a starting node waits for JetStream to answer, and how often it asks meanwhile. */
 const SETUP_WAIT_MS = 30_000;
 const SETUP_RETRY_MS = 250;
+/** How long the primary waits for LMDB to hold a record the stream stored before it takes a snapshot of it. */
+const SNAPSHOT_FLUSH_WAIT_MS = 10_000;
+/** Where the LMDB file of a node the stream left behind goes, for the operator to look at or remove. */
+const BEHIND_DATA_FILE = 'data.mdb.behind';
 
 interface NodeInfo {
   node: string;
@@ -66,7 +76,14 @@ export class ClusterNode implements ClusterHooks, Replication {
   private nextLookup: Promise<number> | null = null;
   private lookupInFlight: Promise<unknown> = Promise.resolve();
   private runtime: Runtime | null = null;
-  readonly store: ReplicatedStore;
+  private replicated: ReplicatedStore | null = null;
+  private local: Store | null = null;
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  private snapshotting: Promise<void> | null = null;
+  /** the latest snapshot stored in the cluster's object store, as far as this node knows */
+  private stored: Manifest | null = null;
+  /** the snapshot this node's empty data directory started from, if it did */
+  readonly seeded: Manifest | null;
 
   private constructor(
     private readonly config: ClusterConfig,
@@ -76,21 +93,27 @@ export class ClusterNode implements ClusterHooks, Replication {
     private readonly jsm: JetStreamManager,
     private readonly lease: KV,
     private readonly nodes: KV,
-    local: ConstructorParameters<typeof ReplicatedStore>[0],
+    /** opened when first needed: a cluster's start creates no bucket */
+    private snapshots: SnapshotBucket | null,
+    private readonly dataDir: string,
+    seeded: Manifest | null,
     /** the node cannot go on (deposed, or its log cannot follow the stream): the process must restart */
     private readonly fatal: (reason: string) => void,
   ) {
     this.nodeId = config.nodeId;
-    this.store = new ReplicatedStore(local, (streamSeq) => this.advance(streamSeq));
+    this.seeded = seeded;
+    this.stored = seeded;
+    // Started from a stored snapshot: the stream is followed from the first position it does not cover.
+    if (seeded) this.applied = seeded.streamStart - 1;
   }
 
-  /** Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them). */
-  static async connect(
-    config: ClusterConfig,
-    log: Logger,
-    local: ConstructorParameters<typeof ReplicatedStore>[0],
-    fatal: (reason: string) => void,
-  ): Promise<ClusterNode> {
+  /**
+   * Connects to NATS and makes sure the stream and the buckets exist (the first node to start creates them).
+   * A node whose data directory is empty, or whose log ends before the stream's first record (it was down
+   * longer than the stream's retention), writes the cluster's latest stored snapshot there first: open the
+   * data directory after this.
+   */
+  static async connect(config: ClusterConfig, log: Logger, dataDir: string, fatal: (reason: string) => void): Promise<ClusterNode> {
     const nc = await connect({ servers: config.servers, name: `chat-${config.nodeId}`, maxReconnectAttempts: -1 });
     const js = jetstream(nc);
     // A NATS cluster that has just started may take a moment to elect its JetStream leaders: until then the
@@ -112,7 +135,18 @@ export class ClusterNode implements ClusterHooks, Replication {
         if (!(await jsm.streams.info(STREAM)).cluster?.leader) throw new Error('the log stream has no leader yet');
         await lease.get(LEASE_KEY);
         await nodes.put(config.nodeId, '');
-        return new ClusterNode(config, log, nc, js, jsm, lease, nodes, local, fatal);
+        // An empty data directory, or one the stream's retention left behind, starts from the stored snapshot.
+        const empty = !hasData(dataDir);
+        const snapshots = empty || (await ClusterNode.behindStream(jsm, dataDir)) ? await SnapshotBucket.find(js) : null;
+        if (snapshots && !empty) {
+          log.warn({ dataDir, aside: BEHIND_DATA_FILE }, "cluster: the log stream no longer holds the records after this node's log; starting from the stored snapshot");
+          await rename(join(dataDir, 'data.mdb'), join(dataDir, BEHIND_DATA_FILE));
+          await rm(join(dataDir, 'lock.mdb'), { force: true });
+          removeSearchIndex(dataDir);
+        }
+        const seeded = snapshots ? await snapshots.restoreInto(dataDir) : null;
+        if (seeded) log.info({ seq: seeded.seq, streamStart: seeded.streamStart, files: seeded.files.length }, "cluster: started from the cluster's stored snapshot");
+        return new ClusterNode(config, log, nc, js, jsm, lease, nodes, snapshots, dataDir, seeded, fatal);
       } catch (error) {
         if (Date.now() > deadline) {
           await nc.close();
@@ -124,8 +158,35 @@ export class ClusterNode implements ClusterHooks, Replication {
     }
   }
 
+  /** Whether the stream's first record comes after the one that follows the log in `dataDir` (a gap). */
+  private static async behindStream(jsm: JetStreamManager, dataDir: string): Promise<boolean> {
+    const { first_seq: first, last_seq: last } = (await jsm.streams.info(STREAM)).state;
+    if (first <= 1) return false;
+    const local = new Store(dataDir);
+    let logPosition: number;
+    try {
+      logPosition = local.lastSeq();
+    } finally {
+      await local.close();
+    }
+    // The first record after the term markers that may begin the stream.
+    for (let seq = first; seq <= last; seq++) {
+      const message = await jsm.streams.getMessage(STREAM, { seq });
+      if (!message || message.header?.get(TERM_HEADER)) continue;
+      return decode<LogRecord>(message.data).seq > logPosition + 1;
+    }
+    return false;
+  }
+
+  /** The data directory as the runtime must see it: appends go through the stream while this node leads. */
+  attach(local: Store): ReplicatedStore {
+    this.local = local;
+    this.replicated = new ReplicatedStore(local, (streamSeq) => this.advance(streamSeq));
+    return this.replicated;
+  }
+
   isPrimary(): boolean {
-    return this.role === 'primary' && this.store.leading;
+    return this.role === 'primary' && this.replicated!.leading;
   }
 
   /**
@@ -162,6 +223,11 @@ export class ClusterNode implements ClusterHooks, Replication {
         if (!message.headers?.get(TERM_HEADER)) {
           const record = decode<LogRecord>(message.data);
           // Records this node's own log holds already (it replayed them at boot) are skipped.
+          if (record.seq > runtime.logPosition + 1) {
+            this.fatal(`the log stream no longer holds records ${runtime.logPosition + 1} to ${record.seq - 1} (its retention dropped them): ` +
+              "restarted, this node starts again from the cluster's stored snapshot");
+            return;
+          }
           if (record.seq > runtime.logPosition) {
             runtime.follow(record).catch((error: unknown) => this.fatal(`the local log could not store record ${record.seq}: ${String(error)}`));
           }
@@ -273,11 +339,78 @@ export class ClusterNode implements ClusterHooks, Replication {
       return;
     }
     this.advance(termSeq);
-    this.store.lead((record, after) => this.append(record, after), termSeq);
+    this.replicated!.lead((record, after) => this.append(record, after), termSeq, this.runtime!.logPosition);
     this.role = 'primary';
     this.primary = { node: this.nodeId, url: this.url };
     this.log.info({ node: this.nodeId, streamSeq: termSeq, logPosition: this.runtime!.logPosition }, 'cluster: this node is the primary');
+    this.snapshotTimer = setInterval(() => void this.storeSnapshot(), this.config.snapshotMs);
     await promoted();
+  }
+
+  // ---- the stored snapshot and the stream's retention ---------------------------------------------------
+
+  /**
+   * At the primary: stores a snapshot of its data directory in the object store (when the log moved since
+   * the last one), then drops the stream records that are too old or too many and that the snapshot before
+   * it covers. Keeping the records after the previous snapshot too, a node that is still copying that one
+   * can follow the stream from where it ends.
+   */
+  private storeSnapshot(): Promise<void> {
+    this.snapshotting ??= (async () => {
+      if (!this.isPrimary() || this.stopped) return;
+      const local = this.local!;
+      if (!this.snapshots) {
+        this.snapshots = await SnapshotBucket.open(this.js, this.config.replicas);
+        // A former primary's snapshot counts: the stream may already have been trimmed to it.
+        this.stored = (await this.snapshots.latest()) ?? this.stored;
+      }
+      const last = { ...this.replicated!.stored };
+      if (!this.stored || last.seq > this.stored.seq) {
+        // The stream stored the record before LMDB did: the copy must hold it for the positions to agree.
+        const deadline = Date.now() + SNAPSHOT_FLUSH_WAIT_MS;
+        while (local.lastSeq() < last.seq && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        const manifest = await this.snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
+          seq >= last.seq ? last.streamSeq + 1 : null);
+        if (manifest) {
+          this.stored = manifest;
+          this.log.info({ seq: manifest.seq, streamStart: manifest.streamStart, files: manifest.files.length }, "cluster: stored a snapshot in the cluster's object store");
+        }
+      }
+      if (this.stored?.previous) await this.trimStream(this.stored.previous.streamStart);
+    })()
+      .catch((error: unknown) => this.log.warn({ err: error }, "cluster: could not store a snapshot or trim the stream"))
+      .finally(() => {
+        this.snapshotting = null;
+      });
+    return this.snapshotting;
+  }
+
+  /** Drops the records before the retention's bounds (CHAT_CLUSTER_RETENTION, _SIZE), never at or after `covered`. */
+  private async trimStream(covered: number): Promise<void> {
+    const { first_seq: first, last_seq: last, bytes, messages } = (await this.jsm.streams.info(STREAM)).state;
+    const limit = Math.min(covered, last + 1);
+    let cut = first;
+    if (this.config.retentionBytes > 0 && bytes > this.config.retentionBytes && messages > 0) {
+      cut = Math.max(cut, last + 1 - Math.floor(this.config.retentionBytes / (bytes / messages)));
+    }
+    if (this.config.retentionMs > 0) cut = Math.max(cut, await this.firstNewer(Date.now() - this.config.retentionMs, first, limit));
+    cut = Math.min(cut, limit);
+    if (cut <= first) return;
+    const { purged } = await this.jsm.streams.purge(STREAM, { seq: cut });
+    this.log.info({ purged, firstKept: cut }, 'cluster: dropped the stream records a stored snapshot covers');
+  }
+
+  /** The first stream position in [from, to) stored at or after `time`; `to` if none (positions are in time order). */
+  private async firstNewer(time: number, from: number, to: number): Promise<number> {
+    let low = from;
+    let high = to;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const message = await this.jsm.streams.getMessage(STREAM, { seq: middle });
+      if (!message || message.time.getTime() < time) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   private append(record: LogRecord, after: number): Promise<number> {
@@ -324,20 +457,31 @@ export class ClusterNode implements ClusterHooks, Replication {
   }
 
   async forwardToNode(nodeId: string, queueId: string, request: ApiRequest): Promise<ApiResponse> {
-    const gone = () => new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
-    const entry = await this.nodes.get(nodeId);
-    if (!entry || entry.operation !== 'PUT') throw gone();
+    const url = await this.nodeUrl(nodeId);
+    if (!url) throw queueGone(queueId);
     this.forwarded++;
     // A node that does not answer is gone, and its queues with it: the client registers again.
-    return forwardHttp(entry.json<NodeInfo>().url, request).catch(() => {
-      throw gone();
+    return forwardHttp(url, request).catch(() => {
+      throw queueGone(queueId);
     });
+  }
+
+  forwardSocket(nodeId: string, queueId: string, request: ApiRequest, authorization: string): ForwardedSocket {
+    return new ForwardedSocket(this.nodeUrl(nodeId), request, authorization, () => queueGone(queueId), () => this.forwarded++);
+  }
+
+  /** The HTTP address of a node that is alive (its key in the nodes' bucket is kept fresh), or null. */
+  private async nodeUrl(nodeId: string): Promise<string | null> {
+    const entry = await this.nodes.get(nodeId);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
+    return entry.json<NodeInfo>().url;
   }
 
   health(): Record<string, unknown> {
     return {
       node_id: this.nodeId,
       role: this.isPrimary() ? 'primary' : 'replica',
+      stored_snapshot_position: this.stored?.seq ?? null,
       primary: this.primary?.node ?? null,
       applied_stream_position: this.applied,
       stream_position: this.streamLast,
@@ -351,6 +495,7 @@ export class ClusterNode implements ClusterHooks, Replication {
     metrics.gauge('chat_cluster_primary', '1 while this node is the primary of its cluster', () => (this.isPrimary() ? 1 : 0));
     metrics.gauge('chat_cluster_applied_position', 'stream position of the last log record this node applied', () => this.applied);
     metrics.gauge('chat_cluster_stream_position', "the log stream's last position as last seen", () => this.streamLast);
+    metrics.gauge('chat_cluster_stored_snapshot_position', "log position of the cluster's latest stored snapshot, as this node knows it (0: none)", () => this.stored?.seq ?? 0);
     metrics.gauge('chat_cluster_forwarded_requests', 'requests this node forwarded to another (writes, polls of its queues)', () => this.forwarded);
   }
 
@@ -358,6 +503,8 @@ export class ClusterNode implements ClusterHooks, Replication {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
+    await this.snapshotting;
     await this.messages?.close().catch(() => undefined);
     await this.following;
     const wasPrimary = this.role === 'primary';
@@ -367,4 +514,9 @@ export class ClusterNode implements ClusterHooks, Replication {
     await this.nodes.delete(this.nodeId).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
   }
+}
+
+/** The answer for a queue whose node is gone: as Zulip's event servers, the client registers again. */
+function queueGone(queueId: string): ChatError {
+  return new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
 }

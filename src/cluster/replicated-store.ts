@@ -19,6 +19,11 @@ export class ReplicatedStore implements Persistence {
   private handedOn: Promise<unknown> = Promise.resolve();
   /** why appends are refused: a deposed primary's first refused append stops all the later ones */
   private fenced: Error | null = null;
+  /**
+   * The last record the stream stored for this primary: every stream position up to `streamSeq` holds a
+   * record of log position `seq` or before (what the stream may drop once a snapshot holds `seq`).
+   */
+  stored: { seq: number; streamSeq: number } = { seq: 0, streamSeq: 0 };
 
   constructor(
     private readonly local: Persistence,
@@ -27,9 +32,10 @@ export class ReplicatedStore implements Persistence {
   ) {}
 
   /** This node became the primary, the stream's last position being `streamSeq`: appends go through the stream. */
-  lead(publish: StreamAppend, streamSeq: number): void {
+  lead(publish: StreamAppend, streamSeq: number, logSeq: number): void {
     this.publish = publish;
     this.streamSeq = streamSeq;
+    this.stored = { seq: logSeq, streamSeq };
     this.fenced = null;
   }
 
@@ -44,6 +50,7 @@ export class ReplicatedStore implements Persistence {
     const previous = this.handedOn;
     // The wrapper keeps `await` from waiting for the LMDB commit itself: only for it to be handed on.
     const handed = Promise.all([stored, previous]).then(([streamSeq]) => {
+      this.stored = { seq: record.seq, streamSeq };
       this.onStored(streamSeq);
       return { written: this.local.append(record) };
     });

@@ -40,6 +40,8 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     const cluster = services.cluster;
     // A request another node forwarded here is answered here, whatever this node's role.
     const forwarded = cluster?.takeForwardMark(request) ?? false;
+    /** the rate-limit key this request spent one request of, if any */
+    let spent: string | null = null;
     try {
       const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
@@ -55,7 +57,10 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       let user: UserProfile | null = null;
       if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
         user = authenticate(realm, request.authorization);
-        if (route.rateLimited !== false) checkRateLimit(services, rateLimitKey(realm.realmId, user));
+        if (route.rateLimited !== false) {
+          spent = rateLimitKey(realm.realmId, user);
+          checkRateLimit(services, spent);
+        }
         route.authorize?.(user, realm);
       } else if (route.anonymousBudget !== false) {
         request.clientAddress ??= request.connection?.clientAddress();
@@ -81,6 +86,8 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       return successResponse(result, ignored);
     } catch (error) {
       if (error instanceof NotPrimary && cluster && !forwarded) {
+        // The primary counts the write against the caller's budget: in the cluster it is counted once.
+        if (spent !== null) services.apiLimiter?.refund(spent);
         try {
           return await cluster.forwardToPrimary(request);
         } catch (failure) {

@@ -26,3 +26,10 @@ export interface SocketEndpoint<S> {
   /** the connection is gone, whoever closed it */
   close(state: S): void;
 }
+
+/** What an endpoint keeps for one connection and tells of its life (the `S` of a SocketEndpoint). */
+export interface SocketHandler {
+  open(connection: SocketConnection): void;
+  message(text: string | null): void;
+  closed(): void;
+}

@@ -74,7 +74,11 @@ export function startChild(dataDir: string, env: Record<string, string> = {}, op
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      // No one holds it to stop it later: a server still starting must not outlive the test.
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${output}`));
+    }, 30_000);
     const check = () => {
       const match = /Listening on (http:\/\/\S+)/.exec(output);
       if (!match) return;
