@@ -2,7 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import t from 'tap';
-import { startTestServer } from './helpers/server.ts';
+import { png } from './helpers/images.ts';
+import { startTestServer, type ApiClient } from './helpers/server.ts';
 
 // The web client in a real browser: Debian's Chromium driven by playwright-core (whose own browser download
 // does not work here). CI installs Chromium (.ci/run); without it this test fails rather than skip, so a
@@ -20,6 +21,15 @@ async function signIn(page: Page, url: string, email: string, password: string):
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** A custom emoji, uploaded as an administrator does (multipart, as the original's clients send it). */
+async function uploadEmoji(api: ApiClient, name: string): Promise<void> {
+  const form = new FormData();
+  form.append('f1', new Blob([new Uint8Array(png([200, 40, 40, 255]))]), 'emoji.png');
+  const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
+  const response = await fetch(`${api.baseUrl}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { Authorization: auth }, body: form });
+  if (response.status !== 200) throw new Error(`emoji upload failed: ${await response.text()}`);
 }
 
 if (!existsSync(CHROMIUM)) {
@@ -167,6 +177,55 @@ if (!existsSync(CHROMIUM)) {
       await owner.getByRole('textbox', { name: 'Message' }).press('Enter');
       await owner.locator('.msg').filter({ hasText: 'The first message here' }).waitFor();
       t.equal((await api.get('/users/me/subscriptions')).body.subscriptions.length, 2, 'created and subscribed');
+    });
+
+    await t.test('rendered content: emoji, custom emoji, spoilers, the description, links that navigate', async (t) => {
+      await uploadEmoji(api, 'party_parrot');
+      const randomId: number = (await api.get('/get_stream_id', { stream: 'random' })).body.stream_id;
+      const content = [
+        'Launch :rocket: with :party_parrot:, see #**general>greetings** and ask @**Bob Marsh**',
+        '',
+        '```spoiler The ending',
+        'The butler did it',
+        '```',
+      ].join('\n');
+      const sent = await api.post('/messages', { type: 'stream', to: String(randomId), topic: 'fun', content });
+      t.equal(sent.status, 200);
+      const message = owner.locator(`.msg[data-id="${sent.body.id}"]`);
+      await message.waitFor();
+      const rocket = message.getByRole('img', { name: 'rocket' });
+      t.equal(await rocket.textContent(), '🚀', 'the code point of emoji-1f680 is drawn, not ":rocket:"');
+      const parrot = message.locator('img.emoji[alt=":party_parrot:"]');
+      await owner.waitForFunction((id) => {
+        const image = document.querySelector<HTMLImageElement>(`.msg[data-id="${id}"] img.emoji`);
+        return image !== null && image.complete && image.naturalWidth > 0;
+      }, sent.body.id);
+      const box = await parrot.boundingBox();
+      t.ok(box && box.height > 10 && box.height < 40, `the custom emoji image is loaded and sized like text (${box?.height}px)`);
+
+      const hidden = message.getByText('The butler did it');
+      t.notOk(await hidden.isVisible(), 'the spoiler starts closed');
+      const header = message.getByRole('button', { name: /The ending/ });
+      t.equal(await header.getAttribute('aria-expanded'), 'false');
+      await header.click();
+      await hidden.waitFor({ state: 'visible' });
+      t.equal(await header.getAttribute('aria-expanded'), 'true', 'opened by a click');
+      await header.click();
+      await hidden.waitFor({ state: 'hidden' });
+      t.pass('and closed by another');
+
+      await api.patch(`/streams/${generalId}`, { description: 'Build **all** the things' });
+      await message.getByRole('link', { name: '#general > greetings' }).click();
+      await owner.getByRole('heading', { name: '#general › greetings' }).waitFor();
+      t.match(owner.url(), new RegExp(`#channel/${generalId}/greetings$`), 'the link opened the topic in the client, not a new tab');
+      const subtitle = owner.locator('.pane-subtitle');
+      await subtitle.locator('strong').filter({ hasText: 'all' }).waitFor();
+      t.equal((await subtitle.textContent())?.trim(), 'Build all the things', 'rendered_description, not the Markdown source');
+
+      await owner.getByRole('button', { name: /^Channel random/ }).click();
+      await message.getByRole('link', { name: /Bob Marsh/ }).click();
+      await owner.getByRole('heading', { name: 'Bob Marsh' }).waitFor();
+      t.pass('a mention opens the conversation with that person');
     });
 
     await t.test('screenshots of the main view, light and dark', async (t) => {

@@ -5,6 +5,7 @@ import { icon } from './icons.ts';
 import { Model, type Changed } from './model.ts';
 import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
 import { Compose } from './views/compose.ts';
+import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
 import { Sidebar } from './views/sidebar.ts';
 
@@ -23,7 +24,7 @@ export class ChatApp {
   private readonly feed: Feed;
   private readonly compose: Compose;
   private readonly title = h('h1', { class: 'pane-title' });
-  private readonly subtitle = h('span', { class: 'pane-subtitle' });
+  private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
   private readonly banner = h('div', { class: 'banner', role: 'status', hidden: true });
   private readonly themeButton = h('button', { type: 'button', class: 'ghost icon', onclick: () => this.cycleScheme() });
@@ -46,6 +47,7 @@ export class ChatApp {
       saveEdit: async (message, content) => void (await this.api.patch(`/messages/${message.id}`, { content })),
       remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
       selectTopic: (streamId, topic) => this.select({ kind: 'channel', streamId, topic }),
+      open: (narrow) => this.select(narrow),
     });
     this.compose = new Compose(this.api, this.model);
     this.queue = new EventQueue(this.api, {
@@ -182,7 +184,7 @@ export class ChatApp {
     } else {
       const sub = this.model.subscriptions.get(narrow.streamId);
       this.title.replaceChildren(`#${sub?.name ?? ''}`, ...(narrow.topic !== undefined ? [h('span', { class: 'pane-topic' }, ` › ${narrow.topic || 'general chat'}`)] : []));
-      this.subtitle.textContent = sub?.description ?? '';
+      renderContent(this.subtitle, sub?.rendered_description ?? '', { open: (target) => this.select(target) });
     }
     document.title = `${this.title.textContent} · ${this.model.realmName || 'Chat'}`;
   }

@@ -14,6 +14,8 @@ export interface Subscription {
   name: string;
   color: string;
   description: string;
+  /** the description as HTML, rendered by the server */
+  rendered_description: string;
   invite_only: boolean;
 }
 
@@ -311,7 +313,11 @@ export class Model {
   private streamEvent(event: Json): Changed {
     if (event.op === 'update') {
       const sub = this.subscriptions.get(event.stream_id);
-      if (sub && (event.property === 'name' || event.property === 'description')) sub[event.property as 'name' | 'description'] = event.value;
+      if (sub && event.property === 'name') sub.name = event.value;
+      if (sub && event.property === 'description') {
+        sub.description = event.value;
+        sub.rendered_description = event.rendered_description ?? sub.rendered_description;
+      }
       return { sidebar: true, feed: true };
     }
     if (event.op === 'delete') for (const stream of event.streams as { stream_id: number }[]) this.subscriptions.delete(stream.stream_id);

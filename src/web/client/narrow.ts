@@ -71,9 +71,20 @@ export function narrowToHash(narrow: Narrow): string {
 }
 
 export function narrowFromHash(hash: string): Narrow | null {
+  // The server's links in messages: /#narrow/channel/7-general[/topic/lunch]
+  const link = /^#narrow\/(?:channel|stream)\/(\d+)(?:-[^/]*)?(?:\/topic\/([^/]*))?$/.exec(hash);
+  if (link) return { kind: 'channel', streamId: Number(link[1]), ...(link[2] !== undefined ? { topic: safeDecode(link[2]) } : {}) };
   const channel = /^#channel\/(\d+)(?:\/(.*))?$/.exec(hash);
-  if (channel) return { kind: 'channel', streamId: Number(channel[1]), ...(channel[2] !== undefined ? { topic: decodeURIComponent(channel[2]) } : {}) };
+  if (channel) return { kind: 'channel', streamId: Number(channel[1]), ...(channel[2] !== undefined ? { topic: safeDecode(channel[2]) } : {}) };
   const dm = /^#dm\/([\d,]*)$/.exec(hash);
   if (dm) return { kind: 'dm', userIds: dm[1]!.split(',').filter(Boolean).map(Number).sort((a, b) => a - b) };
   return null;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

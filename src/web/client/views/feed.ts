@@ -1,7 +1,8 @@
 import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
-import type { Message, Reaction } from '../narrow.ts';
+import type { Message, Narrow, Reaction } from '../narrow.ts';
+import { renderContent } from './content.ts';
 
 export interface FeedActions {
   toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
@@ -10,6 +11,8 @@ export interface FeedActions {
   saveEdit(message: Message, content: string): Promise<void>;
   remove(message: Message): Promise<void>;
   selectTopic(streamId: number, topic: string): void;
+  /** a channel link or mention in a message */
+  open(narrow: Narrow): void;
 }
 
 const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
@@ -99,13 +102,7 @@ export class Feed {
     const mine = message.sender_id === model.me.userId;
     const sender = model.userName(message.sender_id) || message.sender_full_name;
     const time = new Date(message.timestamp * 1000);
-    const content = h('div', { class: 'content' });
-    content.innerHTML = message.content;
-    // Links in messages open beside the chat, never in place of it.
-    for (const anchor of content.querySelectorAll('a')) {
-      anchor.target = '_blank';
-      anchor.rel = 'noopener noreferrer';
-    }
+    const content = renderContent(h('div', { class: 'content' }), message.content, this.actions);
     // "(edited)" ends the last paragraph, where a reader looks for it, rather than taking a line of its own.
     if (message.last_edit_timestamp) {
       const last = content.lastElementChild?.tagName === 'P' ? content.lastElementChild : content;
