@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type WebSocketRoute } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer, type ApiClient } from './helpers/server.ts';
@@ -53,6 +53,24 @@ if (!existsSync(CHROMIUM)) {
     for (const page of [owner, bobPage]) page.on('pageerror', (error) => errors.push(error.message));
     // Deleting a message asks first.
     owner.on('dialog', (dialog) => void dialog.accept());
+    const longPolls = (page: Page) => {
+      const seen = { count: 0 };
+      page.on('request', (request) => void (request.method() === 'GET' && /\/api\/v1\/events\?/.test(request.url()) && seen.count++));
+      return seen;
+    };
+    const ownerPolls = longPolls(owner);
+    const bobPolls = longPolls(bobPage);
+    let bobRegistrations = 0;
+    bobPage.on('request', (request) => void (request.url().endsWith('/api/v1/register') && bobRegistrations++));
+    // Bob's event sockets pass through the test, which can drop one as a flaky network would.
+    const bobSockets: string[] = [];
+    let bobSocket: WebSocketRoute | null = null;
+    await bobPage.routeWebSocket(/\/api\/v1\/events\/socket/, (socket) => {
+      bobSockets.push(socket.url());
+      socket.connectToServer();
+      bobSocket = socket;
+    });
+    const bobQueue = () => new URL(bobSockets.at(-1)!).searchParams.get('queue_id');
 
     await t.test('the page and its bundle are served with types and caching', async (t) => {
       const page = await fetch(`${server.url}/`);
@@ -104,6 +122,13 @@ if (!existsSync(CHROMIUM)) {
       await bobPage.getByRole('button', { name: /^Topic greetings/ }).waitFor();
     });
 
+    await t.test('events arrive over the WebSocket, not by long-polling', async (t) => {
+      await owner.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      t.equal(ownerPolls.count + bobPolls.count, 0, 'no GET /events');
+      t.ok(bobSockets.length >= 1 && bobQueue(), 'the socket names the registered queue');
+    });
+
     await t.test('typing, reactions, edits and deletions reach the other side', async (t) => {
       await bobPage.getByRole('button', { name: /^Topic greetings/ }).click();
       await bobPage.getByRole('textbox', { name: 'Message' }).pressSequentially('Thanks', { delay: 20 });
@@ -149,21 +174,61 @@ if (!existsSync(CHROMIUM)) {
         throw new Error('draft not saved');
       }, 'the unsent text is saved as a draft on the server');
 
-      // The server forgets Bob's queue: his next poll is told BAD_EVENT_QUEUE_ID, and he registers again.
-      let registrations = 0;
-      bobPage.on('request', (request) => void (request.url().endsWith('/api/v1/register') && registrations++));
-      await bobPage.route('**/api/v1/events?*', (route) => route.fulfill({
-        status: 400,
-        contentType: 'application/json',
-        body: JSON.stringify({ result: 'error', msg: 'Bad event queue ID', code: 'BAD_EVENT_QUEUE_ID' }),
-      }), { times: 1 });
+      // The server forgets Bob's queue: his socket is closed with BAD_EVENT_QUEUE_ID, and he registers again.
+      const registered = bobRegistrations;
+      const lost = bobQueue();
+      t.equal((await api.as(bob).delete('/events', { queue_id: lost })).status, 200);
       await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Still there?' });
       await bobPage.getByRole('button', { name: 'Channel general, 2 unread' }).waitFor();
       await bobPage.getByRole('button', { name: /^Channel general/ }).click();
       await bobPage.locator('.msg').filter({ hasText: 'Still there?' }).waitFor();
       await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'After the new queue' });
       await bobPage.locator('.msg').filter({ hasText: 'After the new queue' }).waitFor();
-      t.ok(registrations >= 1, 'registered again');
+      t.ok(bobRegistrations > registered, 'registered again');
+      t.not(bobQueue(), lost, 'and listens on the new queue');
+    });
+
+    await t.test('a dropped WebSocket: the state is shown, it reconnects with backoff and resumes the same queue', async (t) => {
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      const registered = bobRegistrations;
+      const queue = bobQueue();
+      const sockets = bobSockets.length;
+      // The network drops the socket, and for a while the server cannot be reached: the reconnects fail.
+      let refused = 0;
+      await bobPage.route('**/api/v1/events/socket/ticket', (route) => {
+        refused++;
+        return route.abort('connectionrefused');
+      });
+      await bobSocket!.close({ code: 1011, reason: 'dropped by the network' });
+      await bobPage.getByRole('status', { name: 'Reconnecting…' }).waitFor();
+      await bobPage.locator('.banner').filter({ hasText: /^Cannot reach the server\. Trying again in \d+ s…$/ }).waitFor();
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Sent while Bob was away' });
+      for (let i = 0; i < 200 && refused < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      t.ok(refused >= 2, `tried again after a pause (${refused} attempts refused)`);
+      await bobPage.unroute('**/api/v1/events/socket/ticket');
+      await bobPage.locator('.msg').filter({ hasText: 'Sent while Bob was away' }).waitFor();
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      t.ok(await bobPage.locator('.banner').isHidden(), 'the banner is gone');
+      t.equal(bobRegistrations, registered, 'resumed: no new registration, nothing reloaded');
+      t.ok(bobSockets.length > sockets, 'a new socket');
+      t.equal(bobQueue(), queue, 'on the same queue');
+      t.ok(Number(new URL(bobSockets.at(-1)!).searchParams.get('last_event_id')) >= 0, 'from the last event seen');
+      t.equal(bobPolls.count, 0, 'never fell back to long-polling while the server was away');
+    });
+
+    await t.test('where no WebSocket can be had, the client long-polls', async (t) => {
+      // Bob opens a second tab, behind a server or proxy without the socket endpoint.
+      const tab = await bobContext.newPage();
+      tab.on('pageerror', (error) => errors.push(error.message));
+      const polls = longPolls(tab);
+      await tab.route('**/api/v1/events/socket/ticket', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ result: 'error', msg: 'Not found', code: 'NOT_FOUND' }) }));
+      await tab.goto(server.url);
+      await tab.getByRole('status', { name: 'Connected by long-polling' }).waitFor();
+      await tab.getByRole('button', { name: /^Channel general/ }).click();
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Delivered by long-polling' });
+      await tab.locator('.msg').filter({ hasText: 'Delivered by long-polling' }).waitFor();
+      t.ok(polls.count >= 1, 'GET /events');
+      await tab.close();
     });
 
     await t.test('a new channel from the sidebar, and Enter sends once the setting says so', async (t) => {

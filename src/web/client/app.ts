@@ -1,6 +1,6 @@
 import { Api, type Credentials, type Json } from './api.ts';
 import { h } from './dom.ts';
-import { EventQueue } from './events.ts';
+import { EventQueue, type Connection } from './events.ts';
 import { icon } from './icons.ts';
 import { Model, type Changed } from './model.ts';
 import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
@@ -27,6 +27,7 @@ export class ChatApp {
   private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
   private readonly banner = h('div', { class: 'banner', role: 'status', hidden: true });
+  private readonly connection = h('span', { class: 'connection', role: 'status' });
   private readonly themeButton = h('button', { type: 'button', class: 'ghost icon', onclick: () => this.cycleScheme() });
   private narrow: Narrow | null = null;
   /** the latest feed request; answers to older ones are dropped */
@@ -54,10 +55,7 @@ export class ChatApp {
       registered: (state) => this.registered(state),
       events: (events) => this.onEvents(events),
       unauthorized: () => this.signOut('Your session has ended. Sign in again.'),
-      offline: (offline) => {
-        this.banner.hidden = !offline;
-        this.banner.textContent = offline ? 'Reconnecting to the server…' : '';
-      },
+      connection: (connection) => this.showConnection(connection),
     });
   }
 
@@ -85,7 +83,7 @@ export class ChatApp {
   }
 
   private layout(): void {
-    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.themeButton);
+    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.connection, this.themeButton);
     const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
@@ -187,6 +185,18 @@ export class ChatApp {
       renderContent(this.subtitle, sub?.rendered_description ?? '', { open: (target) => this.select(target) });
     }
     document.title = `${this.title.textContent} · ${this.model.realmName || 'Chat'}`;
+  }
+
+  /** A dot in the header says how events arrive; a banner says when they do not. */
+  private showConnection(connection: Connection): void {
+    const label = connection.state === 'live'
+      ? `Connected by ${connection.transport === 'websocket' ? 'WebSocket' : 'long-polling'}`
+      : connection.state === 'connecting' ? 'Connecting…' : 'Reconnecting…';
+    this.connection.dataset.state = connection.state;
+    this.connection.setAttribute('aria-label', label);
+    this.connection.title = label;
+    this.banner.hidden = connection.state !== 'reconnecting';
+    this.banner.textContent = connection.state === 'reconnecting' ? `Cannot reach the server. Trying again in ${Math.max(1, Math.round(connection.retryInMs / 1000))} s…` : '';
   }
 
   private renderTyping(): void {
