@@ -36,7 +36,8 @@ if (!existsSync(CHROMIUM)) {
   t.fail(`Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y --no-install-recommends chromium" (.ci/run does)`);
 } else {
   t.test('the web client in Chromium, as two users', async (t) => {
-    const server = await startTestServer(t);
+    // No rate limit: the test writes a long history through the API faster than any person could.
+    const server = await startTestServer(t, { rateLimit: null });
     const { api } = server;
     const bob = await api.createUser('bob@example.com', 'Bob Marsh', BOB_PASSWORD);
     const created = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general', description: 'Everyone' }], principals: [server.owner.email, bob.email] });
@@ -291,6 +292,38 @@ if (!existsSync(CHROMIUM)) {
       await message.getByRole('link', { name: /Bob Marsh/ }).click();
       await owner.getByRole('heading', { name: 'Bob Marsh' }).waitFor();
       t.pass('a mention opens the conversation with that person');
+    });
+
+    await t.test('scrolling up reads back through the whole history, a page at a time', async (t) => {
+      const HISTORY = 350;
+      await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'history' }] });
+      const historyId: number = (await api.get('/get_stream_id', { stream: 'history' })).body.stream_id;
+      const refused: number[] = [];
+      for (let i = 1; i <= HISTORY; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => i + j).map(async (n) => {
+          const sent = await api.post('/messages', { type: 'stream', to: String(historyId), topic: 'archive', content: `history ${n}` });
+          if (sent.status !== 200) refused.push(n);
+        }));
+      }
+      t.same(refused, [], 'all sent');
+      // Sent ten at a time, so the ids are not in the numbers' order: the page must follow the ids.
+      const ids: number[] = (await api.get('/messages', { narrow: [{ operator: 'channel', operand: historyId }], anchor: 'oldest', num_before: 0, num_after: HISTORY })).body.messages.map((m: { id: number }) => m.id);
+      t.equal(ids.length, HISTORY);
+      await owner.getByRole('button', { name: /^Channel history/ }).click();
+      const messages = owner.locator('.msg');
+      await owner.locator(`.msg[data-id="${ids.at(-1)}"]`).waitFor();
+      t.equal(await messages.count(), 100, 'the newest page first');
+      const firstPageTop = owner.locator(`.msg[data-id="${ids[HISTORY - 100]}"]`);
+      const feed = owner.getByRole('log', { name: 'Messages' });
+      await feed.hover();
+      for (let i = 0; i < 50 && (await messages.count()) === 100; i++) await owner.mouse.wheel(0, -1500);
+      await owner.locator(`.msg[data-id="${ids[HISTORY - 200]}"]`).waitFor();
+      t.ok(await firstPageTop.isVisible(), 'the earlier page went in above: what the reader was reading stays in view');
+      const start = owner.getByText('This is the beginning of the conversation.');
+      for (let i = 0; i < 200 && !(await start.isVisible()); i++) await owner.mouse.wheel(0, -1500);
+      t.ok(await start.isVisible(), 'scrolled to the beginning');
+      t.same(await messages.evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id))), ids, 'every message, once, in order');
+      t.ok(await owner.locator(`.msg[data-id="${ids[0]}"]`).isVisible(), 'the first message is on screen');
     });
 
     await t.test('screenshots of the main view, light and dark', async (t) => {

@@ -32,6 +32,8 @@ export class ChatApp {
   private narrow: Narrow | null = null;
   /** the latest feed request; answers to older ones are dropped */
   private feedRequest = 0;
+  /** a fetch of earlier messages is under way */
+  private loadingOlder = false;
   private started = false;
   private typingTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -49,6 +51,7 @@ export class ChatApp {
       remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
       selectTopic: (streamId, topic) => this.select({ kind: 'channel', streamId, topic }),
       open: (narrow) => this.select(narrow),
+      reachedTop: () => void this.loadOlder(),
     });
     this.compose = new Compose(this.api, this.model);
     this.queue = new EventQueue(this.api, {
@@ -121,13 +124,35 @@ export class ChatApp {
     try {
       const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: 'newest', num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
       if (request !== this.feedRequest) return;
-      this.model.setFeed(narrow, answer.messages as Message[]);
+      this.model.setFeed(narrow, answer.messages as Message[], answer.found_oldest);
       this.feed.render(this.model, { toBottom: true });
       this.renderTyping();
       this.markRead();
     } catch (error) {
       if (request === this.feedRequest) this.feed.render(this.model, { error: (error as Error).message });
     }
+  }
+
+  /** The page of messages before the oldest shown, kept above the reader's place. */
+  private async loadOlder(): Promise<void> {
+    const narrow = this.narrow;
+    const oldest = this.model.feed[0];
+    if (!narrow || !oldest || this.model.foundOldest || this.loadingOlder) return;
+    this.loadingOlder = true;
+    const request = this.feedRequest;
+    this.feed.render(this.model, { loadingOlder: true, prepended: true });
+    try {
+      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: oldest.id, include_anchor: false, num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
+      if (request !== this.feedRequest) return;
+      this.model.prependFeed(answer.messages as Message[], answer.found_oldest);
+    } catch {
+      // scrolling up again tries again
+    } finally {
+      this.loadingOlder = false;
+    }
+    if (request !== this.feedRequest) return;
+    this.feed.render(this.model, { prepended: true });
+    this.markRead();
   }
 
   private async loadTopics(streamId: number): Promise<void> {

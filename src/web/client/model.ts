@@ -79,6 +79,8 @@ export class Model {
   narrow: Narrow | null = null;
   /** the narrow's messages, oldest first */
   feed: Message[] = [];
+  /** the feed reaches back to the narrow's first message */
+  foundOldest = false;
 
   /** Replaces everything with a registration's state. */
   load(state: Json): void {
@@ -174,9 +176,17 @@ export class Model {
     return names;
   }
 
-  setFeed(narrow: Narrow, messages: Message[]): void {
+  setFeed(narrow: Narrow, messages: Message[], foundOldest = false): void {
     this.narrow = narrow;
     this.feed = messages;
+    this.foundOldest = foundOldest;
+  }
+
+  /** Earlier messages of the narrow, fetched as the reader scrolls up. */
+  prependFeed(messages: Message[], foundOldest: boolean): void {
+    const known = new Set(this.feed.map((message) => message.id));
+    this.feed = [...messages.filter((message) => !known.has(message.id)), ...this.feed];
+    this.foundOldest = foundOldest;
   }
 
   apply(event: Json): Changed {

@@ -13,7 +13,12 @@ export interface FeedActions {
   selectTopic(streamId: number, topic: string): void;
   /** a channel link or mention in a message */
   open(narrow: Narrow): void;
+  /** the reader scrolled near the top: earlier messages are wanted */
+  reachedTop(): void;
 }
+
+/** How near the top (px) the reader gets before earlier messages are fetched, so they are there in time. */
+const FETCH_MARGIN = 600;
 
 const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
 
@@ -40,13 +45,17 @@ export class Feed {
   private readonly editing = new Map<number, Editing>();
   private lastModel: Model | null = null;
 
-  constructor(private readonly actions: FeedActions) {}
+  constructor(private readonly actions: FeedActions) {
+    this.element.addEventListener('scroll', () => {
+      if (this.element.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+    }, { passive: true });
+  }
 
   /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
-  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string } = {}): void {
+  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean } = {}): void {
     this.lastModel = model;
     const el = this.element;
-    const atBottom = options.toBottom || el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    const atBottom = options.toBottom || !options.prepended && el.scrollHeight - el.scrollTop - el.clientHeight < 48;
     const nodes: Node[] = [];
     const keep = new Set<string>();
     const cached = (key: string, signature: string, build: () => HTMLElement) => {
@@ -62,6 +71,11 @@ export class Feed {
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
     else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, 'No messages here yet. Say hello!')));
+
+    if (model.feed.length && !options.loading && !options.error) {
+      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, 'This is the beginning of the conversation.'));
+      else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
+    }
 
     const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
     let previous: Message | null = null;
@@ -83,8 +97,11 @@ export class Feed {
     }
 
     for (const key of this.cache.keys()) if (!keep.has(key)) this.cache.delete(key);
+    const fromBottom = el.scrollHeight - el.scrollTop;
     reconcile(el, nodes);
     if (atBottom) el.scrollTop = el.scrollHeight;
+    // Earlier messages added above the reader must not move what they are reading.
+    else if (options.prepended) el.scrollTop = el.scrollHeight - fromBottom;
   }
 
   /** Forgets open editors and cached elements (a new narrow). */
