@@ -326,6 +326,47 @@ if (!existsSync(CHROMIUM)) {
       t.ok(await owner.locator(`.msg[data-id="${ids[0]}"]`).isVisible(), 'the first message is on screen');
     });
 
+    await t.test('the search box takes the server\'s narrow syntax', async (t) => {
+      await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'random' }], principals: [bob.email] });
+      const bobApi = api.as(bob);
+      const randomId: number = (await api.get('/get_stream_id', { stream: 'random' })).body.stream_id;
+      const ids = {
+        lunch: (await bobApi.post('/messages', { type: 'stream', to: String(randomId), topic: 'lunch', content: 'Pizza at noon?' })).body.id,
+        menu: (await bobApi.post('/messages', { type: 'stream', to: String(randomId), topic: 'lunch', content: 'The menu: https://example.com/menu' })).body.id,
+        mine: (await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'pizza is overrated' })).body.id,
+        direct: (await bobApi.post('/messages', { type: 'direct', to: JSON.stringify([server.owner.email]), content: 'More pizza for us, then' })).body.id,
+      };
+      const box = owner.getByRole('searchbox', { name: 'Search messages' });
+      const results = async (query: string) => {
+        await box.fill(query);
+        await box.press('Enter');
+        await owner.locator('.pane-subtitle').filter({ hasText: query }).waitFor();
+        const done = owner.locator('.feed-note, .feed-empty').filter({ hasText: /No earlier messages match|No messages match/ });
+        await done.or(owner.locator('.feed [role="alert"]')).waitFor();
+        t.ok(await done.isVisible(), `"${query}" answered ${(await owner.locator('.feed [role="alert"]').allTextContents()).join('')}`);
+        return owner.locator('.msg').evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id)));
+      };
+      t.same(await results('pizza'), [ids.lunch, ids.mine, ids.direct], 'words: every conversation');
+      await owner.getByRole('heading', { name: 'Search results' }).waitFor();
+      t.ok(await owner.getByRole('form', { name: 'Compose a message' }).isHidden(), 'no compose box under search results');
+      t.ok(await owner.getByRole('button', { name: 'Open #random › lunch' }).isVisible(), 'each result says where it is');
+      t.ok(await owner.getByRole('button', { name: 'Open Direct messages with Bob Marsh' }).isVisible());
+      mkdirSync(OUTPUT, { recursive: true });
+      await owner.mouse.move(0, 0);
+      await owner.screenshot({ path: join(OUTPUT, 'search-results.png') });
+      t.same(await results('from:bob@example.com pizza'), [ids.lunch, ids.direct], 'from:');
+      t.same(await results('channel:general pizza'), [ids.mine], 'channel:');
+      t.same(await results('topic:lunch'), [ids.lunch, ids.menu], 'topic:');
+      t.same(await results('channel:random topic:lunch has:link'), [ids.menu], 'has:');
+      t.same(await results('-from:bob@example.com pizza'), [ids.mine], 'negated');
+      t.same(await results('nothing-like-this'), [], 'no match');
+      await results('topic:lunch');
+      await owner.getByRole('button', { name: 'Open #random › lunch' }).click();
+      await owner.getByRole('heading', { name: '#random › lunch' }).waitFor();
+      t.ok(await owner.getByRole('textbox', { name: 'Message' }).isVisible(), 'a result opens its conversation, ready to reply');
+      t.equal(await box.inputValue(), '', 'the search box is cleared');
+    });
+
     await t.test('screenshots of the main view, light and dark', async (t) => {
       mkdirSync(OUTPUT, { recursive: true });
       await owner.getByRole('button', { name: /^Channel general/ }).click();

@@ -27,6 +27,7 @@ export class ChatApp {
   private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
   private readonly banner = h('div', { class: 'banner', role: 'status', hidden: true });
+  private readonly search = h('input', { type: 'search', class: 'search-box', 'aria-label': 'Search messages', placeholder: 'Search: words, from:, channel:, topic:, has:', title: 'from:email channel:name topic:name has:link|image|attachment|reaction is:starred|mentioned|unread, and words' });
   private readonly connection = h('span', { class: 'connection', role: 'status' });
   private readonly themeButton = h('button', { type: 'button', class: 'ghost icon', onclick: () => this.cycleScheme() });
   private narrow: Narrow | null = null;
@@ -86,7 +87,8 @@ export class ChatApp {
   }
 
   private layout(): void {
-    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.connection, this.themeButton);
+    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle),
+      h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
     const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
@@ -109,13 +111,22 @@ export class ChatApp {
     this.narrow = narrow;
     if (location.hash !== narrowToHash(narrow)) history.replaceState(null, '', narrowToHash(narrow));
     this.model.setFeed(narrow, changed ? [] : this.model.feed);
-    this.compose.setNarrow(narrow);
+    // Search results are read, not written to.
+    this.compose.element.hidden = narrow.kind === 'search';
+    if (narrow.kind !== 'search') this.compose.setNarrow(narrow);
+    if (narrow.kind !== 'search') this.search.value = '';
     this.renderHeader();
     this.sidebar.update(this.model, narrow);
     if (narrow.kind === 'channel') void this.loadTopics(narrow.streamId);
     if (changed) this.feed.reset();
     void this.loadFeed(narrow);
-    if (focus) this.compose.focus();
+    if (focus && narrow.kind !== 'search') this.compose.focus();
+  }
+
+  private onSearch(event: Event): void {
+    event.preventDefault();
+    const query = this.search.value.trim();
+    if (query) this.select({ kind: 'search', query }, false);
   }
 
   private async loadFeed(narrow: Narrow): Promise<void> {
@@ -188,7 +199,8 @@ export class ChatApp {
 
   /** Messages on screen are read once the page is in view. */
   private readonly markRead = () => {
-    if (document.visibilityState !== 'visible') return;
+    // Finding a message is not reading its conversation, as in Zulip.
+    if (document.visibilityState !== 'visible' || this.narrow?.kind === 'search') return;
     const ids = this.model.feed.filter((message) => this.model.unread.has(message.id)).map((message) => message.id);
     if (!ids.length) return;
     for (const id of ids) this.model.unread.delete(id);
@@ -199,7 +211,10 @@ export class ChatApp {
   private renderHeader(): void {
     const narrow = this.narrow;
     if (!narrow) return;
-    if (narrow.kind === 'dm') {
+    if (narrow.kind === 'search') {
+      this.title.textContent = 'Search results';
+      this.subtitle.textContent = narrow.query;
+    } else if (narrow.kind === 'dm') {
       const names = narrow.userIds.map((id) => this.model.userName(id));
       this.title.textContent = names.length ? names.join(', ') : `${this.model.me.fullName} (you)`;
       const count = narrow.userIds.length;

@@ -1,5 +1,5 @@
 import type { Json } from './api.ts';
-import { matches, narrowKey, narrowOf, sameTopic, type Message, type Narrow } from './narrow.ts';
+import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
 export interface User {
   user_id: number;
@@ -155,7 +155,7 @@ export class Model {
   }
 
   /** The draft kept for a narrow's compose box, if any. */
-  draftFor(narrow: Narrow): Draft | undefined {
+  draftFor(narrow: Conversation): Draft | undefined {
     for (const draft of this.drafts.values()) {
       if (narrow.kind === 'dm' && draft.type === 'private' && sortedKey(draft.to.filter((id) => id !== this.me.userId)) === narrow.userIds.join(',')) return draft;
       if (narrow.kind === 'channel' && draft.type === 'stream' && draft.to[0] === narrow.streamId && sameTopic(draft.topic, narrow.topic ?? '')) return draft;

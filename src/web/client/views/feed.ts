@@ -1,7 +1,7 @@
 import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
-import type { Message, Narrow, Reaction } from '../narrow.ts';
+import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
 import { renderContent } from './content.ts';
 
 export interface FeedActions {
@@ -70,26 +70,35 @@ export class Feed {
 
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
-    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, 'No messages here yet. Say hello!')));
+    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, model.narrow?.kind === 'search' ? 'No messages match this search.' : 'No messages here yet. Say hello!')));
 
     if (model.feed.length && !options.loading && !options.error) {
-      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, 'This is the beginning of the conversation.'));
+      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : 'This is the beginning of the conversation.'));
       else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
     }
 
     const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
+    // Search results come from many conversations: each run of one is headed by where it is.
+    const showPlaces = model.narrow?.kind === 'search';
     let previous: Message | null = null;
     for (const message of options.loading || options.error ? [] : model.feed) {
       const day = dayOf(message.timestamp);
       const newDay = !previous || dayOf(previous.timestamp) !== day;
       if (newDay) cached(`day:${day}`, day, () => h('div', { class: 'day-divider', role: 'separator' }, h('span', {}, dayLabel(message.timestamp))));
+      const place = narrowOf(message, model.me.userId);
+      const newPlace = showPlaces && (!previous || narrowKey(narrowOf(previous, model.me.userId)) !== narrowKey(place));
+      if (newPlace) {
+        const label = placeLabel(model, message);
+        cached(`place:${message.id}`, label, () =>
+          h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open ${label}`, onclick: () => this.actions.open(place) }, h('span', { 'aria-hidden': 'true' }, '›'), label));
+      }
       const newTopic = showTopics && (!previous || previous.subject.toLowerCase() !== message.subject.toLowerCase());
       if (newTopic) {
         cached(`topic:${message.id}`, message.subject, () =>
           h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open topic ${message.subject || 'general chat'}`, onclick: () => this.actions.selectTopic(message.stream_id!, message.subject) },
             h('span', { 'aria-hidden': 'true' }, '›'), message.subject || 'general chat'));
       }
-      const continued = !newDay && !newTopic && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
+      const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
       const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
       cached(`message:${message.id}`, signature, () => this.messageView(model, message, continued, editing));
@@ -234,6 +243,13 @@ function emojiGlyph(reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reac
   } catch {
     return `:${reaction.emoji_name}:`;
   }
+}
+
+/** `#general › lunch`, or `Ada, Bob` for a direct conversation. */
+function placeLabel(model: Model, message: Message): string {
+  if (message.type === 'stream') return `#${model.subscriptions.get(message.stream_id!)?.name ?? String(message.display_recipient)} › ${message.subject || 'general chat'}`;
+  const peers = dmPeers(message, model.me.userId);
+  return peers.length ? `Direct messages with ${peers.map((id) => model.userName(id)).join(', ')}` : 'Notes to yourself';
 }
 
 const shortTime = (time: Date) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
