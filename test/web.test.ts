@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type WebSocketRoute } from 'playwright-core';
 import t from 'tap';
-import { startTestServer } from './helpers/server.ts';
+import { png } from './helpers/images.ts';
+import { startTestServer, type ApiClient } from './helpers/server.ts';
 
 // The web client in a real browser: Debian's Chromium driven by playwright-core (whose own browser download
 // does not work here). CI installs Chromium (.ci/run); without it this test fails rather than skip, so a
@@ -22,11 +23,21 @@ async function signIn(page: Page, url: string, email: string, password: string):
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/** A custom emoji, uploaded as an administrator does (multipart, as the original's clients send it). */
+async function uploadEmoji(api: ApiClient, name: string): Promise<void> {
+  const form = new FormData();
+  form.append('f1', new Blob([new Uint8Array(png([200, 40, 40, 255]))]), 'emoji.png');
+  const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
+  const response = await fetch(`${api.baseUrl}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { Authorization: auth }, body: form });
+  if (response.status !== 200) throw new Error(`emoji upload failed: ${await response.text()}`);
+}
+
 if (!existsSync(CHROMIUM)) {
   t.fail(`Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y --no-install-recommends chromium" (.ci/run does)`);
 } else {
   t.test('the web client in Chromium, as two users', async (t) => {
-    const server = await startTestServer(t);
+    // No rate limit: the test writes a long history through the API faster than any person could.
+    const server = await startTestServer(t, { rateLimit: null });
     const { api } = server;
     const bob = await api.createUser('bob@example.com', 'Bob Marsh', BOB_PASSWORD);
     const created = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general', description: 'Everyone' }], principals: [server.owner.email, bob.email] });
@@ -43,6 +54,24 @@ if (!existsSync(CHROMIUM)) {
     for (const page of [owner, bobPage]) page.on('pageerror', (error) => errors.push(error.message));
     // Deleting a message asks first.
     owner.on('dialog', (dialog) => void dialog.accept());
+    const longPolls = (page: Page) => {
+      const seen = { count: 0 };
+      page.on('request', (request) => void (request.method() === 'GET' && /\/api\/v1\/events\?/.test(request.url()) && seen.count++));
+      return seen;
+    };
+    const ownerPolls = longPolls(owner);
+    const bobPolls = longPolls(bobPage);
+    let bobRegistrations = 0;
+    bobPage.on('request', (request) => void (request.url().endsWith('/api/v1/register') && bobRegistrations++));
+    // Bob's event sockets pass through the test, which can drop one as a flaky network would.
+    const bobSockets: string[] = [];
+    let bobSocket: WebSocketRoute | null = null;
+    await bobPage.routeWebSocket(/\/api\/v1\/events\/socket/, (socket) => {
+      bobSockets.push(socket.url());
+      socket.connectToServer();
+      bobSocket = socket;
+    });
+    const bobQueue = () => new URL(bobSockets.at(-1)!).searchParams.get('queue_id');
 
     await t.test('the page and its bundle are served with types and caching', async (t) => {
       const page = await fetch(`${server.url}/`);
@@ -94,6 +123,13 @@ if (!existsSync(CHROMIUM)) {
       await bobPage.getByRole('button', { name: /^Topic greetings/ }).waitFor();
     });
 
+    await t.test('events arrive over the WebSocket, not by long-polling', async (t) => {
+      await owner.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      t.equal(ownerPolls.count + bobPolls.count, 0, 'no GET /events');
+      t.ok(bobSockets.length >= 1 && bobQueue(), 'the socket names the registered queue');
+    });
+
     await t.test('typing, reactions, edits and deletions reach the other side', async (t) => {
       await bobPage.getByRole('button', { name: /^Topic greetings/ }).click();
       await bobPage.getByRole('textbox', { name: 'Message' }).pressSequentially('Thanks', { delay: 20 });
@@ -139,21 +175,61 @@ if (!existsSync(CHROMIUM)) {
         throw new Error('draft not saved');
       }, 'the unsent text is saved as a draft on the server');
 
-      // The server forgets Bob's queue: his next poll is told BAD_EVENT_QUEUE_ID, and he registers again.
-      let registrations = 0;
-      bobPage.on('request', (request) => void (request.url().endsWith('/api/v1/register') && registrations++));
-      await bobPage.route('**/api/v1/events?*', (route) => route.fulfill({
-        status: 400,
-        contentType: 'application/json',
-        body: JSON.stringify({ result: 'error', msg: 'Bad event queue ID', code: 'BAD_EVENT_QUEUE_ID' }),
-      }), { times: 1 });
+      // The server forgets Bob's queue: his socket is closed with BAD_EVENT_QUEUE_ID, and he registers again.
+      const registered = bobRegistrations;
+      const lost = bobQueue();
+      t.equal((await api.as(bob).delete('/events', { queue_id: lost })).status, 200);
       await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Still there?' });
       await bobPage.getByRole('button', { name: 'Channel general, 2 unread' }).waitFor();
       await bobPage.getByRole('button', { name: /^Channel general/ }).click();
       await bobPage.locator('.msg').filter({ hasText: 'Still there?' }).waitFor();
       await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'After the new queue' });
       await bobPage.locator('.msg').filter({ hasText: 'After the new queue' }).waitFor();
-      t.ok(registrations >= 1, 'registered again');
+      t.ok(bobRegistrations > registered, 'registered again');
+      t.not(bobQueue(), lost, 'and listens on the new queue');
+    });
+
+    await t.test('a dropped WebSocket: the state is shown, it reconnects with backoff and resumes the same queue', async (t) => {
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      const registered = bobRegistrations;
+      const queue = bobQueue();
+      const sockets = bobSockets.length;
+      // The network drops the socket, and for a while the server cannot be reached: the reconnects fail.
+      let refused = 0;
+      await bobPage.route('**/api/v1/events/socket/ticket', (route) => {
+        refused++;
+        return route.abort('connectionrefused');
+      });
+      await bobSocket!.close({ code: 1011, reason: 'dropped by the network' });
+      await bobPage.getByRole('status', { name: 'Reconnecting…' }).waitFor();
+      await bobPage.locator('.banner').filter({ hasText: /^Cannot reach the server\. Trying again in \d+ s…$/ }).waitFor();
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Sent while Bob was away' });
+      for (let i = 0; i < 200 && refused < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      t.ok(refused >= 2, `tried again after a pause (${refused} attempts refused)`);
+      await bobPage.unroute('**/api/v1/events/socket/ticket');
+      await bobPage.locator('.msg').filter({ hasText: 'Sent while Bob was away' }).waitFor();
+      await bobPage.getByRole('status', { name: 'Connected by WebSocket' }).waitFor();
+      t.ok(await bobPage.locator('.banner').isHidden(), 'the banner is gone');
+      t.equal(bobRegistrations, registered, 'resumed: no new registration, nothing reloaded');
+      t.ok(bobSockets.length > sockets, 'a new socket');
+      t.equal(bobQueue(), queue, 'on the same queue');
+      t.ok(Number(new URL(bobSockets.at(-1)!).searchParams.get('last_event_id')) >= 0, 'from the last event seen');
+      t.equal(bobPolls.count, 0, 'never fell back to long-polling while the server was away');
+    });
+
+    await t.test('where no WebSocket can be had, the client long-polls', async (t) => {
+      // Bob opens a second tab, behind a server or proxy without the socket endpoint.
+      const tab = await bobContext.newPage();
+      tab.on('pageerror', (error) => errors.push(error.message));
+      const polls = longPolls(tab);
+      await tab.route('**/api/v1/events/socket/ticket', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ result: 'error', msg: 'Not found', code: 'NOT_FOUND' }) }));
+      await tab.goto(server.url);
+      await tab.getByRole('status', { name: 'Connected by long-polling' }).waitFor();
+      await tab.getByRole('button', { name: /^Channel general/ }).click();
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'Delivered by long-polling' });
+      await tab.locator('.msg').filter({ hasText: 'Delivered by long-polling' }).waitFor();
+      t.ok(polls.count >= 1, 'GET /events');
+      await tab.close();
     });
 
     await t.test('a new channel from the sidebar, and Enter sends once the setting says so', async (t) => {
@@ -167,6 +243,128 @@ if (!existsSync(CHROMIUM)) {
       await owner.getByRole('textbox', { name: 'Message' }).press('Enter');
       await owner.locator('.msg').filter({ hasText: 'The first message here' }).waitFor();
       t.equal((await api.get('/users/me/subscriptions')).body.subscriptions.length, 2, 'created and subscribed');
+    });
+
+    await t.test('rendered content: emoji, custom emoji, spoilers, the description, links that navigate', async (t) => {
+      await uploadEmoji(api, 'party_parrot');
+      const randomId: number = (await api.get('/get_stream_id', { stream: 'random' })).body.stream_id;
+      const content = [
+        'Launch :rocket: with :party_parrot:, see #**general>greetings** and ask @**Bob Marsh**',
+        '',
+        '```spoiler The ending',
+        'The butler did it',
+        '```',
+      ].join('\n');
+      const sent = await api.post('/messages', { type: 'stream', to: String(randomId), topic: 'fun', content });
+      t.equal(sent.status, 200);
+      const message = owner.locator(`.msg[data-id="${sent.body.id}"]`);
+      await message.waitFor();
+      const rocket = message.getByRole('img', { name: 'rocket' });
+      t.equal(await rocket.textContent(), '🚀', 'the code point of emoji-1f680 is drawn, not ":rocket:"');
+      const parrot = message.locator('img.emoji[alt=":party_parrot:"]');
+      await owner.waitForFunction((id) => {
+        const image = document.querySelector<HTMLImageElement>(`.msg[data-id="${id}"] img.emoji`);
+        return image !== null && image.complete && image.naturalWidth > 0;
+      }, sent.body.id);
+      const box = await parrot.boundingBox();
+      t.ok(box && box.height > 10 && box.height < 40, `the custom emoji image is loaded and sized like text (${box?.height}px)`);
+
+      const hidden = message.getByText('The butler did it');
+      t.notOk(await hidden.isVisible(), 'the spoiler starts closed');
+      const header = message.getByRole('button', { name: /The ending/ });
+      t.equal(await header.getAttribute('aria-expanded'), 'false');
+      await header.click();
+      await hidden.waitFor({ state: 'visible' });
+      t.equal(await header.getAttribute('aria-expanded'), 'true', 'opened by a click');
+      await header.click();
+      await hidden.waitFor({ state: 'hidden' });
+      t.pass('and closed by another');
+
+      await api.patch(`/streams/${generalId}`, { description: 'Build **all** the things' });
+      await message.getByRole('link', { name: '#general > greetings' }).click();
+      await owner.getByRole('heading', { name: '#general › greetings' }).waitFor();
+      t.match(owner.url(), new RegExp(`#channel/${generalId}/greetings$`), 'the link opened the topic in the client, not a new tab');
+      const subtitle = owner.locator('.pane-subtitle');
+      await subtitle.locator('strong').filter({ hasText: 'all' }).waitFor();
+      t.equal((await subtitle.textContent())?.trim(), 'Build all the things', 'rendered_description, not the Markdown source');
+
+      await owner.getByRole('button', { name: /^Channel random/ }).click();
+      await message.getByRole('link', { name: /Bob Marsh/ }).click();
+      await owner.getByRole('heading', { name: 'Bob Marsh' }).waitFor();
+      t.pass('a mention opens the conversation with that person');
+    });
+
+    await t.test('scrolling up reads back through the whole history, a page at a time', async (t) => {
+      const HISTORY = 350;
+      await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'history' }] });
+      const historyId: number = (await api.get('/get_stream_id', { stream: 'history' })).body.stream_id;
+      const refused: number[] = [];
+      for (let i = 1; i <= HISTORY; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => i + j).map(async (n) => {
+          const sent = await api.post('/messages', { type: 'stream', to: String(historyId), topic: 'archive', content: `history ${n}` });
+          if (sent.status !== 200) refused.push(n);
+        }));
+      }
+      t.same(refused, [], 'all sent');
+      // Sent ten at a time, so the ids are not in the numbers' order: the page must follow the ids.
+      const ids: number[] = (await api.get('/messages', { narrow: [{ operator: 'channel', operand: historyId }], anchor: 'oldest', num_before: 0, num_after: HISTORY })).body.messages.map((m: { id: number }) => m.id);
+      t.equal(ids.length, HISTORY);
+      await owner.getByRole('button', { name: /^Channel history/ }).click();
+      const messages = owner.locator('.msg');
+      await owner.locator(`.msg[data-id="${ids.at(-1)}"]`).waitFor();
+      t.equal(await messages.count(), 100, 'the newest page first');
+      const firstPageTop = owner.locator(`.msg[data-id="${ids[HISTORY - 100]}"]`);
+      const feed = owner.getByRole('log', { name: 'Messages' });
+      await feed.hover();
+      for (let i = 0; i < 50 && (await messages.count()) === 100; i++) await owner.mouse.wheel(0, -1500);
+      await owner.locator(`.msg[data-id="${ids[HISTORY - 200]}"]`).waitFor();
+      t.ok(await firstPageTop.isVisible(), 'the earlier page went in above: what the reader was reading stays in view');
+      const start = owner.getByText('This is the beginning of the conversation.');
+      for (let i = 0; i < 200 && !(await start.isVisible()); i++) await owner.mouse.wheel(0, -1500);
+      t.ok(await start.isVisible(), 'scrolled to the beginning');
+      t.same(await messages.evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id))), ids, 'every message, once, in order');
+      t.ok(await owner.locator(`.msg[data-id="${ids[0]}"]`).isVisible(), 'the first message is on screen');
+    });
+
+    await t.test('the search box takes the server\'s narrow syntax', async (t) => {
+      await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'random' }], principals: [bob.email] });
+      const bobApi = api.as(bob);
+      const randomId: number = (await api.get('/get_stream_id', { stream: 'random' })).body.stream_id;
+      const ids = {
+        lunch: (await bobApi.post('/messages', { type: 'stream', to: String(randomId), topic: 'lunch', content: 'Pizza at noon?' })).body.id,
+        menu: (await bobApi.post('/messages', { type: 'stream', to: String(randomId), topic: 'lunch', content: 'The menu: https://example.com/menu' })).body.id,
+        mine: (await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'greetings', content: 'pizza is overrated' })).body.id,
+        direct: (await bobApi.post('/messages', { type: 'direct', to: JSON.stringify([server.owner.email]), content: 'More pizza for us, then' })).body.id,
+      };
+      const box = owner.getByRole('searchbox', { name: 'Search messages' });
+      const results = async (query: string) => {
+        await box.fill(query);
+        await box.press('Enter');
+        await owner.locator('.pane-subtitle').filter({ hasText: query }).waitFor();
+        const done = owner.locator('.feed-note, .feed-empty').filter({ hasText: /No earlier messages match|No messages match/ });
+        await done.or(owner.locator('.feed [role="alert"]')).waitFor();
+        t.ok(await done.isVisible(), `"${query}" answered ${(await owner.locator('.feed [role="alert"]').allTextContents()).join('')}`);
+        return owner.locator('.msg').evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id)));
+      };
+      t.same(await results('pizza'), [ids.lunch, ids.mine, ids.direct], 'words: every conversation');
+      await owner.getByRole('heading', { name: 'Search results' }).waitFor();
+      t.ok(await owner.getByRole('form', { name: 'Compose a message' }).isHidden(), 'no compose box under search results');
+      t.ok(await owner.getByRole('button', { name: 'Open #random › lunch' }).isVisible(), 'each result says where it is');
+      t.ok(await owner.getByRole('button', { name: 'Open Direct messages with Bob Marsh' }).isVisible());
+      mkdirSync(OUTPUT, { recursive: true });
+      await owner.mouse.move(0, 0);
+      await owner.screenshot({ path: join(OUTPUT, 'search-results.png') });
+      t.same(await results('from:bob@example.com pizza'), [ids.lunch, ids.direct], 'from:');
+      t.same(await results('channel:general pizza'), [ids.mine], 'channel:');
+      t.same(await results('topic:lunch'), [ids.lunch, ids.menu], 'topic:');
+      t.same(await results('channel:random topic:lunch has:link'), [ids.menu], 'has:');
+      t.same(await results('-from:bob@example.com pizza'), [ids.mine], 'negated');
+      t.same(await results('nothing-like-this'), [], 'no match');
+      await results('topic:lunch');
+      await owner.getByRole('button', { name: 'Open #random › lunch' }).click();
+      await owner.getByRole('heading', { name: '#random › lunch' }).waitFor();
+      t.ok(await owner.getByRole('textbox', { name: 'Message' }).isVisible(), 'a result opens its conversation, ready to reply');
+      t.equal(await box.inputValue(), '', 'the search box is cleared');
     });
 
     await t.test('screenshots of the main view, light and dark', async (t) => {

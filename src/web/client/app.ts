@@ -1,10 +1,11 @@
 import { Api, type Credentials, type Json } from './api.ts';
 import { h } from './dom.ts';
-import { EventQueue } from './events.ts';
+import { EventQueue, type Connection } from './events.ts';
 import { icon } from './icons.ts';
 import { Model, type Changed } from './model.ts';
 import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
 import { Compose } from './views/compose.ts';
+import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
 import { Sidebar } from './views/sidebar.ts';
 
@@ -23,13 +24,17 @@ export class ChatApp {
   private readonly feed: Feed;
   private readonly compose: Compose;
   private readonly title = h('h1', { class: 'pane-title' });
-  private readonly subtitle = h('span', { class: 'pane-subtitle' });
+  private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
   private readonly banner = h('div', { class: 'banner', role: 'status', hidden: true });
+  private readonly search = h('input', { type: 'search', class: 'search-box', 'aria-label': 'Search messages', placeholder: 'Search: words, from:, channel:, topic:, has:', title: 'from:email channel:name topic:name has:link|image|attachment|reaction is:starred|mentioned|unread, and words' });
+  private readonly connection = h('span', { class: 'connection', role: 'status' });
   private readonly themeButton = h('button', { type: 'button', class: 'ghost icon', onclick: () => this.cycleScheme() });
   private narrow: Narrow | null = null;
   /** the latest feed request; answers to older ones are dropped */
   private feedRequest = 0;
+  /** a fetch of earlier messages is under way */
+  private loadingOlder = false;
   private started = false;
   private typingTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -46,16 +51,15 @@ export class ChatApp {
       saveEdit: async (message, content) => void (await this.api.patch(`/messages/${message.id}`, { content })),
       remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
       selectTopic: (streamId, topic) => this.select({ kind: 'channel', streamId, topic }),
+      open: (narrow) => this.select(narrow),
+      reachedTop: () => void this.loadOlder(),
     });
     this.compose = new Compose(this.api, this.model);
     this.queue = new EventQueue(this.api, {
       registered: (state) => this.registered(state),
       events: (events) => this.onEvents(events),
       unauthorized: () => this.signOut('Your session has ended. Sign in again.'),
-      offline: (offline) => {
-        this.banner.hidden = !offline;
-        this.banner.textContent = offline ? 'Reconnecting to the server…' : '';
-      },
+      connection: (connection) => this.showConnection(connection),
     });
   }
 
@@ -83,7 +87,8 @@ export class ChatApp {
   }
 
   private layout(): void {
-    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.themeButton);
+    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle),
+      h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
     const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
@@ -106,13 +111,22 @@ export class ChatApp {
     this.narrow = narrow;
     if (location.hash !== narrowToHash(narrow)) history.replaceState(null, '', narrowToHash(narrow));
     this.model.setFeed(narrow, changed ? [] : this.model.feed);
-    this.compose.setNarrow(narrow);
+    // Search results are read, not written to.
+    this.compose.element.hidden = narrow.kind === 'search';
+    if (narrow.kind !== 'search') this.compose.setNarrow(narrow);
+    if (narrow.kind !== 'search') this.search.value = '';
     this.renderHeader();
     this.sidebar.update(this.model, narrow);
     if (narrow.kind === 'channel') void this.loadTopics(narrow.streamId);
     if (changed) this.feed.reset();
     void this.loadFeed(narrow);
-    if (focus) this.compose.focus();
+    if (focus && narrow.kind !== 'search') this.compose.focus();
+  }
+
+  private onSearch(event: Event): void {
+    event.preventDefault();
+    const query = this.search.value.trim();
+    if (query) this.select({ kind: 'search', query }, false);
   }
 
   private async loadFeed(narrow: Narrow): Promise<void> {
@@ -121,13 +135,35 @@ export class ChatApp {
     try {
       const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: 'newest', num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
       if (request !== this.feedRequest) return;
-      this.model.setFeed(narrow, answer.messages as Message[]);
+      this.model.setFeed(narrow, answer.messages as Message[], answer.found_oldest);
       this.feed.render(this.model, { toBottom: true });
       this.renderTyping();
       this.markRead();
     } catch (error) {
       if (request === this.feedRequest) this.feed.render(this.model, { error: (error as Error).message });
     }
+  }
+
+  /** The page of messages before the oldest shown, kept above the reader's place. */
+  private async loadOlder(): Promise<void> {
+    const narrow = this.narrow;
+    const oldest = this.model.feed[0];
+    if (!narrow || !oldest || this.model.foundOldest || this.loadingOlder) return;
+    this.loadingOlder = true;
+    const request = this.feedRequest;
+    this.feed.render(this.model, { loadingOlder: true, prepended: true });
+    try {
+      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: oldest.id, include_anchor: false, num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
+      if (request !== this.feedRequest) return;
+      this.model.prependFeed(answer.messages as Message[], answer.found_oldest);
+    } catch {
+      // scrolling up again tries again
+    } finally {
+      this.loadingOlder = false;
+    }
+    if (request !== this.feedRequest) return;
+    this.feed.render(this.model, { prepended: true });
+    this.markRead();
   }
 
   private async loadTopics(streamId: number): Promise<void> {
@@ -163,7 +199,8 @@ export class ChatApp {
 
   /** Messages on screen are read once the page is in view. */
   private readonly markRead = () => {
-    if (document.visibilityState !== 'visible') return;
+    // Finding a message is not reading its conversation, as in Zulip.
+    if (document.visibilityState !== 'visible' || this.narrow?.kind === 'search') return;
     const ids = this.model.feed.filter((message) => this.model.unread.has(message.id)).map((message) => message.id);
     if (!ids.length) return;
     for (const id of ids) this.model.unread.delete(id);
@@ -174,7 +211,10 @@ export class ChatApp {
   private renderHeader(): void {
     const narrow = this.narrow;
     if (!narrow) return;
-    if (narrow.kind === 'dm') {
+    if (narrow.kind === 'search') {
+      this.title.textContent = 'Search results';
+      this.subtitle.textContent = narrow.query;
+    } else if (narrow.kind === 'dm') {
       const names = narrow.userIds.map((id) => this.model.userName(id));
       this.title.textContent = names.length ? names.join(', ') : `${this.model.me.fullName} (you)`;
       const count = narrow.userIds.length;
@@ -182,9 +222,21 @@ export class ChatApp {
     } else {
       const sub = this.model.subscriptions.get(narrow.streamId);
       this.title.replaceChildren(`#${sub?.name ?? ''}`, ...(narrow.topic !== undefined ? [h('span', { class: 'pane-topic' }, ` › ${narrow.topic || 'general chat'}`)] : []));
-      this.subtitle.textContent = sub?.description ?? '';
+      renderContent(this.subtitle, sub?.rendered_description ?? '', { open: (target) => this.select(target) });
     }
     document.title = `${this.title.textContent} · ${this.model.realmName || 'Chat'}`;
+  }
+
+  /** A dot in the header says how events arrive; a banner says when they do not. */
+  private showConnection(connection: Connection): void {
+    const label = connection.state === 'live'
+      ? `Connected by ${connection.transport === 'websocket' ? 'WebSocket' : 'long-polling'}`
+      : connection.state === 'connecting' ? 'Connecting…' : 'Reconnecting…';
+    this.connection.dataset.state = connection.state;
+    this.connection.setAttribute('aria-label', label);
+    this.connection.title = label;
+    this.banner.hidden = connection.state !== 'reconnecting';
+    this.banner.textContent = connection.state === 'reconnecting' ? `Cannot reach the server. Trying again in ${Math.max(1, Math.round(connection.retryInMs / 1000))} s…` : '';
   }
 
   private renderTyping(): void {

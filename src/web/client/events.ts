@@ -8,26 +8,47 @@ export const EVENT_TYPES = [
 const FETCH_EVENT_TYPES = ['message', 'update_message_flags', 'subscription', 'realm_user', 'user_settings', 'drafts', 'realm'];
 const CLIENT_CAPABILITIES = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true };
 
+/** How the client is connected: shown in the header, and in a banner while the connection is down. */
+export type Connection =
+  | { state: 'connecting' }
+  | { state: 'live'; transport: 'websocket' | 'long-polling' }
+  /** the last attempt failed; the next one is in `retryInMs` */
+  | { state: 'reconnecting'; retryInMs: number };
+
 export interface QueueHandlers {
   /** a new queue and the state it starts from (after a restart of the queue too: everything is reloaded) */
   registered(state: Json): void;
   events(events: Json[]): void;
   /** the key no longer works: the user must sign in again */
   unauthorized(): void;
-  /** the server cannot be reached (true) or can again (false) */
-  offline(offline: boolean): void;
+  connection(connection: Connection): void;
 }
 
+/** The socket could not be opened although the server answers over HTTP: a proxy or an old server. */
+class SocketUnavailable extends Error {}
+
+/** Sockets that fail to open, in a row, before the client settles for long-polling. */
+const SOCKET_ATTEMPTS = 2;
+
 /**
- * The event queue, by long-polling: register, then GET /events for ever. A queue the server no longer knows
- * (BAD_EVENT_QUEUE_ID: collected while the laptop slept, or lost in a server crash) is registered anew, and
- * the new state replaces the old. Network errors are retried with a growing pause.
+ * The event queue: register, then receive its events over the WebSocket of GET /events/socket (a ticket from
+ * POST /events/socket/ticket stands for the Basic credentials a browser cannot send there), acknowledging each
+ * frame. A dropped socket is opened again with the last event id seen, so the queue resumes where it was and
+ * nothing is lost or reloaded. Where the socket cannot be opened, the client long-polls GET /events instead.
+ * A queue the server no longer knows (BAD_EVENT_QUEUE_ID: collected while the laptop slept, or lost in a
+ * server crash) is registered anew, and the new state replaces the old. Failures are retried with a growing
+ * pause.
  */
 export class EventQueue {
   private queueId: string | null = null;
   private lastEventId = -1;
   private stopped = false;
   private readonly abort = new AbortController();
+  private socket: WebSocket | null = null;
+  private useSocket = typeof WebSocket === 'function';
+  private socketMisses = 0;
+  /** a poll has succeeded since the last failure */
+  private liveByPolling = false;
 
   constructor(
     private readonly api: Api,
@@ -42,6 +63,7 @@ export class EventQueue {
   stop(): void {
     this.stopped = true;
     this.abort.abort();
+    this.socket?.close();
     removeEventListener('pagehide', this.release);
     this.release();
   }
@@ -54,20 +76,31 @@ export class EventQueue {
 
   private async run(): Promise<void> {
     let failures = 0;
+    this.handlers.connection({ state: 'connecting' });
+    const live = (transport: 'websocket' | 'long-polling') => {
+      failures = 0;
+      this.handlers.connection({ state: 'live', transport });
+    };
     while (!this.stopped) {
       try {
         if (!this.queueId) await this.register();
-        const answer = await this.api.get('/events', { queue_id: this.queueId, last_event_id: this.lastEventId }, { signal: this.abort.signal });
-        if (this.stopped) return;
-        if (failures > 0) this.handlers.offline(false);
-        failures = 0;
-        const events: Json[] = answer.events ?? [];
-        for (const event of events) this.lastEventId = Math.max(this.lastEventId, event.id);
-        const wanted = events.filter((event) => event.type !== 'heartbeat');
-        if (wanted.length) this.handlers.events(wanted);
+        if (this.useSocket) await this.socketSession(() => live('websocket'));
+        else {
+          // The first poll after a start or a failure returns at once, so the state shown is confirmed soon.
+          const answer = await this.api.get('/events', { queue_id: this.queueId, last_event_id: this.lastEventId, dont_block: !this.liveByPolling }, { signal: this.abort.signal });
+          if (this.stopped) return;
+          if (!this.liveByPolling) live('long-polling');
+          this.liveByPolling = true;
+          this.receive(answer.events ?? []);
+        }
       } catch (error) {
         if (this.stopped) return;
-        if (error instanceof ApiError && error.code === 'BAD_EVENT_QUEUE_ID') {
+        if (error instanceof SocketUnavailable) {
+          if (++this.socketMisses >= SOCKET_ATTEMPTS) this.useSocket = false;
+          continue;
+        }
+        // A queue the server forgot, or one another connection took over: a queue of one's own, anew.
+        if (error instanceof ApiError && (error.code === 'BAD_EVENT_QUEUE_ID' || error.status === 409)) {
           this.queueId = null;
           continue;
         }
@@ -76,13 +109,65 @@ export class EventQueue {
           return;
         }
         failures++;
-        if (failures === 2) this.handlers.offline(true);
+        this.liveByPolling = false;
         // 0.5 s, 1 s, 2 s, ... up to 30 s, with jitter so that a restarted server is not hit all at once.
-        await sleep(Math.min(30_000, 500 * 2 ** (failures - 1)) * (0.75 + Math.random() / 2));
+        const pause = Math.min(30_000, 500 * 2 ** (failures - 1)) * (0.75 + Math.random() / 2);
+        this.handlers.connection({ state: 'reconnecting', retryInMs: pause });
+        await sleep(pause);
       }
     }
   }
 
+  private receive(events: Json[]): void {
+    for (const event of events) this.lastEventId = Math.max(this.lastEventId, event.id);
+    const wanted = events.filter((event) => event.type !== 'heartbeat');
+    if (wanted.length) this.handlers.events(wanted);
+  }
+
+  /**
+   * One socket, from opening to closing: resolves never, rejects when it closes, with the API's error for an
+   * error frame (close code 4000 + HTTP status, the error code as reason), SocketUnavailable when it never
+   * opened, or a network error when it dropped.
+   */
+  private async socketSession(opened: () => void): Promise<never> {
+    let ticket: string;
+    try {
+      ticket = (await this.api.post('/events/socket/ticket', {}, { signal: this.abort.signal })).ticket;
+    } catch (error) {
+      // A server without the socket endpoint: long-polling it is.
+      if (error instanceof ApiError && error.status === 404) this.useSocket = false;
+      throw error instanceof ApiError && error.status === 404 ? new SocketUnavailable() : error;
+    }
+    const url = new URL('/api/v1/events/socket', location.href);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.search = new URLSearchParams({ queue_id: this.queueId!, last_event_id: String(this.lastEventId), ticket }).toString();
+    return new Promise<never>((_resolve, reject) => {
+      const socket = new WebSocket(url);
+      this.socket = socket;
+      let open = false;
+      socket.onopen = () => {
+        open = true;
+        this.socketMisses = 0;
+        opened();
+      };
+      socket.onmessage = (message) => {
+        let frame: Json;
+        try {
+          frame = JSON.parse(String(message.data));
+        } catch {
+          return;
+        }
+        this.receive(frame.events ?? []);
+        if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ last_event_id: this.lastEventId }));
+      };
+      socket.onclose = (event) => {
+        if (this.socket === socket) this.socket = null;
+        if (event.code >= 4000 && event.code < 5000) reject(new ApiError(event.code - 4000, event.reason || 'BAD_RESPONSE', `The event socket closed: ${event.reason}`));
+        else if (!open) reject(new SocketUnavailable());
+        else reject(new ApiError(0, 'NETWORK', 'The connection to the server was lost'));
+      };
+    });
+  }
   private async register(): Promise<void> {
     const state = await this.api.post('/register', {
       event_types: EVENT_TYPES,

@@ -1,5 +1,5 @@
 import type { Json } from './api.ts';
-import { matches, narrowKey, narrowOf, sameTopic, type Message, type Narrow } from './narrow.ts';
+import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
 export interface User {
   user_id: number;
@@ -14,6 +14,8 @@ export interface Subscription {
   name: string;
   color: string;
   description: string;
+  /** the description as HTML, rendered by the server */
+  rendered_description: string;
   invite_only: boolean;
 }
 
@@ -77,6 +79,8 @@ export class Model {
   narrow: Narrow | null = null;
   /** the narrow's messages, oldest first */
   feed: Message[] = [];
+  /** the feed reaches back to the narrow's first message */
+  foundOldest = false;
 
   /** Replaces everything with a registration's state. */
   load(state: Json): void {
@@ -151,7 +155,7 @@ export class Model {
   }
 
   /** The draft kept for a narrow's compose box, if any. */
-  draftFor(narrow: Narrow): Draft | undefined {
+  draftFor(narrow: Conversation): Draft | undefined {
     for (const draft of this.drafts.values()) {
       if (narrow.kind === 'dm' && draft.type === 'private' && sortedKey(draft.to.filter((id) => id !== this.me.userId)) === narrow.userIds.join(',')) return draft;
       if (narrow.kind === 'channel' && draft.type === 'stream' && draft.to[0] === narrow.streamId && sameTopic(draft.topic, narrow.topic ?? '')) return draft;
@@ -172,9 +176,17 @@ export class Model {
     return names;
   }
 
-  setFeed(narrow: Narrow, messages: Message[]): void {
+  setFeed(narrow: Narrow, messages: Message[], foundOldest = false): void {
     this.narrow = narrow;
     this.feed = messages;
+    this.foundOldest = foundOldest;
+  }
+
+  /** Earlier messages of the narrow, fetched as the reader scrolls up. */
+  prependFeed(messages: Message[], foundOldest: boolean): void {
+    const known = new Set(this.feed.map((message) => message.id));
+    this.feed = [...messages.filter((message) => !known.has(message.id)), ...this.feed];
+    this.foundOldest = foundOldest;
   }
 
   apply(event: Json): Changed {
@@ -311,7 +323,11 @@ export class Model {
   private streamEvent(event: Json): Changed {
     if (event.op === 'update') {
       const sub = this.subscriptions.get(event.stream_id);
-      if (sub && (event.property === 'name' || event.property === 'description')) sub[event.property as 'name' | 'description'] = event.value;
+      if (sub && event.property === 'name') sub.name = event.value;
+      if (sub && event.property === 'description') {
+        sub.description = event.value;
+        sub.rendered_description = event.rendered_description ?? sub.rendered_description;
+      }
       return { sidebar: true, feed: true };
     }
     if (event.op === 'delete') for (const stream of event.streams as { stream_id: number }[]) this.subscriptions.delete(stream.stream_id);

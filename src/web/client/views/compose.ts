@@ -1,7 +1,7 @@
 import type { Api } from '../api.ts';
 import { h } from '../dom.ts';
 import type { Model } from '../model.ts';
-import { narrowKey, type Narrow } from '../narrow.ts';
+import { narrowKey, type Conversation } from '../narrow.ts';
 
 /** A pause in typing this long saves the draft to the server. */
 const DRAFT_SAVE_MS = 1_000;
@@ -22,7 +22,7 @@ export class Compose {
   private readonly enterSends = h('input', { type: 'checkbox', 'aria-label': 'Press Enter to send' });
   private readonly error = h('p', { class: 'form-error small', role: 'alert' });
   private readonly send = h('button', { type: 'submit', class: 'primary send', 'aria-label': 'Send message', title: 'Send' }, 'Send');
-  private narrow: Narrow | null = null;
+  private narrow: Conversation | null = null;
   /** the server's draft for the narrow on screen; a new slot per narrow, as saves finish after a switch */
   private draft: { id: number | null } = { id: null };
   private draftTimer: ReturnType<typeof setTimeout> | null = null;
@@ -51,7 +51,7 @@ export class Compose {
   }
 
   /** Switches to another narrow: the old one's draft is saved, the new one's loaded. */
-  setNarrow(narrow: Narrow): void {
+  setNarrow(narrow: Conversation): void {
     if (this.narrow && narrowKey(this.narrow) === narrowKey(narrow)) return;
     this.flushDraft();
     this.stopTyping();
@@ -77,7 +77,7 @@ export class Compose {
     this.hint.textContent = enter ? 'Enter to send · Shift+Enter for a new line' : 'Ctrl+Enter to send · Enter for a new line';
   }
 
-  private placeholder(narrow: Narrow): string {
+  private placeholder(narrow: Conversation): string {
     if (narrow.kind === 'dm') return narrow.userIds.length ? `Message ${narrow.userIds.map((id) => this.model.userName(id)).join(', ')}` : 'Write a note to yourself';
     const channel = this.model.subscriptions.get(narrow.streamId)?.name ?? 'channel';
     return narrow.topic === undefined ? `Message #${channel}` : `Message #${channel} › ${narrow.topic || 'general chat'}`;

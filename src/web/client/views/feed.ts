@@ -1,7 +1,8 @@
 import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
-import type { Message, Reaction } from '../narrow.ts';
+import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
+import { renderContent } from './content.ts';
 
 export interface FeedActions {
   toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
@@ -10,7 +11,14 @@ export interface FeedActions {
   saveEdit(message: Message, content: string): Promise<void>;
   remove(message: Message): Promise<void>;
   selectTopic(streamId: number, topic: string): void;
+  /** a channel link or mention in a message */
+  open(narrow: Narrow): void;
+  /** the reader scrolled near the top: earlier messages are wanted */
+  reachedTop(): void;
 }
+
+/** How near the top (px) the reader gets before earlier messages are fetched, so they are there in time. */
+const FETCH_MARGIN = 600;
 
 const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
 
@@ -37,13 +45,17 @@ export class Feed {
   private readonly editing = new Map<number, Editing>();
   private lastModel: Model | null = null;
 
-  constructor(private readonly actions: FeedActions) {}
+  constructor(private readonly actions: FeedActions) {
+    this.element.addEventListener('scroll', () => {
+      if (this.element.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+    }, { passive: true });
+  }
 
   /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
-  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string } = {}): void {
+  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean } = {}): void {
     this.lastModel = model;
     const el = this.element;
-    const atBottom = options.toBottom || el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    const atBottom = options.toBottom || !options.prepended && el.scrollHeight - el.scrollTop - el.clientHeight < 48;
     const nodes: Node[] = [];
     const keep = new Set<string>();
     const cached = (key: string, signature: string, build: () => HTMLElement) => {
@@ -58,21 +70,35 @@ export class Feed {
 
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
-    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, 'No messages here yet. Say hello!')));
+    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, model.narrow?.kind === 'search' ? 'No messages match this search.' : 'No messages here yet. Say hello!')));
+
+    if (model.feed.length && !options.loading && !options.error) {
+      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : 'This is the beginning of the conversation.'));
+      else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
+    }
 
     const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
+    // Search results come from many conversations: each run of one is headed by where it is.
+    const showPlaces = model.narrow?.kind === 'search';
     let previous: Message | null = null;
     for (const message of options.loading || options.error ? [] : model.feed) {
       const day = dayOf(message.timestamp);
       const newDay = !previous || dayOf(previous.timestamp) !== day;
       if (newDay) cached(`day:${day}`, day, () => h('div', { class: 'day-divider', role: 'separator' }, h('span', {}, dayLabel(message.timestamp))));
+      const place = narrowOf(message, model.me.userId);
+      const newPlace = showPlaces && (!previous || narrowKey(narrowOf(previous, model.me.userId)) !== narrowKey(place));
+      if (newPlace) {
+        const label = placeLabel(model, message);
+        cached(`place:${message.id}`, label, () =>
+          h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open ${label}`, onclick: () => this.actions.open(place) }, h('span', { 'aria-hidden': 'true' }, '›'), label));
+      }
       const newTopic = showTopics && (!previous || previous.subject.toLowerCase() !== message.subject.toLowerCase());
       if (newTopic) {
         cached(`topic:${message.id}`, message.subject, () =>
           h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open topic ${message.subject || 'general chat'}`, onclick: () => this.actions.selectTopic(message.stream_id!, message.subject) },
             h('span', { 'aria-hidden': 'true' }, '›'), message.subject || 'general chat'));
       }
-      const continued = !newDay && !newTopic && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
+      const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
       const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
       cached(`message:${message.id}`, signature, () => this.messageView(model, message, continued, editing));
@@ -80,8 +106,11 @@ export class Feed {
     }
 
     for (const key of this.cache.keys()) if (!keep.has(key)) this.cache.delete(key);
+    const fromBottom = el.scrollHeight - el.scrollTop;
     reconcile(el, nodes);
     if (atBottom) el.scrollTop = el.scrollHeight;
+    // Earlier messages added above the reader must not move what they are reading.
+    else if (options.prepended) el.scrollTop = el.scrollHeight - fromBottom;
   }
 
   /** Forgets open editors and cached elements (a new narrow). */
@@ -99,13 +128,7 @@ export class Feed {
     const mine = message.sender_id === model.me.userId;
     const sender = model.userName(message.sender_id) || message.sender_full_name;
     const time = new Date(message.timestamp * 1000);
-    const content = h('div', { class: 'content' });
-    content.innerHTML = message.content;
-    // Links in messages open beside the chat, never in place of it.
-    for (const anchor of content.querySelectorAll('a')) {
-      anchor.target = '_blank';
-      anchor.rel = 'noopener noreferrer';
-    }
+    const content = renderContent(h('div', { class: 'content' }), message.content, this.actions);
     // "(edited)" ends the last paragraph, where a reader looks for it, rather than taking a line of its own.
     if (message.last_edit_timestamp) {
       const last = content.lastElementChild?.tagName === 'P' ? content.lastElementChild : content;
@@ -220,6 +243,13 @@ function emojiGlyph(reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reac
   } catch {
     return `:${reaction.emoji_name}:`;
   }
+}
+
+/** `#general › lunch`, or `Ada, Bob` for a direct conversation. */
+function placeLabel(model: Model, message: Message): string {
+  if (message.type === 'stream') return `#${model.subscriptions.get(message.stream_id!)?.name ?? String(message.display_recipient)} › ${message.subject || 'general chat'}`;
+  const peers = dmPeers(message, model.me.userId);
+  return peers.length ? `Direct messages with ${peers.map((id) => model.userName(id)).join(', ')}` : 'Notes to yourself';
 }
 
 const shortTime = (time: Date) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
