@@ -92,23 +92,7 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
       }
       if (result.errors > 0 && result.errors === n) break;
     }
-    const deliveries = rounds.length * n;
-    return {
-      target: target.label,
-      n,
-      rounds,
-      firstMs: median(rounds.map((round) => round.firstMs)),
-      p50Ms: median(rounds.map((round) => round.p50Ms)),
-      p99Ms: median(rounds.map((round) => round.p99Ms)),
-      maxMs: median(rounds.map((round) => round.maxMs)),
-      deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
-      triggerAckMs: median(rounds.map((round) => round.triggerAckMs)),
-      errors,
-      serverCpuSeconds: serverCpu,
-      benchCpuSeconds: benchCpu,
-      serverCpuUsPerDelivery: deliveries > 0 ? (serverCpu * 1e6) / deliveries : NaN,
-      serverMainThreadUsPerDelivery: deliveries > 0 ? (serverMain * 1e6) / deliveries : NaN,
-    };
+    return summarizeRounds(target.label, n, rounds, errors, { serverCpu, serverMain, benchCpu });
   } finally {
     for (const connection of connections) connection.close();
   }
@@ -174,6 +158,33 @@ async function runRound(target: FanoutTarget, connections: RawConnection[], roun
 }
 
 /** Opens a connection, sends one request on it at once, and closes it after the answer. */
+/** The medians of a fan-out's measured rounds, and CPU per delivery over all of them (long-poll and WebSocket alike). */
+export function summarizeRounds(
+  label: string,
+  n: number,
+  rounds: RoundResult[],
+  errors: number,
+  cpu: { serverCpu: number; serverMain: number; benchCpu: number },
+): FanoutResult {
+  const deliveries = rounds.length * n;
+  return {
+    target: label,
+    n,
+    rounds,
+    firstMs: median(rounds.map((round) => round.firstMs)),
+    p50Ms: median(rounds.map((round) => round.p50Ms)),
+    p99Ms: median(rounds.map((round) => round.p99Ms)),
+    maxMs: median(rounds.map((round) => round.maxMs)),
+    deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
+    triggerAckMs: median(rounds.map((round) => round.triggerAckMs)),
+    errors,
+    serverCpuSeconds: cpu.serverCpu,
+    benchCpuSeconds: cpu.benchCpu,
+    serverCpuUsPerDelivery: deliveries > 0 ? (cpu.serverCpu * 1e6) / deliveries : NaN,
+    serverMainThreadUsPerDelivery: deliveries > 0 ? (cpu.serverMain * 1e6) / deliveries : NaN,
+  };
+}
+
 export async function sendOnce(port: number, text: string): Promise<{ sentAt: number; response: RawResponse }> {
   const connection = await openConnection(port);
   try {

@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
 import { mapLimit } from './lib/api.ts';
 import { cpuSeconds, mainThreadCpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
-import { median, percentile } from './lib/stats.ts';
-import type { FanoutOptions, FanoutResult, RoundResult } from './fanout.ts';
+import { percentile } from './lib/stats.ts';
+import { summarizeRounds, type FanoutOptions, type FanoutResult, type RoundResult } from './fanout.ts';
 import type { RawResponse } from './lib/raw-http.ts';
 
 /**
@@ -85,23 +85,7 @@ export async function runWsFanout(target: WsTarget, n: number, options: FanoutOp
       }
       if (latencies.length < n) throw new Error(`${target.label}: only ${latencies.length} of ${n} sockets got the round's event within ${options.roundTimeoutMs} ms`);
     }
-    const deliveries = rounds.length * n;
-    return {
-      target: target.label,
-      n,
-      rounds,
-      firstMs: median(rounds.map((round) => round.firstMs)),
-      p50Ms: median(rounds.map((round) => round.p50Ms)),
-      p99Ms: median(rounds.map((round) => round.p99Ms)),
-      maxMs: median(rounds.map((round) => round.maxMs)),
-      deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
-      triggerAckMs: median(rounds.map((round) => round.triggerAckMs)),
-      errors,
-      serverCpuSeconds: serverCpu,
-      benchCpuSeconds: benchCpu,
-      serverCpuUsPerDelivery: deliveries > 0 ? (serverCpu * 1e6) / deliveries : NaN,
-      serverMainThreadUsPerDelivery: deliveries > 0 ? (serverMain * 1e6) / deliveries : NaN,
-    };
+    return summarizeRounds(target.label, n, rounds, errors, { serverCpu, serverMain, benchCpu });
   } finally {
     for (const ws of sockets) ws.terminate();
   }
