@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import uWS from 'uWebSockets.js';
+import { listenOnLoopback } from './listen.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
 
@@ -16,12 +17,4 @@ const app = uWS.App();
 app.any('/*', (res) => {
   res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(BODY);
 });
-app.listen('127.0.0.1', Number(values.port), (token) => {
-  if (!token) {
-    console.error('cannot listen');
-    process.exit(1);
-  }
-  console.log(`Listening on http://127.0.0.1:${uWS.us_socket_local_port(token)}`);
-});
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
+listenOnLoopback(app, Number(values.port));

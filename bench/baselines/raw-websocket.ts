@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import uWS from 'uWebSockets.js';
+import { listenOnLoopback } from './listen.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, bytes: { type: 'string', default: '0' } } });
 
@@ -28,12 +29,4 @@ app.post('/*', (res) => {
     });
   });
 });
-app.listen('127.0.0.1', Number(values.port), (token) => {
-  if (!token) {
-    console.error('cannot listen');
-    process.exit(1);
-  }
-  console.log(`Listening on http://127.0.0.1:${uWS.us_socket_local_port(token)}`);
-});
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
+listenOnLoopback(app, Number(values.port));
