@@ -769,3 +769,20 @@ t.test('/mobile_push/*: without a push notification service, the original\'s ans
   t.same(undocumented('post', '/mobile_push/e2ee/test_notification', e2ee), []);
   t.match((await api.post('/mobile_push/e2ee/test_notification', { push_account_id: 'x' })).body, { code: 'BAD_REQUEST', msg: /push_account_id/ });
 });
+
+t.test('POST /realm/test_welcome_bot_custom_message: an administrator previews a welcome text in its direct messages', async (t) => {
+  const { api } = await startTestServer(t);
+  const ownerId: number = (await api.get('/users/me')).body.user_id;
+  const sent = await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Welcome, **read** the rules.' });
+  t.equal(sent.status, 200);
+  t.same(undocumented('post', '/realm/test_welcome_bot_custom_message', sent), []);
+  const message = (await api.get(`/messages/${sent.body.message_id}`)).body.message;
+  t.match(message, { type: 'private', content: '<p>Welcome, <strong>read</strong> the rules.</p>', sender_full_name: 'Notification Bot' });
+  t.same(message.display_recipient.map((person: { id: number }) => person.id).sort(), [message.sender_id, ownerId].sort(), 'from the bot to the administrator only');
+
+  const member = api.as(await api.createUser('member@example.com'));
+  const refused = await member.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' });
+  t.same([refused.status, refused.body.msg], [400, 'Must be an organization administrator']);
+  t.equal((await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x'.repeat(8001) })).status, 400, 'beyond 8000 characters');
+  t.equal((await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '  ' })).body.msg, 'Message must not be empty');
+});
