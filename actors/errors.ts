@@ -32,6 +32,12 @@ export const ErrorCode = {
   INVITATION_FAILED: 'INVITATION_FAILED',
   /** an upload would take the organization's (or the user's) files past their quota */
   REALM_UPLOAD_QUOTA: 'REALM_UPLOAD_QUOTA',
+  /** a mobile push operation on a server with no push notification service (the original's bouncer) */
+  PUSH_SERVICE_NOT_CONFIGURED: 'PUSH_SERVICE_NOT_CONFIGURED',
+  /** a test notification for a device token the user has not registered */
+  INVALID_PUSH_DEVICE_TOKEN: 'INVALID_PUSH_DEVICE_TOKEN',
+  /** an E2EE test notification for a user with no registered E2EE device */
+  NO_ACTIVE_PUSH_DEVICE: 'NO_ACTIVE_PUSH_DEVICE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

@@ -6,11 +6,20 @@ import t from 'tap';
 import { MAX_PLAYGROUNDS } from '../actors/realm/playgrounds/decide.ts';
 import { defaultConfig } from '../src/config.ts';
 import { operatorCommands } from '../src/operator.ts';
+import { OpenApi } from './helpers/openapi.ts';
 import { realmCommands } from '../src/operator-realm.ts';
 import { channel, drain, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
 
 // Operations of the OpenAPI document that had no route: each with a success and a documented error.
+
+const openApi = new OpenApi();
+/** Where an answer differs from the shape the document gives the operation's answer of that status. */
+function undocumented(method: string, path: string, result: { status: number; body: unknown }): string[] {
+  const operation = openApi.doc.paths[path]?.[method] as { responses: Record<string, { content: { 'application/json': { schema: object } } }> };
+  const schema = operation.responses[String(result.status)]?.content['application/json'].schema;
+  return schema ? openApi.mismatches(result.body, schema, `${method} ${path} ${result.status}`) : [`${method} ${path}: no ${result.status} answer documented`];
+}
 
 t.test('DELETE /users/me: a user leaves on its own; the only user and the only owner cannot', async (t) => {
   const dataDir = tempDir();
@@ -716,4 +725,64 @@ t.test('a channel\'s topics_policy: set by the allowed group, obeyed by every me
   const annsOwn = (await api.as(ann).post('/channels/create', { name: 'anns', subscribers: [ann.userId] })).body.id;
   t.equal((await api.as(ann).patch(`/streams/${annsOwn}`, { topics_policy: 'allow_empty_topic' })).body.msg, 'Insufficient permission', 'moderators and up, by default');
   t.match((await drain(api.as(ann), queueId)).filter((event) => event.property === 'topics_policy'), [{ stream_id: ops, value: 'disable_empty_topic' }]);
+});
+
+t.test('GET /streams/{id}/email_address: the channel\'s address, for those who may read it and senders of theirs', async (t) => {
+  const { api } = await startTestServer(t);
+  const ownerId: number = (await api.get('/users/me')).body.user_id;
+  const other = await api.createUser('other@example.com');
+  const open = await channel(api, 'open', [ownerId]);
+  const secret = await channel(api, 'secret', [ownerId], { invite_only: true });
+  const otherApi = api.as(other);
+
+  const answered = await otherApi.get(`/streams/${open}/email_address`);
+  t.same([answered.status, answered.body], [200, { result: 'success', msg: '', email: '' }], 'no email gateway: an empty address, as the original');
+  t.same(undocumented('get', '/streams/{stream_id}/email_address', answered), []);
+  t.equal((await otherApi.get(`/streams/${open}/email_address`, { sender_id: other.userId })).status, 200, 'the caller as sender');
+
+  const hidden = await otherApi.get(`/streams/${secret}/email_address`);
+  t.same([hidden.status, hidden.body], [400, { result: 'error', msg: 'Invalid channel ID', code: 'BAD_REQUEST' }], 'a private channel of others');
+  t.same(undocumented('get', '/streams/{stream_id}/email_address', hidden), []);
+  t.equal((await otherApi.get('/streams/999999/email_address')).body.msg, 'Invalid channel ID');
+  const foreignSender = await otherApi.get(`/streams/${open}/email_address`, { sender_id: ownerId });
+  t.same([foreignSender.status, foreignSender.body.msg], [400, 'Invalid user ID'], 'another person as sender');
+});
+
+t.test('/mobile_push/*: without a push notification service, the original\'s answers after its checks', async (t) => {
+  const { api } = await startTestServer(t);
+  const registration = { token_kind: 'fcm', push_account_id: 2408, push_public_key: 'key', bouncer_public_key: 'bouncer', encrypted_push_registration: 'data' };
+  const register = await api.post('/mobile_push/register', registration);
+  t.same([register.status, register.body], [400, { result: 'error', msg: 'Server is not configured to use push notification service.', code: 'PUSH_SERVICE_NOT_CONFIGURED' }]);
+  t.same(undocumented('post', '/mobile_push/register', register), []);
+  t.match((await api.post('/mobile_push/register', { ...registration, token_kind: 'sms' })).body, { code: 'BAD_REQUEST', msg: /token_kind/ }, 'token_kind checked first');
+  t.equal((await api.post('/mobile_push/register', { token_kind: 'fcm' })).body.code, 'REQUEST_VARIABLE_MISSING');
+
+  const unknown = await api.post('/mobile_push/test_notification', { token: '111222' });
+  t.same([unknown.status, unknown.body], [400, { result: 'error', msg: 'Device not recognized', code: 'INVALID_PUSH_DEVICE_TOKEN' }], 'a token the user has not registered');
+  t.same(undocumented('post', '/mobile_push/test_notification', unknown), []);
+  t.equal((await api.post('/users/me/push_device_token', { token: '111222' })).status, 200);
+  const known = await api.post('/mobile_push/test_notification', { token: '111222' });
+  t.same([known.status, known.body.code], [400, 'PUSH_SERVICE_NOT_CONFIGURED'], 'a registered device: nothing can send to it');
+
+  const e2ee = await api.post('/mobile_push/e2ee/test_notification', { push_account_id: 2408 });
+  t.same([e2ee.status, e2ee.body], [400, { result: 'error', msg: 'No active registered push device', code: 'NO_ACTIVE_PUSH_DEVICE' }]);
+  t.same(undocumented('post', '/mobile_push/e2ee/test_notification', e2ee), []);
+  t.match((await api.post('/mobile_push/e2ee/test_notification', { push_account_id: 'x' })).body, { code: 'BAD_REQUEST', msg: /push_account_id/ });
+});
+
+t.test('POST /realm/test_welcome_bot_custom_message: an administrator previews a welcome text in its direct messages', async (t) => {
+  const { api } = await startTestServer(t);
+  const ownerId: number = (await api.get('/users/me')).body.user_id;
+  const sent = await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Welcome, **read** the rules.' });
+  t.equal(sent.status, 200);
+  t.same(undocumented('post', '/realm/test_welcome_bot_custom_message', sent), []);
+  const message = (await api.get(`/messages/${sent.body.message_id}`)).body.message;
+  t.match(message, { type: 'private', content: '<p>Welcome, <strong>read</strong> the rules.</p>', sender_full_name: 'Notification Bot' });
+  t.same(message.display_recipient.map((person: { id: number }) => person.id).sort(), [message.sender_id, ownerId].sort(), 'from the bot to the administrator only');
+
+  const member = api.as(await api.createUser('member@example.com'));
+  const refused = await member.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' });
+  t.same([refused.status, refused.body.msg], [400, 'Must be an organization administrator']);
+  t.equal((await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x'.repeat(8001) })).status, 400, 'beyond 8000 characters');
+  t.equal((await api.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '  ' })).body.msg, 'Message must not be empty');
 });

@@ -11,6 +11,7 @@ import type { PlaygroundCommand } from './playgrounds/commands.ts';
 import type { ChannelFolderCommand } from './channel-folders/commands.ts';
 import type { RealmDomainCommand } from './domains/commands.ts';
 import type { ReminderCommand } from './notifications/reminders.ts';
+import type { WelcomeCommand } from './notifications/welcome.ts';
 import type { DefaultChannelGroupCommand } from './default-channel-groups/commands.ts';
 import type { ReportCommand } from './notifications/report.ts';
 import type { ProfileFieldCommand } from './profile-fields/commands.ts';
@@ -63,6 +64,7 @@ export type RealmCommand =
   | ChannelFolderCommand
   | RealmDomainCommand
   | ReminderCommand
+  | WelcomeCommand
   | DefaultChannelGroupCommand
   | AvatarCommand
   | InvitationCommand;

@@ -23,6 +23,7 @@ import { decideChannelFolder } from './channel-folders/decide.ts';
 import { addressNotAllowed, decideRealmDomain } from './domains/decide.ts';
 import { decideDefaultChannelGroup } from './default-channel-groups/decide.ts';
 import { decideReminder } from './notifications/reminders.ts';
+import { decideWelcome } from './notifications/welcome.ts';
 import { decideProfileField } from './profile-fields/decide.ts';
 import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
@@ -164,6 +165,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'notification_bot.ensure':
     case 'reminder.deliver':
       return decideReminder(state, command, clock);
+    case 'welcome_message.test':
+      return decideWelcome(state, command, clock);
     case 'avatar.set':
       return decideAvatar(state, command);
     case 'invite.send':

@@ -3,6 +3,7 @@ import { hasContentAccess } from '../../actors/realm/channels/decide.ts';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { channelTopics } from '../../actors/realm/channels/activity.ts';
+import { checkChannelEmailRequest } from '../../actors/realm/channels/email-address.ts';
 import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
@@ -215,6 +216,17 @@ export const channelRoutes = [
       if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
       await services.runtime.execute(realm.realmId, { type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isDefault: false });
       return {};
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/streams/{stream_id}/email_address',
+    auth: 'user',
+    params: { stream_id: p.int(), sender_id: p.int().optional() },
+    handle({ realm, user }, params) {
+      checkChannelEmailRequest(realm, user.userId, params.stream_id, params.sender_id);
+      // This server has no email gateway (mails to a channel); the original without one answers an empty address.
+      return { email: '' };
     },
   }),
 ];

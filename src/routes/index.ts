@@ -23,6 +23,7 @@ import { onboardingStepRoutes } from './onboarding-steps.ts';
 import { playgroundRoutes } from './playgrounds.ts';
 import { presenceRoutes } from './presence.ts';
 import { profileFieldRoutes } from './profile-fields.ts';
+import { mobilePushRoutes } from './mobile-push.ts';
 import { pushTokenRoutes } from './push-tokens.ts';
 import { realmRoutes } from './realm.ts';
 import { reminderRoutes } from './reminders.ts';
@@ -45,7 +46,7 @@ import { videoCallRoutes } from './video-calls.ts';
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
-  ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
+  ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...mobilePushRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
   ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { testNotificationDevices } from '../../actors/user/push-devices.ts';
+import { p } from '../http/params.ts';
+import { route } from './route.ts';
+
+/**
+ * This server has no push notification service (the original's bouncer or its own APNs/FCM credentials), so
+ * it answers what the original answers without one, after the same checks of the request.
+ */
+const notConfigured = () => new ChatError(ErrorCode.PUSH_SERVICE_NOT_CONFIGURED, 'Server is not configured to use push notification service.');
+
+export const mobilePushRoutes = [
+  route({
+    method: 'POST',
+    path: '/mobile_push/register',
+    auth: 'user',
+    params: {
+      token_kind: p.string(z.enum(['fcm', 'apns'])),
+      push_account_id: p.int(),
+      push_public_key: p.string(),
+      bouncer_public_key: p.string(),
+      encrypted_push_registration: p.string(),
+    },
+    handle() {
+      throw notConfigured();
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/mobile_push/test_notification',
+    auth: 'user',
+    params: { token: p.string().optional() },
+    handle({ services, realm, user }, { token }) {
+      testNotificationDevices(services.runtime.userState(realm.realmId, user.userId), token);
+      throw notConfigured();
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/mobile_push/e2ee/test_notification',
+    auth: 'user',
+    params: { push_account_id: p.int().optional() },
+    handle() {
+      // E2EE devices are registered through the push service (POST /mobile_push/register): without one, none is.
+      throw new ChatError(ErrorCode.NO_ACTIVE_PUSH_DEVICE, 'No active registered push device');
+    },
+  }),
+];
