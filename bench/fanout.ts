@@ -1,5 +1,5 @@
 import { basicAuth, type Credentials } from './lib/api.ts';
-import { cpuSeconds, mainThreadCpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
+import { CpuTally, waitForIdle } from './lib/proc.ts';
 import { openConnection, openConnections, requestText, type RawConnection, type RawResponse } from './lib/raw-http.ts';
 import { max, median, percentile } from './lib/stats.ts';
 import type { RegisteredQueue } from './seed.ts';
@@ -72,27 +72,21 @@ export async function runFanout(target: FanoutTarget, n: number, options: Fanout
   const connections = await openConnections(target.port, n);
   try {
     const rounds: RoundResult[] = [];
-    let serverCpu = 0;
-    let serverMain = 0;
-    let benchCpu = 0;
+    const cpu = new CpuTally(target.pid);
     let errors = 0;
     for (let r = 0; r < options.warmupRounds + options.rounds; r++) {
       const measured = r >= options.warmupRounds;
-      const serverBefore = cpuSeconds(target.pid);
-      const mainBefore = mainThreadCpuSeconds(target.pid);
-      const benchBefore = selfCpuSeconds();
+      const start = cpu.mark();
       const result = await runRound(target, connections, r, options.roundTimeoutMs);
       // Warm-up rounds count here too: a target that fails from the start must not look clean.
       errors += result.errors;
       if (measured) {
-        serverCpu += cpuSeconds(target.pid) - serverBefore;
-        serverMain += mainThreadCpuSeconds(target.pid) - mainBefore;
-        benchCpu += selfCpuSeconds() - benchBefore;
+        cpu.add(start);
         rounds.push(result);
       }
       if (result.errors > 0 && result.errors === n) break;
     }
-    return summarizeRounds(target.label, n, rounds, errors, { serverCpu, serverMain, benchCpu });
+    return summarizeRounds(target.label, n, rounds, errors, cpu);
   } finally {
     for (const connection of connections) connection.close();
   }
@@ -164,7 +158,7 @@ export function summarizeRounds(
   n: number,
   rounds: RoundResult[],
   errors: number,
-  cpu: { serverCpu: number; serverMain: number; benchCpu: number },
+  cpu: CpuTally,
 ): FanoutResult {
   const deliveries = rounds.length * n;
   return {

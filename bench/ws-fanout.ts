@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { mapLimit } from './lib/api.ts';
-import { cpuSeconds, mainThreadCpuSeconds, selfCpuSeconds, waitForIdle } from './lib/proc.ts';
+import { CpuTally, waitForIdle } from './lib/proc.ts';
 import { percentile } from './lib/stats.ts';
 import { summarizeRounds, type FanoutOptions, type FanoutResult, type RoundResult } from './fanout.ts';
 import type { RawResponse } from './lib/raw-http.ts';
@@ -47,18 +47,14 @@ export async function runWsFanout(target: WsTarget, n: number, options: FanoutOp
   });
   try {
     const rounds: RoundResult[] = [];
-    let serverCpu = 0;
-    let serverMain = 0;
-    let benchCpu = 0;
+    const cpu = new CpuTally(target.pid);
     let errors = 0;
     for (let r = 0; r < options.warmupRounds + options.rounds; r++) {
       await waitForIdle(target.pid);
       arrivals.fill(NaN);
       count = 0;
       const done = new Promise<void>((resolve) => (allDone = resolve));
-      const serverBefore = cpuSeconds(target.pid);
-      const mainBefore = mainThreadCpuSeconds(target.pid);
-      const benchBefore = selfCpuSeconds();
+      const start = cpu.mark();
       armed = true;
       const { sentAt, response } = await target.trigger(r);
       let timer: NodeJS.Timeout | undefined;
@@ -68,9 +64,7 @@ export async function runWsFanout(target: WsTarget, n: number, options: FanoutOp
       const latencies = arrivals.filter((at) => !Number.isNaN(at)).map((at) => at - sentAt);
       errors += n - latencies.length;
       if (r >= options.warmupRounds) {
-        serverCpu += cpuSeconds(target.pid) - serverBefore;
-        serverMain += mainThreadCpuSeconds(target.pid) - mainBefore;
-        benchCpu += selfCpuSeconds() - benchBefore;
+        cpu.add(start);
         const last = Math.max(...latencies);
         rounds.push({
           firstMs: percentile(latencies, 0),
@@ -85,7 +79,7 @@ export async function runWsFanout(target: WsTarget, n: number, options: FanoutOp
       }
       if (latencies.length < n) throw new Error(`${target.label}: only ${latencies.length} of ${n} sockets got the round's event within ${options.roundTimeoutMs} ms`);
     }
-    return summarizeRounds(target.label, n, rounds, errors, { serverCpu, serverMain, benchCpu });
+    return summarizeRounds(target.label, n, rounds, errors, cpu);
   } finally {
     for (const ws of sockets) ws.terminate();
   }

@@ -103,6 +103,26 @@ const children = new Set<Child>();
 /** every process spawned and not yet exited, listening or not: what `killAll` ends */
 const spawned = new Set<ChildProcess>();
 
+/** CPU seconds of a target process (all threads, main thread) and of the bench itself, summed over measured spans. */
+export class CpuTally {
+  serverCpu = 0;
+  serverMain = 0;
+  benchCpu = 0;
+
+  constructor(private readonly pid: number) {}
+
+  /** Where a span starts; pass it to `add` when the span ends. */
+  mark(): { server: number; main: number; bench: number } {
+    return { server: cpuSeconds(this.pid), main: mainThreadCpuSeconds(this.pid), bench: selfCpuSeconds() };
+  }
+
+  add(start: { server: number; main: number; bench: number }): void {
+    this.serverCpu += cpuSeconds(this.pid) - start.server;
+    this.serverMain += mainThreadCpuSeconds(this.pid) - start.main;
+    this.benchCpu += selfCpuSeconds() - start.bench;
+  }
+}
+
 /**
  * Starts a compiled Node program (see compiled.ts: no tsx in what the bench measures) as its own process on
  * the server's core and waits for its "Listening on http://..." line. Every child is remembered so that
