@@ -4,12 +4,12 @@ import { VisibilityPolicy } from '../../actors/user/state.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { flagsFor } from '../../actors/realm/messages/access.ts';
-import { highlight, highlightTopic, resolveNarrow, searchWords, type Clause, type NarrowTerm } from '../../actors/realm/messages/narrow.ts';
+import { highlight, highlightTopic, resolveNarrow, type Clause, type NarrowTerm } from '../../actors/realm/messages/narrow.ts';
 import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, type WindowResult } from '../../actors/realm/messages/query.ts';
 import { fetchSearchWindow, firstUnreadSearch, hasSearch } from '../../actors/realm/messages/search.ts';
 import type { StoredMessage } from '../../actors/realm/messages/state.ts';
 import { openMessageJson } from '../../actors/realm/messages/view-cache.ts';
-import { messageView, topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
+import { topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
 
@@ -84,19 +84,9 @@ export function narrowFor(services: AppServices, realm: RealmState, userId: numb
   return resolveNarrow(realm, userId, terms, followed);
 }
 
-/** A message as a fetch returns it: the Message object, the user's flags, and search highlights. */
-export function fetchedMessage(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, clauses: readonly Clause[]) {
-  // messageView's object is new: the flags go on it rather than on a copy (a spread of about 20 keys per message).
-  const view = messageView(realm, message, options);
-  view.flags = flagsFor(realm, userId, message);
-  const words = searchWords(clauses);
-  if (words.length) Object.assign(view, searchMatch(realm, message, words, options.allowEmptyTopicName));
-  return view;
-}
-
 /**
- * fetchedMessage as JSON text: the message's view serialized once (view-cache.ts), then the user's flags and
- * the search highlights. `words`: the narrow's searchWords.
+ * A message as a fetch returns it, as JSON text: the message's view serialized once (view-cache.ts), then the user's flags
+ * and the search highlights. `words`: the narrow's searchWords.
  */
 export function fetchedMessageJson(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, words: readonly string[]): string {
   let json = `${openMessageJson(realm, message, options)},"flags":${JSON.stringify(flagsFor(realm, userId, message))}`;

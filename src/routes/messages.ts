@@ -7,7 +7,7 @@ import { canRead } from '../../actors/realm/messages/access.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import {
-  anchorParam, checkCounts, fetchedMessage, fetchedMessageJson, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
+  anchorParam, checkCounts, fetchedMessageJson, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
 import { messageHistoryView } from '../../actors/realm/messages/views.ts';
@@ -113,7 +113,8 @@ export const messageRoutes = [
       const message = realm.messages.byId.get(params.message_id);
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      return { message: fetchedMessage(realm, user.userId, message, options, []), raw_content: realm.messages.bodies.of(message).content };
+      const raw = JSON.stringify(realm.messages.bodies.of(message).content);
+      return new RawFields(`"message":${fetchedMessageJson(realm, user.userId, message, options, [])},"raw_content":${raw}`);
     },
   }),
 
