@@ -287,7 +287,10 @@ export class ClusterNode implements ClusterHooks, Replication {
           this.leaseRevision = await this.lease.update(LEASE_KEY, this.leaseValue(), this.leaseRevision);
         } catch (error) {
           this.depose(`could not renew the primary lease (${error instanceof Error ? error.message : String(error)})`);
+          return;
         }
+        // Its address too, which expires as a replica's does: the other nodes forward the polls of its queues there.
+        await this.nodes.put(this.nodeId, this.leaseValue());
         return;
       }
       await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
