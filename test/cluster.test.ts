@@ -72,6 +72,7 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
   const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2' });
   const nodes = await Promise.all(NAMES.map((name, i) => servers.start(dirs[i]!, env(name))));
   const first = await primaryOf(nodes, dirs);
+  const promotedAt = Date.now();
   const owner: Credentials = readZuliprc(join(dirs[first]!, 'zuliprc'));
   const api = (node: ChildServer) => new ApiClient(node.url, owner);
   const replicas = nodes.filter((_, i) => i !== first);
@@ -160,6 +161,16 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     t.equal((await gone.next()).code, 'BAD_EVENT_QUEUE_ID');
     t.equal((await gone.closed).code, 4400, 'closed with 4400');
     t.match((await (await fetch(`${c.url}/metrics`)).text()), /chat_cluster_forwarded_requests [1-9]/);
+  });
+
+  await t.test("the primary's queues stay reachable through a replica after its address would have expired", async (t) => {
+    const { queueId } = await api(nodes[first]!).register({ event_types: ['message'] });
+    // Node addresses expire after three leases (6 s here) unless renewed: past that, with a margin for the
+    // NATS expiry timer (a lower bound only, so a slow machine cannot make this pass or fail wrongly).
+    const pastExpiry = promotedAt + 9_000 - Date.now();
+    if (pastExpiry > 0) await new Promise((resolve) => setTimeout(resolve, pastExpiry));
+    const through = await api(b).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+    t.equal(through.status, 200, "a poll of the primary's queue through a replica is answered by the primary");
   });
 
   await t.test('a paused primary is replaced, cannot append once it resumes, and catches up when restarted', async (t) => {

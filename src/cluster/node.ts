@@ -196,7 +196,7 @@ export class ClusterNode implements ClusterHooks, Replication {
   async start(runtime: Runtime, url: string, promoted: () => Promise<void>): Promise<void> {
     this.runtime = runtime;
     this.url = this.config.advertiseUrl ?? url;
-    await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
+    await this.nodes.put(this.nodeId, this.leaseValue());
     this.nc.subscribe(SHARED_SUBJECT, {
       callback: (error, message) => {
         if (error) return;
@@ -287,10 +287,13 @@ export class ClusterNode implements ClusterHooks, Replication {
           this.leaseRevision = await this.lease.update(LEASE_KEY, this.leaseValue(), this.leaseRevision);
         } catch (error) {
           this.depose(`could not renew the primary lease (${error instanceof Error ? error.message : String(error)})`);
+          return;
         }
+        // Its address too, which expires as a replica's does: the other nodes forward the polls of its queues there.
+        await this.nodes.put(this.nodeId, this.leaseValue());
         return;
       }
-      await this.nodes.put(this.nodeId, JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo));
+      await this.nodes.put(this.nodeId, this.leaseValue());
       const entry = await this.lease.get(LEASE_KEY);
       if (entry && entry.operation === 'PUT') {
         this.primary = entry.json<NodeInfo>();

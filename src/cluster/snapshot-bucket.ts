@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
+import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj';
 import { LEGACY_QUEUE_KIND, PAYLOAD_KIND, QUEUE_KIND } from '../../actors/queue/snapshot.ts';
 import type { Store } from '../../snapshots/store.ts';
 import { backupFiles, FILE_FOLDERS, filesBelow } from '../backup-files.ts';
@@ -17,6 +17,11 @@ const MANIFEST = 'latest';
 /** Files are written whole and never changed (uploads.ts): each is stored once, under its path. */
 const FILE_PREFIX = 'file:';
 const DATA_FILE = 'data.mdb';
+
+// The object store checks every object with SHA-256, chunk by chunk as it is put and read (never the whole
+// file at once); node:crypto hashes each chunk many times faster than its pure-JS default, which would hold
+// the event loop for most of a large snapshot's upload or download.
+setSha256Backend('native');
 
 export interface Manifest {
   /** the object holding the LMDB copy (its name changes with each snapshot: a reader never sees half of one) */
