@@ -4,6 +4,20 @@ import type { ApiRequest, ApiResponse } from '../http/request.ts';
 /** The query parameter that marks a request one node forwarded to another: it is not forwarded again. */
 export const FORWARD_MARK = 'chat_forwarded=1';
 
+/**
+ * Removes the forward mark from a request's query, saying whether it was there: only as the last parameter
+ * (where forwardHttp appends it) and whole, so that `xchat_forwarded=1` is not taken for it.
+ */
+export function takeForwardMark(request: { query: string }): boolean {
+  if (request.query === FORWARD_MARK) {
+    request.query = '';
+    return true;
+  }
+  if (!request.query.endsWith(`&${FORWARD_MARK}`)) return false;
+  request.query = request.query.slice(0, -FORWARD_MARK.length - 1);
+  return true;
+}
+
 /** Response headers that belong to one connection, not to the answer passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
 

@@ -14,7 +14,7 @@ import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { FORWARD_MARK, forwardHttp } from './forward.ts';
+import { forwardHttp, takeForwardMark } from './forward.ts';
 import { ForwardedSocket } from './forward-socket.ts';
 import type { ClusterHooks } from './hooks.ts';
 import { ReplicatedStore } from './replicated-store.ts';
@@ -442,9 +442,7 @@ export class ClusterNode implements ClusterHooks, Replication {
   // ---- requests -----------------------------------------------------------------------------------------
 
   takeForwardMark(request: ApiRequest): boolean {
-    if (!request.query.endsWith(FORWARD_MARK)) return false;
-    request.query = request.query.slice(0, -FORWARD_MARK.length).replace(/&$/, '');
-    return true;
+    return takeForwardMark(request);
   }
 
   async forwardToPrimary(request: ApiRequest): Promise<ApiResponse> {
