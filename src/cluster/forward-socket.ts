@@ -9,6 +9,15 @@ import { FORWARD_MARK } from './forward.ts';
 const ABNORMAL_CLOSE = new Set([1005, 1006]);
 
 /**
+ * A client sends only acknowledgements, one per event frame it got; none can come before the queue's node
+ * answered. More than this many frames held for a socket that is not open yet is a misbehaving client.
+ */
+const MAX_EARLY_FRAMES = 64;
+
+/** How long the queue's node may take to accept the relayed socket before it counts as gone. */
+const UPSTREAM_HANDSHAKE_MS = 10_000;
+
+/**
  * An event WebSocket for a queue of another node: this node holds the client's socket and relays frames
  * both ways over a socket of its own to the queue's node, which attaches it to the queue as usual (with the
  * caller's credentials, the forward mark keeping it there). Every frame and the closing code pass as they
@@ -44,6 +53,7 @@ export class ForwardedSocket implements SocketHandler {
     const upstream = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${this.request.path}?${query}`, {
       headers: { host: this.request.host, authorization: this.authorization },
       perMessageDeflate: false,
+      handshakeTimeout: UPSTREAM_HANDSHAKE_MS,
     });
     this.upstream = upstream;
     let opened = false;
@@ -81,7 +91,9 @@ export class ForwardedSocket implements SocketHandler {
 
   message(text: string | null): void {
     if (this.upstream?.readyState === WebSocket.OPEN) this.relay(text);
-    else this.early.push(text);
+    else if (this.early.length < MAX_EARLY_FRAMES) this.early.push(text);
+    // RFC 6455 1008: a policy violation
+    else this.closeClient(1008, 'Too many frames before the event queue answered');
   }
 
   private relay(text: string | null): void {
