@@ -10,6 +10,9 @@ import { fetchIds, sendToChannel } from './helpers/messages.ts';
 import { startNatsCluster } from './helpers/nats.ts';
 import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
 
+// Three NATS servers and up to four nodes per subtest, each a process of its own: minutes on a loaded machine.
+t.setTimeout(600_000);
+
 // Three chat nodes over a three-server JetStream cluster (R3), all on loopback: the cluster mode of issue 16.
 
 interface Health {
@@ -65,10 +68,13 @@ t.test('cluster mode needs both --cluster and --node-id, and checks them', async
   t.match(badUrl.stderr, /nats:\/\/HOST:PORT/);
 });
 
+/** A node of a new NATS cluster listens once JetStream has a meta leader, which a loaded machine delays. */
+const CLUSTER_NODE = { startTimeoutMs: 120_000 };
+
 t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir(), tempDir()];
-  const servers = childServers(t, dirs);
+  const servers = childServers(t, dirs, CLUSTER_NODE);
   const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2' });
   const nodes = await Promise.all(NAMES.map((name, i) => servers.start(dirs[i]!, env(name))));
   const first = await primaryOf(nodes, dirs);
@@ -256,7 +262,7 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir(), tempDir()];
   t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-  const servers = childServers(t, dirs);
+  const servers = childServers(t, dirs, CLUSTER_NODE);
   const env = (node: string) => ({
     CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2',
     CHAT_CLUSTER_SNAPSHOT_SECONDS: '0.5', CHAT_CLUSTER_RETENTION: '1s', CHAT_SNAPSHOT_SECONDS: '1',
@@ -318,7 +324,7 @@ t.test("a write forwarded to the primary spends the caller's rate limit once, at
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir()];
   t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-  const servers = childServers(t, dirs);
+  const servers = childServers(t, dirs, CLUSTER_NODE);
   const LIMIT = 10;
   const env = (node: string) => ({ CHAT_CLUSTER: nats.urls.join(','), CHAT_NODE_ID: node, CHAT_CLUSTER_LEASE_SECONDS: '2', CHAT_RATE_LIMIT: `${LIMIT}/3600` });
   const primary = await servers.start(dirs[0]!, env('p'));

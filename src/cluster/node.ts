@@ -277,6 +277,17 @@ export class ClusterNode implements ClusterHooks, Replication {
     return JSON.stringify({ node: this.nodeId, url: this.url } satisfies NodeInfo);
   }
 
+  /**
+   * The lease's holder, read now: a node that has not ticked since a primary was chosen (at start, after a
+   * failover) learns of it here instead of refusing the write it should forward.
+   */
+  private async lookUpPrimary(): Promise<NodeInfo | null> {
+    const entry = await this.lease.get(LEASE_KEY).catch(() => null);
+    if (entry?.operation !== 'PUT') return null;
+    if (this.role !== 'primary') this.primary = entry.json<NodeInfo>();
+    return entry.json<NodeInfo>();
+  }
+
   /** Renews this node's lease, or looks for the primary and takes the lease when nobody holds it. */
   private async tick(promoted: () => Promise<void>): Promise<void> {
     if (this.ticking || this.stopped) return;
@@ -446,7 +457,7 @@ export class ClusterNode implements ClusterHooks, Replication {
   }
 
   async forwardToPrimary(request: ApiRequest): Promise<ApiResponse> {
-    const primary = this.primary;
+    const primary = this.primary ?? (await this.lookUpPrimary());
     if (!primary || primary.node === this.nodeId) throw new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'The cluster has no primary right now; try again', 503, {}, { 'Retry-After': '1' });
     this.forwarded++;
     const response = await forwardHttp(primary.url, request).catch(() => {

@@ -23,6 +23,8 @@ export interface ChildOptions {
    * as on a full disk (EFBIG instead of ENOSPC), with no privileges needed.
    */
   fileSizeLimitKiB?: number;
+  /** how long the server may take to listen (default 30 s): a cluster node first waits for JetStream */
+  startTimeoutMs?: number;
 }
 
 /** Ends a child server that is still running, at once (a test's teardown). */
@@ -37,7 +39,7 @@ export async function killChild(server: ChildServer | null): Promise<void> {
  * Child servers for one test: `start` starts one, `stop` stops one cleanly (and checks it did); at the test's
  * end any still running is killed and `dirs` are removed.
  */
-export function childServers(t: Test, dirs: string[]) {
+export function childServers(t: Test, dirs: string[], options: ChildOptions = {}) {
   const servers: ChildServer[] = [];
   t.teardown(async () => {
     for (const server of servers) await killChild(server);
@@ -45,7 +47,7 @@ export function childServers(t: Test, dirs: string[]) {
   });
   return {
     async start(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-      const server = await startChild(dataDir, env);
+      const server = await startChild(dataDir, env, options);
       servers.push(server);
       return server;
     },
@@ -78,7 +80,7 @@ export function startChild(dataDir: string, env: Record<string, string> = {}, op
       // No one holds it to stop it later: a server still starting must not outlive the test.
       child.kill('SIGKILL');
       reject(new Error(`server did not start:\n${output}`));
-    }, 30_000);
+    }, options.startTimeoutMs ?? 30_000);
     const check = () => {
       const match = /Listening on (http:\/\/\S+)/.exec(output);
       if (!match) return;
