@@ -32,7 +32,7 @@ interface SendFigures {
 }
 
 /** One user holds every queue of the delivery measurement: the per-user limit is raised for it. */
-const ENV = { CHAT_MAX_QUEUES_PER_USER: '5000', CHAT_RATE_LIMIT: 'off', CHAT_OWNER_PASSWORD: 'bench-owner-Passw0rd-long', CHAT_LOG_LEVEL: 'warn', CHAT_SNAPSHOT_SECONDS: '3600' };
+const ENV = { CHAT_MAX_QUEUES_PER_USER: '5000', CHAT_RATE_LIMIT: 'off', CHAT_OWNER_PASSWORD: 'bench-owner-Passw0rd-long', CHAT_LOG_LEVEL: 'warn', CHAT_SNAPSHOT_SECONDS: '3600', CHAT_STARTER_CHANNELS: '' };
 
 async function measure(label: string, api: Api, owner: Credentials, committer: Child, options: { sends: number; sequential: number; concurrency: number }): Promise<SendFigures> {
   const send = (content: string) => api.ok('POST', '/messages', { type: 'stream', to: 'bench', topic: 'cluster', content }, owner);

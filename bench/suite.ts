@@ -119,6 +119,8 @@ async function startServer(dataDir: string): Promise<Child> {
     CHAT_RATE_LIMIT: 'off',
     CHAT_LOG_LEVEL: 'warn',
     CHAT_OWNER_PASSWORD: OWNER_PASSWORD,
+    // The scenarios make their own channels; a default channel every seeded user joined would change them.
+    CHAT_STARTER_CHANNELS: '',
   });
 }
 

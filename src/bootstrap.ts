@@ -10,6 +10,11 @@ import type { AppServices } from './services.ts';
 
 export const DEFAULT_REALM_NAME = 'Chat';
 
+const STARTER_DESCRIPTIONS: Record<string, string> = {
+  general: 'For everyone: every new member joins this channel.',
+  sandbox: 'A place to try things out.',
+};
+
 /**
  * First start on an empty data directory: create the default organization (on the bare host) with an
  * owner account, and write a client configuration in the zuliprc format for it. Returns that file's path.
@@ -34,6 +39,17 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
     canChangeUserEmails: true,
   });
   if (change?.type !== 'user.created') throw new Error('could not create the owner account');
+  if (config.starterChannels.length) {
+    await runtime.execute(realm.realmId, {
+      type: 'channel.subscribe',
+      caller: { kind: 'user', userId: change.user.userId },
+      channels: config.starterChannels.map((name) => ({ name, description: STARTER_DESCRIPTIONS[name.toLowerCase()] ?? '' })),
+      userIds: [change.user.userId],
+      options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: true, permissions: {} },
+      authorizationErrorsFatal: true,
+      mustCreate: true,
+    });
+  }
   await writeZuliprc(zuliprc, change.user.email, change.user.apiKey, services.realmUrl(realm));
   log.info({ realm: realm.name, owner: change.user.email }, 'created the default organization');
   announce(`Created organization "${realm.name}" with owner ${change.user.email}.`);

@@ -68,6 +68,8 @@ export interface Config {
   smtpUrl: string | null;
   ownerEmail: string;
   ownerPassword: string | null;
+  /** the public channels a new default organization starts with, default channels with the owner in them */
+  starterChannels: string[];
   /** acknowledge a write only after the OS flushed it to disk, not just after LMDB committed it */
   waitForFlush: boolean;
   /** how long log records a snapshot covered stay in the log archive (point-in-time restore); 0: not kept */
@@ -198,6 +200,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     smtpUrl: null,
     ownerEmail: 'owner@example.com',
     ownerPassword: null,
+    // As the original's new organizations: somewhere to write on the first visit, which new members join.
+    starterChannels: ['general', 'sandbox'],
     waitForFlush: true,
     logArchiveMs: DEFAULT_ARCHIVE_RETENTION_MS,
     // LMDB grows its file as it writes and lmdb-js 3.5.6 can abort the process on a write the disk refuses
@@ -286,6 +290,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     smtpUrl: env.CHAT_SMTP_URL || null,
     ownerEmail: env.CHAT_OWNER_EMAIL || base.ownerEmail,
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
+    starterChannels: env.CHAT_STARTER_CHANNELS === undefined ? base.starterChannels : env.CHAT_STARTER_CHANNELS.split(',').map((name) => name.trim()).filter(Boolean),
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,

@@ -68,7 +68,7 @@ export function startChild(dataDir: string, env: Record<string, string> = {}, op
     : ['bash', ['-c', 'trap "" XFSZ; ulimit -S -f "$0" && exec "$@"', String(options.fileSizeLimitKiB), process.execPath, ...args]];
   const child = spawn(command, commandArgs, {
     cwd: ROOT,
-    env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off', ...env },
+    env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off', CHAT_STARTER_CHANNELS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

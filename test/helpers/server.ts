@@ -53,6 +53,8 @@ export async function startTestServer(
     dataDir,
     ownerPassword: OWNER_PASSWORD,
     waitForFlush: false,
+    // Tests build the channels they need; test/starter-channels.test.ts covers the default ones.
+    starterChannels: [],
     ...overrides,
   });
   const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), () => {});
