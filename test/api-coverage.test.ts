@@ -44,7 +44,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  * them is produced (take it off the list) as well as when any other variant is not.
  */
 const NOT_YET_PRODUCED = new Set([
-  'has_zoom_token', 'push_device', 'submessage', 'realm_export',
+  'has_zoom_token', 'push_device', 'realm_export',
 ]);
 
 /** The paths the document uses to describe things that are not operations of a server. */
@@ -142,6 +142,8 @@ t.test('every event variant of GET /events is produced by a change made through 
   await ok(owner.patch(`/messages/${message}`, { content: 'Hello @**Ann**' }), 'edit');
   await ok(owner.post(`/messages/${message}/reactions`, { emoji_name: 'smile' }), 'react');
   await ok(owner.delete(`/messages/${message}/reactions`, { emoji_name: 'smile' }), 'unreact');
+  const poll = await sendToChannel(owner, general, 'lunch', '/poll Lunch?\nPizza');
+  await ok(owner.as(ann).post('/submessage', { message_id: poll, msg_type: 'widget', content: JSON.stringify({ type: 'vote', key: 'canned,0', vote: 1 }) }), 'vote');
   await ok(owner.as(ann).post('/messages/flags', { messages: [message], op: 'add', flag: 'starred' }), 'star');
   await ok(owner.as(ann).post('/messages/flags', { messages: [message], op: 'remove', flag: 'starred' }), 'unstar');
   await ok(owner.post('/typing', { op: 'start', to: [ann.userId] }), 'typing');

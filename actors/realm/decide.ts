@@ -29,6 +29,7 @@ import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
+import { decideSubmessage } from './submessages/decide.ts';
 import { visibilityOf } from './email-visibility.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -129,6 +130,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideMessage(state, command, clock);
     case 'message.report':
       return decideReport(state, command, clock);
+    case 'submessage.add':
+      return decideSubmessage(state, command);
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);

@@ -1,4 +1,5 @@
 import type { Delivery } from '../events.ts';
+import { submessageEvents } from './submessages/events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
 import { avatarEvents } from './avatars/events.ts';
 import { initials } from './avatars/urls.ts';
@@ -143,6 +144,8 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'reaction.removed':
     case 'message.flags_changed':
       return messageEvents(state, change);
+    case 'submessage.added':
+      return submessageEvents(state, change);
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
     // Mostly to end the polls held open: the next request of every client is refused (401).
     case 'realm.deactivated':

@@ -21,6 +21,7 @@ import { emptyDefaultChannelGroupStore, type DefaultChannelGroupStore } from './
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
+import { emptySubmessageStore, submessageStoreFromRecord, submessageStoreToRecord, type SubmessageStore, type SubmessageStoreRecord } from './submessages/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
 // Roles live in their own module: the groups module needs them, and this one needs the groups.
@@ -88,6 +89,8 @@ export interface RealmState {
   userSettingsDefaults: SettingOverrides;
   /** messages, their indexes and the per-user flags (messages/state.ts) */
   messages: MessageStore;
+  /** the data widgets attach to their messages (submessages/state.ts) */
+  submessages: SubmessageStore;
   /** the settings of PATCH /realm that the server obeys (settings/state.ts) */
   settings: RealmSettings;
   /** custom profile fields and every user's values (profile-fields/state.ts) */
@@ -121,7 +124,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations' | 'submessages';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -154,6 +157,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   notificationBot?: UserProfile | null;
   /** absent in snapshots written before invitations existed */
   invitations?: InvitationStoreRecord;
+  /** absent in snapshots written before submessages existed */
+  submessages?: SubmessageStoreRecord;
 };
 
 /** The stand-in addresses' domain until the runtime sets the realm's host (a realm built outside a runtime). */
@@ -182,6 +187,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     nextChannelId: 1,
     userSettingsDefaults: {},
     messages: emptyMessageStore(),
+    submessages: emptySubmessageStore(),
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
     attachments: emptyAttachmentStore(),
@@ -204,7 +210,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 
 /** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
 export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, emailDomain: _f, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -223,11 +229,12 @@ export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
     emoji: emojiStoreToRecord(emoji),
     linkifiers: linkifierStoreToRecord(linkifiers),
     invitations: invitationStoreToRecord(invitations),
+    submessages: submessageStoreToRecord(submessages),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, submessages, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -252,6 +259,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   state.emoji = emojiStoreFromRecord(emoji);
   state.linkifiers = linkifierStoreFromRecord(linkifiers);
   state.invitations = invitationStoreFromRecord(invitations);
+  state.submessages = submessageStoreFromRecord(submessages);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

@@ -14,6 +14,7 @@ import { linkifierRoutes } from './linkifiers.ts';
 import { inviteRoutes } from './invites.ts';
 import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
+import { submessageRoutes } from './submessages.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
@@ -47,7 +48,7 @@ import { videoCallRoutes } from './video-calls.ts';
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...mobilePushRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
-  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
+  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...submessageRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
   ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes, ...reminderRoutes, ...videoCallRoutes];

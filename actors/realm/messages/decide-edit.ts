@@ -46,6 +46,7 @@ export function decideEdit(state: RealmState, command: Edit, clock: Clock): Mess
     const { allow_message_editing: editingAllowed, message_content_edit_limit_seconds: limit } = state.settings;
     if (!editingAllowed) throw badRequest('Your organization has turned off message editing');
     if (message.senderId !== editor.userId) throw noPermission();
+    if (state.submessages.byMessage.has(message.id)) throw badRequest('Widgets cannot be edited.');
     if (limit !== null && now > message.timestamp + limit + EDIT_LIMIT_BUFFER_SECONDS) {
       throw badRequest('The time limit for editing this message has passed');
     }

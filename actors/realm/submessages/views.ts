@@ -1,0 +1,11 @@
+import type { SubmessageStore } from './state.ts';
+
+/** A message's `submessages`, oldest first, as the API's objects. */
+export const submessagesView = (store: SubmessageStore, messageId: number) =>
+  (store.byMessage.get(messageId) ?? []).map((submessage) => ({
+    msg_type: submessage.msgType,
+    content: submessage.content,
+    message_id: submessage.messageId,
+    sender_id: submessage.senderId,
+    id: submessage.id,
+  }));
