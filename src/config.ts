@@ -35,6 +35,8 @@ export interface Config {
   maxDefaultChannelGroups: number;
   /** pending reminders one user may have: every registration of the user carries them all */
   maxRemindersPerUser: number;
+  /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
+  realmExportLimit: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -162,6 +164,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxRealmDomains: 100,
     maxDefaultChannelGroups: 100,
     maxRemindersPerUser: 1000,
+    realmExportLimit: 5,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -268,6 +271,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
     maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
     maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
+    realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),

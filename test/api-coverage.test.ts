@@ -44,7 +44,7 @@ const NO_LONGER_SENT = /^Legacy event type that is no longer sent|Deprecated and
  * them is produced (take it off the list) as well as when any other variant is not.
  */
 const NOT_YET_PRODUCED = new Set([
-  'has_zoom_token', 'push_device', 'realm_export',
+  'has_zoom_token', 'push_device',
 ]);
 
 /** The paths the document uses to describe things that are not operations of a server. */
@@ -59,9 +59,7 @@ const NEUTRAL_PATHS: Record<string, string> = {
   '/users/me/android_gcm_reg_id': '/users/me/push_device_token',
 };
 /** The operations this server does not serve yet (issue 15, deliverable 3); kept honest as above. */
-const NOT_YET_SERVED = new Set([
-  'GET /export/realm', 'POST /export/realm',
-]);
+const NOT_YET_SERVED = new Set<string>([]);
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
@@ -215,6 +213,11 @@ t.test('every event variant of GET /events is produced by a change made through 
   await ok(owner.as(ann).patch(`/bots/${bot.user_id}`, { full_name: 'Helper 2' }), 'edit bot');
   await ok(owner.as(ann).patch(`/bots/${bot.user_id}`, { bot_owner_id: 1 }), 'give the bot away');
 
+  const exported = await ok(owner.post('/export/realm'), 'export');
+  // Made in the background: its last event comes once it is no longer pending.
+  while ((await ok(owner.get('/export/realm'), 'exports')).exports.some((entry: { id: number; pending: boolean }) => entry.id === exported.id && entry.pending)) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   await ok(owner.delete('/users/me/subscriptions', { subscriptions: ['general'], principals: [guestUser.userId] }), 'the guest leaves');
 
   const seen: Event[] = [];

@@ -18,6 +18,7 @@ import { applySettingsDefaultsChange } from './settings-defaults/apply.ts';
 import type { RealmState } from './state.ts';
 import { addSubmessage } from './submessages/state.ts';
 import { applySubmessageChange, dropSubmessages } from './submessages/apply.ts';
+import { applyRealmExportChange } from './exports/apply.ts';
 import { forgetChangedViews } from './messages/view-cache.ts';
 import { countChange } from './version.ts';
 
@@ -162,6 +163,11 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
       return;
     case 'submessage.added':
       applySubmessageChange(state, change);
+      return;
+    case 'realm_export.requested':
+    case 'realm_export.completed':
+    case 'realm_export.failed':
+      applyRealmExportChange(state, change);
       return;
     case 'messages.deleted':
       applyMessageChange(state, change);

@@ -18,6 +18,7 @@ import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
 import type { Role, UserProfile } from './state.ts';
 import type { SubmessageChange } from './submessages/changes.ts';
+import type { RealmExportChange } from './exports/changes.ts';
 
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
 export type RealmChange =
@@ -52,4 +53,5 @@ export type RealmChange =
   | DefaultChannelGroupChange
   | AvatarChange
   | InvitationChange
-  | SubmessageChange;
+  | SubmessageChange
+  | RealmExportChange;

@@ -19,6 +19,7 @@ import type { RealmSettingsCommand } from './settings/commands.ts';
 import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
 import type { Role } from './state.ts';
 import type { SubmessageCommand } from './submessages/commands.ts';
+import type { RealmExportCommand } from './exports/commands.ts';
 
 /** Who asks: a user of the realm, or the operator through the command line. */
 export type Caller = { kind: 'user'; userId: number } | { kind: 'operator' };
@@ -69,4 +70,5 @@ export type RealmCommand =
   | DefaultChannelGroupCommand
   | AvatarCommand
   | InvitationCommand
-  | SubmessageCommand;
+  | SubmessageCommand
+  | RealmExportCommand;

@@ -30,6 +30,7 @@ import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
 import { decideSubmessage } from './submessages/decide.ts';
+import { decideRealmExport } from './exports/decide.ts';
 import { visibilityOf } from './email-visibility.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -132,6 +133,10 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideReport(state, command, clock);
     case 'submessage.add':
       return decideSubmessage(state, command);
+    case 'realm_export.request':
+    case 'realm_export.complete':
+    case 'realm_export.fail':
+      return decideRealmExport(state, command, clock);
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);

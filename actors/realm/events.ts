@@ -1,5 +1,6 @@
 import type { Delivery } from '../events.ts';
 import { submessageEvents } from './submessages/events.ts';
+import { realmExportEvents } from './exports/events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
 import { avatarEvents } from './avatars/events.ts';
 import { initials } from './avatars/urls.ts';
@@ -146,6 +147,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
       return messageEvents(state, change);
     case 'submessage.added':
       return submessageEvents(state, change);
+    case 'realm_export.requested':
+    case 'realm_export.completed':
+    case 'realm_export.failed':
+      return realmExportEvents(state);
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
     // Mostly to end the polls held open: the next request of every client is refused (401).
     case 'realm.deactivated':

@@ -15,6 +15,7 @@ import { channelKey, type Channel, type SubscriptionProperties } from './channel
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
+import { emptyRealmExportStore, type RealmExportStore } from './exports/state.ts';
 import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
 import type { RealmDomainList } from './domains/state.ts';
 import { emptyDefaultChannelGroupStore, type DefaultChannelGroupStore } from './default-channel-groups/state.ts';
@@ -111,6 +112,8 @@ export interface RealmState {
   defaultChannelGroups: DefaultChannelGroupStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
+  /** data exports asked for through the API (exports/state.ts); plain data, stored as it is */
+  exports: RealmExportStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -198,6 +201,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     domains: [],
     defaultChannelGroups: emptyDefaultChannelGroupStore(),
     invitations: emptyInvitationStore(),
+    exports: emptyRealmExportStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,
   };
