@@ -106,11 +106,11 @@ export class ExportScope {
     };
   }
 
-  /** Each user's personal state: kept for those who consented (but for push tokens), new for the others. */
+  /** Each user's personal state: kept for those who consented (but for push registrations and OAuth tokens), new for the others. */
   personalRecord(record: PersonalRecord): PersonalRecord {
     const { realmId, userId } = record.state;
     if (!this.keepsPersonal(userId)) return { value: record.value, state: userToRecord(emptyUserState(realmId, userId)) };
-    return { value: record.value, state: { ...record.state, pushTokens: [], pendingEmailChange: null } };
+    return { value: record.value, state: { ...record.state, pushTokens: [], pushDevices: [], videoToken: null, pendingEmailChange: null } };
   }
 }
 

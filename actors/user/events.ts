@@ -78,6 +78,11 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
       return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment });
     case 'onboarding_step.seen':
       return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) });
+    case 'push_device.changed':
+      return toSelf({ type: 'push_device', push_account_id: String(change.device.pushAccountId), status: change.device.status, error_code: change.device.errorCode });
+    // The original's event name, as clients know it (the registration's key is the neutral `has_video_token`).
+    case 'video_token.changed':
+      return toSelf({ type: 'has_zoom_token', value: change.token !== null });
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':
