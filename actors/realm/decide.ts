@@ -16,7 +16,7 @@ import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.t
 import { checkFullName } from './names.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
-import { newChannelNotices, signupNotices } from './notifications/decide.ts';
+import { newChannelNotices, newSubscriptionNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
 import { decideChannelFolder } from './channel-folders/decide.ts';
@@ -92,7 +92,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideGroup(state, command, clock);
     case 'channel.subscribe': {
       const changes = decideChannel(state, command, clock);
-      return [...changes, ...newChannelNotices(state, command, changes, clock)];
+      const announced = [...changes, ...newChannelNotices(state, command, changes, clock)];
+      return [...announced, ...newSubscriptionNotices(state, command, announced, clock).changes];
     }
     case 'channel.unsubscribe':
     case 'channel.update':

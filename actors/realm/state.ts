@@ -11,7 +11,7 @@ import { fillPermissionDefaults, type RealmPermission } from './permissions.ts';
 import type { BotProfile } from './bots/state.ts';
 import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
 import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
-import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { channelKey, fillLaterChannelPermissions, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
@@ -251,6 +251,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     if (group.isSystemGroup) state.systemGroupIds.set(group.name as SystemGroupName, group.id);
   }
   for (const channel of channels) {
+    fillLaterChannelPermissions(channel, state.systemGroupIds.get('role:nobody'));
     state.channels.set(channel.id, channel);
     state.channelIdByName.set(channelKey(channel.name), channel.id);
   }
