@@ -3,6 +3,7 @@ import type { UserChange } from './changes.ts';
 import { onboardingStepsView } from './onboarding.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
+import type { WireEventOf } from '../wire/events.ts';
 import { draftView, mutedTopicsView, mutedUsersView, reminderView, scheduledView, snippetView } from './views.ts';
 
 /** What personal events need to know of the realm. */
@@ -79,10 +80,10 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'onboarding_step.seen':
       return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) });
     case 'push_device.changed':
-      return toSelf({ type: 'push_device', push_account_id: String(change.device.pushAccountId), status: change.device.status, error_code: change.device.errorCode });
+      return toSelf({ type: 'push_device', push_account_id: String(change.device.pushAccountId), status: change.device.status, error_code: change.device.errorCode } satisfies WireEventOf<'push_device'>);
     // The original's event name, as clients know it (the registration's key is the neutral `has_video_token`).
     case 'video_token.changed':
-      return toSelf({ type: 'has_zoom_token', value: change.token !== null });
+      return toSelf({ type: 'has_zoom_token', value: change.token !== null } satisfies WireEventOf<'has_zoom_token'>);
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':

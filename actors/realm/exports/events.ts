@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import { humanAdministrators, type RealmState } from '../state.ts';
 import { exportsView } from './views.ts';
 
@@ -6,5 +7,5 @@ import { exportsView } from './views.ts';
 export function realmExportEvents(state: RealmState): Delivery[] {
   const userIds = humanAdministrators(state);
   if (userIds.length === 0) return [];
-  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'realm_export', exports: exportsView(state.exports) } }];
+  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'realm_export', exports: exportsView(state.exports) } satisfies WireEventOf<'realm_export'> }];
 }

@@ -1,3 +1,4 @@
+import type { WireSchema } from '../../wire/events.ts';
 import type { RealmExportEntry, RealmExportStore } from './state.ts';
 
 /** Where an export's file is served, to the organization's administrators (src/routes/realm-exports.ts). */
@@ -9,7 +10,7 @@ export const exportUrlPath = (pathId: string) => `/user_exports/${pathId}`;
  */
 export const exportsView = (store: RealmExportStore) => store.list.map(exportView);
 
-export function exportView(entry: RealmExportEntry) {
+export function exportView(entry: RealmExportEntry): WireSchema<'RealmExport'> {
   return {
     id: entry.id,
     acting_user_id: entry.actingUserId,

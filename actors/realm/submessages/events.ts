@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import type { SubmessageChange } from './changes.ts';
 
@@ -13,6 +14,6 @@ export function submessageEvents(state: RealmState, change: SubmessageChange): D
     event: {
       type: 'submessage', msg_type: submessage.msgType, message_id: submessage.messageId,
       submessage_id: submessage.id, sender_id: submessage.senderId, content: submessage.content,
-    },
+    } satisfies WireEventOf<'submessage'>,
   }];
 }
