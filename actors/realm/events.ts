@@ -1,3 +1,4 @@
+import type { WireEventOf } from '../wire/events.ts';
 import type { Delivery } from '../events.ts';
 import { submessageEvents } from './submessages/events.ts';
 import { realmExportEvents } from './exports/events.ts';
@@ -154,7 +155,7 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
     // Mostly to end the polls held open: the next request of every client is refused (401).
     case 'realm.deactivated':
-      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId });
+      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId } satisfies WireEventOf<'realm', 'deactivated'>);
     case 'realm.created':
     case 'user.password_changed':
     case 'notification_bot.created':
