@@ -38,6 +38,8 @@ export const ErrorCode = {
   INVALID_PUSH_DEVICE_TOKEN: 'INVALID_PUSH_DEVICE_TOKEN',
   /** an E2EE test notification for a user with no registered E2EE device */
   NO_ACTIVE_PUSH_DEVICE: 'NO_ACTIVE_PUSH_DEVICE',
+  /** the original's: clients start the video call service's OAuth again on it */
+  INVALID_ZOOM_TOKEN: 'INVALID_ZOOM_TOKEN',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 

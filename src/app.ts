@@ -18,6 +18,7 @@ import { PasswordQueue } from './password-queue.ts';
 import { allRoutes } from './routes/index.ts';
 import { eventSocketEndpoint } from './event-socket.ts';
 import { listen } from './server.ts';
+import { RealmExportJobs } from './realm-export-jobs.ts';
 import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from './version.ts';
@@ -103,6 +104,9 @@ export async function startServer(
   if (!cluster) await adoptEmailVisibility();
   log.info({ ...recovered, ms: Math.round(performance.now() - bootStarted), dataDir: config.dataDir }, 'recovered');
 
+  const realmExports = new RealmExportJobs(runtime, config.dataDir, log);
+  // Exports being made when the server stopped will never be finished. (In a cluster: by the primary, once it is.)
+  if (!cluster) await realmExports.failInterrupted();
   const passwordQueue = new PasswordQueue(config.passwordHashing.concurrency, config.passwordHashing.queueLength);
   metrics.gauge('chat_password_hashes_queued', 'password hashes waiting for their turn', () => passwordQueue.queued);
   const services: AppServices = {
@@ -117,6 +121,7 @@ export async function startServer(
     passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),
     uploadLinks: new UploadLinks(() => runtime.clock.now()),
+    realmExports,
     generation: Math.floor(Date.now() / 1000),
     externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
@@ -136,6 +141,7 @@ export async function startServer(
   await cluster?.start(runtime, `http://${listenHost}:${http.port}`, async () => {
     await bootstrap(services, announce);
     await adoptEmailVisibility();
+    await realmExports.failInterrupted();
   });
   const webClient = await servedWebClient(config.dataDir);
   if (recovered.queues > 0) {
@@ -173,6 +179,7 @@ export async function startServer(
         const drained = http.drain();
         runtime.queues.stop();
         await drained;
+        await realmExports.stop();
         await cluster?.stop();
         await runtime.settled();
         await runtime.snapshot(true);

@@ -35,6 +35,8 @@ export interface Config {
   maxDefaultChannelGroups: number;
   /** pending reminders one user may have: every registration of the user carries them all */
   maxRemindersPerUser: number;
+  /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
+  realmExportLimit: number;
   sweepMs: number;
   snapshotIntervalMs: number;
   /** also snapshot once this many log entries have piled up */
@@ -63,6 +65,10 @@ export interface Config {
   jitsiServerUrl: string;
   /** a BigBlueButton server's API base (ends with '/') and its shared secret (the original's BIG_BLUE_BUTTON_URL and _SECRET); null: none */
   bigBlueButton: { url: string; secret: string } | null;
+  /** Zoom's user OAuth integration: the OAuth app, and where Zoom's OAuth and API live (tests point them elsewhere) */
+  zoom: { clientId: string; clientSecret: string; oauthUrl: string; apiUrl: string } | null;
+  /** the push notification service (a Zulip-compatible bouncer) this server is registered with */
+  pushBouncer: { url: string; serverId: string; serverKey: string } | null;
   /** an event WebSocket whose unsent bytes grow past this is dropped; its client resumes from the queue */
   socketMaxBufferedBytes: number;
   smtpUrl: string | null;
@@ -164,6 +170,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxRealmDomains: 100,
     maxDefaultChannelGroups: 100,
     maxRemindersPerUser: 1000,
+    realmExportLimit: 5,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
     snapshotEveryEntries: 50_000,
@@ -194,6 +201,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     gifApiKey: '',
     jitsiServerUrl: 'https://meet.jit.si',
     bigBlueButton: null,
+    zoom: null,
+    pushBouncer: null,
     // A client this far behind is better served by reconnecting and taking the backlog in one frame than
     // by the server holding ever more bytes for it.
     socketMaxBufferedBytes: 8 * 1024 * 1024,
@@ -272,6 +281,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
     maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
     maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
+    realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),
@@ -298,6 +308,16 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     bigBlueButton: env.CHAT_BIGBLUEBUTTON_URL && env.CHAT_BIGBLUEBUTTON_SECRET
       ? { url: env.CHAT_BIGBLUEBUTTON_URL.replace(/\/*$/, '/'), secret: env.CHAT_BIGBLUEBUTTON_SECRET }
       : base.bigBlueButton,
+    zoom: env.CHAT_ZOOM_CLIENT_ID && env.CHAT_ZOOM_CLIENT_SECRET
+      ? {
+          clientId: env.CHAT_ZOOM_CLIENT_ID, clientSecret: env.CHAT_ZOOM_CLIENT_SECRET,
+          oauthUrl: (env.CHAT_ZOOM_OAUTH_URL || 'https://zoom.us').replace(/\/*$/, ''),
+          apiUrl: (env.CHAT_ZOOM_API_URL || 'https://api.zoom.us/v2').replace(/\/*$/, ''),
+        }
+      : base.zoom,
+    pushBouncer: env.CHAT_PUSH_BOUNCER_URL && env.CHAT_PUSH_BOUNCER_SERVER_ID && env.CHAT_PUSH_BOUNCER_SERVER_KEY
+      ? { url: env.CHAT_PUSH_BOUNCER_URL.replace(/\/*$/, ''), serverId: env.CHAT_PUSH_BOUNCER_SERVER_ID, serverKey: env.CHAT_PUSH_BOUNCER_SERVER_KEY }
+      : base.pushBouncer,
     logArchiveMs: read('CHAT_LOG_ARCHIVE_RETENTION', duration, base.logArchiveMs),
     minFreeDiskBytes: read('CHAT_MIN_FREE_DISK', size, base.minFreeDiskBytes),
     userUploadQuotaBytes: read('CHAT_USER_UPLOAD_QUOTA', quota, base.userUploadQuotaBytes),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { RealmRecord } from '../actors/realm/state.ts';
 import type { PersonalRecord } from '../actors/runtime.ts';
@@ -15,9 +16,11 @@ export const EXPORT_KIND = 'chat-server realm export';
  * header, then one frame per file (the uploaded files, the avatars, the custom emoji images), so that files are
  * written and read one at a time rather than all of an organization's files in memory at once. The records inside carry FORMAT_VERSION like
  * snapshots do, in `v`, and are read through the same version check, so a newer server imports an older
- * export.
+ * export. 3: the header may be followed by `messageFrames` frames of messages (before the files), which the
+ * reader appends in order to the realm's `messages.messages`: an export made while the server runs encodes its
+ * history a slice at a time (src/realm-export-jobs.ts).
  */
-export const EXPORT_VERSION = 2;
+export const EXPORT_VERSION = 3;
 
 const MAGIC = Buffer.from('chat-server realm export\n');
 
@@ -44,6 +47,8 @@ export interface RealmExport {
   emojiImages?: string[];
   /** version 2: files of the records that were already gone from the source's disk */
   missingFiles?: string[];
+  /** version 3: how many frames of messages follow the header */
+  messageFrames?: number;
 }
 
 export type FileKind = 'upload' | 'avatar' | 'emoji';
@@ -104,6 +109,53 @@ export async function writeExportFile(out: string, header: RealmExport, readFile
   return bytes;
 }
 
+/**
+ * Writes an export a frame at a time without holding the event loop: every write is asynchronous, and the
+ * caller encodes its values in slices. Written aside, flushed and renamed as writeExportFile does.
+ */
+export class ExportFileWriter {
+  bytes = 0;
+  private constructor(
+    private readonly out: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  static async open(out: string): Promise<ExportFileWriter> {
+    const writer = new ExportFileWriter(out, await open(`${out}.partial`, 'wx'));
+    await writer.write(MAGIC);
+    return writer;
+  }
+
+  /** One value, encoded here: the caller keeps each one small enough to encode in one turn. */
+  frame(value: unknown): Promise<void> {
+    const body = encode(value);
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64BE(BigInt(body.length));
+    return this.write(Buffer.concat([length, body]));
+  }
+
+  file(path: string, data: Buffer): Promise<void> {
+    return this.frame({ path, sha256: sha256(data), data } satisfies FileFrame);
+  }
+
+  async finish(): Promise<void> {
+    await this.handle.sync();
+    await this.handle.close();
+    await rename(`${this.out}.partial`, this.out);
+  }
+
+  async abort(): Promise<void> {
+    await this.handle.close().catch(() => {});
+    await rm(`${this.out}.partial`, { force: true });
+  }
+
+  private async write(buffer: Buffer): Promise<void> {
+    let written = 0;
+    while (written < buffer.length) written += (await this.handle.write(buffer, written)).bytesWritten;
+    this.bytes += buffer.length;
+  }
+}
+
 /** An export being read: its header, then its files one at a time. */
 export interface ExportReader {
   header: RealmExport;
@@ -132,6 +184,11 @@ export function openExportFile(file: string): ExportReader {
       return parse(file, () => body);
     };
     const header = checkHeader(file, readFrame<Partial<RealmExport>>('its header'), 2);
+    for (let index = 0; index < (header.messageFrames ?? 0); index++) {
+      const messages = readFrame<unknown>(`its messages (part ${index + 1})`);
+      if (!Array.isArray(messages) || !header.realm.messages) throw new ConfigError(`${file}: its messages (part ${index + 1}) are malformed`);
+      for (const message of messages) header.realm.messages.messages.push(message);
+    }
     return {
       header,
       *files() {

@@ -12,6 +12,7 @@ import type { Logger } from './log.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
 import type { PasswordQueue } from './password-queue.ts';
+import type { RealmExportJobs } from './realm-export-jobs.ts';
 
 /** What route handlers may use: the actors, the config, and the front end's own helpers. */
 export interface AppServices {
@@ -31,6 +32,8 @@ export interface AppServices {
   socketTickets: SocketTickets;
   /** short-lived links to uploaded files that need no credentials (GET /api/v1/user_uploads/...) */
   uploadLinks: UploadLinks;
+  /** data exports being made in the background (POST /export/realm) */
+  realmExports: RealmExportJobs;
   /** process start, UNIX seconds: `server_generation` */
   generation: number;
   /** how clients reach the server (known once it listens, when the port may have been chosen by the OS) */

@@ -212,7 +212,7 @@ t.test('GET /server_settings needs no authentication', async (t) => {
   const settings = await api.as(null).get('/server_settings');
   isSuccess(t, settings, 'server_settings');
   const body = settings.body;
-  t.equal(body.svc_feature_level, 370, 'feature level');
+  t.equal(body.svc_feature_level, 420, 'feature level');
   t.type(body.svc_version, 'string');
   t.ok(body.svc_version.length > 0, 'svc_version is not empty');
   t.type(body.svc_merge_base, 'string');

@@ -15,7 +15,7 @@ t.test('subscribing creates channels, answers by user id, and announces it', asy
   t.same(first.body.already_subscribed, {});
   t.notOk('unauthorized' in first.body, 'unauthorized only when errors are not fatal');
   const again = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'GENERAL' }], principals: ['ann@example.com', 'owner@example.com'] });
-  t.same(again.body, { result: 'success', msg: '', subscribed: { [ann.userId]: ['general'] }, already_subscribed: { 1: ['general'] } });
+  t.same(again.body, { result: 'success', msg: '', subscribed: { [ann.userId]: ['general'] }, already_subscribed: { 1: ['general'] }, new_subscription_messages_sent: true });
 
   const mine = (await api.as(ann).get('/users/me/subscriptions', { include_subscribers: true })).body.subscriptions;
   t.match(mine, [{

@@ -58,7 +58,7 @@ t.test('a graceful restart keeps event queues and their unacknowledged events', 
   t.equal(polled.status, 200, 'the same queue id is still valid');
   t.match(polled.body.events, [
     { id: Number, type: 'realm_user', op: 'add', person: { email: 'kept@example.com' } },
-    { id: Number, type: 'restart', svc_feature_level: 370, svc_version: String, server_generation: Number },
+    { id: Number, type: 'restart', svc_feature_level: 420, svc_version: String, server_generation: Number },
   ]);
   t.equal(polled.body.events.length, 2);
   const restartId: number = polled.body.events[1].id;

@@ -45,7 +45,7 @@ t.test('POST /register returns the queue and the requested initial state', async
   t.type(full.body.queue_id, 'string');
   t.match(full.body.queue_id, UUID, 'queue_id is a UUID');
   t.equal(full.body.last_event_id, -1);
-  t.equal(full.body.svc_feature_level, 370);
+  t.equal(full.body.svc_feature_level, 420);
   t.type(full.body.svc_version, 'string');
   t.ok(full.body.svc_version.length > 0, 'svc_version is not empty');
   t.type(full.body.svc_merge_base, 'string');

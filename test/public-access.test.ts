@@ -69,7 +69,7 @@ t.test('an anonymous registration gets the web-public state and no queue', async
   t.equal(status, 200);
   t.equal(body.queue_id, null, 'no queue: queue_id is null');
   t.equal(body.last_event_id, -1);
-  t.equal(body.svc_feature_level, 370);
+  t.equal(body.svc_feature_level, 420);
   t.same(body.subscriptions.map((s: { name: string }) => s.name), ['lobby'], 'only the web-public channel, as if subscribed');
   t.match(body.subscriptions[0], { stream_id: lobby, is_web_public: true, is_muted: false, desktop_notifications: false, push_notifications: false });
   t.notOk('subscribers' in body.subscriptions[0]);

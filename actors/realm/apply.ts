@@ -16,6 +16,9 @@ import { applyProfileFieldChange } from './profile-fields/apply.ts';
 import { applyRealmSettingsChange } from './settings/apply.ts';
 import { applySettingsDefaultsChange } from './settings-defaults/apply.ts';
 import type { RealmState } from './state.ts';
+import { addSubmessage } from './submessages/state.ts';
+import { applySubmessageChange, dropSubmessages } from './submessages/apply.ts';
+import { applyRealmExportChange } from './exports/apply.ts';
 import { forgetChangedViews } from './messages/view-cache.ts';
 import { countChange } from './version.ts';
 
@@ -109,6 +112,7 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'message.sent':
       applyMessageChange(state, change);
       relinkMessage(state, change.message.id, [], change.message.attachmentIds ?? []);
+      if (change.widget) addSubmessage(state.submessages, change.widget);
       return;
     case 'message.edited':
       // The links change before the edit applies, while the message still holds its old list.
@@ -157,7 +161,18 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'invitation.used':
       applyInvitationChange(state, change);
       return;
+    case 'submessage.added':
+      applySubmessageChange(state, change);
+      return;
+    case 'realm_export.requested':
+    case 'realm_export.completed':
+    case 'realm_export.failed':
+      applyRealmExportChange(state, change);
+      return;
     case 'messages.deleted':
+      applyMessageChange(state, change);
+      dropSubmessages(state, change.groups.flatMap((group) => group.messageIds));
+      return;
     case 'reaction.added':
     case 'reaction.removed':
     case 'message.flags_changed':

@@ -17,6 +17,8 @@ import type { ProfileFieldChange } from './profile-fields/changes.ts';
 import type { RealmSettingsChange } from './settings/changes.ts';
 import type { SettingsDefaultsChange } from './settings-defaults/changes.ts';
 import type { Role, UserProfile } from './state.ts';
+import type { SubmessageChange } from './submessages/changes.ts';
+import type { RealmExportChange } from './exports/changes.ts';
 
 /** Facts about a realm, with every server-chosen value filled in. `applyRealmChange` is the only reader. */
 export type RealmChange =
@@ -50,4 +52,6 @@ export type RealmChange =
   | RealmDomainChange
   | DefaultChannelGroupChange
   | AvatarChange
-  | InvitationChange;
+  | InvitationChange
+  | SubmessageChange
+  | RealmExportChange;

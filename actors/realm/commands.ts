@@ -18,6 +18,8 @@ import type { ProfileFieldCommand } from './profile-fields/commands.ts';
 import type { RealmSettingsCommand } from './settings/commands.ts';
 import type { SettingsDefaultsCommand } from './settings-defaults/commands.ts';
 import type { Role } from './state.ts';
+import type { SubmessageCommand } from './submessages/commands.ts';
+import type { RealmExportCommand } from './exports/commands.ts';
 
 /** Who asks: a user of the realm, or the operator through the command line. */
 export type Caller = { kind: 'user'; userId: number } | { kind: 'operator' };
@@ -67,4 +69,6 @@ export type RealmCommand =
   | WelcomeCommand
   | DefaultChannelGroupCommand
   | AvatarCommand
-  | InvitationCommand;
+  | InvitationCommand
+  | SubmessageCommand
+  | RealmExportCommand;

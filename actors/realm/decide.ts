@@ -16,7 +16,7 @@ import { checkUniqueName, defaultChannelIds, newUserChanges } from './new-user.t
 import { checkFullName } from './names.ts';
 import { moveNotices } from './notifications/moves.ts';
 import { newNotificationBot } from './notifications/state.ts';
-import { newChannelNotices, signupNotices } from './notifications/decide.ts';
+import { newChannelNotices, newSubscriptionNotices, signupNotices } from './notifications/decide.ts';
 import { decideReport } from './notifications/report.ts';
 import { decidePlayground } from './playgrounds/decide.ts';
 import { decideChannelFolder } from './channel-folders/decide.ts';
@@ -29,6 +29,8 @@ import { decideRealmSettings } from './settings/decide.ts';
 import { ANNOUNCEMENT_SETTINGS } from './settings/state.ts';
 import { decideSettingsDefaults } from './settings-defaults/decide.ts';
 import type { Caller, RealmCommand } from './commands.ts';
+import { decideSubmessage } from './submessages/decide.ts';
+import { decideRealmExport } from './exports/decide.ts';
 import { visibilityOf } from './email-visibility.ts';
 import { activeOwnerCount, findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from './state.ts';
 
@@ -90,7 +92,8 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideGroup(state, command, clock);
     case 'channel.subscribe': {
       const changes = decideChannel(state, command, clock);
-      return [...changes, ...newChannelNotices(state, command, changes, clock)];
+      const announced = [...changes, ...newChannelNotices(state, command, changes, clock)];
+      return [...announced, ...newSubscriptionNotices(state, command, announced, clock).changes];
     }
     case 'channel.unsubscribe':
     case 'channel.update':
@@ -129,6 +132,12 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideMessage(state, command, clock);
     case 'message.report':
       return decideReport(state, command, clock);
+    case 'submessage.add':
+      return decideSubmessage(state, command);
+    case 'realm_export.request':
+    case 'realm_export.complete':
+    case 'realm_export.fail':
+      return decideRealmExport(state, command, clock);
     case 'attachment.upload':
     case 'attachment.delete':
       return decideAttachment(state, command, clock);

@@ -1,4 +1,7 @@
+import type { WireEventOf } from '../wire/events.ts';
 import type { Delivery } from '../events.ts';
+import { submessageEvents } from './submessages/events.ts';
+import { realmExportEvents } from './exports/events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
 import { avatarEvents } from './avatars/events.ts';
 import { initials } from './avatars/urls.ts';
@@ -143,10 +146,16 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'reaction.removed':
     case 'message.flags_changed':
       return messageEvents(state, change);
+    case 'submessage.added':
+      return submessageEvents(state, change);
+    case 'realm_export.requested':
+    case 'realm_export.completed':
+    case 'realm_export.failed':
+      return realmExportEvents(state);
     // The bot is a system bot: clients learn of it at registration (`cross_realm_bots`), as of the original's.
     // Mostly to end the polls held open: the next request of every client is refused (401).
     case 'realm.deactivated':
-      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId });
+      return toRealm(state, { type: 'realm', op: 'deactivated', realm_id: state.realmId } satisfies WireEventOf<'realm', 'deactivated'>);
     case 'realm.created':
     case 'user.password_changed':
     case 'notification_bot.created':

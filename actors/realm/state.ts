@@ -11,16 +11,18 @@ import { fillPermissionDefaults, type RealmPermission } from './permissions.ts';
 import type { BotProfile } from './bots/state.ts';
 import { emptyProfileFieldStore, profileFieldStoreFromRecord, profileFieldStoreToRecord, type ProfileFieldStore, type ProfileFieldStoreRecord } from './profile-fields/state.ts';
 import { DEFAULT_REALM_SETTINGS, type RealmSettings } from './settings/state.ts';
-import { channelKey, type Channel, type SubscriptionProperties } from './channels/state.ts';
+import { channelKey, fillLaterChannelPermissions, type Channel, type SubscriptionProperties } from './channels/state.ts';
 import { emojiStoreFromRecord, emojiStoreToRecord, emptyEmojiStore, type EmojiStore, type EmojiStoreRecord } from './emoji/state.ts';
 import { emptyLinkifierStore, linkifierStoreFromRecord, linkifierStoreToRecord, type LinkifierStore, type LinkifierStoreRecord } from './linkifiers/state.ts';
 import { emptyPlaygroundStore, type PlaygroundStore } from './playgrounds/state.ts';
+import { emptyRealmExportStore, type RealmExportStore } from './exports/state.ts';
 import { emptyChannelFolderStore, type ChannelFolderStore } from './channel-folders/state.ts';
 import type { RealmDomainList } from './domains/state.ts';
 import { emptyDefaultChannelGroupStore, type DefaultChannelGroupStore } from './default-channel-groups/state.ts';
 import { emptyInvitationStore, invitationStoreFromRecord, invitationStoreToRecord, type InvitationStore, type InvitationStoreRecord } from './invitations/state.ts';
 import { attachmentStoreFromRecord, attachmentStoreToRecord, emptyAttachmentStore, type AttachmentStore, type AttachmentStoreRecord } from './attachments/state.ts';
 import type { MessageHeadRecord } from './messages/chunks.ts';
+import { emptySubmessageStore, submessageStoreFromRecord, submessageStoreToRecord, type SubmessageStore, type SubmessageStoreRecord } from './submessages/state.ts';
 import { emptyMessageStore, messageStoreFromRecord, messageStoreToRecord, type MessageStore, type MessageStoreRecord } from './messages/state.ts';
 
 // Roles live in their own module: the groups module needs them, and this one needs the groups.
@@ -88,6 +90,8 @@ export interface RealmState {
   userSettingsDefaults: SettingOverrides;
   /** messages, their indexes and the per-user flags (messages/state.ts) */
   messages: MessageStore;
+  /** the data widgets attach to their messages (submessages/state.ts) */
+  submessages: SubmessageStore;
   /** the settings of PATCH /realm that the server obeys (settings/state.ts) */
   settings: RealmSettings;
   /** custom profile fields and every user's values (profile-fields/state.ts) */
@@ -108,6 +112,8 @@ export interface RealmState {
   defaultChannelGroups: DefaultChannelGroupStore;
   /** email invitations and reusable invitation links (invitations/state.ts) */
   invitations: InvitationStore;
+  /** data exports asked for through the API (exports/state.ts); plain data, stored as it is */
+  exports: RealmExportStore;
   /**
    * The system bot that posts the server's own notices (notifications/state.ts): kept out of `users` so the
    * directory and its counts show people and their bots only; null until a notice first needs it.
@@ -121,7 +127,7 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations' | 'submessages';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
@@ -154,6 +160,8 @@ export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 's
   notificationBot?: UserProfile | null;
   /** absent in snapshots written before invitations existed */
   invitations?: InvitationStoreRecord;
+  /** absent in snapshots written before submessages existed */
+  submessages?: SubmessageStoreRecord;
 };
 
 /** The stand-in addresses' domain until the runtime sets the realm's host (a realm built outside a runtime). */
@@ -182,6 +190,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     nextChannelId: 1,
     userSettingsDefaults: {},
     messages: emptyMessageStore(),
+    submessages: emptySubmessageStore(),
     settings: { ...DEFAULT_REALM_SETTINGS },
     profileFields: emptyProfileFieldStore(),
     attachments: emptyAttachmentStore(),
@@ -192,6 +201,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     domains: [],
     defaultChannelGroups: emptyDefaultChannelGroupStore(),
     invitations: emptyInvitationStore(),
+    exports: emptyRealmExportStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,
   };
@@ -204,7 +214,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 
 /** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
 export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, emailDomain: _f, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
@@ -223,11 +233,12 @@ export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
     emoji: emojiStoreToRecord(emoji),
     linkifiers: linkifierStoreToRecord(linkifiers),
     invitations: invitationStoreToRecord(invitations),
+    submessages: submessageStoreToRecord(submessages),
   };
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, ...rest } = record;
+  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, submessages, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -240,6 +251,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     if (group.isSystemGroup) state.systemGroupIds.set(group.name as SystemGroupName, group.id);
   }
   for (const channel of channels) {
+    fillLaterChannelPermissions(channel, state.systemGroupIds.get('role:nobody'));
     state.channels.set(channel.id, channel);
     state.channelIdByName.set(channelKey(channel.name), channel.id);
   }
@@ -252,6 +264,7 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   state.emoji = emojiStoreFromRecord(emoji);
   state.linkifiers = linkifierStoreFromRecord(linkifiers);
   state.invitations = invitationStoreFromRecord(invitations);
+  state.submessages = submessageStoreFromRecord(submessages);
   if (state.groups.size > 0) fillPermissionDefaults(state);
   return state;
 }

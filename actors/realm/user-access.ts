@@ -1,3 +1,4 @@
+import type { WireEventOf } from '../wire/events.ts';
 import { allowed, systemGroupId } from './permissions.ts';
 import { Role, type RealmState, type UserProfile } from './state.ts';
 import type { Delivery } from '../events.ts';
@@ -113,7 +114,7 @@ export function accessLostDeliveries(state: RealmState, removed: readonly { user
     [...people].map((personId): Delivery => ({
       realmId: state.realmId,
       audience: { kind: 'users', userIds: [viewerId] },
-      event: { type: 'realm_user', op: 'remove', person: { user_id: personId, full_name: INACCESSIBLE_USER_NAME } },
+      event: { type: 'realm_user', op: 'remove', person: { user_id: personId, full_name: INACCESSIBLE_USER_NAME } } satisfies WireEventOf<'realm_user', 'remove'>,
     })));
 }
 

@@ -13,6 +13,7 @@ const HISTORY_CHANGES: ReadonlySet<RealmChange['type']> = new Set<RealmChange['t
   'reaction.added',
   'reaction.removed',
   'message.flags_changed',
+  'submessage.added',
 ]);
 
 /** Kept beside the state rather than in it, so snapshots do not store it. */

@@ -65,6 +65,12 @@ export function applyUserChange(state: UserState, change: UserChange): void {
     case 'push_token.removed':
       state.pushTokens.delete(change.token);
       return;
+    case 'push_device.changed':
+      state.pushDevices = [...state.pushDevices.filter((device) => device.pushAccountId !== change.device.pushAccountId), { ...change.device }];
+      return;
+    case 'video_token.changed':
+      state.videoToken = change.token && { ...change.token };
+      return;
     case 'alert_words.changed':
       state.alertWords = [...change.words];
       return;

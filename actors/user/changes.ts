@@ -1,5 +1,5 @@
 import type { SettingValue } from './settings.ts';
-import type { Draft, NavigationView, PendingEmailChange, PushToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
+import type { Draft, NavigationView, PendingEmailChange, PushDevice, PushToken, VideoToken, SavedSnippet, ScheduledMessage, UserStatus, VisibilityPolicy } from './state.ts';
 
 /** Facts about one user's personal state, every server-chosen value filled in; `applyUserChange` is the only reader. */
 export type UserChange =
@@ -38,4 +38,8 @@ export type UserChange =
   /** only the fields that were sent */
   | { type: 'navigation_view.updated'; fragment: string; isPinned?: boolean; name?: string }
   | { type: 'navigation_view.removed'; fragment: string }
-  | { type: 'onboarding_step.seen'; name: string };
+  | { type: 'onboarding_step.seen'; name: string }
+  /** a registration for end-to-end encrypted push, new or with the push service's answer */
+  | { type: 'push_device.changed'; device: PushDevice }
+  /** the user connected (a token) or lost (null) the video call service's OAuth token */
+  | { type: 'video_token.changed'; token: VideoToken | null };

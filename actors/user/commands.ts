@@ -1,3 +1,5 @@
+import type { PushDeviceInput } from './push-e2ee.ts';
+import type { VideoToken } from './state.ts';
 import type { DraftType, ScheduledMessage, VisibilityPolicy } from './state.ts';
 
 /** A draft as a client sends it (POST /drafts, PATCH /drafts/{id}); decide normalizes it. */
@@ -61,4 +63,7 @@ export type UserCommand =
   | { type: 'onboarding_step.mark_seen'; name: string }
   /** the realm wrote the reminder's text (realm/notifications/reminders.ts); `maxReminders`: the server's bound */
   | { type: 'reminder.create'; message: ScheduledInput & { reminderTargetMessageId: number }; maxReminders: number }
-  | { type: 'reminder.delete'; id: number };
+  | { type: 'reminder.delete'; id: number }
+  | ({ type: 'push_device.register' } & PushDeviceInput)
+  | { type: 'push_device.set_status'; pushAccountId: number; pushPublicKey: string; status: 'active' | 'failed'; errorCode: string | null }
+  | { type: 'video_token.set'; token: VideoToken | null };

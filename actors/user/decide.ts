@@ -11,6 +11,7 @@ import { decideSettings } from './decide-settings.ts';
 import { decideUserTopic } from './decide-topics.ts';
 import { decideConfirmEmailChange, decideEmailChange } from './email-change.ts';
 import type { UserState } from './state.ts';
+import { decidePushDeviceStatus, decideRegisterPushDevice } from './push-e2ee.ts';
 
 /** Validates a command against the user's state and returns the facts it produces; never mutates. */
 export function decideUser(state: UserState, command: UserCommand, clock: Clock): UserChange[] {
@@ -71,6 +72,13 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
       return decideNavigationView(state, command);
     case 'onboarding_step.mark_seen':
       return decideOnboardingStep(state, command.name);
+    case 'push_device.register':
+      return decideRegisterPushDevice(state, command);
+    case 'push_device.set_status':
+      return decidePushDeviceStatus(state, command.pushAccountId, command.pushPublicKey, command.status, command.errorCode);
+    case 'video_token.set':
+      // Only a change of whether there is one is news to clients; a refreshed token is stored silently.
+      return [{ type: 'video_token.changed', token: command.token }];
   }
 }
 

@@ -3,6 +3,7 @@ import type { UserChange } from './changes.ts';
 import { onboardingStepsView } from './onboarding.ts';
 import { LANGUAGES } from './setting-values.ts';
 import type { UserState } from './state.ts';
+import type { WireEventOf } from '../wire/events.ts';
 import { draftView, mutedTopicsView, mutedUsersView, reminderView, scheduledView, snippetView } from './views.ts';
 
 /** What personal events need to know of the realm. */
@@ -26,13 +27,13 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
       return toSelf({ type: 'saved_snippets', op: change.type === 'snippet.created' ? 'add' : 'update', saved_snippet: snippetView(snippet) });
     }
     case 'snippet.deleted':
-      return toSelf({ type: 'saved_snippets', op: 'remove', saved_snippet_id: change.id });
+      return toSelf({ type: 'saved_snippets', op: 'remove', saved_snippet_id: change.id } satisfies WireEventOf<'saved_snippets', 'remove'>);
     case 'draft.created':
-      return toSelf({ type: 'drafts', op: 'add', drafts: change.drafts.map(draftView) });
+      return toSelf({ type: 'drafts', op: 'add', drafts: change.drafts.map(draftView) } satisfies WireEventOf<'drafts', 'add'>);
     case 'draft.edited':
-      return toSelf({ type: 'drafts', op: 'update', draft: draftView(change.draft) });
+      return toSelf({ type: 'drafts', op: 'update', draft: draftView(change.draft) } satisfies WireEventOf<'drafts', 'update'>);
     case 'draft.deleted':
-      return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id });
+      return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id } satisfies WireEventOf<'drafts', 'remove'>);
     case 'scheduled.created':
       if (change.message.reminderTargetMessageId !== undefined) return toSelf({ type: 'reminders', op: 'add', reminders: [reminderView(state, change.message)] });
       return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] });
@@ -45,8 +46,8 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     }
     case 'scheduled.deleted':
     case 'scheduled.delivered':
-      if (change.reminder) return toSelf({ type: 'reminders', op: 'remove', reminder_id: change.id });
-      return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id });
+      if (change.reminder) return toSelf({ type: 'reminders', op: 'remove', reminder_id: change.id } satisfies WireEventOf<'reminders', 'remove'>);
+      return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id } satisfies WireEventOf<'scheduled_messages', 'remove'>);
     case 'setting.changed': {
       const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
       if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';
@@ -54,16 +55,16 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
       return [...toSelf(event), ...exportConsentDeliveries(state.realmId, realm.administrators(), state.userId, change.value === true)];
     }
     case 'alert_words.changed':
-      return toSelf({ type: 'alert_words', alert_words: [...change.words] });
+      return toSelf({ type: 'alert_words', alert_words: [...change.words] } satisfies WireEventOf<'alert_words'>);
     case 'status.changed':
       return [{ realmId: state.realmId, audience: { kind: 'realm' }, event: statusEvent(state.userId, change) }];
     case 'user.muted':
     case 'user.unmuted':
-      return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) });
+      return toSelf({ type: 'muted_users', muted_users: mutedUsersView(state) } satisfies WireEventOf<'muted_users'>);
     // The legacy whole list too, which queues that asked for `user_topic` do not get (queue/capabilities.ts).
     case 'user_topic.changed':
       return [
-        ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy }),
+        ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy } satisfies WireEventOf<'user_topic'>),
         ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, (id) => realm.channelName(id)) }),
       ];
     case 'navigation_view.added':
@@ -75,9 +76,14 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
       return toSelf({ type: 'navigation_view', op: 'update', fragment: change.fragment, data });
     }
     case 'navigation_view.removed':
-      return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment });
+      return toSelf({ type: 'navigation_view', op: 'remove', fragment: change.fragment } satisfies WireEventOf<'navigation_view', 'remove'>);
     case 'onboarding_step.seen':
-      return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) });
+      return toSelf({ type: 'onboarding_steps', onboarding_steps: onboardingStepsView(state) } satisfies WireEventOf<'onboarding_steps'>);
+    case 'push_device.changed':
+      return toSelf({ type: 'push_device', push_account_id: String(change.device.pushAccountId), status: change.device.status, error_code: change.device.errorCode } satisfies WireEventOf<'push_device'>);
+    // The original's event name, as clients know it (the registration's key is the neutral `has_video_token`).
+    case 'video_token.changed':
+      return toSelf({ type: 'has_zoom_token', value: change.token !== null } satisfies WireEventOf<'has_zoom_token'>);
     // Dropping drafts when sync is turned off is silent: clients keep their local copies.
     case 'drafts.cleared':
     case 'email.change_requested':

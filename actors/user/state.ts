@@ -120,13 +120,36 @@ export interface UserState {
   navigationViews: readonly NavigationView[];
   /** the one-time notices the user has seen (onboarding.ts); replaced whole by every change */
   onboardingStepsSeen: readonly string[];
+  /** devices registered for end-to-end encrypted push (push-e2ee.ts); replaced whole by every change */
+  pushDevices: readonly PushDevice[];
+  /** the user's OAuth token of the video call service (src/routes/video-calls-oauth.ts), null without one */
+  videoToken: VideoToken | null;
+}
+
+/** A device registered for end-to-end encrypted push notifications (POST /mobile_push/register). */
+export interface PushDevice {
+  pushAccountId: number;
+  tokenKind: 'fcm' | 'apns';
+  /** the client's NaCl public key, base64: what its notifications are encrypted to */
+  pushPublicKey: string;
+  status: 'pending' | 'active' | 'failed';
+  /** why the push service refused it, when it did */
+  errorCode: string | null;
+}
+
+/** A user's OAuth token with the video call service (Zoom's user OAuth integration). A credential. */
+export interface VideoToken {
+  accessToken: string;
+  refreshToken: string | null;
+  /** UNIX milliseconds, null if the service gave no lifetime */
+  expiresAt: number | null;
 }
 
 /**
  * What a user snapshot stores: maps as arrays. The collections added after the first format are optional,
  * so an older snapshot loads with them empty.
  */
-export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | 'nextScheduledId' | 'pushTokens' | 'mutedUsers' | 'userTopics'> & {
+export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | 'nextScheduledId' | 'pushTokens' | 'mutedUsers' | 'userTopics' | 'pushDevices' | 'videoToken'> & {
   snippets: SavedSnippet[];
   drafts?: Draft[];
   scheduled?: ScheduledMessage[];
@@ -136,6 +159,10 @@ export type UserRecord = Omit<UserState, 'snippets' | 'drafts' | 'scheduled' | '
   userTopics?: UserTopic[];
   navigationViews?: readonly NavigationView[];
   onboardingStepsSeen?: readonly string[];
+  /** absent in snapshots written before end-to-end encrypted push */
+  pushDevices?: readonly PushDevice[];
+  /** absent in snapshots written before video call tokens */
+  videoToken?: VideoToken | null;
 };
 
 export const emptyStatus = (): UserStatus => ({ statusText: '', emojiName: '', emojiCode: '', reactionType: '' });
@@ -160,6 +187,8 @@ export function emptyUserState(realmId: number, userId: number, settings: Settin
     userTopics: new Map(),
     navigationViews: [],
     onboardingStepsSeen: [],
+    pushDevices: [],
+    videoToken: null,
   };
 }
 

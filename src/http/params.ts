@@ -98,3 +98,17 @@ export function readParams<S extends ParamSpec>(
   for (const name of values.keys()) if (!(name in spec)) ignored.push(name);
   return { params: params as ParamsOf<S>, ignored };
 }
+
+/**
+ * `include_subscribers`: a boolean, or `partial` (feature level 412; JSON-encoded or plain). The document lets
+ * a server answer `partial` with complete `subscribers` lists, which this server does: it keeps every list in
+ * memory and sends what it has, without the per-channel choice of a subset.
+ */
+export const includeSubscribers = () =>
+  p.text(z.string().transform((raw, context) => {
+    const text = raw.trim().toLowerCase();
+    if (text === 'true' || text === 'partial' || text === '"partial"') return true;
+    if (text === 'false') return false;
+    context.addIssue({ code: 'custom', message: 'is not a boolean or "partial"' });
+    return z.NEVER;
+  }));

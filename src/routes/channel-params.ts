@@ -10,7 +10,7 @@ import { findUserByAddress } from '../../actors/realm/email-visibility.ts';
 const ids = z.array(z.number().int());
 export const groupSetting: z.ZodType<GroupSetting> = z.union([z.number().int(), z.object({ direct_members: ids, direct_subgroups: ids })]);
 
-/** The five channel permissions as optional parameters, each holding `schema`. */
+/** The channel permissions as optional parameters, each holding `schema`. */
 export function channelPermissionParams<T>(schema: z.ZodType<T>): Record<ChannelPermission, Param<T, true>> {
   return Object.fromEntries(CHANNEL_PERMISSIONS.map((name) => [name, p.json(schema).optional()])) as Record<ChannelPermission, Param<T, true>>;
 }

@@ -9,7 +9,7 @@ import { Role, type RealmState, type UserProfile } from '../../actors/realm/stat
 import { authenticate } from '../http/auth.ts';
 import { checkRateLimit, rateLimitKey } from '../http/dispatch.ts';
 import { RawFields } from '../http/envelope.ts';
-import { p, type ParamsOf } from '../http/params.ts';
+import { includeSubscribers, p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
 import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
 import type { AppServices } from '../services.ts';
@@ -27,7 +27,7 @@ const narrowText = z.string().max(SPEC_LIMITS.narrowTermLength, `at most ${SPEC_
 const registerParams = {
   apply_markdown: p.bool().default(false),
   client_extavatar: p.bool().optional(),
-  include_subscribers: p.bool().default(false),
+  include_subscribers: includeSubscribers().default(false),
   slim_presence: p.bool().default(false),
   presence_history_limit_days: p.int(z.number().int().min(0)).optional(),
   event_types: p.json(typeList).default(null),

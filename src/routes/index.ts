@@ -14,6 +14,7 @@ import { linkifierRoutes } from './linkifiers.ts';
 import { inviteRoutes } from './invites.ts';
 import { joinRoutes } from './join.ts';
 import { messageEditRoutes } from './message-edits.ts';
+import { submessageRoutes } from './submessages.ts';
 import { messageFlagRoutes } from './message-flags.ts';
 import { messageReportRoutes } from './message-reports.ts';
 import { messageRoutes } from './messages.ts';
@@ -42,12 +43,13 @@ import { userStatusRoutes } from './user-status.ts';
 import { userTopicRoutes } from './user-topics.ts';
 import { userRoutes } from './users.ts';
 import { videoCallRoutes } from './video-calls.ts';
+import { zoomRoutes } from './video-calls-zoom.ts';
 
 /** Every API area's route table. */
 export const allRoutes: readonly Route[] = [...authRoutes, ...userRoutes, ...eventRoutes, ...savedSnippetRoutes, ...userGroupRoutes,
   ...settingsDefaultsRoutes, ...userTopicRoutes, ...accountRoutes,
   ...draftRoutes, ...scheduledMessageRoutes, ...settingsRoutes, ...pushTokenRoutes, ...mobilePushRoutes, ...alertWordRoutes, ...userStatusRoutes, ...mutedUserRoutes,
-  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...messageFlagRoutes,
+  ...channelRoutes, ...subscriptionRoutes, ...messageRoutes, ...messageEditRoutes, ...submessageRoutes, ...messageFlagRoutes,
   ...typingRoutes, ...presenceRoutes,
   ...realmRoutes, ...profileFieldRoutes, ...botRoutes, ...uploadRoutes, ...emojiRoutes, ...linkifierRoutes, ...avatarRoutes,
-  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes, ...reminderRoutes, ...videoCallRoutes];
+  ...inviteRoutes, ...joinRoutes, ...devAuthRoutes, ...messageReportRoutes, ...playgroundRoutes, ...channelFolderRoutes, ...navigationViewRoutes, ...realmExportRoutes, ...onboardingStepRoutes, ...realmDomainRoutes, ...defaultChannelGroupRoutes, ...reminderRoutes, ...videoCallRoutes, ...zoomRoutes];

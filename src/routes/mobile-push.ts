@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { testNotificationDevices } from '../../actors/user/push-devices.ts';
 import { p } from '../http/params.ts';
+import { registerWithPushService } from '../push-registrations.ts';
 import { route } from './route.ts';
 
 /**
- * This server has no push notification service (the original's bouncer or its own APNs/FCM credentials), so
- * it answers what the original answers without one, after the same checks of the request.
+ * Without a push notification service configured (CHAT_PUSH_BOUNCER_URL: a bouncer this server is registered
+ * with), the server answers what the original answers without one, after the same checks of the request.
  */
 const notConfigured = () => new ChatError(ErrorCode.PUSH_SERVICE_NOT_CONFIGURED, 'Server is not configured to use push notification service.');
 
@@ -22,8 +23,22 @@ export const mobilePushRoutes = [
       bouncer_public_key: p.string(),
       encrypted_push_registration: p.string(),
     },
-    handle() {
-      throw notConfigured();
+    async handle({ services, realm, user }, params) {
+      if (!services.config.pushBouncer) throw notConfigured();
+      const input = {
+        tokenKind: params.token_kind as 'fcm' | 'apns',
+        pushAccountId: params.push_account_id,
+        pushPublicKey: params.push_public_key,
+        bouncerPublicKey: params.bouncer_public_key,
+        encryptedPushRegistration: params.encrypted_push_registration,
+      };
+      const changes = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_device.register', ...input });
+      // The push service answers later: the device is pending until then (a `push_device` event tells the outcome).
+      if (changes.length) {
+        void registerWithPushService(services, realm.realmId, user.userId, input).catch((error: unknown) =>
+          services.log.warn({ err: error, realmId: realm.realmId, userId: user.userId }, 'push device registration outcome not recorded'));
+      }
+      return {};
     },
   }),
 

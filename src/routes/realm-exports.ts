@@ -1,18 +1,89 @@
-import { notAdmin } from '../../actors/errors.ts';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
+import { EXPORT_PUBLIC, type ExportType } from '../../actors/realm/exports/state.ts';
+import { exportsView } from '../../actors/realm/exports/views.ts';
 import { isAdmin } from '../../actors/realm/state.ts';
 import { settingValue } from '../../actors/user/settings.ts';
+import { DirectResponse } from '../http/envelope.ts';
+import { p } from '../http/params.ts';
+import { exportFile } from '../realm-export-jobs.ts';
 import { route } from './route.ts';
+
+const adminsOnly = (user: Parameters<typeof isAdmin>[0]) => {
+  if (!isAdmin(user)) throw notAdmin();
+};
+
+const fileNotFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'File not found', 404);
 
 /** Data exports of the organization, for its administrators. */
 export const realmExportRoutes = [
+  route({
+    method: 'GET',
+    path: '/export/realm',
+    auth: 'user',
+    authorize: adminsOnly,
+    params: {},
+    handle({ realm }) {
+      return { exports: exportsView(realm.exports) };
+    },
+  }),
+
+  // Asked for here, made in the background (src/realm-export-jobs.ts); `realm_export` events tell its progress.
+  route({
+    method: 'POST',
+    path: '/export/realm',
+    auth: 'user',
+    authorize: adminsOnly,
+    params: { export_type: p.int(z.union([z.literal(1), z.literal(2)])).default(EXPORT_PUBLIC) },
+    async handle({ services, realm, user }, params) {
+      const changes = await services.runtime.execute(realm.realmId, {
+        type: 'realm_export.request',
+        caller: { kind: 'user', userId: user.userId },
+        exportType: params.export_type as ExportType,
+        limit: services.config.realmExportLimit,
+        supportAddress: services.config.ownerEmail,
+      });
+      const requested = changes.find((change) => change.type === 'realm_export.requested');
+      if (requested?.type !== 'realm_export.requested') throw new Error('the export was not recorded');
+      services.realmExports.start(realm.realmId, requested.entry.id);
+      return { id: requested.entry.id };
+    },
+  }),
+
+  // The export file, to the organization's administrators (the API's `export_url`).
+  route({
+    method: 'GET',
+    path: '/user_exports/{realm_id_str}/{dir}/{filename}',
+    root: true,
+    auth: 'user',
+    authorize: adminsOnly,
+    params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
+    async handle({ services, realm }, params) {
+      const pathId = `${params.realm_id_str}/${params.dir}/${params.filename}`;
+      if (!realm.exports.list.some((entry) => entry.pathId === pathId)) throw fileNotFound();
+      const bytes = await readFile(exportFile(services.config.dataDir, pathId)).catch(() => null);
+      if (!bytes) throw fileNotFound();
+      return new DirectResponse({
+        status: 200,
+        headers: {
+          'Content-Type': 'application/octet-stream',
+          'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(params.filename)}`,
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'private, no-store',
+        },
+        body: '',
+        bytes,
+      });
+    },
+  }),
+
   // Who lets administrators export their private data (the user setting `allow_private_data_export`).
   route({
     method: 'GET',
     path: '/export/realm/consents',
     auth: 'user',
-    authorize(user) {
-      if (!isAdmin(user)) throw notAdmin();
-    },
+    authorize: adminsOnly,
     params: {},
     handle({ services, realm }) {
       const people = [...realm.users.values()].filter((user) => user.isActive && !user.isBot);

@@ -1,3 +1,5 @@
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES } from '../../actors/realm/notifications/decide.ts';
+import { botDomain } from './bots.ts';
 import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
@@ -5,7 +7,7 @@ import { channelKey } from '../../actors/realm/channels/state.ts';
 import { canSeeChannel, PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
-import { p } from '../http/params.ts';
+import { includeSubscribers, p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { newChannelOptions, newChannelParams, principals, resolvePrincipals } from './channel-params.ts';
 import { route } from './route.ts';
@@ -48,7 +50,7 @@ type SubscriptionRequest = z.infer<typeof subscriptionList>;
 /** Subscribes the users, making the channels that do not exist: POST (and PATCH) /users/me/subscriptions. */
 async function addSubscriptions(
   services: AppServices, realm: RealmState, user: UserProfile, subscriptions: SubscriptionRequest, userIds: number[],
-  options: NewChannelOptions, authorizationErrorsFatal: boolean,
+  options: NewChannelOptions, authorizationErrorsFatal: boolean, sendNewSubscriptionMessages = false,
 ): Promise<Record<string, unknown>> {
   const names = subscriptions.map((s) => s.name.trim());
   const changes = await services.runtime.execute(realm.realmId, {
@@ -58,6 +60,7 @@ async function addSubscriptions(
     userIds,
     authorizationErrorsFatal,
     options,
+    ...(sendNewSubscriptionMessages ? { newSubscriptionMessages: { botDomain: botDomain(services, realm) } } : {}),
   });
   const added = new Set<string>();
   for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
@@ -75,6 +78,11 @@ async function addSubscriptions(
   }
   const result: Record<string, unknown> = { subscribed: byUser(subscribed), already_subscribed: byUser(already) };
   if (!authorizationErrorsFatal) result.unauthorized = [...unauthorized];
+  if (sendNewSubscriptionMessages) {
+    // Told (by newSubscriptionNotices) unless the request subscribed more people than the bound.
+    const told = new Set([...added].map((key) => Number(key.split(':')[1])).filter((id) => id !== user.userId && state.users.get(id)?.isBot === false));
+    result.new_subscription_messages_sent = told.size <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES;
+  }
   return result;
 }
 
@@ -98,12 +106,13 @@ export const subscriptionRoutes = [
       subscriptions: p.json(subscriptionList),
       principals: principals.optional(),
       authorization_errors_fatal: p.bool().default(true),
+      send_new_subscription_messages: p.bool().default(true),
       ...newChannelParams,
     },
     handle({ services, realm, user }, params) {
       const userIds = resolvePrincipals(realm, params.principals, user.userId);
       const options = newChannelOptions(params, services.config.webPublicStreamsEnabled);
-      return addSubscriptions(services, realm, user, params.subscriptions, userIds, options, params.authorization_errors_fatal);
+      return addSubscriptions(services, realm, user, params.subscriptions, userIds, options, params.authorization_errors_fatal, params.send_new_subscription_messages);
     },
   }),
 
@@ -111,7 +120,7 @@ export const subscriptionRoutes = [
     method: 'GET',
     path: '/users/me/subscriptions',
     auth: 'user',
-    params: { include_subscribers: p.bool().default(false) },
+    params: { include_subscribers: includeSubscribers().default(false) },
     handle({ services, realm, user }, params) {
       const now = services.runtime.clock.now();
       const subscriptions = [...(realm.subscribedBy.get(user.userId) ?? [])].map((id) =>

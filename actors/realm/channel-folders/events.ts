@@ -1,3 +1,4 @@
+import type { WireEventOf } from '../../wire/events.ts';
 import type { ApiEvent } from '../../events.ts';
 import type { RealmState } from '../state.ts';
 import type { ChannelFolderChange } from './changes.ts';
@@ -8,7 +9,7 @@ export function channelFolderEvents(state: RealmState, change: ChannelFolderChan
   switch (change.type) {
     case 'channel_folder.created': {
       const order = state.channelFolders.list.findIndex((folder) => folder.id === change.folder.id);
-      return order < 0 ? [] : [{ type: 'channel_folder', op: 'add', channel_folder: channelFolderView(state.channelFolders.list[order]!, order) }];
+      return order < 0 ? [] : [{ type: 'channel_folder', op: 'add', channel_folder: channelFolderView(state.channelFolders.list[order]!, order) } satisfies WireEventOf<'channel_folder', 'add'>];
     }
     case 'channel_folder.updated': {
       const { name, description, renderedDescription, isArchived } = change.fields;

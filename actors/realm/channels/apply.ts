@@ -1,11 +1,12 @@
 import { addSubscription, removeSubscription, type RealmState } from '../state.ts';
 import type { ChannelChange } from './changes.ts';
-import { channelKey } from './state.ts';
+import { channelKey, fillLaterChannelPermissions } from './state.ts';
 
 export function applyChannelChange(state: RealmState, change: ChannelChange): void {
   switch (change.type) {
     case 'channel.created':
       state.channels.set(change.channel.id, structuredClone(change.channel));
+      fillLaterChannelPermissions(state.channels.get(change.channel.id)!, state.systemGroupIds.get('role:nobody'));
       state.channelIdByName.set(channelKey(change.channel.name), change.channel.id);
       state.nextChannelId = Math.max(state.nextChannelId, change.channel.id + 1);
       return;

@@ -28,6 +28,11 @@ export type ChannelCommand =
       authorizationErrorsFatal: boolean;
       /** POST /channels/create: the channel must be new */
       mustCreate?: boolean;
+      /**
+       * `send_new_subscription_messages`: the notification bot tells each user subscribed by someone else;
+       * `botDomain` in case the bot must come into being for it. Absent: nobody is told.
+       */
+      newSubscriptionMessages?: { botDomain: string };
     }
   | { type: 'channel.unsubscribe'; caller: Caller; channelIds: number[]; userIds: number[] }
   | {

@@ -177,6 +177,11 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
       can_administer_channel_group: { direct_members: actor === null ? [] : [actor], direct_subgroups: [] },
       can_send_message_group: systemGroupId(state, 'role:everyone'),
       can_subscribe_group: empty,
+      can_delete_any_message_group: systemGroupId(state, 'role:nobody'),
+      can_delete_own_message_group: systemGroupId(state, 'role:nobody'),
+      can_move_messages_out_of_channel_group: systemGroupId(state, 'role:nobody'),
+      can_move_messages_within_channel_group: systemGroupId(state, 'role:nobody'),
+      can_resolve_topics_group: systemGroupId(state, 'role:nobody'),
       ...options.permissions,
     },
   };

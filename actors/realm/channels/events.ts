@@ -1,3 +1,4 @@
+import type { WireEventOf } from '../../wire/events.ts';
 import type { Delivery } from '../../events.ts';
 import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
@@ -57,7 +58,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
         const added = entries.map((entry) => entry.userId);
-        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(added)), { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: added }));
+        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(added)), { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: added } satisfies WireEventOf<'subscription', 'peer_add'>));
       }
       return out;
     }
@@ -72,7 +73,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
         const removed = entries.map((entry) => entry.userId);
-        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed }));
+        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed } satisfies WireEventOf<'subscription', 'peer_remove'>));
       }
       out.push(...accessLostDeliveries(state, change.entries));
       return out;

@@ -6,7 +6,22 @@ export const CHANNEL_PERMISSIONS = [
   'can_administer_channel_group',
   'can_send_message_group',
   'can_subscribe_group',
+  // Feature levels 396, 402 and 407: what a channel lets its own users do beyond the organization's settings.
+  'can_delete_any_message_group',
+  'can_delete_own_message_group',
+  'can_move_messages_out_of_channel_group',
+  'can_move_messages_within_channel_group',
+  'can_resolve_topics_group',
 ] as const;
+
+/** The permissions added after channels were first stored, which channels made before lack: nobody holds them. */
+export const LATER_CHANNEL_PERMISSIONS = [
+  'can_delete_any_message_group',
+  'can_delete_own_message_group',
+  'can_move_messages_out_of_channel_group',
+  'can_move_messages_within_channel_group',
+  'can_resolve_topics_group',
+] as const satisfies readonly (typeof CHANNEL_PERMISSIONS)[number][];
 export type ChannelPermission = (typeof CHANNEL_PERMISSIONS)[number];
 
 export const CHANNEL_TOPICS_POLICIES = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'] as const;
@@ -33,6 +48,12 @@ export interface Channel {
   /** named topics and the empty one (channels/topics-policy.ts); absent in snapshots from before: inherit */
   topicsPolicy?: ChannelTopicsPolicy;
   permissions: Record<ChannelPermission, GroupSetting>;
+}
+
+/** A channel stored before the later permissions existed gets them as new channels have them: held by nobody. */
+export function fillLaterChannelPermissions(channel: Channel, nobodyGroupId: number | undefined): void {
+  if (nobodyGroupId === undefined) return;
+  for (const name of LATER_CHANNEL_PERMISSIONS) channel.permissions[name] ??= nobodyGroupId;
 }
 
 /** Nullable notification settings inherit the user's defaults. */

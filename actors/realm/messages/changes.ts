@@ -1,5 +1,6 @@
 import type { PropagateMode } from './commands.ts';
 import type { Mentions, Reaction, SentMessage } from './state.ts';
+import type { Submessage } from '../submessages/state.ts';
 
 /** The flags a user may change, as the API names them (`read` is stored as its inverse, unread). */
 export type EditableFlag = 'read' | 'starred' | 'collapsed';
@@ -50,6 +51,8 @@ export type MessageChange =
       scheduledMessageId?: number;
       /** a reminder: the user whose scheduled message it is (the sender is the notification bot) */
       scheduledOwnerId?: number;
+      /** the widget the message makes (`/poll`, `/todo`): its first submessage, made with it */
+      widget?: Submessage;
     }
   | {
       type: 'message.edited';

@@ -1,3 +1,4 @@
+import type { GroupSetting } from '../groups/state.ts';
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Channel } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
@@ -46,6 +47,7 @@ export function decideEdit(state: RealmState, command: Edit, clock: Clock): Mess
     const { allow_message_editing: editingAllowed, message_content_edit_limit_seconds: limit } = state.settings;
     if (!editingAllowed) throw badRequest('Your organization has turned off message editing');
     if (message.senderId !== editor.userId) throw noPermission();
+    if (state.submessages.byMessage.has(message.id)) throw badRequest('Widgets cannot be edited.');
     if (limit !== null && now > message.timestamp + limit + EDIT_LIMIT_BUFFER_SECONDS) {
       throw badRequest('The time limit for editing this message has passed');
     }
@@ -79,9 +81,16 @@ function planMove(state: RealmState, editor: UserProfile, message: StoredMessage
   if (command.topic !== undefined && toTopic === '' && topicsRequired(state.settings)) throw badRequest(TOPICS_REQUIRED);
   const resolveOnly = !target && (toTopic === RESOLVED_TOPIC_PREFIX + from.topic || from.topic === RESOLVED_TOPIC_PREFIX + toTopic);
   if (resolveOnly && toTopic === RESOLVED_TOPIC_PREFIX) throw badRequest('The empty string topic cannot be marked as resolved.');
-  const permission = resolveOnly ? 'can_resolve_topics_group' : 'can_move_messages_between_topics_group';
-  if (topicChanged && !allowed(state, permission, editor.userId)) throw noPermission();
-  if (target && !allowed(state, 'can_move_messages_between_channels_group', editor.userId)) throw badRequest("You don't have permission to move this message");
+  // The channel's own settings (feature levels 396 and 402) add to the organization's; its administrators move freely.
+  const source = state.channels.get(from.channelId)!;
+  const inChannel = (setting: GroupSetting) => allowed(state, setting, editor.userId);
+  const channelAdmin = inChannel(source.permissions.can_administer_channel_group);
+  const mayChangeTopic = resolveOnly
+    ? allowed(state, 'can_resolve_topics_group', editor.userId) || inChannel(source.permissions.can_resolve_topics_group)
+    : allowed(state, 'can_move_messages_between_topics_group', editor.userId) || inChannel(source.permissions.can_move_messages_within_channel_group) || channelAdmin;
+  if (topicChanged && !mayChangeTopic) throw noPermission();
+  const mayMoveOut = allowed(state, 'can_move_messages_between_channels_group', editor.userId) || inChannel(source.permissions.can_move_messages_out_of_channel_group) || channelAdmin;
+  if (target && !mayMoveOut) throw badRequest("You don't have permission to move this message");
   const limit = target ? state.settings.move_messages_between_streams_limit_seconds : state.settings.move_messages_within_stream_limit_seconds;
   const limited = limit !== null && !resolveOnly && !unlimited(editor);
   if (limited && now - message.timestamp > limit) {

@@ -15,8 +15,12 @@ type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type:
 export function decideDelete(state: RealmState, command: Command<'message.delete'>): MessageChange[] {
   const user = callerUser(state, command.caller);
   const message = readableMessage(state, user.userId, command.messageId);
-  const own = message.senderId === user.userId && allowed(state, 'can_delete_own_message_group', user.userId);
-  if (!own && !allowed(state, 'can_delete_any_message_group', user.userId)) throw badRequest("You don't have permission to delete this message");
+  // The channel's own settings (feature level 407) add to the organization's.
+  const channel = message.recipient.kind === 'channel' ? state.channels.get(message.recipient.channelId) : undefined;
+  const inChannel = (name: 'can_delete_any_message_group' | 'can_delete_own_message_group') => !!channel && allowed(state, channel.permissions[name], user.userId);
+  const any = allowed(state, 'can_delete_any_message_group', user.userId) || inChannel('can_delete_any_message_group');
+  const own = message.senderId === user.userId && (allowed(state, 'can_delete_own_message_group', user.userId) || inChannel('can_delete_own_message_group'));
+  if (!own && !any) throw badRequest("You don't have permission to delete this message");
   return [deletion(state, [message])];
 }
 

@@ -15,6 +15,7 @@ import { normalizeContent, normalizeTopic, WILDCARD_MENTION_THRESHOLD } from './
 import { groupMembers, renderMessage } from './render.ts';
 import { hasSorted, recipientKey, topicKey, type MessageRecipient, type SentMessage } from './state.ts';
 import { displayEmail, findUserByAddress } from '../email-visibility.ts';
+import { widgetContent } from '../submessages/widget.ts';
 
 type Send = Extract<MessageCommand, { type: 'message.send' }>;
 
@@ -54,6 +55,8 @@ export function decideSend(state: RealmState, command: Send, clock: DecideContex
   const change: MessageChange = { type: 'message.sent', message, readBySender: command.readBySender ?? true };
   if (command.localEcho) change.localEcho = command.localEcho;
   if (command.scheduledMessageId !== undefined) change.scheduledMessageId = command.scheduledMessageId;
+  const widget = widgetContent(content);
+  if (widget) change.widget = { id: state.submessages.nextId, messageId: message.id, senderId: sender.userId, msgType: 'widget', content: widget };
   return [change];
 }
 

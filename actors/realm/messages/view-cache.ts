@@ -66,6 +66,9 @@ export function forgetChangedViews(state: RealmState, change: RealmChange): void
     case 'reaction.removed':
       cache.forget(change.messageId);
       return;
+    case 'submessage.added':
+      cache.forget(change.submessage.messageId);
+      return;
     case 'messages.deleted':
       for (const group of change.groups) for (const id of group.messageIds) cache.forget(id);
       return;

@@ -6,6 +6,7 @@ import { avatarUrl } from '../views.ts';
 import type { EditHistoryEntry, MessageBody, Reaction, StoredMessage } from './state.ts';
 import { topicLinks } from './topic-links.ts';
 import { displayEmail } from '../email-visibility.ts';
+import { submessagesView } from '../submessages/views.ts';
 
 /** How a client asked to see messages. */
 export interface ViewOptions {
@@ -81,7 +82,7 @@ export function messageView(state: RealmState, message: StoredMessage, options: 
     topic_links: recipient.kind === 'channel' ? topicLinks(state, recipient.topic) : [],
     is_me_message: message.isMeMessage,
     reactions: message.reactions.map(reactionView),
-    submessages: [],
+    submessages: submessagesView(state.submessages, message.id),
     sender_full_name: sender.fullName,
     sender_email: displayEmail(state, sender),
     sender_realm_str: state.stringId,

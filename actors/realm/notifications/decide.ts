@@ -5,6 +5,8 @@ import type { Clock } from '../decide.ts';
 import type { MessageChange } from '../messages/changes.ts';
 import { recipientKey, type MessageRecipient, type SentMessage } from '../messages/state.ts';
 import type { RealmState, UserProfile } from '../state.ts';
+import { SERVER_LIMITS } from '../../register/realm-limits.ts';
+import { newNotificationBot } from './state.ts';
 
 /** The original's topics for its notices. */
 export const NEW_CHANNELS_TOPIC = 'new channels';
@@ -55,9 +57,17 @@ export class BotPoster {
     private readonly state: RealmState,
     private readonly bot: UserProfile,
     private readonly clock: Clock,
+    /** notices the same command posted already, whose ids this poster continues past */
+    earlier: readonly RealmChange[] = [],
   ) {
     this.nextId = state.messages.nextId;
     this.nextRecipientId = state.messages.nextRecipientId;
+    for (const change of earlier) {
+      if (change.type !== 'message.sent') continue;
+      this.nextId = Math.max(this.nextId, change.message.id + 1);
+      this.nextRecipientId = Math.max(this.nextRecipientId, change.message.recipientId + 1);
+      this.recipientIds.set(recipientKey(change.message.recipient), change.message.recipientId);
+    }
   }
 
   post(channelId: number, topic: string, text: { markdown: string; html: string }, userIds: Iterable<number>): void {
@@ -151,4 +161,59 @@ export function signupNotices(state: RealmState, changes: readonly RealmChange[]
   const poster = new BotPoster(state, bot, clock);
   poster.post(target.id, SIGNUPS_TOPIC, notice(silentMention(created.user), ' joined this organization.'), subscribersAfter(state, target.id, changes));
   return poster.changes;
+}
+
+/** The original's bound: above this many users subscribed by one request, none of them is told. */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = SERVER_LIMITS.max_bulk_new_subscription_messages;
+
+/**
+ * `send_new_subscription_messages`: the notification bot tells each person the caller subscribed (not the
+ * caller, not bots) of the channels they were added to, but for channels the request created, as the
+ * original's `send_messages_for_new_subscribers` words it. `sent`: whether they were told (not above the bound).
+ */
+export function newSubscriptionNotices(
+  state: RealmState,
+  command: Extract<ChannelCommand, { type: 'channel.subscribe' }>,
+  changes: readonly RealmChange[],
+  clock: Clock,
+): { changes: RealmChange[]; sent: boolean } {
+  if (!command.newSubscriptionMessages || command.caller.kind !== 'user') return { changes: [], sent: false };
+  const actor = state.users.get(command.caller.userId);
+  const created = new Set(changes.flatMap((change) => (change.type === 'channel.created' ? [change.channel.id] : [])));
+  const channelsOf = new Map<number, Channel[]>();
+  for (const change of changes) {
+    if (change.type !== 'subscriptions.added') continue;
+    for (const { userId, channelId } of change.entries) {
+      if (userId === actor?.userId || state.users.get(userId)?.isBot !== false) continue;
+      const list = channelsOf.get(userId) ?? [];
+      channelsOf.set(userId, list);
+      const channel = state.channels.get(channelId);
+      if (channel && !created.has(channelId)) list.push(channel);
+    }
+  }
+  if (!actor || channelsOf.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return { changes: [], sent: false };
+  const out: RealmChange[] = [];
+  let bot = state.notificationBot;
+  if (!bot && [...channelsOf.values()].some((list) => list.length > 0)) {
+    bot = newNotificationBot(state, command.newSubscriptionMessages.botDomain, clock.now());
+    out.push({ type: 'notification_bot.created', bot });
+  }
+  if (!bot) return { changes: [], sent: true };
+  const poster = new BotPoster(state, bot, clock, changes);
+  for (const [userId, channels] of channelsOf) {
+    if (channels.length === 0) continue;
+    const sorted = [...channels].sort((a, b) => a.name.localeCompare(b.name));
+    const mention = silentMention(actor);
+    if (sorted.length === 1) {
+      poster.postDirect(userId, notice(mention, ' subscribed you to the channel ', channelLink(sorted[0]!), '.'));
+      continue;
+    }
+    const intro = notice(mention, ' subscribed you to the following channels:');
+    const links = sorted.map((channel) => channelLink(channel));
+    poster.postDirect(userId, {
+      markdown: `${intro.markdown}\n\n${links.map((link) => `* ${link.markdown}`).join('\n')}\n`,
+      html: `${intro.html}\n<ul>\n${links.map((link) => `<li>${link.html}</li>`).join('\n')}\n</ul>`,
+    });
+  }
+  return { changes: [...out, ...poster.changes], sent: true };
 }

@@ -25,6 +25,11 @@ const CHANNEL_DEFAULTS: Record<(typeof CHANNEL_PERMISSIONS)[number], string> = {
   can_administer_channel_group: 'channel_creator',
   can_send_message_group: 'role:everyone',
   can_subscribe_group: 'role:nobody',
+  can_delete_any_message_group: 'role:nobody',
+  can_delete_own_message_group: 'role:nobody',
+  can_move_messages_out_of_channel_group: 'role:nobody',
+  can_move_messages_within_channel_group: 'role:nobody',
+  can_resolve_topics_group: 'role:nobody',
 };
 const GROUP_DEFAULTS: Record<(typeof GROUP_PERMISSIONS)[number], string> = {
   can_add_members_group: 'role:nobody',

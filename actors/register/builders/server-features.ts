@@ -1,11 +1,13 @@
 import { onboardingStepsView } from '../../user/onboarding.ts';
+import { pushDevicesView } from '../../user/push-e2ee.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /** fetch type `giphy`: the GIF service key of the server's configuration (such keys are public by design). */
 export const gifState: Builder = (_view, { gifApiKey }) => ({ gif_api_key: gifApiKey });
 
-/** fetch type `video_calls`: this server links video calls to a Jitsi server; no user connects an account for them. */
-export const videoCallsState: Builder = () => ({ has_video_token: false });
+/** fetch type `video_calls`: whether the caller connected the video call service's account (Zoom's user OAuth). */
+export const videoCallsState: Builder = ({ personal, spectator }) => ({ has_video_token: !spectator && personal.videoToken !== null }) satisfies WireRegisterKeys<'has_video_token'>;
 
 /** fetch type `realm_billing`: a self-hosted server bills nobody, so no sponsorship request is pending. */
 export const realmBillingState: Builder = () => ({ realm_billing: { has_pending_sponsorship_request: false } });
@@ -19,8 +21,8 @@ export const embeddedBotsState: Builder = () => ({ realm_embedded_bots: [] });
 /** fetch type `realm_incoming_webhook_bots`: the integrations incoming-webhook bots can take; the server has none built in. */
 export const incomingWebhookBotsState: Builder = () => ({ realm_incoming_webhook_bots: [] });
 
-/** fetch type `push_device`: the caller's devices registered for end-to-end encrypted push; the server has none yet. */
-export const pushDevicesState: Builder = () => ({ push_devices: {} });
+/** fetch type `push_device`: the caller's devices registered for end-to-end encrypted push, with their status. */
+export const pushDevicesState: Builder = ({ personal, spectator }) => ({ push_devices: spectator ? {} : pushDevicesView(personal) }) satisfies WireRegisterKeys<'push_devices'>;
 
 /** fetch type `onboarding_steps`: the one-time notices the caller has not seen yet; the server has no tour video. */
 export const onboardingStepsState: Builder = ({ personal, spectator }) => ({

@@ -1,0 +1,3 @@
+import type { Submessage } from './state.ts';
+
+export type SubmessageChange = { type: 'submessage.added'; submessage: Submessage };

@@ -1,0 +1,34 @@
+import { badRequest } from '../../errors.ts';
+import { LIMITS } from '../../register/realm-limits.ts';
+import { callerUser, readableMessage } from '../messages/decide.ts';
+import type { RealmState } from '../state.ts';
+import type { SubmessageChange } from './changes.ts';
+import type { SubmessageCommand } from './commands.ts';
+import { validateWidgetData, widgetType } from './widget.ts';
+
+/**
+ * A submessage, as the original's `process_submessage`: on a message the user may read; the first on a
+ * message is its sender's (the widget it makes); a poll's or a todo list's data must have that widget's shape.
+ * The original has no bound on a submessage's size; here it is a message's (each one is replayed by clients).
+ */
+export function decideSubmessage(state: RealmState, command: SubmessageCommand): SubmessageChange[] {
+  const user = callerUser(state, command.caller);
+  const message = readableMessage(state, user.userId, command.messageId);
+  const existing = state.submessages.byMessage.get(message.id) ?? [];
+  if (message.senderId !== user.userId && !existing.some((submessage) => submessage.senderId === message.senderId)) {
+    throw badRequest('You cannot attach a submessage to this message.');
+  }
+  if (command.content.length > LIMITS.max_message_length) throw badRequest(`Submessage content is longer than ${LIMITS.max_message_length} characters`);
+  let data: unknown;
+  try {
+    data = JSON.parse(command.content);
+  } catch {
+    throw badRequest('Invalid json for submessage');
+  }
+  const widget = widgetType(state.submessages, message.id);
+  if (widget) validateWidgetData(widget, data, message.senderId === user.userId);
+  return [{
+    type: 'submessage.added',
+    submessage: { id: state.submessages.nextId, messageId: message.id, senderId: user.userId, msgType: command.msgType, content: command.content },
+  }];
+}
