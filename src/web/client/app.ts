@@ -8,6 +8,7 @@ import { Compose } from './views/compose.ts';
 import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
 import { Sidebar } from './views/sidebar.ts';
+import { UploadFiles } from './uploads.ts';
 
 /** How many messages a narrow opens with. */
 const FEED_SIZE = 100;
@@ -23,6 +24,7 @@ export class ChatApp {
   private readonly sidebar: Sidebar;
   private readonly feed: Feed;
   private readonly compose: Compose;
+  private readonly uploads: UploadFiles;
   private readonly title = h('h1', { class: 'pane-title' });
   private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
@@ -44,6 +46,7 @@ export class ChatApp {
     private readonly signedOut: (reason: string) => void,
   ) {
     this.api = new Api(credentials);
+    this.uploads = new UploadFiles(this.api);
     this.sidebar = new Sidebar({ select: (narrow) => this.select(narrow), joinChannel: (name) => this.joinChannel(name), signOut: () => this.signOut('') });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
@@ -52,6 +55,7 @@ export class ChatApp {
       remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
       selectTopic: (streamId, topic) => this.select({ kind: 'channel', streamId, topic }),
       open: (narrow) => this.select(narrow),
+      uploads: this.uploads,
       reachedTop: () => void this.loadOlder(),
     });
     this.compose = new Compose(this.api, this.model);
@@ -276,6 +280,7 @@ export class ChatApp {
 
   private signOut(reason: string): void {
     this.queue.stop();
+    this.uploads.clear();
     clearInterval(this.typingTimer);
     removeEventListener('hashchange', this.onHash);
     removeEventListener('focus', this.markRead);

@@ -3,7 +3,19 @@ import { narrowFromHash, type Narrow } from '../narrow.ts';
 /** Where a link or mention in rendered content leads inside the client. */
 export interface ContentActions {
   open(narrow: Narrow): void;
+  /** uploaded files, which need the user's credentials: absent where content links none (a description) */
+  uploads?: Uploads;
 }
+
+export interface Uploads {
+  /** an object URL of the file's bytes, for an inline preview */
+  image(path: string): Promise<string>;
+  /** opens the file in a new tab, through a link that works without credentials */
+  openFile(path: string): void;
+}
+
+/** Uploads whose links get an inline preview, by extension (the original previews these types). */
+const IMAGE_FILE = /\.(?:png|jpe?g|gif|webp|avif|bmp)$/i;
 
 /**
  * Server-rendered HTML (a message, a channel description) made live: Unicode emoji drawn from their class
@@ -17,9 +29,18 @@ export function renderContent(target: HTMLElement, html: string, actions: Conten
     if (glyph) span.textContent = glyph;
   }
   for (const block of target.querySelectorAll<HTMLElement>('.spoiler-block')) spoiler(block);
+  typesetLazily(target);
   for (const anchor of target.querySelectorAll('a')) {
     const narrow = linkNarrow(anchor);
-    if (narrow) {
+    const upload = uploadPath(anchor);
+    if (upload && actions.uploads) {
+      const uploads = actions.uploads;
+      anchor.addEventListener('click', (event) => {
+        event.preventDefault();
+        uploads.openFile(upload);
+      });
+      if (IMAGE_FILE.test(upload)) inlineImage(anchor, upload, uploads);
+    } else if (narrow) {
       anchor.addEventListener('click', (event) => {
         event.preventDefault();
         actions.open(narrow);
@@ -40,6 +61,54 @@ export function renderContent(target: HTMLElement, html: string, actions: Conten
     mention.addEventListener('keydown', (event) => event.key === 'Enter' && go());
   }
   return target;
+}
+
+/**
+ * Math and code are typeset by KaTeX and highlight.js, each a chunk of its own fetched with the first
+ * message that needs it: most pages never load them. If a chunk cannot be had, the source stays as sent.
+ */
+function typesetLazily(target: HTMLElement): void {
+  const math = [...target.querySelectorAll<HTMLElement>('span.katex')].filter((span) => !span.firstElementChild);
+  if (math.length) void import('../lazy/math.ts').then((module) => module.typeset(math), () => {});
+  const code = [...target.querySelectorAll<HTMLElement>('div.codehilite[data-code-language]')];
+  if (code.length) void import('../lazy/code.ts').then((module) => module.highlight(code), () => {});
+}
+
+/** `/user_uploads/2/ab/cd/photo.png`, relative or on this server; null for any other link. */
+function uploadPath(anchor: HTMLAnchorElement): string | null {
+  let url: URL;
+  try {
+    url = new URL(anchor.getAttribute('href') ?? '', location.origin);
+  } catch {
+    return null;
+  }
+  return url.origin === location.origin && url.pathname.startsWith('/user_uploads/') ? url.pathname : null;
+}
+
+/**
+ * A preview under the paragraph of an uploaded image's link, as the original shows `message_inline_image`.
+ * The bytes are fetched with the user's credentials (an <img> could not send them) and shown from a blob.
+ */
+function inlineImage(anchor: HTMLAnchorElement, path: string, uploads: Uploads): void {
+  const name = anchor.textContent?.trim() || path.split('/').pop() || 'image';
+  const image = document.createElement('img');
+  image.alt = name;
+  image.loading = 'lazy';
+  const link = document.createElement('a');
+  link.href = path;
+  link.title = name;
+  link.setAttribute('aria-label', `Open ${name}`);
+  link.append(image);
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    uploads.openFile(path);
+  });
+  const preview = document.createElement('div');
+  preview.className = 'message_inline_image';
+  preview.append(link);
+  const block = anchor.closest('p, li') ?? anchor;
+  block.after(preview);
+  uploads.image(path).then((url) => (image.src = url), () => preview.remove());
 }
 
 /** `emoji emoji-1f468-200d-1f4bb` → the code points it names; null for anything else. */

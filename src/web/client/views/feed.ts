@@ -2,7 +2,7 @@ import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
-import { renderContent } from './content.ts';
+import { renderContent, type Uploads } from './content.ts';
 
 export interface FeedActions {
   toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
@@ -13,6 +13,7 @@ export interface FeedActions {
   selectTopic(streamId: number, topic: string): void;
   /** a channel link or mention in a message */
   open(narrow: Narrow): void;
+  uploads: Uploads;
   /** the reader scrolled near the top: earlier messages are wanted */
   reachedTop(): void;
 }
