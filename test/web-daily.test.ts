@@ -2,7 +2,7 @@ import { chromium } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer, type ApiClient } from './helpers/server.ts';
-import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, signIn } from './helpers/web.ts';
+import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, signIn, uploadEmoji } from './helpers/web.ts';
 
 // The web client as a daily chat client (issue 19): rendering math, code and images; uploads, the emoji
 // picker and autocomplete; inbox, recent conversations, starred messages, reading as one scrolls and message
@@ -88,6 +88,119 @@ if (missing) {
       await opened.waitForURL(/\/user_uploads\/temporary\//);
       t.pass('a click opens the file in a tab through a link that needs no credentials');
       await opened.close();
+    });
+
+    await t.test('uploads: the button with progress, a dropped file and a pasted image, each linked in the compose box', async (t) => {
+      await owner.getByRole('button', { name: /^Channel design/ }).click();
+      await owner.getByRole('heading', { name: '#design' }).waitFor();
+      await owner.getByLabel('Topic', { exact: true }).fill('files');
+      const text = owner.getByRole('textbox', { name: 'Message' });
+      await text.fill('Here: ');
+      // The upload is held at the network until the progress has been seen.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await owner.route('**/api/v1/user_uploads', async (route) => {
+        await held;
+        await route.continue();
+      });
+      const chooser = owner.waitForEvent('filechooser');
+      await owner.getByRole('button', { name: 'Attach files' }).click();
+      await (await chooser).setFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('remember the milk\n'.repeat(2000)) });
+      await owner.getByRole('progressbar', { name: 'Uploading notes.txt' }).waitFor();
+      t.equal(await text.inputValue(), 'Here: [Uploading notes.txt…]() ', 'a placeholder while it uploads');
+      release();
+      await owner.waitForFunction(() => /^Here: \[notes\.txt\]\(\/user_uploads\/\S+\/notes\.txt\) $/.test(document.querySelector<HTMLTextAreaElement>('textarea.compose-text')!.value));
+      await owner.unroute('**/api/v1/user_uploads');
+      t.ok(await owner.getByRole('progressbar').count() === 0, 'the progress bar is gone');
+
+      // A file dragged from the desktop onto the conversation.
+      const dropped = await owner.evaluateHandle((bytes) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], 'dropped.png', { type: 'image/png' }));
+        return transfer;
+      }, [...png([30, 30, 220, 255])]);
+      await owner.locator('.feed').dispatchEvent('dragenter', { dataTransfer: dropped });
+      await owner.locator('.feed').dispatchEvent('dragover', { dataTransfer: dropped });
+      t.ok(await owner.locator('.pane.dropping').count(), 'the drop target is shown');
+      await owner.locator('.feed').dispatchEvent('drop', { dataTransfer: dropped });
+      await owner.waitForFunction(() => /\[dropped\.png\]\(\/user_uploads\/\S+\/dropped\.png\) $/.test(document.querySelector<HTMLTextAreaElement>('textarea.compose-text')!.value));
+
+      // An image pasted from the clipboard.
+      await text.focus();
+      await text.evaluate((area, bytes) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], 'pasted.png', { type: 'image/png' }));
+        area.dispatchEvent(new ClipboardEvent('paste', { clipboardData: transfer, bubbles: true, cancelable: true }));
+      }, [...png([30, 200, 30, 255])]);
+      await owner.waitForFunction(() => /\[pasted\.png\]\(\/user_uploads\/\S+\/pasted\.png\) $/.test(document.querySelector<HTMLTextAreaElement>('textarea.compose-text')!.value));
+      await text.press('Control+Enter');
+
+      const message = bobPage.locator('.msg').filter({ hasText: 'notes.txt' });
+      await bobPage.getByRole('button', { name: /^Channel design/ }).click();
+      await message.waitFor();
+      t.equal(await message.getByRole('link', { name: 'notes.txt' }).count(), 1, 'Bob gets the link to the text file');
+      await bobPage.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.msg .message_inline_image img')].filter((image) => image.complete && image.naturalWidth === 1).length === 2);
+      t.same(await message.locator('.message_inline_image img').evaluateAll((images) => images.map((image) => image.getAttribute('alt'))), ['dropped.png', 'pasted.png'], 'and previews of both images');
+      const attachments = (await api.get('/attachments')).body.attachments as { name: string }[];
+      t.same(attachments.map((a) => a.name).sort(), ['dropped.png', 'notes.txt', 'pasted.png'], 'three files on the server, owned by the sender');
+    });
+
+    await t.test('the emoji picker: search by name, custom emoji too, in the compose box and as reactions', async (t) => {
+      await uploadEmoji(api, 'party_parrot');
+      const text = owner.getByRole('textbox', { name: 'Message' });
+      await text.fill('Launch');
+      await owner.getByRole('button', { name: 'Add emoji' }).click();
+      const picker = owner.getByRole('dialog', { name: 'Choose an emoji' });
+      await picker.getByRole('searchbox', { name: 'Search emoji' }).fill('rock');
+      await picker.getByRole('option', { name: 'rocket' }).click();
+      t.equal(await text.inputValue(), 'Launch :rocket: ', 'the name goes in at the caret');
+      t.ok(await picker.isHidden(), 'the picker closes');
+      await text.press('Control+Enter');
+      const launch = bobPage.locator('.msg').filter({ hasText: 'Launch' });
+      await launch.getByRole('img', { name: 'rocket' }).waitFor();
+
+      await launch.hover();
+      await launch.getByRole('button', { name: 'Add reaction' }).click();
+      const bobPicker = bobPage.getByRole('dialog', { name: 'Choose an emoji' });
+      await bobPicker.getByRole('searchbox', { name: 'Search emoji' }).fill('parrot');
+      await bobPicker.getByRole('option', { name: 'party parrot' }).click();
+      await launch.hover();
+      await launch.getByRole('button', { name: 'Add reaction' }).click();
+      await bobPicker.getByRole('searchbox', { name: 'Search emoji' }).fill('tada');
+      await bobPicker.getByRole('searchbox', { name: 'Search emoji' }).press('Enter');
+      const ownersView = owner.locator('.msg').filter({ hasText: 'Launch' });
+      await ownersView.getByRole('button', { name: /^party_parrot by Bob Marsh/ }).locator('img.emoji').waitFor();
+      t.equal(await ownersView.getByRole('button', { name: /^tada by Bob Marsh/ }).locator('.reaction-emoji').textContent(), '🎉', 'a Unicode reaction by name');
+      t.pass('a custom emoji reaction, drawn as its image');
+      await owner.getByRole('button', { name: 'Add emoji' }).click();
+      await owner.getByRole('dialog', { name: 'Choose an emoji' }).getByRole('option', { name: 'party parrot' }).waitFor();
+      await screenshot(owner, 'emoji-picker.png');
+      await owner.keyboard.press('Escape');
+      t.ok(await owner.getByRole('dialog', { name: 'Choose an emoji' }).isHidden(), 'Escape closes it');
+    });
+
+    await t.test('@ mentions, # channels and : emoji complete as one types', async (t) => {
+      const text = owner.getByRole('textbox', { name: 'Message' });
+      await text.fill('');
+      await text.pressSequentially('Hi @bo', { delay: 10 });
+      const list = owner.getByRole('listbox', { name: 'Suggestions' });
+      await list.getByRole('option', { name: /Bob Marsh/ }).waitFor();
+      t.equal(await text.getAttribute('aria-activedescendant'), 'compose-suggestion-0', 'the first suggestion is the active one');
+      await text.press('Enter');
+      t.equal(await text.inputValue(), 'Hi @**Bob Marsh** ', 'Enter takes the suggestion rather than sending');
+      await text.pressSequentially('see #gen', { delay: 10 });
+      await list.getByRole('option', { name: '#general' }).waitFor();
+      await text.press('Tab');
+      await text.pressSequentially('now :tad', { delay: 10 });
+      await list.getByRole('option', { name: /:tada:/ }).click();
+      t.equal(await text.inputValue(), 'Hi @**Bob Marsh** see #**general** now :tada: ');
+      await text.pressSequentially('@nobody-like-this', { delay: 5 });
+      t.ok(await list.isHidden(), 'no list without matches');
+      await text.press('Control+Enter');
+      const seen = bobPage.locator('.msg').filter({ hasText: 'see #general' });
+      await seen.waitFor();
+      t.equal(await seen.locator('.user-mention').textContent(), '@Bob Marsh', 'a real mention');
+      t.equal(await seen.getByRole('link', { name: '#general' }).count(), 1, 'and a channel link');
     });
 
     await t.test('no script errors', async (t) => {

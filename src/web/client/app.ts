@@ -5,6 +5,7 @@ import { icon } from './icons.ts';
 import { Model, type Changed } from './model.ts';
 import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
 import { Compose } from './views/compose.ts';
+import { EmojiPicker } from './views/emoji-picker.ts';
 import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
 import { Sidebar } from './views/sidebar.ts';
@@ -25,6 +26,7 @@ export class ChatApp {
   private readonly feed: Feed;
   private readonly compose: Compose;
   private readonly uploads: UploadFiles;
+  private readonly picker: EmojiPicker;
   private readonly title = h('h1', { class: 'pane-title' });
   private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
@@ -47,9 +49,11 @@ export class ChatApp {
   ) {
     this.api = new Api(credentials);
     this.uploads = new UploadFiles(this.api);
+    this.picker = new EmojiPicker(this.model.emoji, () => this.model.emojiDataUrl);
     this.sidebar = new Sidebar({ select: (narrow) => this.select(narrow), joinChannel: (name) => this.joinChannel(name), signOut: () => this.signOut('') });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
+      pickReaction: (message, anchor) => this.picker.open(anchor, (choice) => this.toggleReaction(message, { emoji_name: choice.name, emoji_code: choice.code, reaction_type: choice.type })),
       rawContent: async (message) => (await this.api.get(`/messages/${message.id}`, { apply_markdown: false })).raw_content,
       saveEdit: async (message, content) => void (await this.api.patch(`/messages/${message.id}`, { content })),
       remove: async (message) => void (await this.api.delete(`/messages/${message.id}`)),
@@ -58,7 +62,7 @@ export class ChatApp {
       uploads: this.uploads,
       reachedTop: () => void this.loadOlder(),
     });
-    this.compose = new Compose(this.api, this.model);
+    this.compose = new Compose(this.api, this.model, this.picker);
     this.queue = new EventQueue(this.api, {
       registered: (state) => this.registered(state),
       events: (events) => this.onEvents(events),
@@ -79,6 +83,7 @@ export class ChatApp {
 
   private registered(state: Json): void {
     this.model.load(state);
+    void this.model.emoji.load(this.model.emojiDataUrl);
     this.applyScheme();
     if (!this.started) {
       this.started = true;
@@ -94,6 +99,7 @@ export class ChatApp {
     const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle),
       h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
     const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
+    this.compose.acceptDrops(pane);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
 

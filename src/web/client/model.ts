@@ -1,4 +1,5 @@
 import type { Json } from './api.ts';
+import { EmojiCatalog } from './emoji.ts';
 import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
 export interface User {
@@ -73,6 +74,9 @@ export class Model {
   topics = new Map<number, Topic[]>();
   unread = new Map<number, UnreadPlace>();
   drafts = new Map<number, Draft>();
+  readonly emoji = new EmojiCatalog();
+  /** where the server lists its Unicode emoji names, on this page's origin */
+  emojiDataUrl = '/emoji-data.json';
   settings = { colorScheme: 1, enterSends: false, typingNotifications: true };
   typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
   typists = new Map<string, Typist>();
@@ -89,6 +93,8 @@ export class Model {
     this.users = new Map((state.realm_users as User[]).map((user) => [user.user_id, user]));
     this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
     this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
+    this.emoji.setCustom(state.realm_emoji ?? {});
+    if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
     this.settings = { colorScheme: settings.color_scheme ?? 1, enterSends: settings.enter_sends ?? false, typingNotifications: settings.send_stream_typing_notifications ?? true };
     this.typingTimes = {
@@ -202,6 +208,9 @@ export class Model {
       case 'realm_user': return this.userEvent(event);
       case 'user_settings': return this.settingsEvent(event);
       case 'drafts': return this.draftsEvent(event);
+      case 'realm_emoji':
+        this.emoji.setCustom(event.realm_emoji);
+        return { feed: true };
       case 'realm':
         if (event.op === 'update' && event.property === 'name') this.realmName = event.value;
         if (event.op === 'update_dict' && event.data?.name) this.realmName = event.data.name;

@@ -1,3 +1,4 @@
+import { glyphOf } from '../emoji.ts';
 import { narrowFromHash, type Narrow } from '../narrow.ts';
 
 /** Where a link or mention in rendered content leads inside the client. */
@@ -106,20 +107,17 @@ function inlineImage(anchor: HTMLAnchorElement, path: string, uploads: Uploads):
   const preview = document.createElement('div');
   preview.className = 'message_inline_image';
   preview.append(link);
-  const block = anchor.closest('p, li') ?? anchor;
-  block.after(preview);
+  // After the paragraph, and after the previews of its earlier links: in the order of the links.
+  let before: Element = anchor.closest('p, li') ?? anchor;
+  while (before.nextElementSibling?.classList.contains('message_inline_image')) before = before.nextElementSibling;
+  before.after(preview);
   uploads.image(path).then((url) => (image.src = url), () => preview.remove());
 }
 
 /** `emoji emoji-1f468-200d-1f4bb` → the code points it names; null for anything else. */
 export function emojiFromClass(className: string): string | null {
   const code = /(?:^|\s)emoji-([0-9a-f]+(?:-[0-9a-f]+)*)(?:\s|$)/.exec(className)?.[1];
-  if (!code) return null;
-  try {
-    return String.fromCodePoint(...code.split('-').map((hex) => parseInt(hex, 16)));
-  } catch {
-    return null;
-  }
+  return code ? glyphOf(code) : null;
 }
 
 /** The header opens and closes the hidden content, by mouse or keyboard. */

@@ -3,9 +3,13 @@ import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
 import { renderContent, type Uploads } from './content.ts';
+import { emojiFace } from './emoji-picker.ts';
+import { glyphOf } from '../emoji.ts';
 
 export interface FeedActions {
   toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
+  /** the emoji picker, beside `anchor`, to react with any emoji */
+  pickReaction(message: Message, anchor: HTMLElement): void;
   /** the message's Markdown source, for the editor */
   rawContent(message: Message): Promise<string>;
   saveEdit(message: Message, content: string): Promise<void>;
@@ -138,6 +142,7 @@ export class Feed {
     const thumbs = message.reactions.some((r) => r.user_id === model.me.userId && r.emoji_code === THUMBS_UP.emoji_code);
 
     const actions = h('div', { class: 'msg-actions', role: 'toolbar', 'aria-label': 'Message actions' },
+      h('button', { type: 'button', class: 'icon', 'aria-label': 'Add reaction', title: 'Add reaction', onclick: (event: Event) => this.actions.pickReaction(message, event.currentTarget as HTMLElement) }, icon('smile')),
       h('button', { type: 'button', class: 'icon', 'aria-label': thumbs ? 'Remove thumbs up' : 'React with thumbs up', 'aria-pressed': String(thumbs), title: 'Thumbs up', onclick: () => this.actions.toggleReaction(message, THUMBS_UP) }, icon('thumbsUp')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Edit message', title: 'Edit', onclick: () => this.startEdit(message) }, icon('edit')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
@@ -233,17 +238,14 @@ function reactionsView(model: Model, message: Message, actions: FeedActions): HT
       'aria-label': `${first.emoji_name} by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
       title: who,
       onclick: () => actions.toggleReaction(message, first),
-    }, h('span', { class: 'reaction-emoji' }, emojiGlyph(first)), h('span', { class: 'reaction-count' }, reactions.length));
+    }, h('span', { class: 'reaction-emoji' }, reactionFace(model, first)), h('span', { class: 'reaction-count' }, reactions.length));
   }));
 }
 
-function emojiGlyph(reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reaction_type'>): string {
-  if (reaction.reaction_type !== 'unicode_emoji') return `:${reaction.emoji_name}:`;
-  try {
-    return String.fromCodePoint(...reaction.emoji_code.split('-').map((hex) => parseInt(hex, 16)));
-  } catch {
-    return `:${reaction.emoji_name}:`;
-  }
+function reactionFace(model: Model, reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reaction_type'>): Node {
+  const custom = model.emoji.byCode(reaction.reaction_type, reaction.emoji_code);
+  if (custom) return emojiFace(custom);
+  return document.createTextNode(reaction.reaction_type === 'unicode_emoji' ? glyphOf(reaction.emoji_code) ?? `:${reaction.emoji_name}:` : `:${reaction.emoji_name}:`);
 }
 
 /** `#general › lunch`, or `Ada, Bob` for a direct conversation. */
