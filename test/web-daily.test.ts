@@ -1,4 +1,4 @@
-import { chromium } from 'playwright-core';
+import { chromium, type Locator } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer, type ApiClient } from './helpers/server.ts';
@@ -20,6 +20,13 @@ async function uploadFile(api: ApiClient, name: string, bytes: Uint8Array): Prom
   return answer.url;
 }
 
+/** Whether the element is within the scrolled feed's view (Playwright's isVisible ignores scrolling). */
+const inView = (locator: Locator) => locator.evaluate((node) => {
+  const box = node.getBoundingClientRect();
+  const view = node.closest('.feed')!.getBoundingClientRect();
+  return box.bottom > view.top && box.top < view.bottom;
+});
+
 const missing = chromiumMissing();
 if (missing) {
   t.fail(missing);
@@ -33,7 +40,8 @@ if (missing) {
 
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
     t.teardown(() => browser.close());
-    const ownerContext = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light' });
+    // The owner copies message links to the clipboard.
+    const ownerContext = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light', permissions: ['clipboard-read', 'clipboard-write'] });
     const bobContext = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light' });
     const owner = await ownerContext.newPage();
     const bobPage = await bobContext.newPage();
@@ -201,6 +209,150 @@ if (missing) {
       await seen.waitFor();
       t.equal(await seen.locator('.user-mention').textContent(), '@Bob Marsh', 'a real mention');
       t.equal(await seen.getByRole('link', { name: '#general' }).count(), 1, 'and a channel link');
+    });
+
+    const bobApi = api.as(bob);
+    const backlog: number[] = [];
+
+    await t.test('the inbox lists unread conversations, live, with counts per topic', async (t) => {
+      await owner.getByRole('button', { name: /^Inbox/ }).click();
+      await owner.getByRole('heading', { name: 'Inbox' }).waitFor();
+      for (let i = 1; i <= 60; i += 10) {
+        backlog.push(...await Promise.all(Array.from({ length: 10 }, (_, j) => bobApi.post('/messages', { type: 'stream', to: String(generalId), topic: 'backlog', content: `backlog ${i + j}` }).then((sent) => sent.body.id as number))));
+      }
+      backlog.sort((a, b) => a - b);
+      for (const n of [1, 2]) await bobApi.post('/messages', { type: 'stream', to: String(generalId), topic: 'other', content: `other ${n}` });
+      await bobApi.post('/messages', { type: 'direct', to: JSON.stringify([server.owner.email]), content: 'A word in private' });
+      await owner.getByRole('button', { name: 'Open #general › backlog, 60 unread' }).waitFor();
+      await owner.getByRole('button', { name: 'Open #general › other, 2 unread' }).waitFor();
+      await owner.getByRole('button', { name: 'Open Bob Marsh, 1 unread' }).waitFor();
+      t.match(await owner.getByRole('button', { name: /^Inbox, \d+ unread$/ }).getAttribute('aria-label'), /^Inbox, (6[3-9]|[7-9]\d) unread$/, 'the sidebar counts every unread message');
+      await screenshot(owner, 'inbox.png');
+    });
+
+    await t.test('a conversation opens at its first unread message, and messages are read as they scroll into view', async (t) => {
+      await owner.getByRole('button', { name: 'Open #general › backlog, 60 unread' }).click();
+      await owner.getByRole('heading', { name: '#general › backlog' }).waitFor();
+      const first = owner.locator(`.msg[data-id="${backlog[0]}"]`);
+      await first.waitFor();
+      t.ok(await inView(first), 'the first unread message is in view');
+      t.notOk(await inView(owner.locator(`.msg[data-id="${backlog.at(-1)}"]`)), 'the latest is not yet: nobody has read it');
+      const topic = owner.getByRole('button', { name: /^Topic backlog/ });
+      await owner.waitForFunction(() => /^Topic backlog, \d+ unread$/.test(document.querySelector('[data-key^="topic:"][aria-current="page"]')?.getAttribute('aria-label') ?? ''));
+      const partly = Number(/(\d+) unread/.exec((await topic.getAttribute('aria-label'))!)![1]);
+      t.ok(partly > 0 && partly < 60, `what was on screen is read, the rest not (${partly} left)`);
+      t.ok(await owner.getByRole('button', { name: 'Topic other, 2 unread' }).isVisible(), 'another topic keeps its own count');
+      const feed = owner.getByRole('log', { name: 'Messages' });
+      await feed.hover();
+      const last = owner.locator(`.msg[data-id="${backlog.at(-1)}"]`);
+      for (let i = 0; i < 60 && !(await inView(last)); i++) await owner.mouse.wheel(0, 400);
+      await owner.getByRole('button', { name: 'Topic backlog', exact: true }).waitFor();
+      t.pass('scrolled to the end: all read');
+      // The flags request follows the sidebar's update; it is waited for, not raced.
+      const unreadLeft = async () => (await api.get('/messages', { narrow: [{ operator: 'is', operand: 'unread' }, { operator: 'topic', operand: 'backlog' }], anchor: 'newest', num_before: 100, num_after: 0 })).body.messages.length;
+      let left = await unreadLeft();
+      for (let i = 0; i < 50 && left > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        left = await unreadLeft();
+      }
+      t.equal(left, 0, 'and the server knows it');
+    });
+
+    await t.test('recent conversations: latest first, live, each opening its conversation', async (t) => {
+      await owner.getByRole('button', { name: 'Recent conversations' }).click();
+      await owner.getByRole('heading', { name: 'Recent conversations' }).waitFor();
+      const rows = owner.locator('.recent-list .overview-row');
+      await rows.first().waitFor();
+      t.equal(await rows.first().getAttribute('aria-label'), 'Open Bob Marsh, 1 unread', 'the latest conversation first');
+      t.ok(await owner.getByRole('button', { name: 'Open #general › other, 2 unread' }).isVisible());
+      t.ok(await owner.getByRole('button', { name: 'Open #general › backlog' }).isVisible());
+      await bobApi.post('/messages', { type: 'stream', to: 'design', topic: 'fresh', content: 'Something new' });
+      await owner.getByRole('button', { name: 'Open #design › fresh, 1 unread' }).waitFor();
+      t.equal(await rows.first().getAttribute('aria-label'), 'Open #design › fresh, 1 unread', 'a new conversation goes on top as it arrives');
+      await screenshot(owner, 'recent-conversations.png');
+      await rows.first().click();
+      await owner.getByRole('heading', { name: '#design › fresh' }).waitFor();
+      await owner.locator('.msg').filter({ hasText: 'Something new' }).waitFor();
+      t.pass('opened');
+    });
+
+    await t.test('starring a message puts it in the starred view; unstarring takes it out', async (t) => {
+      const message = owner.locator('.msg').filter({ hasText: 'Something new' });
+      await message.hover();
+      await message.getByRole('button', { name: 'Star message' }).click();
+      await message.getByRole('img', { name: 'Starred' }).waitFor();
+      await owner.getByRole('button', { name: 'Starred messages' }).click();
+      await owner.getByRole('heading', { name: 'Starred messages' }).waitFor();
+      const starred = owner.locator('.msg').filter({ hasText: 'Something new' });
+      await starred.waitFor();
+      t.ok(await owner.getByRole('button', { name: 'Open #design › fresh' }).isVisible(), 'headed by its conversation');
+      t.ok(await owner.getByRole('form', { name: 'Compose a message' }).isHidden(), 'no compose box');
+      await starred.hover();
+      await starred.getByRole('button', { name: 'Unstar message' }).click();
+      await owner.getByText('No starred messages. Star a message to find it here.').waitFor();
+      t.pass('gone once unstarred');
+    });
+
+    await t.test('a message link opens the conversation at that message, for another person too', async (t) => {
+      await owner.getByRole('button', { name: /^Channel general/ }).click();
+      await owner.getByRole('button', { name: /^Topic backlog/ }).click();
+      const fifth = owner.locator(`.msg[data-id="${backlog[4]}"]`);
+      await fifth.scrollIntoViewIfNeeded();
+      await fifth.hover();
+      await fifth.getByRole('button', { name: 'Copy link to message' }).click();
+      await owner.waitForFunction(() => navigator.clipboard.readText().then((text) => text.includes('/near/')));
+      const link = await owner.evaluate(() => navigator.clipboard.readText());
+      t.match(link, new RegExp(`^${server.url}/#narrow/channel/${generalId}-general/topic/backlog/near/${backlog[4]}$`), "the original's link form");
+
+      await bobPage.goto(link);
+      const target = bobPage.locator(`.msg[data-id="${backlog[4]}"]`);
+      await bobPage.getByRole('heading', { name: '#general › backlog' }).waitFor();
+      await target.waitFor();
+      t.ok(await inView(target), 'the message is in view');
+      t.equal(await target.getAttribute('aria-current'), 'true', 'and marked');
+      t.notOk(await inView(bobPage.locator(`.msg[data-id="${backlog.at(-1)}"]`)), 'rather than the latest');
+
+      // The same link sent in a message, clicked in the other's client.
+      await api.post('/messages', { type: 'stream', to: 'design', topic: 'links', content: `See ${link}` });
+      await bobPage.getByRole('button', { name: /^Channel design/ }).click();
+      await bobPage.getByRole('link', { name: link }).click();
+      await bobPage.getByRole('heading', { name: '#general › backlog' }).waitFor();
+      await bobPage.locator(`.msg.target[data-id="${backlog[4]}"]`).waitFor();
+      t.pass('a link in a message opens there too');
+    });
+
+    await t.test('screenshots of the main views: light and dark, wide and 375 px narrow', async (t) => {
+      const views = [
+        { name: 'conversation', open: async () => {
+          await owner.getByRole('button', { name: /^Channel general/ }).click();
+          await owner.getByRole('heading', { name: '#general' }).waitFor();
+          await owner.locator('.msg').first().waitFor();
+        } },
+        { name: 'inbox', open: async () => {
+          await owner.getByRole('button', { name: /^Inbox/ }).click();
+          await owner.getByRole('heading', { name: 'Inbox' }).waitFor();
+        } },
+        { name: 'recent', open: async () => {
+          await owner.getByRole('button', { name: 'Recent conversations' }).click();
+          await owner.locator('.recent-list').waitFor();
+        } },
+      ];
+      const written: string[] = [];
+      for (const [scheme, value] of [['light', 3], ['dark', 2]] as const) {
+        await api.patch('/settings', { color_scheme: value });
+        await owner.waitForFunction((wanted) => document.documentElement.dataset.theme === wanted, scheme);
+        for (const [size, viewport] of [['wide', { width: 1366, height: 820 }], ['narrow', { width: 375, height: 760 }]] as const) {
+          await owner.setViewportSize(viewport);
+          for (const view of views) {
+            await view.open();
+            written.push(await screenshot(owner, `${view.name}-${scheme}-${size}.png`));
+          }
+        }
+      }
+      await owner.setViewportSize({ width: 1366, height: 820 });
+      t.equal(written.length, 12, 'three views, two schemes, two widths');
+      const overflow = await owner.evaluate(() => document.documentElement.scrollWidth > innerWidth);
+      t.notOk(overflow, 'no sideways scrolling');
     });
 
     await t.test('no script errors', async (t) => {

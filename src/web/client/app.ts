@@ -3,16 +3,23 @@ import { h } from './dom.ts';
 import { EventQueue, type Connection } from './events.ts';
 import { icon } from './icons.ts';
 import { Model, type Changed } from './model.ts';
-import { apiNarrow, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
+import { apiNarrow, isConversation, isListing, isOverview, messageFromHash, messageLink, narrowFromHash, narrowToHash, sameNarrow, type Message, type Narrow } from './narrow.ts';
 import { Compose } from './views/compose.ts';
 import { EmojiPicker } from './views/emoji-picker.ts';
 import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
+import { Overview } from './views/overview.ts';
 import { Sidebar } from './views/sidebar.ts';
 import { UploadFiles } from './uploads.ts';
 
-/** How many messages a narrow opens with. */
+/** How many messages a narrow opens with, before its first unread one (and as many after). */
 const FEED_SIZE = 100;
+
+/** The latest messages read for the recent-conversations view: Zulip's web app starts from about as many. */
+const RECENT_MESSAGES = 1_000;
+
+const VIEW_TITLES = { starred: 'Starred messages', inbox: 'Inbox', recent: 'Recent conversations' };
+const VIEW_SUBTITLES = { starred: 'Messages you starred, newest last', inbox: 'Conversations with unread messages', recent: 'Where people wrote lately' };
 
 const SCHEMES = ['', 'auto', 'dark', 'light'] as const;
 const SCHEME_NAMES: Record<string, string> = { auto: 'automatic', dark: 'dark', light: 'light' };
@@ -25,6 +32,7 @@ export class ChatApp {
   private readonly sidebar: Sidebar;
   private readonly feed: Feed;
   private readonly compose: Compose;
+  private readonly overview: Overview;
   private readonly uploads: UploadFiles;
   private readonly picker: EmojiPicker;
   private readonly title = h('h1', { class: 'pane-title' });
@@ -39,6 +47,7 @@ export class ChatApp {
   private feedRequest = 0;
   /** a fetch of earlier messages is under way */
   private loadingOlder = false;
+  private loadingNewer = false;
   private started = false;
   private typingTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -61,7 +70,12 @@ export class ChatApp {
       open: (narrow) => this.select(narrow),
       uploads: this.uploads,
       reachedTop: () => void this.loadOlder(),
+      reachedBottom: () => void this.loadNewer(),
+      seen: () => this.markRead(),
+      toggleStar: (message) => this.toggleStar(message),
+      linkTo: (message) => messageLink(message, this.model.me.userId, this.model.subscriptions.get(message.stream_id ?? -1)?.name ?? ''),
     });
+    this.overview = new Overview({ open: (narrow) => this.select(narrow) });
     this.compose = new Compose(this.api, this.model, this.picker);
     this.queue = new EventQueue(this.api, {
       registered: (state) => this.registered(state),
@@ -90,15 +104,16 @@ export class ChatApp {
       this.layout();
     }
     this.compose.updateSettings();
-    const wanted = narrowFromHash(location.hash) ?? this.narrow ?? this.defaultNarrow();
+    const link = messageFromHash(location.hash, this.model.me.userId);
+    const wanted = link?.narrow ?? narrowFromHash(location.hash) ?? this.narrow ?? this.defaultNarrow();
     this.narrow = null;
-    this.select(wanted, false);
+    this.select(wanted, false, link?.near);
   }
 
   private layout(): void {
     const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle),
       h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
-    const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.typing, this.compose.element);
+    const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.overview.element, this.typing, this.compose.element);
     this.compose.acceptDrops(pane);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
@@ -111,26 +126,47 @@ export class ChatApp {
   }
 
   private readonly onHash = () => {
+    const link = messageFromHash(location.hash, this.model.me.userId);
+    if (link) return this.select(link.narrow, false, link.near);
     const narrow = narrowFromHash(location.hash);
     if (narrow && !sameNarrow(narrow, this.narrow)) this.select(narrow, false);
   };
 
-  select(narrow: Narrow, focus = true): void {
+  /** Shows a narrow; `near`, a message to open at (a message link), else its first unread message. */
+  select(narrow: Narrow, focus = true, near?: number): void {
     if (narrow.kind === 'channel' && !this.model.subscriptions.has(narrow.streamId)) narrow = this.defaultNarrow();
-    const changed = !sameNarrow(narrow, this.narrow);
+    const changed = !sameNarrow(narrow, this.narrow) || near !== undefined;
     this.narrow = narrow;
     if (location.hash !== narrowToHash(narrow)) history.replaceState(null, '', narrowToHash(narrow));
-    this.model.setFeed(narrow, changed ? [] : this.model.feed);
-    // Search results are read, not written to.
-    this.compose.element.hidden = narrow.kind === 'search';
-    if (narrow.kind !== 'search') this.compose.setNarrow(narrow);
+    this.model.setFeed(narrow, changed ? [] : this.model.feed, !changed && this.model.foundOldest, changed || this.model.foundNewest);
+    // Search results and starred messages are read, not written to; the overviews are no feed at all.
+    this.compose.element.hidden = !isConversation(narrow);
+    if (isConversation(narrow)) this.compose.setNarrow(narrow);
     if (narrow.kind !== 'search') this.search.value = '';
+    this.feed.element.hidden = isOverview(narrow);
+    this.typing.hidden = !isConversation(narrow);
+    this.overview.element.hidden = !isOverview(narrow);
     this.renderHeader();
     this.sidebar.update(this.model, narrow);
     if (narrow.kind === 'channel') void this.loadTopics(narrow.streamId);
     if (changed) this.feed.reset();
-    void this.loadFeed(narrow);
-    if (focus && narrow.kind !== 'search') this.compose.focus();
+    if (narrow.kind === 'inbox') this.overview.render(this.model, 'inbox');
+    else if (narrow.kind === 'recent') void this.loadRecent();
+    else void this.loadFeed(narrow, near);
+    if (focus && isConversation(narrow)) this.compose.focus();
+  }
+
+  private async loadRecent(): Promise<void> {
+    const request = ++this.feedRequest;
+    if (!this.model.recent.size) this.overview.render(this.model, 'recent', { loading: true });
+    try {
+      const answer = await this.api.get('/messages', { anchor: 'newest', num_before: RECENT_MESSAGES, num_after: 0, apply_markdown: false });
+      if (request !== this.feedRequest) return;
+      this.model.loadRecent(answer.messages as Message[]);
+      this.overview.render(this.model, 'recent');
+    } catch (error) {
+      if (request === this.feedRequest) this.overview.render(this.model, 'recent', { error: (error as Error).message });
+    }
   }
 
   private onSearch(event: Event): void {
@@ -139,14 +175,20 @@ export class ChatApp {
     if (query) this.select({ kind: 'search', query }, false);
   }
 
-  private async loadFeed(narrow: Narrow): Promise<void> {
+  /**
+   * A conversation opens at its first unread message, with what came before it above, as in Zulip; a link
+   * opens at its message; listings open at their latest.
+   */
+  private async loadFeed(narrow: Narrow, near?: number): Promise<void> {
     const request = ++this.feedRequest;
     if (!this.model.feed.length) this.feed.render(this.model, { loading: true });
+    const anchor = near ?? (isConversation(narrow) ? 'first_unread' : 'newest');
     try {
-      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: 'newest', num_before: FEED_SIZE, num_after: 0, apply_markdown: true });
+      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor, num_before: FEED_SIZE, num_after: anchor === 'newest' ? 0 : FEED_SIZE, apply_markdown: true });
       if (request !== this.feedRequest) return;
-      this.model.setFeed(narrow, answer.messages as Message[], answer.found_oldest);
-      this.feed.render(this.model, { toBottom: true });
+      this.model.setFeed(narrow, answer.messages as Message[], answer.found_oldest, answer.found_newest);
+      const firstUnread = isConversation(narrow) ? this.model.feed.find((message) => this.model.unread.has(message.id)) : undefined;
+      this.feed.render(this.model, near !== undefined ? { scrollTo: { id: near, highlight: true } } : firstUnread ? { scrollTo: { id: firstUnread.id, highlight: false } } : { toBottom: true });
       this.renderTyping();
       this.markRead();
     } catch (error) {
@@ -176,6 +218,28 @@ export class ChatApp {
     this.markRead();
   }
 
+  /** The page of messages after the latest shown, for a feed opened at an older message. */
+  private async loadNewer(): Promise<void> {
+    const narrow = this.narrow;
+    const newest = this.model.feed.at(-1);
+    if (!narrow || !newest || this.model.foundNewest || this.loadingNewer) return;
+    this.loadingNewer = true;
+    const request = this.feedRequest;
+    this.feed.render(this.model, { loadingNewer: true });
+    try {
+      const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor: newest.id, include_anchor: false, num_before: 0, num_after: FEED_SIZE, apply_markdown: true });
+      if (request !== this.feedRequest) return;
+      this.model.appendFeed(answer.messages as Message[], answer.found_newest);
+    } catch {
+      // scrolling down again tries again
+    } finally {
+      this.loadingNewer = false;
+    }
+    if (request !== this.feedRequest) return;
+    this.feed.render(this.model);
+    this.markRead();
+  }
+
   private async loadTopics(streamId: number): Promise<void> {
     if (this.model.topics.has(streamId)) return;
     try {
@@ -199,7 +263,8 @@ export class ChatApp {
       this.sidebar.update(this.model, this.narrow);
       this.renderHeader();
     }
-    if (all.refetch && this.narrow) void this.loadFeed(this.narrow);
+    if (isOverview(this.narrow) && (all.sidebar || all.feed)) this.overview.render(this.model, this.narrow.kind);
+    else if (all.refetch && this.narrow) void this.loadFeed(this.narrow);
     else if (all.feed) {
       this.feed.render(this.model);
       this.markRead();
@@ -207,11 +272,11 @@ export class ChatApp {
     if (all.typing) this.renderTyping();
   }
 
-  /** Messages on screen are read once the page is in view. */
+  /** Messages are read as they come into view, while the page is in view. */
   private readonly markRead = () => {
     // Finding a message is not reading its conversation, as in Zulip.
-    if (document.visibilityState !== 'visible' || this.narrow?.kind === 'search') return;
-    const ids = this.model.feed.filter((message) => this.model.unread.has(message.id)).map((message) => message.id);
+    if (document.visibilityState !== 'visible' || !isConversation(this.narrow)) return;
+    const ids = this.feed.seenIds().filter((id) => this.model.unread.has(id));
     if (!ids.length) return;
     for (const id of ids) this.model.unread.delete(id);
     this.sidebar.update(this.model, this.narrow);
@@ -224,6 +289,9 @@ export class ChatApp {
     if (narrow.kind === 'search') {
       this.title.textContent = 'Search results';
       this.subtitle.textContent = narrow.query;
+    } else if (narrow.kind === 'starred' || narrow.kind === 'inbox' || narrow.kind === 'recent') {
+      this.title.textContent = VIEW_TITLES[narrow.kind];
+      this.subtitle.textContent = VIEW_SUBTITLES[narrow.kind];
     } else if (narrow.kind === 'dm') {
       const names = narrow.userIds.map((id) => this.model.userName(id));
       this.title.textContent = names.length ? names.join(', ') : `${this.model.me.fullName} (you)`;
@@ -253,6 +321,11 @@ export class ChatApp {
     const names = this.narrow ? this.model.typing(this.narrow) : [];
     const text = names.length === 0 ? '' : names.length === 1 ? `${names[0]} is typing…` : names.length === 2 ? `${names[0]} and ${names[1]} are typing…` : 'Several people are typing…';
     if (this.typing.textContent !== text) this.typing.textContent = text;
+  }
+
+  private toggleStar(message: Message): void {
+    const op = message.flags.includes('starred') ? 'remove' : 'add';
+    void this.api.post('/messages/flags', { op, flag: 'starred', messages: [message.id] }).catch((error: Error) => alert(error.message));
   }
 
   private toggleReaction(message: Message, reaction: { emoji_name: string; emoji_code: string; reaction_type: string }): void {

@@ -49,6 +49,15 @@ interface Typist {
   expiresAt: number;
 }
 
+/** A conversation of the recent-conversations view. */
+export interface RecentConversation {
+  narrow: Conversation;
+  lastId: number;
+  timestamp: number;
+  /** who wrote in it lately, latest first */
+  senders: number[];
+}
+
 /** Which parts of the page an event changed. */
 export interface Changed {
   sidebar?: boolean;
@@ -85,6 +94,10 @@ export class Model {
   feed: Message[] = [];
   /** the feed reaches back to the narrow's first message */
   foundOldest = false;
+  /** the feed reaches the narrow's latest message, so new ones join it (not so for a link to an old message) */
+  foundNewest = true;
+  /** conversations by narrow key, from one's latest messages and those arriving since */
+  recent = new Map<string, RecentConversation>();
 
   /** Replaces everything with a registration's state. */
   load(state: Json): void {
@@ -182,10 +195,55 @@ export class Model {
     return names;
   }
 
-  setFeed(narrow: Narrow, messages: Message[], foundOldest = false): void {
+  setFeed(narrow: Narrow, messages: Message[], foundOldest = false, foundNewest = true): void {
     this.narrow = narrow;
     this.feed = messages;
     this.foundOldest = foundOldest;
+    this.foundNewest = foundNewest;
+  }
+
+  /** Later messages of the narrow, fetched as the reader scrolls down from an older message. */
+  appendFeed(messages: Message[], foundNewest: boolean): void {
+    const known = new Set(this.feed.map((message) => message.id));
+    this.feed = [...this.feed, ...messages.filter((message) => !known.has(message.id))];
+    this.foundNewest = foundNewest;
+  }
+
+  /** Unread messages by conversation, for the inbox: channels' topics first, then direct conversations. */
+  unreadConversations(): { narrow: Conversation; count: number; lastId: number }[] {
+    const found = new Map<string, { narrow: Conversation; count: number; lastId: number }>();
+    for (const [id, place] of this.unread) {
+      const narrow: Conversation = place.dm !== undefined
+        ? { kind: 'dm', userIds: place.dm.slice('dm:'.length).split(',').filter(Boolean).map(Number) }
+        : { kind: 'channel', streamId: place.streamId!, topic: place.topic ?? '' };
+      const key = narrowKey(narrow);
+      const entry = found.get(key) ?? { narrow, count: 0, lastId: 0 };
+      entry.count++;
+      entry.lastId = Math.max(entry.lastId, id);
+      found.set(key, entry);
+    }
+    return [...found.values()].filter((entry) => entry.narrow.kind === 'dm' || this.subscriptions.has(entry.narrow.streamId));
+  }
+
+  /** One's latest messages, as the recent conversations they belong to. */
+  loadRecent(messages: Message[]): void {
+    this.recent.clear();
+    for (const message of messages) this.noteRecent(message);
+  }
+
+  private noteRecent(message: Message): void {
+    const narrow = narrowOf(message, this.me.userId);
+    const key = narrowKey(narrow);
+    const entry = this.recent.get(key);
+    if (!entry) {
+      this.recent.set(key, { narrow, lastId: message.id, timestamp: message.timestamp, senders: [message.sender_id] });
+      return;
+    }
+    if (message.id > entry.lastId) {
+      entry.lastId = message.id;
+      entry.timestamp = message.timestamp;
+      entry.senders = [message.sender_id, ...entry.senders.filter((id) => id !== message.sender_id)];
+    } else if (!entry.senders.includes(message.sender_id)) entry.senders.push(message.sender_id);
   }
 
   /** Earlier messages of the narrow, fetched as the reader scrolls up. */
@@ -232,9 +290,10 @@ export class Model {
         this.topics.set(message.stream_id!, [{ name: message.subject, maxId: message.id }, ...rest]);
       }
     }
+    this.noteRecent(message);
     // Someone who sent a message has stopped typing it.
     this.typists.delete(`${narrowKey(narrowOf(message, me))}|${message.sender_id}`);
-    if (this.narrow && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
+    if (this.narrow && this.foundNewest && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
       this.feed.push(message);
       changed.feed = true;
       changed.typing = true;
@@ -284,6 +343,7 @@ export class Model {
   }
 
   private updateFlags(event: Json): Changed {
+    if (event.flag === 'starred') return this.starred(event);
     if (event.flag !== 'read') return {};
     if (event.op === 'add') {
       if (event.all) this.unread.clear();
@@ -305,6 +365,15 @@ export class Model {
       message.flags = event.op === 'add' ? [...new Set([...message.flags, 'read'])] : message.flags.filter((flag) => flag !== 'read');
     }
     return { sidebar: true };
+  }
+
+  private starred(event: Json): Changed {
+    for (const message of this.feed) {
+      if (!event.messages.includes(message.id)) continue;
+      message.flags = event.op === 'add' ? [...new Set([...message.flags, 'starred'])] : message.flags.filter((flag) => flag !== 'starred');
+    }
+    // The starred view shows what is starred now.
+    return this.narrow?.kind === 'starred' ? { refetch: true } : { feed: true };
   }
 
   private typingEvent(event: Json): Changed {

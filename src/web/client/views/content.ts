@@ -41,6 +41,13 @@ export function renderContent(target: HTMLElement, html: string, actions: Conten
         uploads.openFile(upload);
       });
       if (IMAGE_FILE.test(upload)) inlineImage(anchor, upload, uploads);
+    } else if (messageLinkHash(anchor)) {
+      // A link to a message (`#narrow/.../near/42`): the page's hash handler opens it at that message.
+      const hash = messageLinkHash(anchor)!;
+      anchor.addEventListener('click', (event) => {
+        event.preventDefault();
+        location.hash = hash;
+      });
     } else if (narrow) {
       anchor.addEventListener('click', (event) => {
         event.preventDefault();
@@ -73,6 +80,17 @@ function typesetLazily(target: HTMLElement): void {
   if (math.length) void import('../lazy/math.ts').then((module) => module.typeset(math), () => {});
   const code = [...target.querySelectorAll<HTMLElement>('div.codehilite[data-code-language]')];
   if (code.length) void import('../lazy/code.ts').then((module) => module.highlight(code), () => {});
+}
+
+/** The hash of a link to a message in this client (relative, or absolute on this server); null otherwise. */
+function messageLinkHash(anchor: HTMLAnchorElement): string | null {
+  let url: URL;
+  try {
+    url = new URL(anchor.getAttribute('href') ?? '', location.href);
+  } catch {
+    return null;
+  }
+  return url.origin === location.origin && url.pathname === '/' && /^#narrow\/.*\/(?:near|with)\/\d+$/.test(url.hash) ? url.hash : null;
 }
 
 /** `/user_uploads/2/ab/cd/photo.png`, relative or on this server; null for any other link. */

@@ -1,7 +1,7 @@
 import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
-import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
+import { dmPeers, isListing, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
 import { renderContent, type Uploads } from './content.ts';
 import { emojiFace } from './emoji-picker.ts';
 import { glyphOf } from '../emoji.ts';
@@ -20,10 +20,19 @@ export interface FeedActions {
   uploads: Uploads;
   /** the reader scrolled near the top: earlier messages are wanted */
   reachedTop(): void;
+  /** the reader scrolled near the bottom of a feed that does not reach the latest message */
+  reachedBottom(): void;
+  /** messages came into view (or the view moved): the ones seen may be marked read */
+  seen(): void;
+  toggleStar(message: Message): void;
+  /** the message's link, `#narrow/.../near/ID` */
+  linkTo(message: Message): string;
 }
 
 /** How near the top (px) the reader gets before earlier messages are fetched, so they are there in time. */
 const FETCH_MARGIN = 600;
+
+const EMPTY: Record<string, string> = { search: 'No messages match this search.', starred: 'No starred messages. Star a message to find it here.' };
 
 const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
 
@@ -49,18 +58,53 @@ export class Feed {
   private readonly cache = new Map<string, Cached>();
   private readonly editing = new Map<number, Editing>();
   private lastModel: Model | null = null;
+  /** messages at least partly in view, by id */
+  private readonly inView = new Map<number, Element>();
+  private readonly observer: IntersectionObserver;
+  private scrollPending = false;
 
   constructor(private readonly actions: FeedActions) {
+    this.observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const id = Number((entry.target as HTMLElement).dataset.id);
+        if (entry.isIntersecting) this.inView.set(id, entry.target);
+        else this.inView.delete(id);
+      }
+      this.actions.seen();
+    }, { root: this.element, threshold: [0, 0.5, 1] });
     this.element.addEventListener('scroll', () => {
-      if (this.element.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+      const el = this.element;
+      if (el.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+      if (el.scrollHeight - el.scrollTop - el.clientHeight < FETCH_MARGIN) this.actions.reachedBottom();
+      // Once a frame at most: a message whose end scrolled into view is read.
+      if (this.scrollPending) return;
+      this.scrollPending = true;
+      requestAnimationFrame(() => {
+        this.scrollPending = false;
+        this.actions.seen();
+      });
     }, { passive: true });
   }
 
+  /**
+   * The messages a reader has seen: those in view down to their end (or taller than the view and filling
+   * it), so that a message only peeking in at the bottom is not taken as read.
+   */
+  seenIds(): number[] {
+    const view = this.element.getBoundingClientRect();
+    const ids: number[] = [];
+    for (const [id, node] of this.inView) {
+      const box = node.getBoundingClientRect();
+      if (box.bottom <= view.bottom + 2 || (box.top <= view.top + 2 && box.height >= view.height)) ids.push(id);
+    }
+    return ids;
+  }
+
   /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
-  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean } = {}): void {
+  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean; loadingNewer?: boolean; scrollTo?: { id: number; highlight: boolean } } = {}): void {
     this.lastModel = model;
     const el = this.element;
-    const atBottom = options.toBottom || !options.prepended && el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    const atBottom = !options.scrollTo && (options.toBottom || !options.prepended && model.foundNewest && el.scrollHeight - el.scrollTop - el.clientHeight < 48);
     const nodes: Node[] = [];
     const keep = new Set<string>();
     const cached = (key: string, signature: string, build: () => HTMLElement) => {
@@ -75,16 +119,16 @@ export class Feed {
 
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
-    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, model.narrow?.kind === 'search' ? 'No messages match this search.' : 'No messages here yet. Say hello!')));
+    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, EMPTY[model.narrow?.kind ?? ''] ?? 'No messages here yet. Say hello!')));
 
     if (model.feed.length && !options.loading && !options.error) {
-      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : 'This is the beginning of the conversation.'));
+      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : model.narrow?.kind === 'starred' ? 'No earlier starred messages.' : 'This is the beginning of the conversation.'));
       else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
     }
 
     const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
     // Search results come from many conversations: each run of one is headed by where it is.
-    const showPlaces = model.narrow?.kind === 'search';
+    const showPlaces = isListing(model.narrow);
     let previous: Message | null = null;
     for (const message of options.loading || options.error ? [] : model.feed) {
       const day = dayOf(message.timestamp);
@@ -105,15 +149,38 @@ export class Feed {
       }
       const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
-      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
-      cached(`message:${message.id}`, signature, () => this.messageView(model, message, continued, editing));
+      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
+      cached(`message:${message.id}`, signature, () => {
+        const node = this.messageView(model, message, continued, editing);
+        this.observer.observe(node);
+        return node;
+      });
       previous = message;
     }
 
-    for (const key of this.cache.keys()) if (!keep.has(key)) this.cache.delete(key);
+    if (!options.loading && !options.error && model.feed.length && !model.foundNewest) {
+      nodes.push(h('p', { class: 'feed-note', role: options.loadingNewer ? 'status' : null }, options.loadingNewer ? 'Loading later messages…' : 'Later messages follow as you scroll down.'));
+    }
+
+    for (const [key, entry] of this.cache) {
+      if (keep.has(key)) continue;
+      this.cache.delete(key);
+      this.observer.unobserve(entry.node);
+      this.inView.delete(Number(entry.node.dataset.id));
+    }
     const fromBottom = el.scrollHeight - el.scrollTop;
     reconcile(el, nodes);
-    if (atBottom) el.scrollTop = el.scrollHeight;
+    const target = options.scrollTo && el.querySelector<HTMLElement>(`.msg[data-id="${options.scrollTo.id}"]`);
+    if (target && options.scrollTo) {
+      // A linked message is centred and marked; the first unread one starts the view, below what came before.
+      target.scrollIntoView({ block: options.scrollTo.highlight ? 'center' : 'start' });
+      if (!options.scrollTo.highlight) el.scrollTop -= 48;
+      else {
+        for (const old of el.querySelectorAll('.msg.target')) old.classList.remove('target');
+        target.classList.add('target');
+        target.setAttribute('aria-current', 'true');
+      }
+    } else if (atBottom) el.scrollTop = el.scrollHeight;
     // Earlier messages added above the reader must not move what they are reading.
     else if (options.prepended) el.scrollTop = el.scrollHeight - fromBottom;
   }
@@ -122,6 +189,8 @@ export class Feed {
   reset(): void {
     this.editing.clear();
     this.cache.clear();
+    this.observer.disconnect();
+    this.inView.clear();
     this.element.replaceChildren();
   }
 
@@ -141,9 +210,12 @@ export class Feed {
     }
     const thumbs = message.reactions.some((r) => r.user_id === model.me.userId && r.emoji_code === THUMBS_UP.emoji_code);
 
+    const starred = message.flags.includes('starred');
     const actions = h('div', { class: 'msg-actions', role: 'toolbar', 'aria-label': 'Message actions' },
       h('button', { type: 'button', class: 'icon', 'aria-label': 'Add reaction', title: 'Add reaction', onclick: (event: Event) => this.actions.pickReaction(message, event.currentTarget as HTMLElement) }, icon('smile')),
       h('button', { type: 'button', class: 'icon', 'aria-label': thumbs ? 'Remove thumbs up' : 'React with thumbs up', 'aria-pressed': String(thumbs), title: 'Thumbs up', onclick: () => this.actions.toggleReaction(message, THUMBS_UP) }, icon('thumbsUp')),
+      h('button', { type: 'button', class: 'icon', 'aria-label': starred ? 'Unstar message' : 'Star message', 'aria-pressed': String(starred), title: starred ? 'Unstar' : 'Star', onclick: () => this.actions.toggleStar(message) }, icon('star')),
+      h('button', { type: 'button', class: 'icon', 'aria-label': 'Copy link to message', title: 'Copy link', onclick: (event: Event) => void copyLink(event.currentTarget as HTMLElement, this.actions.linkTo(message)) }, icon('link')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Edit message', title: 'Edit', onclick: () => this.startEdit(message) }, icon('edit')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
     );
@@ -153,7 +225,9 @@ export class Feed {
       h('div', { class: 'msg-body' },
         continued ? null : h('div', { class: 'msg-meta' },
           h('span', { class: 'sender' }, sender),
-          h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time))),
+          h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time)),
+          starred ? h('span', { class: 'starred-mark', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null),
+        continued && starred ? h('span', { class: 'starred-mark continued', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null,
         editing ? this.editor(message, editing) : content,
         reactionsView(model, message, this.actions),
       ),
@@ -217,6 +291,17 @@ export class Feed {
     } catch (error) {
       alert((error as Error).message);
     }
+  }
+}
+
+/** The link on the clipboard, said in the button's tooltip; where the clipboard is refused, a prompt shows it. */
+async function copyLink(button: HTMLElement, hash: string): Promise<void> {
+  const url = `${location.origin}${location.pathname}${hash}`;
+  try {
+    await navigator.clipboard.writeText(url);
+    button.title = 'Link copied';
+  } catch {
+    prompt('Link to this message', url);
   }
 }
 

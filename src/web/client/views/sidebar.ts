@@ -20,12 +20,14 @@ export class Sidebar {
   private readonly orgName = h('span', { class: 'org-name' });
   private readonly channelList = h('div', { class: 'nav-block' });
   private readonly peopleList = h('div', { class: 'nav-block' });
+  private readonly viewList = h('div', { class: 'nav-block' });
   private readonly me = h('div', { class: 'me-who' });
 
   constructor(private readonly actions: SidebarActions) {
     this.element = h('aside', { class: 'sidebar', 'aria-label': 'Channels and conversations' },
       h('header', { class: 'org' }, h('span', { class: 'org-logo', 'aria-hidden': 'true' }, icon('logo', 20)), this.orgName),
       h('nav', { class: 'nav', 'aria-label': 'Conversations' },
+        h('section', { 'aria-label': 'Views' }, this.viewList),
         h('section', { 'aria-labelledby': 'channels-heading' }, h('h2', { id: 'channels-heading' }, 'Channels'), this.channelList, joinForm(actions)),
         h('section', { 'aria-labelledby': 'people-heading' }, h('h2', { id: 'people-heading' }, 'Direct messages'), this.peopleList),
       ),
@@ -47,6 +49,13 @@ export class Sidebar {
         'aria-current': sameNarrow(narrow, target) ? 'page' : null,
         onclick: () => this.actions.select(target),
       }, ...children);
+
+    const allUnread = model.unreadConversations().reduce((sum, conversation) => sum + conversation.count, 0);
+    this.viewList.replaceChildren(h('ul', { class: 'nav-list' },
+      h('li', {}, link({ kind: 'inbox' }, `Inbox${allUnread ? `, ${allUnread} unread` : ''}`, [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('inbox', 16)), h('span', { class: 'nav-label' }, 'Inbox'), badge(allUnread, 'messages')], 'view')),
+      h('li', {}, link({ kind: 'recent' }, 'Recent conversations', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('clock', 16)), h('span', { class: 'nav-label' }, 'Recent conversations')], 'view')),
+      h('li', {}, link({ kind: 'starred' }, 'Starred messages', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('star', 16)), h('span', { class: 'nav-label' }, 'Starred messages')], 'view')),
+    ));
 
     const channels = model.channels().map((sub) => {
       const count = model.channelUnread(sub.stream_id);
