@@ -1,4 +1,6 @@
-import { chromium, type Locator } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { chromium, type Locator, type Page } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer, type ApiClient } from './helpers/server.ts';
@@ -177,8 +179,8 @@ if (missing) {
       await bobPicker.getByRole('searchbox', { name: 'Search emoji' }).fill('tada');
       await bobPicker.getByRole('searchbox', { name: 'Search emoji' }).press('Enter');
       const ownersView = owner.locator('.msg').filter({ hasText: 'Launch' });
-      await ownersView.getByRole('button', { name: /^party_parrot by Bob Marsh/ }).locator('img.emoji').waitFor();
-      t.equal(await ownersView.getByRole('button', { name: /^tada by Bob Marsh/ }).locator('.reaction-emoji').textContent(), '🎉', 'a Unicode reaction by name');
+      await ownersView.getByRole('button', { name: /^party_parrot: 1, by Bob Marsh/ }).locator('img.emoji').waitFor();
+      t.equal(await ownersView.getByRole('button', { name: /^tada: 1, by Bob Marsh/ }).locator('.reaction-emoji').textContent(), '🎉', 'a Unicode reaction by name');
       t.pass('a custom emoji reaction, drawn as its image');
       await owner.getByRole('button', { name: 'Add emoji' }).click();
       await owner.getByRole('dialog', { name: 'Choose an emoji' }).getByRole('option', { name: 'party parrot' }).waitFor();
@@ -353,6 +355,46 @@ if (missing) {
       t.equal(written.length, 12, 'three views, two schemes, two widths');
       const overflow = await owner.evaluate(() => document.documentElement.scrollWidth > innerWidth);
       t.notOk(overflow, 'no sideways scrolling');
+    });
+
+    await t.test('an axe-core scan of each main view finds no serious or critical violations', async (t) => {
+      const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+      const scan = async (page: Page, what: string) => {
+        // Evaluated over the debugging protocol, which the page's script-src does not govern.
+        if (!await page.evaluate('typeof axe !== "undefined"')) await page.evaluate(axe);
+        const violations = await page.evaluate(async () => {
+          const result = await (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+          return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 6).map((n) => n.target.join(" ") + " [" + ((n as unknown as { failureSummary: string }).failureSummary ?? "").replace(/\s+/g, " ").slice(0, 160) + "]").join("; ")}`);
+        });
+        t.same(violations, [], `${what}: no serious violations`);
+      };
+      for (const [scheme, value] of [['light', 3], ['dark', 2]] as const) {
+        await api.patch('/settings', { color_scheme: value });
+        await owner.waitForFunction((wanted) => document.documentElement.dataset.theme === wanted, scheme);
+        await owner.getByRole('button', { name: /^Channel general/ }).click();
+        await owner.getByRole('button', { name: /^Topic formulas/ }).click();
+        await owner.locator('.katex-html').first().waitFor();
+        await scan(owner, `a conversation with math and code (${scheme})`);
+        await owner.getByRole('button', { name: /^Channel design/ }).click();
+        await owner.locator('.msg').filter({ hasText: 'Launch' }).locator('.reaction').first().waitFor();
+        await scan(owner, `a conversation with reactions and images (${scheme})`);
+        await owner.getByRole('button', { name: 'Add emoji' }).click();
+        await owner.getByRole('dialog', { name: 'Choose an emoji' }).getByRole('option').first().waitFor();
+        await scan(owner, `the emoji picker (${scheme})`);
+        await owner.keyboard.press('Escape');
+        const text = owner.getByRole('textbox', { name: 'Message' });
+        await text.fill('');
+        await text.pressSequentially('@bo', { delay: 5 });
+        await owner.getByRole('listbox', { name: 'Suggestions' }).waitFor();
+        await scan(owner, `mention suggestions (${scheme})`);
+        await text.fill('');
+        await owner.getByRole('button', { name: /^Inbox/ }).click();
+        await owner.getByRole('heading', { name: 'Inbox' }).waitFor();
+        await scan(owner, `the inbox (${scheme})`);
+        await owner.getByRole('button', { name: 'Recent conversations' }).click();
+        await owner.locator('.recent-list').waitFor();
+        await scan(owner, `recent conversations (${scheme})`);
+      }
     });
 
     await t.test('no script errors', async (t) => {

@@ -320,10 +320,11 @@ function reactionsView(model: Model, message: Message, actions: FeedActions): HT
       type: 'button',
       class: `reaction${mine ? ' mine' : ''}`,
       'aria-pressed': String(mine),
-      'aria-label': `${first.emoji_name} by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
+      // The visible count is part of the name (a button's visible text must be, for those who click by voice).
+      'aria-label': `${first.emoji_name}: ${reactions.length}, by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
       title: who,
       onclick: () => actions.toggleReaction(message, first),
-    }, h('span', { class: 'reaction-emoji' }, reactionFace(model, first)), h('span', { class: 'reaction-count' }, reactions.length));
+    }, h('span', { class: 'reaction-emoji', 'aria-hidden': 'true' }, reactionFace(model, first)), h('span', { class: 'reaction-count' }, reactions.length));
   }));
 }
 

@@ -30,14 +30,15 @@ export class Overview {
     this.element.replaceChildren(kind === 'inbox' ? this.inbox(model) : this.recent(model));
   }
 
+  /** A row whose button holds only its label; the rest is drawn beside it and said by the button's name. */
   private row(model: Model, narrow: Conversation, count: number, extra: (Node | null)[] = []): HTMLElement {
     const label = narrow.kind === 'channel' ? narrow.topic || 'general chat' : conversationLabel(model, narrow);
-    return h('li', {}, h('button', {
+    return h('li', { class: 'overview-item' }, h('button', {
       type: 'button',
       class: 'overview-row',
       'aria-label': `Open ${conversationLabel(model, narrow)}${count ? `, ${count} unread` : ''}`,
       onclick: () => this.actions.open(narrow),
-    }, h('span', { class: 'overview-label' }, label), ...extra, count ? h('span', { class: 'badge', 'aria-hidden': 'true' }, String(count)) : null));
+    }, h('span', { class: 'overview-label' }, label)), h('span', { class: 'overview-beside', 'aria-hidden': 'true' }, ...extra, count ? h('span', { class: 'badge' }, String(count)) : null));
   }
 
   private inbox(model: Model): HTMLElement {

@@ -9,7 +9,8 @@ export interface SidebarActions {
   signOut(): void;
 }
 
-const badge = (count: number, what: string) => (count > 0 ? h('span', { class: 'badge', 'aria-label': `${count} unread ${what}` }, count > 99 ? '99+' : count) : null);
+// The count is in the item's accessible name ("Channel general, 2 unread"), so the badge is not read twice.
+const badge = (count: number) => (count > 0 ? h('span', { class: 'badge', 'aria-hidden': 'true' }, count > 99 ? '99+' : count) : null);
 
 /**
  * Channels with their unread counts, the topics of the open channel, and direct conversations. The shell
@@ -40,19 +41,28 @@ export class Sidebar {
     const focused = document.activeElement instanceof HTMLElement && this.element.contains(document.activeElement) ? document.activeElement.dataset.key : undefined;
     this.orgName.textContent = model.realmName || 'Chat';
     const openChannel = narrow?.kind === 'channel' ? narrow.streamId : null;
-    const link: Link = (target, label, children, extraClass = '') =>
-      h('button', {
-        class: `nav-item ${extraClass}`,
+    // Only the label is inside the button; the marks, avatars and counts beside it are drawn over the row and
+    // left out of its name, which says them in words ("Channel general, 2 unread"): a button's visible text
+    // must be within its accessible name, for those who click by voice.
+    const link: Link = (target, label, children, extraClass = '') => {
+      const current = sameNarrow(narrow, target);
+      const at = children.findIndex((child) => child instanceof HTMLElement && child.classList.contains('nav-label'));
+      const [before, text, after] = [children.slice(0, at), children[at] ?? null, children.slice(at + 1)];
+      for (const node of [...before, ...after]) if (node instanceof HTMLElement) node.setAttribute('aria-hidden', 'true');
+      const button = h('button', {
+        class: 'nav-item',
         type: 'button',
         'data-key': narrowKey(target),
         'aria-label': label,
-        'aria-current': sameNarrow(narrow, target) ? 'page' : null,
+        'aria-current': current ? 'page' : null,
         onclick: () => this.actions.select(target),
-      }, ...children);
+      }, text);
+      return h('div', { class: `nav-row ${extraClass}${current ? ' current' : ''}` }, ...before, button, ...after);
+    };
 
     const allUnread = model.unreadConversations().reduce((sum, conversation) => sum + conversation.count, 0);
     this.viewList.replaceChildren(h('ul', { class: 'nav-list' },
-      h('li', {}, link({ kind: 'inbox' }, `Inbox${allUnread ? `, ${allUnread} unread` : ''}`, [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('inbox', 16)), h('span', { class: 'nav-label' }, 'Inbox'), badge(allUnread, 'messages')], 'view')),
+      h('li', {}, link({ kind: 'inbox' }, `Inbox${allUnread ? `, ${allUnread} unread` : ''}`, [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('inbox', 16)), h('span', { class: 'nav-label' }, 'Inbox'), badge(allUnread)], 'view')),
       h('li', {}, link({ kind: 'recent' }, 'Recent conversations', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('clock', 16)), h('span', { class: 'nav-label' }, 'Recent conversations')], 'view')),
       h('li', {}, link({ kind: 'starred' }, 'Starred messages', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('star', 16)), h('span', { class: 'nav-label' }, 'Starred messages')], 'view')),
     ));
@@ -63,7 +73,7 @@ export class Sidebar {
         link({ kind: 'channel', streamId: sub.stream_id }, `Channel ${sub.name}${count ? `, ${count} unread` : ''}`, [
           h('span', { class: 'channel-mark', style: `--channel: ${sub.color}`, 'aria-hidden': 'true' }, sub.invite_only ? '🔒' : '#'),
           h('span', { class: 'nav-label' }, sub.name),
-          badge(count, 'messages'),
+          badge(count),
         ], 'channel'));
       if (sub.stream_id === openChannel) item.append(topicList(model, sub.stream_id, link));
       return item;
@@ -77,7 +87,7 @@ export class Sidebar {
       return h('li', {}, link({ kind: 'dm', userIds: peers }, `Direct messages with ${name}${count ? `, ${count} unread` : ''}`, [
         avatar(user.user_id, user.full_name, 'small'),
         h('span', { class: 'nav-label' }, name),
-        badge(count, 'messages'),
+        badge(count),
       ], 'person'));
     });
     const groups = model.groupConversations(narrow).map((userIds) => {
@@ -86,7 +96,7 @@ export class Sidebar {
       return h('li', {}, link({ kind: 'dm', userIds }, `Direct messages with ${names}${count ? `, ${count} unread` : ''}`, [
         h('span', { class: 'avatar avatar-small group', 'aria-hidden': 'true' }, String(userIds.length + 1)),
         h('span', { class: 'nav-label' }, names),
-        badge(count, 'messages'),
+        badge(count),
       ], 'person'));
     });
     this.peopleList.replaceChildren(h('ul', { class: 'nav-list' }, people, groups));
@@ -107,7 +117,7 @@ function topicList(model: Model, streamId: number, link: Link): HTMLElement {
     const name = topic.name || 'general chat';
     return h('li', {}, link({ kind: 'channel', streamId, topic: topic.name }, `Topic ${name}${count ? `, ${count} unread` : ''}`, [
       h('span', { class: 'nav-label' }, name),
-      badge(count, 'messages'),
+      badge(count),
     ], 'topic'));
   }));
 }
