@@ -246,8 +246,9 @@ if (missing) {
       t.ok(await owner.getByRole('button', { name: 'Topic other, 2 unread' }).isVisible(), 'another topic keeps its own count');
       const feed = owner.getByRole('log', { name: 'Messages' });
       await feed.hover();
-      const last = owner.locator(`.msg[data-id="${backlog.at(-1)}"]`);
-      for (let i = 0; i < 60 && !(await inView(last)); i++) await owner.mouse.wheel(0, 400);
+      // Down to the end of the conversation, as a reader does.
+      const atEnd = () => feed.evaluate((node) => node.scrollTop + node.clientHeight >= node.scrollHeight - 2);
+      for (let i = 0; i < 60 && !(await atEnd()); i++) await owner.mouse.wheel(0, 400);
       await owner.getByRole('button', { name: 'Topic backlog', exact: true }).waitFor();
       t.pass('scrolled to the end: all read');
       // The flags request follows the sidebar's update; it is waited for, not raced.
@@ -321,6 +322,51 @@ if (missing) {
       await bobPage.getByRole('heading', { name: '#general › backlog' }).waitFor();
       await bobPage.locator(`.msg.target[data-id="${backlog[4]}"]`).waitFor();
       t.pass('a link in a message opens there too');
+    });
+
+    await t.test('a topic resolved, then moved to another channel: the other person\'s view follows it', async (t) => {
+      await owner.getByRole('button', { name: /^Channel general/ }).click();
+      await owner.getByRole('button', { name: /^Topic backlog/ }).click();
+      await owner.getByRole('heading', { name: '#general › backlog' }).waitFor();
+      await bobPage.getByRole('heading', { name: '#general › backlog' }).waitFor();
+      await owner.getByRole('group', { name: 'Topic actions' }).getByRole('button', { name: 'Mark as resolved' }).click();
+      await owner.getByRole('heading', { name: '#general › ✔ backlog' }).waitFor();
+      await bobPage.getByRole('heading', { name: '#general › ✔ backlog' }).waitFor();
+      t.ok(await owner.getByRole('button', { name: 'Mark as unresolved' }).isVisible(), 'resolved, for both');
+
+      await owner.getByRole('button', { name: 'Move topic' }).click();
+      const dialog = owner.getByRole('dialog', { name: 'Move “✔ backlog”' });
+      await dialog.getByRole('textbox', { name: 'New topic name' }).fill('archive');
+      await dialog.getByRole('combobox', { name: 'Channel' }).selectOption({ label: '#design' });
+      await dialog.getByRole('button', { name: 'Move' }).click();
+      await owner.getByRole('heading', { name: '#design › archive' }).waitFor();
+      await bobPage.getByRole('heading', { name: '#design › archive' }).waitFor();
+      await bobPage.locator(`.msg[data-id="${backlog[0]}"]`).waitFor();
+      const moved = await api.get('/messages', { narrow: [{ operator: 'channel', operand: 'design' }, { operator: 'topic', operand: 'archive' }], anchor: 'newest', num_before: 100, num_after: 0 });
+      const movedIds = new Set((moved.body.messages as { id: number }[]).map((message) => message.id));
+      t.ok(backlog.every((id) => movedIds.has(id)), 'every message of the topic moved (with the notice of its resolving)');
+      const left = await api.get('/messages', { narrow: [{ operator: 'channel', operand: 'general' }, { operator: 'topic', operand: '✔ backlog' }], anchor: 'newest', num_before: 100, num_after: 0 });
+      t.equal(left.body.messages.length, 0, 'none left behind');
+    });
+
+    await t.test('an edited message shows its edit history', async (t) => {
+      const sent = (await api.post('/messages', { type: 'stream', to: 'design', topic: 'notes', content: 'First *draft*' })).body.id;
+      await owner.getByRole('button', { name: /^Channel design/ }).click();
+      const mine = owner.locator(`.msg[data-id="${sent}"]`);
+      await mine.hover();
+      await mine.getByRole('button', { name: 'Edit message' }).click();
+      await owner.getByRole('textbox', { name: 'Edit message' }).fill('The final text');
+      await owner.getByRole('button', { name: 'Save edit' }).click();
+      await bobPage.getByRole('button', { name: /^Channel design/ }).click();
+      const seen = bobPage.locator(`.msg[data-id="${sent}"]`);
+      await seen.getByRole('button', { name: 'Show edit history' }).click();
+      const dialog = bobPage.getByRole('dialog', { name: 'Edit history' });
+      await dialog.getByText('The final text').waitFor();
+      t.equal(await dialog.locator('.history-version em').textContent(), 'draft', 'the first version, rendered');
+      t.match(await dialog.locator('.history-meta').allTextContents(), [/^Sent by Owner/, /^Edited by Owner/]);
+      await screenshot(bobPage, 'edit-history.png');
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await dialog.waitFor({ state: 'detached' });
     });
 
     await t.test('screenshots of the main views: light and dark, wide and 375 px narrow', async (t) => {

@@ -8,7 +8,9 @@ import { Compose } from './views/compose.ts';
 import { EmojiPicker } from './views/emoji-picker.ts';
 import { renderContent } from './views/content.ts';
 import { Feed } from './views/feed.ts';
+import { showDialog } from './views/dialog.ts';
 import { Overview } from './views/overview.ts';
+import { TopicTools } from './views/topic-tools.ts';
 import { Sidebar } from './views/sidebar.ts';
 import { UploadFiles } from './uploads.ts';
 
@@ -33,6 +35,7 @@ export class ChatApp {
   private readonly feed: Feed;
   private readonly compose: Compose;
   private readonly overview: Overview;
+  private readonly topicTools: TopicTools;
   private readonly uploads: UploadFiles;
   private readonly picker: EmojiPicker;
   private readonly title = h('h1', { class: 'pane-title' });
@@ -73,8 +76,10 @@ export class ChatApp {
       reachedBottom: () => void this.loadNewer(),
       seen: () => this.markRead(),
       toggleStar: (message) => this.toggleStar(message),
+      showHistory: (message) => void this.showHistory(message),
       linkTo: (message) => messageLink(message, this.model.me.userId, this.model.subscriptions.get(message.stream_id ?? -1)?.name ?? ''),
     });
+    this.topicTools = new TopicTools(this.api, this.model, (narrow) => this.select(narrow, false));
     this.overview = new Overview({ open: (narrow) => this.select(narrow) });
     this.compose = new Compose(this.api, this.model, this.picker);
     this.queue = new EventQueue(this.api, {
@@ -111,7 +116,7 @@ export class ChatApp {
   }
 
   private layout(): void {
-    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle),
+    const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.topicTools.element,
       h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
     const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.overview.element, this.typing, this.compose.element);
     this.compose.acceptDrops(pane);
@@ -147,6 +152,7 @@ export class ChatApp {
     this.typing.hidden = !isConversation(narrow);
     this.overview.element.hidden = !isOverview(narrow);
     this.renderHeader();
+    this.topicTools.update(narrow);
     this.sidebar.update(this.model, narrow);
     if (narrow.kind === 'channel') void this.loadTopics(narrow.streamId);
     if (changed) this.feed.reset();
@@ -263,7 +269,8 @@ export class ChatApp {
       this.sidebar.update(this.model, this.narrow);
       this.renderHeader();
     }
-    if (isOverview(this.narrow) && (all.sidebar || all.feed)) this.overview.render(this.model, this.narrow.kind);
+    if (all.follow) this.select(all.follow, false);
+    else if (isOverview(this.narrow) && (all.sidebar || all.feed)) this.overview.render(this.model, this.narrow.kind);
     else if (all.refetch && this.narrow) void this.loadFeed(this.narrow);
     else if (all.feed) {
       this.feed.render(this.model);
@@ -321,6 +328,25 @@ export class ChatApp {
     const names = this.narrow ? this.model.typing(this.narrow) : [];
     const text = names.length === 0 ? '' : names.length === 1 ? `${names[0]} is typing…` : names.length === 2 ? `${names[0]} and ${names[1]} are typing…` : 'Several people are typing…';
     if (this.typing.textContent !== text) this.typing.textContent = text;
+  }
+
+  /** Every version of a message, oldest first: its text, and the topic moves between them. */
+  private async showHistory(message: Message): Promise<void> {
+    let history: Json[];
+    try {
+      history = (await this.api.get(`/messages/${message.id}/history`)).message_history;
+    } catch (error) {
+      return alert((error as Error).message);
+    }
+    const versions = history.map((version, index) => {
+      const time = new Date(version.timestamp * 1000);
+      const what = index === 0 ? 'Sent' : version.prev_topic !== undefined && version.prev_content === undefined ? `Moved from “${version.prev_topic}”` : 'Edited';
+      return h('li', { class: 'history-version' },
+        h('div', { class: 'history-meta' }, h('strong', {}, `${what} by ${this.model.userName(version.user_id)}`), ' ', h('time', { datetime: time.toISOString() }, time.toLocaleString())),
+        version.prev_topic !== undefined && version.topic !== undefined ? h('div', { class: 'history-topic' }, `Topic: ${version.topic}`) : null,
+        renderContent(h('div', { class: 'content' }), version.rendered_content ?? '', { open: (narrow) => this.select(narrow), uploads: this.uploads }));
+    });
+    await showDialog('Edit history', [h('ol', { class: 'history' }, versions)]);
   }
 
   private toggleStar(message: Message): void {

@@ -68,6 +68,8 @@ export interface Changed {
   /** the user's settings (colour scheme, Enter sends) */
   settings?: boolean;
   drafts?: boolean;
+  /** the topic on screen moved as a whole: the page follows it there */
+  follow?: Narrow;
 }
 
 /**
@@ -320,6 +322,10 @@ export class Model {
       if (event.new_stream_id !== undefined) this.topics.delete(event.new_stream_id);
       changed.sidebar = true;
       changed.refetch = true;
+      const here = this.narrow;
+      if (event.propagate_mode === 'change_all' && here?.kind === 'channel' && here.topic !== undefined && here.streamId === event.stream_id && sameTopic(here.topic, event.orig_subject ?? '')) {
+        changed.follow = { kind: 'channel', streamId: event.new_stream_id ?? here.streamId, topic: topic ?? here.topic };
+      }
     }
     return changed;
   }

@@ -25,6 +25,7 @@ export interface FeedActions {
   /** messages came into view (or the view moved): the ones seen may be marked read */
   seen(): void;
   toggleStar(message: Message): void;
+  showHistory(message: Message): void;
   /** the message's link, `#narrow/.../near/ID` */
   linkTo(message: Message): string;
 }
@@ -206,7 +207,7 @@ export class Feed {
     // "(edited)" ends the last paragraph, where a reader looks for it, rather than taking a line of its own.
     if (message.last_edit_timestamp) {
       const last = content.lastElementChild?.tagName === 'P' ? content.lastElementChild : content;
-      last.append(h('span', { class: 'edited', title: `Edited ${new Date(message.last_edit_timestamp * 1000).toLocaleString()}` }, '(edited)'));
+      last.append(h('button', { type: 'button', class: 'edited', 'aria-label': 'Show edit history', title: `Edited ${new Date(message.last_edit_timestamp * 1000).toLocaleString()}: show the history`, onclick: () => this.actions.showHistory(message) }, '(edited)'));
     }
     const thumbs = message.reactions.some((r) => r.user_id === model.me.userId && r.emoji_code === THUMBS_UP.emoji_code);
 
