@@ -369,6 +369,25 @@ if (missing) {
       await dialog.waitFor({ state: 'detached' });
     });
 
+    await t.test("a person's card: role, status, local time and presence, and a way to write to them", async (t) => {
+      t.equal((await api.post('/users/me/status', { status_text: 'In a meeting', emoji_name: 'calendar', emoji_code: '1f4c6', reaction_type: 'unicode_emoji' })).status, 200);
+      t.equal((await api.patch('/settings', { timezone: 'Europe/Paris' })).status, 200);
+      const message = bobPage.locator('.msg').filter({ hasText: 'The final text' });
+      await message.getByRole('button', { name: 'Owner', exact: true }).click();
+      const card = bobPage.getByRole('dialog', { name: 'Owner' });
+      await card.getByText('In a meeting').waitFor();
+      const facts = await card.locator('dl').textContent();
+      t.match(facts, /RoleOwner/, 'the role');
+      t.match(facts, new RegExp(`Email${server.owner.email}`), 'the email');
+      t.match(facts, /Local time\d{1,2}:\d{2}.*\(Europe\/Paris\)/, 'their local time, from their time zone');
+      t.match(facts, /PresenceActive now/, "present: the owner's page reports it");
+      t.equal(await card.locator('.user-card-status').textContent(), '📆 In a meeting', 'the status with its emoji');
+      await screenshot(bobPage, 'user-card.png');
+      await card.getByRole('button', { name: 'Send a direct message' }).click();
+      await bobPage.getByRole('heading', { name: 'Owner', exact: true }).waitFor();
+      t.equal(await bobPage.locator('.nav-row .presence-dot.active').count(), 2, 'green dots in the sidebar: Bob himself and the owner');
+    });
+
     await t.test('screenshots of the main views: light and dark, wide and 375 px narrow', async (t) => {
       const views = [
         { name: 'conversation', open: async () => {

@@ -11,6 +11,7 @@ import { Feed } from './views/feed.ts';
 import { showDialog } from './views/dialog.ts';
 import { Overview } from './views/overview.ts';
 import { TopicTools } from './views/topic-tools.ts';
+import { showUserCard } from './views/user-card.ts';
 import { Sidebar } from './views/sidebar.ts';
 import { UploadFiles } from './uploads.ts';
 
@@ -22,6 +23,9 @@ const RECENT_MESSAGES = 1_000;
 
 const VIEW_TITLES = { starred: 'Starred messages', inbox: 'Inbox', recent: 'Recent conversations' };
 const VIEW_SUBTITLES = { starred: 'Messages you starred, newest last', inbox: 'Conversations with unread messages', recent: 'Where people wrote lately' };
+
+/** How often the page tells the server its user is here: Zulip's web app's ACTIVE_PING_INTERVAL_MS. */
+const PRESENCE_PING_MS = 50_000;
 
 const SCHEMES = ['', 'auto', 'dark', 'light'] as const;
 const SCHEME_NAMES: Record<string, string> = { auto: 'automatic', dark: 'dark', light: 'light' };
@@ -53,6 +57,7 @@ export class ChatApp {
   private loadingNewer = false;
   private started = false;
   private typingTimer: ReturnType<typeof setInterval> | undefined;
+  private presenceTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -77,6 +82,7 @@ export class ChatApp {
       seen: () => this.markRead(),
       toggleStar: (message) => this.toggleStar(message),
       showHistory: (message) => void this.showHistory(message),
+      showUser: (userId) => void showUserCard(this.model, userId, (narrow) => this.select(narrow)),
       linkTo: (message) => messageLink(message, this.model.me.userId, this.model.subscriptions.get(message.stream_id ?? -1)?.name ?? ''),
     });
     this.topicTools = new TopicTools(this.api, this.model, (narrow) => this.select(narrow, false));
@@ -98,6 +104,18 @@ export class ChatApp {
     addEventListener('focus', this.markRead);
     // Typing notices whose stop never came fade out on their own.
     this.typingTimer = setInterval(() => this.renderTyping(), 1_000);
+    this.reportPresence();
+    this.presenceTimer = setInterval(() => {
+      this.reportPresence();
+      // Others' dots fade to idle and offline as their reports age.
+      this.sidebar.update(this.model, this.narrow);
+    }, PRESENCE_PING_MS);
+  }
+
+  /** Active while the page is in view, idle while it is hidden. */
+  private reportPresence(): void {
+    const status = document.visibilityState === 'visible' ? 'active' : 'idle';
+    void this.api.post('/users/me/presence', { status, ping_only: true, new_user_input: status === 'active' }).catch(() => {});
   }
 
   private registered(state: Json): void {
@@ -387,6 +405,7 @@ export class ChatApp {
     this.queue.stop();
     this.uploads.clear();
     clearInterval(this.typingTimer);
+    clearInterval(this.presenceTimer);
     removeEventListener('hashchange', this.onHash);
     removeEventListener('focus', this.markRead);
     document.removeEventListener('visibilitychange', this.markRead);

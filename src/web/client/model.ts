@@ -8,6 +8,22 @@ export interface User {
   email: string;
   is_active: boolean;
   is_bot: boolean;
+  /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest */
+  role?: number;
+  /** an IANA zone, or '' when the user has not said */
+  timezone?: string;
+}
+
+/** Someone whose client reported nothing for this long is offline: Zulip's OFFLINE_THRESHOLD_SECS. */
+const OFFLINE_SECONDS = 140;
+
+export type Presence = 'active' | 'idle' | 'offline';
+
+export interface UserStatus {
+  status_text?: string;
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
 }
 
 export interface Subscription {
@@ -86,6 +102,11 @@ export class Model {
   unread = new Map<number, UnreadPlace>();
   drafts = new Map<number, Draft>();
   readonly emoji = new EmojiCatalog();
+  /** last reports by user id, in the server's seconds */
+  presences = new Map<number, { active: number; idle: number }>();
+  /** the server's clock minus ours, in seconds, to judge presence timestamps */
+  clockSkew = 0;
+  statuses = new Map<number, UserStatus>();
   /** where the server lists its Unicode emoji names, on this page's origin */
   emojiDataUrl = '/emoji-data.json';
   settings = { colorScheme: 1, enterSends: false, typingNotifications: true };
@@ -106,9 +127,14 @@ export class Model {
     this.me = { userId: state.user_id, email: state.email, fullName: state.full_name };
     this.realmName = state.realm_name ?? '';
     this.users = new Map((state.realm_users as User[]).map((user) => [user.user_id, user]));
+    // The system bots (the notification bot that announces resolved and moved topics) write messages too.
+    for (const bot of (state.cross_realm_bots ?? []) as User[]) this.users.set(bot.user_id, { ...bot, is_active: true, is_bot: true });
     this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
     this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
     this.emoji.setCustom(state.realm_emoji ?? {});
+    this.presences = new Map(Object.entries(state.presences ?? {}).map(([id, entry]) => [Number(id), { active: (entry as Json).active_timestamp ?? 0, idle: (entry as Json).idle_timestamp ?? 0 }]));
+    if (typeof state.server_timestamp === 'number') this.clockSkew = state.server_timestamp - Date.now() / 1000;
+    this.statuses = new Map(Object.entries(state.user_status ?? {}).map(([id, status]) => [Number(id), status as UserStatus]));
     if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
     this.settings = { colorScheme: settings.color_scheme ?? 1, enterSends: settings.enter_sends ?? false, typingNotifications: settings.send_stream_typing_notifications ?? true };
@@ -130,6 +156,19 @@ export class Model {
     }
     this.topics.clear();
     this.typists.clear();
+  }
+
+  presenceOf(id: number, now = Date.now() / 1000 + this.clockSkew): Presence {
+    const entry = this.presences.get(id);
+    if (!entry) return 'offline';
+    if (now - entry.active < OFFLINE_SECONDS) return 'active';
+    return now - Math.max(entry.idle, entry.active) < OFFLINE_SECONDS ? 'idle' : 'offline';
+  }
+
+  /** When the user was last seen (server seconds), 0 if never. */
+  lastSeen(id: number): number {
+    const entry = this.presences.get(id);
+    return entry ? Math.max(entry.active, entry.idle) : 0;
   }
 
   userName(id: number): string {
@@ -268,6 +307,13 @@ export class Model {
       case 'realm_user': return this.userEvent(event);
       case 'user_settings': return this.settingsEvent(event);
       case 'drafts': return this.draftsEvent(event);
+      case 'presence': return this.presenceEvent(event);
+      case 'user_status': {
+        const status = { ...this.statuses.get(event.user_id) };
+        for (const field of ['status_text', 'emoji_name', 'emoji_code', 'reaction_type'] as const) if (event[field] !== undefined) status[field] = event[field];
+        this.statuses.set(event.user_id, status);
+        return { sidebar: true };
+      }
       case 'realm_emoji':
         this.emoji.setCustom(event.realm_emoji);
         return { feed: true };
@@ -369,6 +415,21 @@ export class Model {
     for (const message of this.feed) {
       if (!event.all && !event.messages.includes(message.id)) continue;
       message.flags = event.op === 'add' ? [...new Set([...message.flags, 'read'])] : message.flags.filter((flag) => flag !== 'read');
+    }
+    return { sidebar: true };
+  }
+
+  /** The modern `presences` map when the queue has it, else the legacy per-client `presence`. */
+  private presenceEvent(event: Json): Changed {
+    if (event.presences) {
+      for (const [id, entry] of Object.entries(event.presences as Record<string, Json>)) this.presences.set(Number(id), { active: entry.active_timestamp ?? 0, idle: entry.idle_timestamp ?? 0 });
+    } else if (event.presence) {
+      const known = this.presences.get(event.user_id) ?? { active: 0, idle: 0 };
+      for (const client of Object.values(event.presence as Record<string, Json>)) {
+        if (client.status === 'active') known.active = Math.max(known.active, client.timestamp);
+        else known.idle = Math.max(known.idle, client.timestamp);
+      }
+      this.presences.set(event.user_id, known);
     }
     return { sidebar: true };
   }

@@ -26,6 +26,8 @@ export interface FeedActions {
   seen(): void;
   toggleStar(message: Message): void;
   showHistory(message: Message): void;
+  /** the person's card */
+  showUser(userId: number): void;
   /** the message's link, `#narrow/.../near/ID` */
   linkTo(message: Message): string;
 }
@@ -222,10 +224,10 @@ export class Feed {
     );
 
     return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })}` },
-      continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : avatar(message.sender_id, sender),
+      continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : h('span', { class: 'msg-avatar', onclick: () => this.actions.showUser(message.sender_id) }, avatar(message.sender_id, sender)),
       h('div', { class: 'msg-body' },
         continued ? null : h('div', { class: 'msg-meta' },
-          h('span', { class: 'sender' }, sender),
+          h('button', { type: 'button', class: 'sender', title: `About ${sender}`, onclick: () => this.actions.showUser(message.sender_id) }, sender),
           h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time)),
           starred ? h('span', { class: 'starred-mark', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null),
         continued && starred ? h('span', { class: 'starred-mark continued', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null,

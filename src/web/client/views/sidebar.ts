@@ -1,5 +1,6 @@
 import { avatar, h } from '../dom.ts';
 import { icon } from '../icons.ts';
+import { PRESENCE_WORDS } from './user-card.ts';
 import type { Model } from '../model.ts';
 import { narrowKey, sameNarrow, type Narrow } from '../narrow.ts';
 
@@ -85,7 +86,7 @@ export class Sidebar {
       const count = model.dmUnread(peers);
       const name = user.user_id === model.me.userId ? `${user.full_name} (you)` : user.full_name;
       return h('li', {}, link({ kind: 'dm', userIds: peers }, `Direct messages with ${name}${count ? `, ${count} unread` : ''}`, [
-        avatar(user.user_id, user.full_name, 'small'),
+        h('span', { class: 'nav-avatar', title: PRESENCE_WORDS[model.presenceOf(user.user_id)] }, avatar(user.user_id, user.full_name, 'small'), h('span', { class: `presence-dot ${model.presenceOf(user.user_id)}` })),
         h('span', { class: 'nav-label' }, name),
         badge(count),
       ], 'person'));
