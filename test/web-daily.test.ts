@@ -388,6 +388,42 @@ if (missing) {
       t.equal(await bobPage.locator('.nav-row .presence-dot.active').count(), 2, 'green dots in the sidebar: Bob himself and the owner');
     });
 
+    await t.test('desktop notifications for direct messages and mentions, as the settings say', async (t) => {
+      await bobContext.grantPermissions(['notifications'], { origin: server.url });
+      // Each notification the page creates is recorded on its way to the browser's own.
+      await bobPage.addInitScript(() => {
+        const Real = window.Notification;
+        const shown: { title: string; body: string }[] = [];
+        (window as unknown as { shown: typeof shown }).shown = shown;
+        window.Notification = class extends Real {
+          constructor(title: string, options?: NotificationOptions) {
+            super(title, options);
+            shown.push({ title, body: options?.body ?? '' });
+          }
+        } as typeof Notification;
+      });
+      await bobPage.reload();
+      await bobPage.getByRole('button', { name: /^Channel design/ }).click();
+      await bobPage.getByRole('heading', { name: '#design' }).waitFor();
+      t.ok(await bobPage.getByRole('button', { name: 'Turn on desktop notifications' }).isHidden(), 'nothing to ask: the permission is granted');
+      const shown = () => bobPage.evaluate(() => (window as unknown as { shown: { title: string; body: string }[] }).shown);
+      await api.post('/messages', { type: 'stream', to: 'general', topic: 'chatter', content: 'Nothing for Bob in particular' });
+      await api.post('/messages', { type: 'direct', to: JSON.stringify([bob.email]), content: 'Are you free at **three**?' });
+      await bobPage.waitForFunction(() => (window as unknown as { shown: unknown[] }).shown.length >= 1);
+      await api.post('/messages', { type: 'stream', to: 'general', topic: 'chatter', content: '@**Bob Marsh** please review' });
+      await bobPage.waitForFunction(() => (window as unknown as { shown: unknown[] }).shown.length >= 2);
+      t.same(await shown(), [
+        { title: 'Owner', body: 'Are you free at three?' },
+        { title: 'Owner mentioned you in #general › chatter', body: '@Bob Marsh please review' },
+      ], 'a direct message and a mention, not the plain channel message');
+      t.equal((await bobApi.patch('/settings', { enable_desktop_notifications: false })).status, 200);
+      await api.post('/messages', { type: 'direct', to: JSON.stringify([bob.email]), content: 'And now?' });
+      await bobPage.getByRole('button', { name: /^Direct messages with Owner, \d+ unread/ }).waitFor();
+      const marker = (await api.post('/messages', { type: 'stream', to: 'design', topic: 'fresh', content: 'marker' })).body.id;
+      await bobPage.locator(`.msg[data-id="${marker}"]`).waitFor();
+      t.equal((await shown()).length, 2, 'none once the user turned them off');
+    });
+
     await t.test('screenshots of the main views: light and dark, wide and 375 px narrow', async (t) => {
       const views = [
         { name: 'conversation', open: async () => {

@@ -14,6 +14,7 @@ import { TopicTools } from './views/topic-tools.ts';
 import { showUserCard } from './views/user-card.ts';
 import { Sidebar } from './views/sidebar.ts';
 import { UploadFiles } from './uploads.ts';
+import { Notifier } from './notifications.ts';
 
 /** How many messages a narrow opens with, before its first unread one (and as many after). */
 const FEED_SIZE = 100;
@@ -42,6 +43,8 @@ export class ChatApp {
   private readonly topicTools: TopicTools;
   private readonly uploads: UploadFiles;
   private readonly picker: EmojiPicker;
+  private readonly notifier: Notifier;
+  private readonly notifyButton = h('button', { type: 'button', class: 'ghost small notify-ask', hidden: true }, 'Turn on desktop notifications');
   private readonly title = h('h1', { class: 'pane-title' });
   private readonly subtitle = h('div', { class: 'pane-subtitle' });
   private readonly typing = h('div', { class: 'typing', 'aria-live': 'polite' });
@@ -66,6 +69,8 @@ export class ChatApp {
   ) {
     this.api = new Api(credentials);
     this.uploads = new UploadFiles(this.api);
+    this.notifier = new Notifier(this.model, (narrow) => this.select(narrow));
+    this.notifyButton.addEventListener('click', () => void this.notifier.ask().then(() => (this.notifyButton.hidden = !this.notifier.canAsk)));
     this.picker = new EmojiPicker(this.model.emoji, () => this.model.emojiDataUrl);
     this.sidebar = new Sidebar({ select: (narrow) => this.select(narrow), joinChannel: (name) => this.joinChannel(name), signOut: () => this.signOut('') });
     this.feed = new Feed({
@@ -127,6 +132,7 @@ export class ChatApp {
       this.layout();
     }
     this.compose.updateSettings();
+    this.notifyButton.hidden = !this.notifier.canAsk;
     const link = messageFromHash(location.hash, this.model.me.userId);
     const wanted = link?.narrow ?? narrowFromHash(location.hash) ?? this.narrow ?? this.defaultNarrow();
     this.narrow = null;
@@ -136,7 +142,7 @@ export class ChatApp {
   private layout(): void {
     const header = h('header', { class: 'pane-header' }, h('div', { class: 'pane-heading' }, this.title, this.subtitle), this.topicTools.element,
       h('form', { class: 'search', role: 'search', onsubmit: (event: Event) => this.onSearch(event) }, this.search), this.connection, this.themeButton);
-    const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.feed.element, this.overview.element, this.typing, this.compose.element);
+    const pane = h('main', { class: 'pane', 'aria-label': 'Conversation' }, header, this.banner, this.notifyButton, this.feed.element, this.overview.element, this.typing, this.compose.element);
     this.compose.acceptDrops(pane);
     this.root.replaceChildren(h('div', { class: 'app' }, this.sidebar.element, pane));
   }
@@ -277,6 +283,7 @@ export class ChatApp {
 
   private onEvents(events: Json[]): void {
     const all: Changed = {};
+    for (const event of events) this.notifier.consider(event, this.narrow);
     for (const event of events) Object.assign(all, Object.fromEntries(Object.entries(this.model.apply(event)).filter(([, value]) => value)));
     if (all.settings) {
       this.applyScheme();

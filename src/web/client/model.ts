@@ -109,7 +109,7 @@ export class Model {
   statuses = new Map<number, UserStatus>();
   /** where the server lists its Unicode emoji names, on this page's origin */
   emojiDataUrl = '/emoji-data.json';
-  settings = { colorScheme: 1, enterSends: false, typingNotifications: true };
+  settings = { colorScheme: 1, enterSends: false, typingNotifications: true, desktopNotifications: true, directContentInNotifications: true };
   typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
   typists = new Map<string, Typist>();
   narrow: Narrow | null = null;
@@ -137,7 +137,13 @@ export class Model {
     this.statuses = new Map(Object.entries(state.user_status ?? {}).map(([id, status]) => [Number(id), status as UserStatus]));
     if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
-    this.settings = { colorScheme: settings.color_scheme ?? 1, enterSends: settings.enter_sends ?? false, typingNotifications: settings.send_stream_typing_notifications ?? true };
+    this.settings = {
+      colorScheme: settings.color_scheme ?? 1,
+      enterSends: settings.enter_sends ?? false,
+      typingNotifications: settings.send_stream_typing_notifications ?? true,
+      desktopNotifications: settings.enable_desktop_notifications ?? true,
+      directContentInNotifications: settings.pm_content_in_desktop_notifications ?? true,
+    };
     this.typingTimes = {
       startedWaitMs: state.server_typing_started_wait_period_milliseconds ?? 10_000,
       stoppedWaitMs: state.server_typing_stopped_wait_period_milliseconds ?? 5_000,
@@ -496,6 +502,8 @@ export class Model {
     if (event.property === 'color_scheme') this.settings.colorScheme = event.value;
     else if (event.property === 'enter_sends') this.settings.enterSends = event.value;
     else if (event.property === 'send_stream_typing_notifications') this.settings.typingNotifications = event.value;
+    else if (event.property === 'enable_desktop_notifications') this.settings.desktopNotifications = event.value;
+    else if (event.property === 'pm_content_in_desktop_notifications') this.settings.directContentInNotifications = event.value;
     else return {};
     return { settings: true };
   }
