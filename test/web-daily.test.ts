@@ -424,6 +424,52 @@ if (missing) {
       t.equal((await shown()).length, 2, 'none once the user turned them off');
     });
 
+    await t.test('a new group conversation, and the keyboard shortcuts', async (t) => {
+      const cat = await api.createUser('cat@example.com', 'Cat Lee', 'a-Strong-passw0rd-for-cat');
+      await bobPage.getByRole('button', { name: 'New direct or group conversation' }).click();
+      const dialog = bobPage.getByRole('dialog', { name: 'New conversation' });
+      await dialog.getByRole('searchbox', { name: 'Find people' }).fill('lee');
+      t.equal(await dialog.locator('.person-choice:visible').count(), 1, 'the list narrows as one types');
+      await dialog.getByRole('checkbox', { name: /Cat Lee/ }).check();
+      await dialog.getByRole('searchbox', { name: 'Find people' }).fill('');
+      await dialog.getByRole('checkbox', { name: /Owner/ }).check();
+      await dialog.getByRole('button', { name: 'Open conversation' }).click();
+      await bobPage.getByRole('heading', { name: 'Owner, Cat Lee' }).waitFor();
+      const text = bobPage.getByRole('textbox', { name: 'Message' });
+      await text.fill('Hello both of you');
+      await text.press('Control+Enter');
+      await owner.getByRole('button', { name: /^Direct messages with Bob Marsh, Cat Lee, 1 unread/ }).waitFor();
+      const answer = await api.as(cat).get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
+      const group = answer.body.messages as { content: string; display_recipient: { email: string }[] }[];
+      t.equal(group.at(-1)?.content, '<p>Hello both of you</p>', 'Cat got it');
+      t.same(group.at(-1)?.display_recipient.map((person) => person.email).sort(), [bob.email, 'cat@example.com', server.owner.email].sort(), 'a group conversation of three');
+
+      // Shortcuts act where no text field has the focus.
+      await owner.getByRole('heading').first().click();
+      await owner.keyboard.press('Shift+I');
+      await owner.getByRole('heading', { name: 'Inbox' }).waitFor();
+      await owner.keyboard.press('t');
+      await owner.getByRole('heading', { name: 'Recent conversations' }).waitFor();
+      // p: the direct conversations with unread messages, the longest waiting first.
+      await owner.keyboard.press('p');
+      await owner.getByRole('heading', { name: 'Bob Marsh', exact: true }).waitFor();
+      await owner.getByRole('heading').first().click();
+      await owner.keyboard.press('p');
+      await owner.getByRole('heading', { name: 'Bob Marsh, Cat Lee' }).waitFor();
+      await owner.getByRole('heading').first().click();
+      await owner.keyboard.press('/');
+      t.ok(await owner.getByRole('searchbox', { name: 'Search messages' }).evaluate((node) => node === document.activeElement), '/ focuses the search box');
+      await owner.getByRole('heading').first().click();
+      await owner.keyboard.press('?');
+      await owner.getByRole('dialog', { name: 'Keyboard shortcuts' }).getByText('Next unread topic').waitFor();
+      await owner.keyboard.press('Escape');
+      await owner.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor({ state: 'detached' });
+      await owner.getByRole('heading').first().click();
+      await owner.keyboard.press('c');
+      await owner.getByLabel('Topic', { exact: true }).waitFor();
+      t.ok(await owner.getByLabel('Topic', { exact: true }).evaluate((node) => node === document.activeElement), 'c starts a new topic');
+    });
+
     await t.test('screenshots of the main views: light and dark, wide and 375 px narrow', async (t) => {
       const views = [
         { name: 'conversation', open: async () => {

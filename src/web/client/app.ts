@@ -12,6 +12,8 @@ import { showDialog } from './views/dialog.ts';
 import { Overview } from './views/overview.ts';
 import { TopicTools } from './views/topic-tools.ts';
 import { showUserCard } from './views/user-card.ts';
+import { newConversation } from './views/new-conversation.ts';
+import { listenForShortcuts } from './shortcuts.ts';
 import { Sidebar } from './views/sidebar.ts';
 import { UploadFiles } from './uploads.ts';
 import { Notifier } from './notifications.ts';
@@ -61,6 +63,7 @@ export class ChatApp {
   private started = false;
   private typingTimer: ReturnType<typeof setInterval> | undefined;
   private presenceTimer: ReturnType<typeof setInterval> | undefined;
+  private stopShortcuts: () => void = () => {};
 
   constructor(
     private readonly root: HTMLElement,
@@ -72,7 +75,12 @@ export class ChatApp {
     this.notifier = new Notifier(this.model, (narrow) => this.select(narrow));
     this.notifyButton.addEventListener('click', () => void this.notifier.ask().then(() => (this.notifyButton.hidden = !this.notifier.canAsk)));
     this.picker = new EmojiPicker(this.model.emoji, () => this.model.emojiDataUrl);
-    this.sidebar = new Sidebar({ select: (narrow) => this.select(narrow), joinChannel: (name) => this.joinChannel(name), signOut: () => this.signOut('') });
+    this.sidebar = new Sidebar({
+      select: (narrow) => this.select(narrow),
+      joinChannel: (name) => this.joinChannel(name),
+      signOut: () => this.signOut(''),
+      newConversation: () => void newConversation(this.model, (narrow) => this.select(narrow)),
+    });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
       pickReaction: (message, anchor) => this.picker.open(anchor, (choice) => this.toggleReaction(message, { emoji_name: choice.name, emoji_code: choice.code, reaction_type: choice.type })),
@@ -109,12 +117,41 @@ export class ChatApp {
     addEventListener('focus', this.markRead);
     // Typing notices whose stop never came fade out on their own.
     this.typingTimer = setInterval(() => this.renderTyping(), 1_000);
+    this.stopShortcuts = listenForShortcuts({
+      search: () => this.search.focus(),
+      newTopic: () => this.newTopic(),
+      newDirect: () => void newConversation(this.model, (narrow) => this.select(narrow)),
+      nextUnreadTopic: () => this.nextUnread('channel'),
+      nextUnreadDirect: () => this.nextUnread('dm'),
+      inbox: () => this.select({ kind: 'inbox' }, false),
+      recent: () => this.select({ kind: 'recent' }, false),
+      starred: () => this.select({ kind: 'starred' }, false),
+    });
     this.reportPresence();
     this.presenceTimer = setInterval(() => {
       this.reportPresence();
       // Others' dots fade to idle and offline as their reports age.
       this.sidebar.update(this.model, this.narrow);
     }, PRESENCE_PING_MS);
+  }
+
+  /** `c`: a new topic in the channel on screen (or the first one), with the topic field to fill. */
+  private newTopic(): void {
+    const narrow = this.narrow;
+    const streamId = narrow?.kind === 'channel' ? narrow.streamId : this.model.channels()[0]?.stream_id;
+    if (streamId === undefined) return;
+    this.select({ kind: 'channel', streamId });
+    this.compose.focus();
+  }
+
+  /** `n` and `p`: the conversation with the oldest unread message, after the one on screen. */
+  private nextUnread(kind: 'channel' | 'dm'): void {
+    const here = this.narrow && isConversation(this.narrow) ? this.narrow : null;
+    const candidates = this.model.unreadConversations()
+      .filter((conversation) => conversation.narrow.kind === kind && !sameNarrow(conversation.narrow, here))
+      .sort((a, b) => a.lastId - b.lastId);
+    const next = candidates[0];
+    if (next) this.select(next.narrow);
   }
 
   /** Active while the page is in view, idle while it is hidden. */
@@ -413,6 +450,7 @@ export class ChatApp {
     this.uploads.clear();
     clearInterval(this.typingTimer);
     clearInterval(this.presenceTimer);
+    this.stopShortcuts();
     removeEventListener('hashchange', this.onHash);
     removeEventListener('focus', this.markRead);
     document.removeEventListener('visibilitychange', this.markRead);

@@ -8,6 +8,7 @@ export interface SidebarActions {
   select(narrow: Narrow): void;
   joinChannel(name: string): Promise<void>;
   signOut(): void;
+  newConversation(): void;
 }
 
 // The count is in the item's accessible name ("Channel general, 2 unread"), so the badge is not read twice.
@@ -31,7 +32,10 @@ export class Sidebar {
       h('nav', { class: 'nav', 'aria-label': 'Conversations' },
         h('section', { 'aria-label': 'Views' }, this.viewList),
         h('section', { 'aria-labelledby': 'channels-heading' }, h('h2', { id: 'channels-heading' }, 'Channels'), this.channelList, joinForm(actions)),
-        h('section', { 'aria-labelledby': 'people-heading' }, h('h2', { id: 'people-heading' }, 'Direct messages'), this.peopleList),
+        h('section', { 'aria-labelledby': 'people-heading' },
+          h('div', { class: 'nav-heading' }, h('h2', { id: 'people-heading' }, 'Direct messages'),
+            h('button', { type: 'button', class: 'icon', 'aria-label': 'New direct or group conversation', title: 'New conversation (x)', onclick: () => actions.newConversation() }, '+')),
+          this.peopleList),
       ),
       h('footer', { class: 'me' }, this.me,
         h('button', { type: 'button', class: 'ghost', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, 'Sign out')),
