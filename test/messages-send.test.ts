@@ -146,6 +146,11 @@ t.test('POST /messages/render', async (t) => {
   t.match(rendered, 'class="emoji emoji-1f389"');
   t.match(rendered, '<div class="codehilite" data-code-language="py"><pre><span></span><code>x &lt; 1\n</code></pre></div>');
   t.equal((await api.get('/messages', { anchor: 'newest', num_before: 5, num_after: 0 })).body.messages.length, 0, 'rendering sends nothing');
+
+  // Math in the original's katex spans, with the TeX source for the client to typeset.
+  const math = (await api.post('/messages/render', { content: 'So $$a<b^2$$, not $5 or `$$x$$`\n```math\n\\int_0^1 x\\,dx\n\nE=mc^2\n```' })).body.rendered;
+  t.match(math, '<p>So <span class="katex">a&lt;b^2</span>, not $5 or <code>$$x$$</code></p>');
+  t.match(math, '<p><span class="katex-display"><span class="katex">\\int_0^1 x\\,dx</span></span></p>\n<p><span class="katex-display"><span class="katex">E=mc^2</span></span></p>', 'a math block: one formula per paragraph');
 });
 
 t.test('message events reach the recipients only, shaped per queue', async (t) => {

@@ -2,38 +2,15 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type WebSocketRoute } from 'playwright-core';
 import t from 'tap';
-import { png } from './helpers/images.ts';
-import { startTestServer, type ApiClient } from './helpers/server.ts';
+import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, SCREENSHOTS, signIn, uploadEmoji } from './helpers/web.ts';
+import { startTestServer } from './helpers/server.ts';
 
-// The web client in a real browser: Debian's Chromium driven by playwright-core (whose own browser download
-// does not work here). CI installs Chromium (.ci/run); without it this test fails rather than skip, so a
-// broken client can never pass unseen.
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(import.meta.dirname, '..', 'test-output', 'web');
+const OUTPUT = SCREENSHOTS;
 const BOB_PASSWORD = 'a-Strong-passw0rd-for-bob';
 
-// Headless as root in a sandbox, and quiet: without the background-networking flags Chromium keeps trying to
-// reach Google's hosts, which this network refuses.
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-async function signIn(page: Page, url: string, email: string, password: string): Promise<void> {
-  await page.goto(url);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-/** A custom emoji, uploaded as an administrator does (multipart, as the original's clients send it). */
-async function uploadEmoji(api: ApiClient, name: string): Promise<void> {
-  const form = new FormData();
-  form.append('f1', new Blob([new Uint8Array(png([200, 40, 40, 255]))]), 'emoji.png');
-  const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
-  const response = await fetch(`${api.baseUrl}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { Authorization: auth }, body: form });
-  if (response.status !== 200) throw new Error(`emoji upload failed: ${await response.text()}`);
-}
-
-if (!existsSync(CHROMIUM)) {
-  t.fail(`Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y --no-install-recommends chromium" (.ci/run does)`);
+const missing = chromiumMissing();
+if (missing) {
+  t.fail(missing);
 } else {
   t.test('the web client in Chromium, as two users', async (t) => {
     // No rate limit: the test writes a long history through the API faster than any person could.

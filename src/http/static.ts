@@ -46,7 +46,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
         'X-Content-Type-Options': 'nosniff',
         ...(path === '/' ? { 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'Referrer-Policy': 'same-origin' } : {}),
       },
-      body: file.body,
+      ...(typeof file.body === 'string' ? { body: file.body } : { body: '', bytes: Buffer.from(file.body.buffer, file.body.byteOffset, file.body.byteLength) }),
     };
   }, { admit: dispatch.admit });
 }

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 /** One file of the built web client, held in memory. */
 export interface WebAsset {
   contentType: string;
-  body: string;
+  /** text, or the bytes of a binary file (KaTeX's fonts) */
+  body: string | Uint8Array;
   /** named by its content hash: cached for good (index.html is not) */
   immutable: boolean;
 }
@@ -21,7 +22,18 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
 };
+
+const FONTS = new Set(['.woff2', '.woff', '.ttf']);
+
+/**
+ * Style sheets loaded only when needed, built as entry points of their own so that the main sheet does not
+ * carry them: KaTeX's (with its fonts) once a message holds math. index.html names each in a meta tag.
+ */
+const LAZY_STYLES = { math: 'lazy/math.css' };
 
 /**
  * Bundles the browser client (src/web/client) with esbuild, in memory. The server builds it on the first
@@ -32,7 +44,8 @@ export async function buildWebClient(): Promise<WebAssets> {
   // Loaded here, not at the top: a server nobody opens the page of never starts esbuild's service.
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: [join(CLIENT_DIR, 'main.ts')],
+    absWorkingDir: CLIENT_DIR,
+    entryPoints: ['main.ts', ...Object.values(LAZY_STYLES)],
     tsconfig: join(CLIENT_DIR, 'tsconfig.json'),
     bundle: true,
     format: 'esm',
@@ -41,21 +54,35 @@ export async function buildWebClient(): Promise<WebAssets> {
     sourcemap: 'linked',
     // Hashed names let the bundle be cached forever; index.html, never cached, names the current ones.
     entryNames: '[name]-[hash]',
+    // KaTeX and highlight.js are imported dynamically: chunks of their own, fetched when a message needs them.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
+    assetNames: '[name]-[hash]',
+    loader: { '.woff2': 'file', '.woff': 'file', '.ttf': 'file' },
+    metafile: true,
     outdir: '/static',
     write: false,
     logLevel: 'silent',
   });
   const assets = new Map<string, WebAsset>();
-  let script = '';
-  let style = '';
   for (const file of result.outputFiles) {
     const name = basename(file.path);
     const extension = extname(name);
-    assets.set(`/static/${name}`, { contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream', body: file.text, immutable: true });
-    if (extension === '.js') script = name;
-    if (extension === '.css') style = name;
+    const body = FONTS.has(extension) ? file.contents : file.text;
+    assets.set(`/static/${name}`, { contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream', body, immutable: true });
   }
-  const html = (await readFile(join(CLIENT_DIR, 'index.html'), 'utf8')).replace('{{script}}', `/static/${script}`).replace('{{style}}', `/static/${style}`);
+  // The metafile names each entry point relative to absWorkingDir, and what it was built into.
+  const built = (entry: string) => {
+    const found = Object.entries(result.metafile.outputs).find(([path, output]) => output.entryPoint === entry && !path.endsWith('.map'));
+    if (!found) throw new Error(`the web client's build has no output for ${entry}`);
+    return { path: `/static/${basename(found[0])}`, style: found[1].cssBundle && `/static/${basename(found[1].cssBundle)}` };
+  };
+  const main = built('main.ts');
+  const lazyStyles = Object.entries(LAZY_STYLES).map(([name, entry]) => `<meta name="style-${name}" content="${built(entry).path}">`).join('\n  ');
+  const html = (await readFile(join(CLIENT_DIR, 'index.html'), 'utf8'))
+    .replace('{{script}}', main.path)
+    .replace('{{style}}', main.style ?? '')
+    .replace('{{lazy-styles}}', lazyStyles);
   assets.set('/', { contentType: CONTENT_TYPES['.html']!, body: html, immutable: false });
   return assets;
 }

@@ -116,6 +116,26 @@ const emoji: Syntax = (text, env) => {
   return { html: `<span aria-label="${name.replace(/_/g, ' ')}" class="emoji emoji-${code}" role="img" title="${name.replace(/_/g, ' ')}">:${name}:</span>`, length: match[0].length };
 };
 
+/**
+ * `$$x^2$$`: inline math, as the original's pattern takes it. The original typesets it on the server with
+ * KaTeX; this server sends the TeX source in the same `katex` span, and clients typeset it (the web client
+ * loads KaTeX when a message holds math), which keeps KaTeX off the send path.
+ */
+const inlineMath: Syntax = (text) => {
+  const match = /^\$\$([^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)/.exec(text);
+  if (!match) return null;
+  return { html: `<span class="katex">${escape(match[1]!)}</span>`, length: match[0].length };
+};
+
+/** A ```math block: each paragraph one displayed formula, as in the original. */
+function displayMath(source: string): string {
+  return source.split(/\n\s*\n/).map((part) => part.trim()).filter(Boolean)
+    .map((part) => `<p><span class="katex-display"><span class="katex">${escape(part)}</span></span></p>\n`).join('');
+}
+
+/** The fence languages the original typesets as math. */
+const MATH_LANGUAGES = new Set(['math', 'tex', 'latex']);
+
 function splitOnce(text: string, separator: string): [string, string | undefined] {
   const at = text.indexOf(separator);
   return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
@@ -139,12 +159,14 @@ function inlineRule(trigger: string, syntaxes: Syntax[]) {
 md.inline.ruler.before('emphasis', 'zulip_mention', inlineRule('@', [userMention, groupMention]));
 md.inline.ruler.before('emphasis', 'zulip_channel_link', inlineRule('#', [channelLink]));
 md.inline.ruler.before('emphasis', 'zulip_emoji', inlineRule(':', [emoji]));
+md.inline.ruler.before('emphasis', 'zulip_math', inlineRule('$', [inlineMath]));
 useLinkifiers(md);
 
-// Fenced blocks: code in the original's markup, and the `quote` and `spoiler` blocks of Zulip's syntax.
+// Fenced blocks: code in the original's markup, and the `quote`, `spoiler` and `math` blocks of Zulip's syntax.
 md.renderer.rules.fence = (tokens, idx, _options, env) => {
   const token = tokens[idx]!;
   const [language = '', ...rest] = token.info.trim().split(/\s+/);
+  if (MATH_LANGUAGES.has(language.toLowerCase())) return displayMath(token.content);
   if (language === 'quote') return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
   if (language === 'spoiler') {
     const header = rest.length ? md.render(rest.join(' '), env) : '';

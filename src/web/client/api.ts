@@ -34,9 +34,12 @@ function encode(params: Params): URLSearchParams {
 export class Api {
   constructor(readonly credentials: Credentials | null) {}
 
+  private authorization(): Record<string, string> {
+    return this.credentials ? { Authorization: `Basic ${base64(`${this.credentials.email}:${this.credentials.apiKey}`)}` } : {};
+  }
+
   async call(method: string, path: string, params: Params = {}, init: RequestInit = {}): Promise<Json> {
-    const headers: Record<string, string> = {};
-    if (this.credentials) headers.Authorization = `Basic ${base64(`${this.credentials.email}:${this.credentials.apiKey}`)}`;
+    const headers: Record<string, string> = this.authorization();
     let url = `/api/v1${path}`;
     let body: string | undefined;
     const form = encode(params);
@@ -64,6 +67,40 @@ export class Api {
       throw new ApiError(response.status, answer?.code ?? 'BAD_RESPONSE', answer?.msg ?? `The server answered ${response.status}`);
     }
     return answer;
+  }
+
+  /** A file outside the API (an upload), fetched with the credentials. */
+  async file(path: string): Promise<Blob> {
+    const response = await fetch(path, { headers: this.authorization() });
+    if (!response.ok) throw new ApiError(response.status, 'BAD_RESPONSE', `The server answered ${response.status}`);
+    return response.blob();
+  }
+
+  /**
+   * POST /user_uploads with the file as multipart form data; XMLHttpRequest rather than fetch, as only it
+   * reports the upload's progress. Answers the file's URL.
+   */
+  upload(file: File, progress: (fraction: number) => void): Promise<{ url: string; filename: string }> {
+    return new Promise((resolve, reject) => {
+      const request = new XMLHttpRequest();
+      request.open('POST', '/api/v1/user_uploads');
+      for (const [name, value] of Object.entries(this.authorization())) request.setRequestHeader(name, value);
+      request.upload.addEventListener('progress', (event) => event.lengthComputable && progress(event.loaded / event.total));
+      request.addEventListener('load', () => {
+        let answer: Json = null;
+        try {
+          answer = JSON.parse(request.responseText);
+        } catch {
+          // reported below by status
+        }
+        if (request.status === 200 && answer?.result === 'success') resolve({ url: answer.url, filename: answer.filename ?? file.name });
+        else reject(new ApiError(request.status, answer?.code ?? 'BAD_RESPONSE', answer?.msg ?? `The server answered ${request.status}`));
+      });
+      request.addEventListener('error', () => reject(new ApiError(0, 'NETWORK', 'Cannot reach the server')));
+      const form = new FormData();
+      form.append('file', file, file.name);
+      request.send(form);
+    });
   }
 
   get = (path: string, params?: Params, init?: RequestInit) => this.call('GET', path, params, init);

@@ -1,4 +1,5 @@
 import type { Json } from './api.ts';
+import { EmojiCatalog } from './emoji.ts';
 import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
 export interface User {
@@ -7,6 +8,22 @@ export interface User {
   email: string;
   is_active: boolean;
   is_bot: boolean;
+  /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest */
+  role?: number;
+  /** an IANA zone, or '' when the user has not said */
+  timezone?: string;
+}
+
+/** Someone whose client reported nothing for this long is offline: Zulip's OFFLINE_THRESHOLD_SECS. */
+const OFFLINE_SECONDS = 140;
+
+export type Presence = 'active' | 'idle' | 'offline';
+
+export interface UserStatus {
+  status_text?: string;
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
 }
 
 export interface Subscription {
@@ -48,6 +65,15 @@ interface Typist {
   expiresAt: number;
 }
 
+/** A conversation of the recent-conversations view. */
+export interface RecentConversation {
+  narrow: Conversation;
+  lastId: number;
+  timestamp: number;
+  /** who wrote in it lately, latest first */
+  senders: number[];
+}
+
 /** Which parts of the page an event changed. */
 export interface Changed {
   sidebar?: boolean;
@@ -58,6 +84,8 @@ export interface Changed {
   /** the user's settings (colour scheme, Enter sends) */
   settings?: boolean;
   drafts?: boolean;
+  /** the topic on screen moved as a whole: the page follows it there */
+  follow?: Narrow;
 }
 
 /**
@@ -73,7 +101,15 @@ export class Model {
   topics = new Map<number, Topic[]>();
   unread = new Map<number, UnreadPlace>();
   drafts = new Map<number, Draft>();
-  settings = { colorScheme: 1, enterSends: false, typingNotifications: true };
+  readonly emoji = new EmojiCatalog();
+  /** last reports by user id, in the server's seconds */
+  presences = new Map<number, { active: number; idle: number }>();
+  /** the server's clock minus ours, in seconds, to judge presence timestamps */
+  clockSkew = 0;
+  statuses = new Map<number, UserStatus>();
+  /** where the server lists its Unicode emoji names, on this page's origin */
+  emojiDataUrl = '/emoji-data.json';
+  settings = { colorScheme: 1, enterSends: false, typingNotifications: true, desktopNotifications: true, directContentInNotifications: true };
   typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
   typists = new Map<string, Typist>();
   narrow: Narrow | null = null;
@@ -81,16 +117,33 @@ export class Model {
   feed: Message[] = [];
   /** the feed reaches back to the narrow's first message */
   foundOldest = false;
+  /** the feed reaches the narrow's latest message, so new ones join it (not so for a link to an old message) */
+  foundNewest = true;
+  /** conversations by narrow key, from one's latest messages and those arriving since */
+  recent = new Map<string, RecentConversation>();
 
   /** Replaces everything with a registration's state. */
   load(state: Json): void {
     this.me = { userId: state.user_id, email: state.email, fullName: state.full_name };
     this.realmName = state.realm_name ?? '';
     this.users = new Map((state.realm_users as User[]).map((user) => [user.user_id, user]));
+    // The system bots (the notification bot that announces resolved and moved topics) write messages too.
+    for (const bot of (state.cross_realm_bots ?? []) as User[]) this.users.set(bot.user_id, { ...bot, is_active: true, is_bot: true });
     this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
     this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
+    this.emoji.setCustom(state.realm_emoji ?? {});
+    this.presences = new Map(Object.entries(state.presences ?? {}).map(([id, entry]) => [Number(id), { active: (entry as Json).active_timestamp ?? 0, idle: (entry as Json).idle_timestamp ?? 0 }]));
+    if (typeof state.server_timestamp === 'number') this.clockSkew = state.server_timestamp - Date.now() / 1000;
+    this.statuses = new Map(Object.entries(state.user_status ?? {}).map(([id, status]) => [Number(id), status as UserStatus]));
+    if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
-    this.settings = { colorScheme: settings.color_scheme ?? 1, enterSends: settings.enter_sends ?? false, typingNotifications: settings.send_stream_typing_notifications ?? true };
+    this.settings = {
+      colorScheme: settings.color_scheme ?? 1,
+      enterSends: settings.enter_sends ?? false,
+      typingNotifications: settings.send_stream_typing_notifications ?? true,
+      desktopNotifications: settings.enable_desktop_notifications ?? true,
+      directContentInNotifications: settings.pm_content_in_desktop_notifications ?? true,
+    };
     this.typingTimes = {
       startedWaitMs: state.server_typing_started_wait_period_milliseconds ?? 10_000,
       stoppedWaitMs: state.server_typing_stopped_wait_period_milliseconds ?? 5_000,
@@ -109,6 +162,19 @@ export class Model {
     }
     this.topics.clear();
     this.typists.clear();
+  }
+
+  presenceOf(id: number, now = Date.now() / 1000 + this.clockSkew): Presence {
+    const entry = this.presences.get(id);
+    if (!entry) return 'offline';
+    if (now - entry.active < OFFLINE_SECONDS) return 'active';
+    return now - Math.max(entry.idle, entry.active) < OFFLINE_SECONDS ? 'idle' : 'offline';
+  }
+
+  /** When the user was last seen (server seconds), 0 if never. */
+  lastSeen(id: number): number {
+    const entry = this.presences.get(id);
+    return entry ? Math.max(entry.active, entry.idle) : 0;
   }
 
   userName(id: number): string {
@@ -176,10 +242,55 @@ export class Model {
     return names;
   }
 
-  setFeed(narrow: Narrow, messages: Message[], foundOldest = false): void {
+  setFeed(narrow: Narrow, messages: Message[], foundOldest = false, foundNewest = true): void {
     this.narrow = narrow;
     this.feed = messages;
     this.foundOldest = foundOldest;
+    this.foundNewest = foundNewest;
+  }
+
+  /** Later messages of the narrow, fetched as the reader scrolls down from an older message. */
+  appendFeed(messages: Message[], foundNewest: boolean): void {
+    const known = new Set(this.feed.map((message) => message.id));
+    this.feed = [...this.feed, ...messages.filter((message) => !known.has(message.id))];
+    this.foundNewest = foundNewest;
+  }
+
+  /** Unread messages by conversation, for the inbox: channels' topics first, then direct conversations. */
+  unreadConversations(): { narrow: Conversation; count: number; lastId: number }[] {
+    const found = new Map<string, { narrow: Conversation; count: number; lastId: number }>();
+    for (const [id, place] of this.unread) {
+      const narrow: Conversation = place.dm !== undefined
+        ? { kind: 'dm', userIds: place.dm.slice('dm:'.length).split(',').filter(Boolean).map(Number) }
+        : { kind: 'channel', streamId: place.streamId!, topic: place.topic ?? '' };
+      const key = narrowKey(narrow);
+      const entry = found.get(key) ?? { narrow, count: 0, lastId: 0 };
+      entry.count++;
+      entry.lastId = Math.max(entry.lastId, id);
+      found.set(key, entry);
+    }
+    return [...found.values()].filter((entry) => entry.narrow.kind === 'dm' || this.subscriptions.has(entry.narrow.streamId));
+  }
+
+  /** One's latest messages, as the recent conversations they belong to. */
+  loadRecent(messages: Message[]): void {
+    this.recent.clear();
+    for (const message of messages) this.noteRecent(message);
+  }
+
+  private noteRecent(message: Message): void {
+    const narrow = narrowOf(message, this.me.userId);
+    const key = narrowKey(narrow);
+    const entry = this.recent.get(key);
+    if (!entry) {
+      this.recent.set(key, { narrow, lastId: message.id, timestamp: message.timestamp, senders: [message.sender_id] });
+      return;
+    }
+    if (message.id > entry.lastId) {
+      entry.lastId = message.id;
+      entry.timestamp = message.timestamp;
+      entry.senders = [message.sender_id, ...entry.senders.filter((id) => id !== message.sender_id)];
+    } else if (!entry.senders.includes(message.sender_id)) entry.senders.push(message.sender_id);
   }
 
   /** Earlier messages of the narrow, fetched as the reader scrolls up. */
@@ -202,6 +313,16 @@ export class Model {
       case 'realm_user': return this.userEvent(event);
       case 'user_settings': return this.settingsEvent(event);
       case 'drafts': return this.draftsEvent(event);
+      case 'presence': return this.presenceEvent(event);
+      case 'user_status': {
+        const status = { ...this.statuses.get(event.user_id) };
+        for (const field of ['status_text', 'emoji_name', 'emoji_code', 'reaction_type'] as const) if (event[field] !== undefined) status[field] = event[field];
+        this.statuses.set(event.user_id, status);
+        return { sidebar: true };
+      }
+      case 'realm_emoji':
+        this.emoji.setCustom(event.realm_emoji);
+        return { feed: true };
       case 'realm':
         if (event.op === 'update' && event.property === 'name') this.realmName = event.value;
         if (event.op === 'update_dict' && event.data?.name) this.realmName = event.data.name;
@@ -223,9 +344,10 @@ export class Model {
         this.topics.set(message.stream_id!, [{ name: message.subject, maxId: message.id }, ...rest]);
       }
     }
+    this.noteRecent(message);
     // Someone who sent a message has stopped typing it.
     this.typists.delete(`${narrowKey(narrowOf(message, me))}|${message.sender_id}`);
-    if (this.narrow && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
+    if (this.narrow && this.foundNewest && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
       this.feed.push(message);
       changed.feed = true;
       changed.typing = true;
@@ -252,6 +374,10 @@ export class Model {
       if (event.new_stream_id !== undefined) this.topics.delete(event.new_stream_id);
       changed.sidebar = true;
       changed.refetch = true;
+      const here = this.narrow;
+      if (event.propagate_mode === 'change_all' && here?.kind === 'channel' && here.topic !== undefined && here.streamId === event.stream_id && sameTopic(here.topic, event.orig_subject ?? '')) {
+        changed.follow = { kind: 'channel', streamId: event.new_stream_id ?? here.streamId, topic: topic ?? here.topic };
+      }
     }
     return changed;
   }
@@ -275,6 +401,7 @@ export class Model {
   }
 
   private updateFlags(event: Json): Changed {
+    if (event.flag === 'starred') return this.starred(event);
     if (event.flag !== 'read') return {};
     if (event.op === 'add') {
       if (event.all) this.unread.clear();
@@ -296,6 +423,30 @@ export class Model {
       message.flags = event.op === 'add' ? [...new Set([...message.flags, 'read'])] : message.flags.filter((flag) => flag !== 'read');
     }
     return { sidebar: true };
+  }
+
+  /** The modern `presences` map when the queue has it, else the legacy per-client `presence`. */
+  private presenceEvent(event: Json): Changed {
+    if (event.presences) {
+      for (const [id, entry] of Object.entries(event.presences as Record<string, Json>)) this.presences.set(Number(id), { active: entry.active_timestamp ?? 0, idle: entry.idle_timestamp ?? 0 });
+    } else if (event.presence) {
+      const known = this.presences.get(event.user_id) ?? { active: 0, idle: 0 };
+      for (const client of Object.values(event.presence as Record<string, Json>)) {
+        if (client.status === 'active') known.active = Math.max(known.active, client.timestamp);
+        else known.idle = Math.max(known.idle, client.timestamp);
+      }
+      this.presences.set(event.user_id, known);
+    }
+    return { sidebar: true };
+  }
+
+  private starred(event: Json): Changed {
+    for (const message of this.feed) {
+      if (!event.messages.includes(message.id)) continue;
+      message.flags = event.op === 'add' ? [...new Set([...message.flags, 'starred'])] : message.flags.filter((flag) => flag !== 'starred');
+    }
+    // The starred view shows what is starred now.
+    return this.narrow?.kind === 'starred' ? { refetch: true } : { feed: true };
   }
 
   private typingEvent(event: Json): Changed {
@@ -351,6 +502,8 @@ export class Model {
     if (event.property === 'color_scheme') this.settings.colorScheme = event.value;
     else if (event.property === 'enter_sends') this.settings.enterSends = event.value;
     else if (event.property === 'send_stream_typing_notifications') this.settings.typingNotifications = event.value;
+    else if (event.property === 'enable_desktop_notifications') this.settings.desktopNotifications = event.value;
+    else if (event.property === 'pm_content_in_desktop_notifications') this.settings.directContentInNotifications = event.value;
     else return {};
     return { settings: true };
   }

@@ -1,7 +1,10 @@
 import type { Api } from '../api.ts';
 import { h } from '../dom.ts';
+import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { narrowKey, type Conversation } from '../narrow.ts';
+import { Autocomplete } from './autocomplete.ts';
+import type { EmojiPicker } from './emoji-picker.ts';
 
 /** A pause in typing this long saves the draft to the server. */
 const DRAFT_SAVE_MS = 1_000;
@@ -22,6 +25,10 @@ export class Compose {
   private readonly enterSends = h('input', { type: 'checkbox', 'aria-label': 'Press Enter to send' });
   private readonly error = h('p', { class: 'form-error small', role: 'alert' });
   private readonly send = h('button', { type: 'submit', class: 'primary send', 'aria-label': 'Send message', title: 'Send' }, 'Send');
+  private readonly files = h('input', { type: 'file', multiple: true, hidden: true, 'aria-label': 'Files to upload' });
+  private readonly emojiButton = h('button', { type: 'button', class: 'icon', 'aria-label': 'Add emoji', title: 'Add emoji' }, icon('smile'));
+  private readonly progress = h('div', { class: 'uploads' });
+  private readonly autocomplete: Autocomplete;
   private narrow: Conversation | null = null;
   /** the server's draft for the narrow on screen; a new slot per narrow, as saves finish after a switch */
   private draft: { id: number | null } = { id: null };
@@ -35,13 +42,29 @@ export class Compose {
   constructor(
     private readonly api: Api,
     private readonly model: Model,
+    private readonly picker: EmojiPicker,
   ) {
+    this.autocomplete = new Autocomplete(this.text, model, () => this.onInput());
+    const attach = h('button', { type: 'button', class: 'icon', 'aria-label': 'Attach files', title: 'Attach files (or drop or paste them here)', onclick: () => this.files.click() }, icon('paperclip'));
     this.element = h('form', { class: 'compose', 'aria-label': 'Compose a message', onsubmit: (event: Event) => { event.preventDefault(); void this.submit(); } },
       this.topic,
+      this.autocomplete.element,
       h('div', { class: 'compose-row' }, this.text, this.send),
-      h('div', { class: 'compose-footer' }, this.hint, h('label', { class: 'compose-toggle' }, this.enterSends, 'Enter sends')),
+      this.progress,
+      h('div', { class: 'compose-footer' }, h('div', { class: 'compose-tools' }, attach, this.emojiButton, this.files, this.hint), h('label', { class: 'compose-toggle' }, this.enterSends, 'Enter sends')),
       this.error,
     );
+    this.files.addEventListener('change', () => {
+      void this.uploadAll([...(this.files.files ?? [])]);
+      this.files.value = '';
+    });
+    this.emojiButton.addEventListener('click', () => this.picker.open(this.emojiButton, (choice) => this.insert(`:${choice.name}:`)));
+    this.text.addEventListener('paste', (event) => {
+      const pasted = [...(event.clipboardData?.files ?? [])];
+      if (!pasted.length) return;
+      event.preventDefault();
+      void this.uploadAll(pasted);
+    });
     this.text.addEventListener('keydown', (event) => this.onKey(event));
     this.text.addEventListener('input', () => this.onInput());
     this.topic.addEventListener('input', () => this.onInput());
@@ -91,6 +114,7 @@ export class Compose {
   }
 
   private onKey(event: KeyboardEvent): void {
+    if (this.autocomplete.handleKey(event)) return;
     if (event.key !== 'Enter' || event.isComposing) return;
     const send = event.ctrlKey || event.metaKey || (this.model.settings.enterSends && !event.shiftKey && !event.altKey);
     if (!send) return;
@@ -136,6 +160,75 @@ export class Compose {
       this.send.disabled = false;
       this.text.focus();
     }
+  }
+
+  /** Files dropped anywhere on `area` (the conversation pane) are uploaded into this box. */
+  acceptDrops(area: HTMLElement): void {
+    const hasFiles = (event: DragEvent) => event.dataTransfer?.types.includes('Files') ?? false;
+    area.addEventListener('dragover', (event) => {
+      if (!hasFiles(event) || this.element.hidden) return;
+      event.preventDefault();
+      area.classList.add('dropping');
+    });
+    area.addEventListener('dragleave', (event) => {
+      if (!area.contains(event.relatedTarget as Node | null)) area.classList.remove('dropping');
+    });
+    area.addEventListener('drop', (event) => {
+      area.classList.remove('dropping');
+      if (!hasFiles(event) || this.element.hidden) return;
+      event.preventDefault();
+      void this.uploadAll([...(event.dataTransfer?.files ?? [])]);
+    });
+  }
+
+  /** Text typed at the caret, with a space either side where a word would otherwise run into it. */
+  private insert(text: string): void {
+    const { selectionStart: start, selectionEnd: end, value } = this.text;
+    const before = value.slice(0, start);
+    const after = value.slice(end);
+    const padded = `${before && !/\s$/.test(before) ? ' ' : ''}${text}${/^\s/.test(after) ? '' : ' '}`;
+    this.text.value = before + padded + after;
+    const caret = before.length + padded.length;
+    this.text.focus();
+    this.text.setSelectionRange(caret, caret);
+    this.onInput();
+  }
+
+  // Uploads: a placeholder in the text while the file goes up, then its link, as the original does.
+
+  private async uploadAll(files: File[]): Promise<void> {
+    await Promise.all(files.map((file) => this.uploadOne(file)));
+  }
+
+  private async uploadOne(file: File): Promise<void> {
+    const name = file.name || 'pasted-file';
+    const placeholder = `[Uploading ${name}…]()`;
+    this.insert(placeholder);
+    const bar = h('progress', { max: 1, value: 0, 'aria-label': `Uploading ${name}` });
+    const row = h('div', { class: 'upload', role: 'status' }, h('span', { class: 'upload-name' }, name), bar);
+    this.progress.append(row);
+    try {
+      const { url } = await this.api.upload(file, (fraction) => (bar.value = fraction));
+      this.replacePlaceholder(placeholder, `[${name.replace(/[[\]]/g, '')}](${url})`);
+    } catch (error) {
+      this.replacePlaceholder(placeholder, '');
+      this.error.textContent = `${name}: ${(error as Error).message}`;
+    } finally {
+      row.remove();
+    }
+  }
+
+  private replacePlaceholder(placeholder: string, text: string): void {
+    const at = this.text.value.indexOf(placeholder);
+    if (at < 0) {
+      if (text) this.insert(text);
+      return;
+    }
+    const caret = this.text.selectionStart;
+    this.text.value = this.text.value.slice(0, at) + text + this.text.value.slice(at + placeholder.length);
+    const moved = caret > at ? caret + text.length - placeholder.length : caret;
+    this.text.setSelectionRange(moved, moved);
+    this.onInput();
   }
 
   // Typing notifications.

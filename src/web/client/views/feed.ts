@@ -1,11 +1,15 @@
 import { avatar, h, reconcile } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
-import { dmPeers, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
-import { renderContent } from './content.ts';
+import { dmPeers, isListing, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
+import { renderContent, type Uploads } from './content.ts';
+import { emojiFace } from './emoji-picker.ts';
+import { glyphOf } from '../emoji.ts';
 
 export interface FeedActions {
   toggleReaction(message: Message, reaction: Pick<Reaction, 'emoji_name' | 'emoji_code' | 'reaction_type'>): void;
+  /** the emoji picker, beside `anchor`, to react with any emoji */
+  pickReaction(message: Message, anchor: HTMLElement): void;
   /** the message's Markdown source, for the editor */
   rawContent(message: Message): Promise<string>;
   saveEdit(message: Message, content: string): Promise<void>;
@@ -13,12 +17,25 @@ export interface FeedActions {
   selectTopic(streamId: number, topic: string): void;
   /** a channel link or mention in a message */
   open(narrow: Narrow): void;
+  uploads: Uploads;
   /** the reader scrolled near the top: earlier messages are wanted */
   reachedTop(): void;
+  /** the reader scrolled near the bottom of a feed that does not reach the latest message */
+  reachedBottom(): void;
+  /** messages came into view (or the view moved): the ones seen may be marked read */
+  seen(): void;
+  toggleStar(message: Message): void;
+  showHistory(message: Message): void;
+  /** the person's card */
+  showUser(userId: number): void;
+  /** the message's link, `#narrow/.../near/ID` */
+  linkTo(message: Message): string;
 }
 
 /** How near the top (px) the reader gets before earlier messages are fetched, so they are there in time. */
 const FETCH_MARGIN = 600;
+
+const EMPTY: Record<string, string> = { search: 'No messages match this search.', starred: 'No starred messages. Star a message to find it here.' };
 
 const THUMBS_UP = { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' };
 
@@ -44,18 +61,53 @@ export class Feed {
   private readonly cache = new Map<string, Cached>();
   private readonly editing = new Map<number, Editing>();
   private lastModel: Model | null = null;
+  /** messages at least partly in view, by id */
+  private readonly inView = new Map<number, Element>();
+  private readonly observer: IntersectionObserver;
+  private scrollPending = false;
 
   constructor(private readonly actions: FeedActions) {
+    this.observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const id = Number((entry.target as HTMLElement).dataset.id);
+        if (entry.isIntersecting) this.inView.set(id, entry.target);
+        else this.inView.delete(id);
+      }
+      this.actions.seen();
+    }, { root: this.element, threshold: [0, 0.5, 1] });
     this.element.addEventListener('scroll', () => {
-      if (this.element.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+      const el = this.element;
+      if (el.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
+      if (el.scrollHeight - el.scrollTop - el.clientHeight < FETCH_MARGIN) this.actions.reachedBottom();
+      // Once a frame at most: a message whose end scrolled into view is read.
+      if (this.scrollPending) return;
+      this.scrollPending = true;
+      requestAnimationFrame(() => {
+        this.scrollPending = false;
+        this.actions.seen();
+      });
     }, { passive: true });
   }
 
+  /**
+   * The messages a reader has seen: those in view down to their end (or taller than the view and filling
+   * it), so that a message only peeking in at the bottom is not taken as read.
+   */
+  seenIds(): number[] {
+    const view = this.element.getBoundingClientRect();
+    const ids: number[] = [];
+    for (const [id, node] of this.inView) {
+      const box = node.getBoundingClientRect();
+      if (box.bottom <= view.bottom + 2 || (box.top <= view.top + 2 && box.height >= view.height)) ids.push(id);
+    }
+    return ids;
+  }
+
   /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
-  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean } = {}): void {
+  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean; loadingNewer?: boolean; scrollTo?: { id: number; highlight: boolean } } = {}): void {
     this.lastModel = model;
     const el = this.element;
-    const atBottom = options.toBottom || !options.prepended && el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    const atBottom = !options.scrollTo && (options.toBottom || !options.prepended && model.foundNewest && el.scrollHeight - el.scrollTop - el.clientHeight < 48);
     const nodes: Node[] = [];
     const keep = new Set<string>();
     const cached = (key: string, signature: string, build: () => HTMLElement) => {
@@ -70,16 +122,16 @@ export class Feed {
 
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
-    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, model.narrow?.kind === 'search' ? 'No messages match this search.' : 'No messages here yet. Say hello!')));
+    else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, EMPTY[model.narrow?.kind ?? ''] ?? 'No messages here yet. Say hello!')));
 
     if (model.feed.length && !options.loading && !options.error) {
-      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : 'This is the beginning of the conversation.'));
+      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : model.narrow?.kind === 'starred' ? 'No earlier starred messages.' : 'This is the beginning of the conversation.'));
       else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
     }
 
     const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
     // Search results come from many conversations: each run of one is headed by where it is.
-    const showPlaces = model.narrow?.kind === 'search';
+    const showPlaces = isListing(model.narrow);
     let previous: Message | null = null;
     for (const message of options.loading || options.error ? [] : model.feed) {
       const day = dayOf(message.timestamp);
@@ -100,15 +152,38 @@ export class Feed {
       }
       const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
-      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
-      cached(`message:${message.id}`, signature, () => this.messageView(model, message, continued, editing));
+      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
+      cached(`message:${message.id}`, signature, () => {
+        const node = this.messageView(model, message, continued, editing);
+        this.observer.observe(node);
+        return node;
+      });
       previous = message;
     }
 
-    for (const key of this.cache.keys()) if (!keep.has(key)) this.cache.delete(key);
+    if (!options.loading && !options.error && model.feed.length && !model.foundNewest) {
+      nodes.push(h('p', { class: 'feed-note', role: options.loadingNewer ? 'status' : null }, options.loadingNewer ? 'Loading later messages…' : 'Later messages follow as you scroll down.'));
+    }
+
+    for (const [key, entry] of this.cache) {
+      if (keep.has(key)) continue;
+      this.cache.delete(key);
+      this.observer.unobserve(entry.node);
+      this.inView.delete(Number(entry.node.dataset.id));
+    }
     const fromBottom = el.scrollHeight - el.scrollTop;
     reconcile(el, nodes);
-    if (atBottom) el.scrollTop = el.scrollHeight;
+    const target = options.scrollTo && el.querySelector<HTMLElement>(`.msg[data-id="${options.scrollTo.id}"]`);
+    if (target && options.scrollTo) {
+      // A linked message is centred and marked; the first unread one starts the view, below what came before.
+      target.scrollIntoView({ block: options.scrollTo.highlight ? 'center' : 'start' });
+      if (!options.scrollTo.highlight) el.scrollTop -= 48;
+      else {
+        for (const old of el.querySelectorAll('.msg.target')) old.classList.remove('target');
+        target.classList.add('target');
+        target.setAttribute('aria-current', 'true');
+      }
+    } else if (atBottom) el.scrollTop = el.scrollHeight;
     // Earlier messages added above the reader must not move what they are reading.
     else if (options.prepended) el.scrollTop = el.scrollHeight - fromBottom;
   }
@@ -117,6 +192,8 @@ export class Feed {
   reset(): void {
     this.editing.clear();
     this.cache.clear();
+    this.observer.disconnect();
+    this.inView.clear();
     this.element.replaceChildren();
   }
 
@@ -132,22 +209,28 @@ export class Feed {
     // "(edited)" ends the last paragraph, where a reader looks for it, rather than taking a line of its own.
     if (message.last_edit_timestamp) {
       const last = content.lastElementChild?.tagName === 'P' ? content.lastElementChild : content;
-      last.append(h('span', { class: 'edited', title: `Edited ${new Date(message.last_edit_timestamp * 1000).toLocaleString()}` }, '(edited)'));
+      last.append(h('button', { type: 'button', class: 'edited', 'aria-label': 'Show edit history', title: `Edited ${new Date(message.last_edit_timestamp * 1000).toLocaleString()}: show the history`, onclick: () => this.actions.showHistory(message) }, '(edited)'));
     }
     const thumbs = message.reactions.some((r) => r.user_id === model.me.userId && r.emoji_code === THUMBS_UP.emoji_code);
 
+    const starred = message.flags.includes('starred');
     const actions = h('div', { class: 'msg-actions', role: 'toolbar', 'aria-label': 'Message actions' },
+      h('button', { type: 'button', class: 'icon', 'aria-label': 'Add reaction', title: 'Add reaction', onclick: (event: Event) => this.actions.pickReaction(message, event.currentTarget as HTMLElement) }, icon('smile')),
       h('button', { type: 'button', class: 'icon', 'aria-label': thumbs ? 'Remove thumbs up' : 'React with thumbs up', 'aria-pressed': String(thumbs), title: 'Thumbs up', onclick: () => this.actions.toggleReaction(message, THUMBS_UP) }, icon('thumbsUp')),
+      h('button', { type: 'button', class: 'icon', 'aria-label': starred ? 'Unstar message' : 'Star message', 'aria-pressed': String(starred), title: starred ? 'Unstar' : 'Star', onclick: () => this.actions.toggleStar(message) }, icon('star')),
+      h('button', { type: 'button', class: 'icon', 'aria-label': 'Copy link to message', title: 'Copy link', onclick: (event: Event) => void copyLink(event.currentTarget as HTMLElement, this.actions.linkTo(message)) }, icon('link')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Edit message', title: 'Edit', onclick: () => this.startEdit(message) }, icon('edit')),
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
     );
 
     return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })}` },
-      continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : avatar(message.sender_id, sender),
+      continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : h('span', { class: 'msg-avatar', onclick: () => this.actions.showUser(message.sender_id) }, avatar(message.sender_id, sender)),
       h('div', { class: 'msg-body' },
         continued ? null : h('div', { class: 'msg-meta' },
-          h('span', { class: 'sender' }, sender),
-          h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time))),
+          h('button', { type: 'button', class: 'sender', title: `About ${sender}`, onclick: () => this.actions.showUser(message.sender_id) }, sender),
+          h('time', { datetime: time.toISOString(), title: time.toLocaleString() }, shortTime(time)),
+          starred ? h('span', { class: 'starred-mark', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null),
+        continued && starred ? h('span', { class: 'starred-mark continued', role: 'img', 'aria-label': 'Starred' }, icon('star', 14)) : null,
         editing ? this.editor(message, editing) : content,
         reactionsView(model, message, this.actions),
       ),
@@ -214,6 +297,17 @@ export class Feed {
   }
 }
 
+/** The link on the clipboard, said in the button's tooltip; where the clipboard is refused, a prompt shows it. */
+async function copyLink(button: HTMLElement, hash: string): Promise<void> {
+  const url = `${location.origin}${location.pathname}${hash}`;
+  try {
+    await navigator.clipboard.writeText(url);
+    button.title = 'Link copied';
+  } catch {
+    prompt('Link to this message', url);
+  }
+}
+
 function reactionsView(model: Model, message: Message, actions: FeedActions): HTMLElement | null {
   if (!message.reactions.length) return null;
   const groups = new Map<string, Reaction[]>();
@@ -229,20 +323,18 @@ function reactionsView(model: Model, message: Message, actions: FeedActions): HT
       type: 'button',
       class: `reaction${mine ? ' mine' : ''}`,
       'aria-pressed': String(mine),
-      'aria-label': `${first.emoji_name} by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
+      // The visible count is part of the name (a button's visible text must be, for those who click by voice).
+      'aria-label': `${first.emoji_name}: ${reactions.length}, by ${who}; ${mine ? 'remove yours' : 'add yours'}`,
       title: who,
       onclick: () => actions.toggleReaction(message, first),
-    }, h('span', { class: 'reaction-emoji' }, emojiGlyph(first)), h('span', { class: 'reaction-count' }, reactions.length));
+    }, h('span', { class: 'reaction-emoji', 'aria-hidden': 'true' }, reactionFace(model, first)), h('span', { class: 'reaction-count' }, reactions.length));
   }));
 }
 
-function emojiGlyph(reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reaction_type'>): string {
-  if (reaction.reaction_type !== 'unicode_emoji') return `:${reaction.emoji_name}:`;
-  try {
-    return String.fromCodePoint(...reaction.emoji_code.split('-').map((hex) => parseInt(hex, 16)));
-  } catch {
-    return `:${reaction.emoji_name}:`;
-  }
+function reactionFace(model: Model, reaction: Pick<Reaction, 'emoji_code' | 'emoji_name' | 'reaction_type'>): Node {
+  const custom = model.emoji.byCode(reaction.reaction_type, reaction.emoji_code);
+  if (custom) return emojiFace(custom);
+  return document.createTextNode(reaction.reaction_type === 'unicode_emoji' ? glyphOf(reaction.emoji_code) ?? `:${reaction.emoji_name}:` : `:${reaction.emoji_name}:`);
 }
 
 /** `#general › lunch`, or `Ada, Bob` for a direct conversation. */

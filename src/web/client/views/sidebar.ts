@@ -1,5 +1,6 @@
 import { avatar, h } from '../dom.ts';
 import { icon } from '../icons.ts';
+import { PRESENCE_WORDS } from './user-card.ts';
 import type { Model } from '../model.ts';
 import { narrowKey, sameNarrow, type Narrow } from '../narrow.ts';
 
@@ -7,9 +8,11 @@ export interface SidebarActions {
   select(narrow: Narrow): void;
   joinChannel(name: string): Promise<void>;
   signOut(): void;
+  newConversation(): void;
 }
 
-const badge = (count: number, what: string) => (count > 0 ? h('span', { class: 'badge', 'aria-label': `${count} unread ${what}` }, count > 99 ? '99+' : count) : null);
+// The count is in the item's accessible name ("Channel general, 2 unread"), so the badge is not read twice.
+const badge = (count: number) => (count > 0 ? h('span', { class: 'badge', 'aria-hidden': 'true' }, count > 99 ? '99+' : count) : null);
 
 /**
  * Channels with their unread counts, the topics of the open channel, and direct conversations. The shell
@@ -20,14 +23,19 @@ export class Sidebar {
   private readonly orgName = h('span', { class: 'org-name' });
   private readonly channelList = h('div', { class: 'nav-block' });
   private readonly peopleList = h('div', { class: 'nav-block' });
+  private readonly viewList = h('div', { class: 'nav-block' });
   private readonly me = h('div', { class: 'me-who' });
 
   constructor(private readonly actions: SidebarActions) {
     this.element = h('aside', { class: 'sidebar', 'aria-label': 'Channels and conversations' },
       h('header', { class: 'org' }, h('span', { class: 'org-logo', 'aria-hidden': 'true' }, icon('logo', 20)), this.orgName),
       h('nav', { class: 'nav', 'aria-label': 'Conversations' },
+        h('section', { 'aria-label': 'Views' }, this.viewList),
         h('section', { 'aria-labelledby': 'channels-heading' }, h('h2', { id: 'channels-heading' }, 'Channels'), this.channelList, joinForm(actions)),
-        h('section', { 'aria-labelledby': 'people-heading' }, h('h2', { id: 'people-heading' }, 'Direct messages'), this.peopleList),
+        h('section', { 'aria-labelledby': 'people-heading' },
+          h('div', { class: 'nav-heading' }, h('h2', { id: 'people-heading' }, 'Direct messages'),
+            h('button', { type: 'button', class: 'icon', 'aria-label': 'New direct or group conversation', title: 'New conversation (x)', onclick: () => actions.newConversation() }, '+')),
+          this.peopleList),
       ),
       h('footer', { class: 'me' }, this.me,
         h('button', { type: 'button', class: 'ghost', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, 'Sign out')),
@@ -38,15 +46,31 @@ export class Sidebar {
     const focused = document.activeElement instanceof HTMLElement && this.element.contains(document.activeElement) ? document.activeElement.dataset.key : undefined;
     this.orgName.textContent = model.realmName || 'Chat';
     const openChannel = narrow?.kind === 'channel' ? narrow.streamId : null;
-    const link: Link = (target, label, children, extraClass = '') =>
-      h('button', {
-        class: `nav-item ${extraClass}`,
+    // Only the label is inside the button; the marks, avatars and counts beside it are drawn over the row and
+    // left out of its name, which says them in words ("Channel general, 2 unread"): a button's visible text
+    // must be within its accessible name, for those who click by voice.
+    const link: Link = (target, label, children, extraClass = '') => {
+      const current = sameNarrow(narrow, target);
+      const at = children.findIndex((child) => child instanceof HTMLElement && child.classList.contains('nav-label'));
+      const [before, text, after] = [children.slice(0, at), children[at] ?? null, children.slice(at + 1)];
+      for (const node of [...before, ...after]) if (node instanceof HTMLElement) node.setAttribute('aria-hidden', 'true');
+      const button = h('button', {
+        class: 'nav-item',
         type: 'button',
         'data-key': narrowKey(target),
         'aria-label': label,
-        'aria-current': sameNarrow(narrow, target) ? 'page' : null,
+        'aria-current': current ? 'page' : null,
         onclick: () => this.actions.select(target),
-      }, ...children);
+      }, text);
+      return h('div', { class: `nav-row ${extraClass}${current ? ' current' : ''}` }, ...before, button, ...after);
+    };
+
+    const allUnread = model.unreadConversations().reduce((sum, conversation) => sum + conversation.count, 0);
+    this.viewList.replaceChildren(h('ul', { class: 'nav-list' },
+      h('li', {}, link({ kind: 'inbox' }, `Inbox${allUnread ? `, ${allUnread} unread` : ''}`, [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('inbox', 16)), h('span', { class: 'nav-label' }, 'Inbox'), badge(allUnread)], 'view')),
+      h('li', {}, link({ kind: 'recent' }, 'Recent conversations', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('clock', 16)), h('span', { class: 'nav-label' }, 'Recent conversations')], 'view')),
+      h('li', {}, link({ kind: 'starred' }, 'Starred messages', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('star', 16)), h('span', { class: 'nav-label' }, 'Starred messages')], 'view')),
+    ));
 
     const channels = model.channels().map((sub) => {
       const count = model.channelUnread(sub.stream_id);
@@ -54,7 +78,7 @@ export class Sidebar {
         link({ kind: 'channel', streamId: sub.stream_id }, `Channel ${sub.name}${count ? `, ${count} unread` : ''}`, [
           h('span', { class: 'channel-mark', style: `--channel: ${sub.color}`, 'aria-hidden': 'true' }, sub.invite_only ? '🔒' : '#'),
           h('span', { class: 'nav-label' }, sub.name),
-          badge(count, 'messages'),
+          badge(count),
         ], 'channel'));
       if (sub.stream_id === openChannel) item.append(topicList(model, sub.stream_id, link));
       return item;
@@ -66,9 +90,9 @@ export class Sidebar {
       const count = model.dmUnread(peers);
       const name = user.user_id === model.me.userId ? `${user.full_name} (you)` : user.full_name;
       return h('li', {}, link({ kind: 'dm', userIds: peers }, `Direct messages with ${name}${count ? `, ${count} unread` : ''}`, [
-        avatar(user.user_id, user.full_name, 'small'),
+        h('span', { class: 'nav-avatar', title: PRESENCE_WORDS[model.presenceOf(user.user_id)] }, avatar(user.user_id, user.full_name, 'small'), h('span', { class: `presence-dot ${model.presenceOf(user.user_id)}` })),
         h('span', { class: 'nav-label' }, name),
-        badge(count, 'messages'),
+        badge(count),
       ], 'person'));
     });
     const groups = model.groupConversations(narrow).map((userIds) => {
@@ -77,7 +101,7 @@ export class Sidebar {
       return h('li', {}, link({ kind: 'dm', userIds }, `Direct messages with ${names}${count ? `, ${count} unread` : ''}`, [
         h('span', { class: 'avatar avatar-small group', 'aria-hidden': 'true' }, String(userIds.length + 1)),
         h('span', { class: 'nav-label' }, names),
-        badge(count, 'messages'),
+        badge(count),
       ], 'person'));
     });
     this.peopleList.replaceChildren(h('ul', { class: 'nav-list' }, people, groups));
@@ -98,7 +122,7 @@ function topicList(model: Model, streamId: number, link: Link): HTMLElement {
     const name = topic.name || 'general chat';
     return h('li', {}, link({ kind: 'channel', streamId, topic: topic.name }, `Topic ${name}${count ? `, ${count} unread` : ''}`, [
       h('span', { class: 'nav-label' }, name),
-      badge(count, 'messages'),
+      badge(count),
     ], 'topic'));
   }));
 }
