@@ -68,8 +68,11 @@ t.test('cluster mode needs both --cluster and --node-id, and checks them', async
   t.match(badUrl.stderr, /nats:\/\/HOST:PORT/);
 });
 
-/** A node of a new NATS cluster listens once JetStream has a meta leader, which a loaded machine delays. */
-const CLUSTER_NODE = { startTimeoutMs: 120_000 };
+/**
+ * A node listens once JetStream answers its set-up, which it waits for itself (30 s, SETUP_WAIT_MS, then it
+ * exits saying why): the test waits longer, so that it reports the node's own reason.
+ */
+const CLUSTER_NODE = { startTimeoutMs: 60_000 };
 
 t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
   const nats = await startNatsCluster(t);
@@ -320,9 +323,7 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   t.ok(existsSync(join(dirs[2]!, 'data.mdb.behind')), 'its old LMDB file is set aside');
 });
 
-// todo: in 2 of about 8 runs today the first node of this subtest never printed "Listening" (it waits for its
-// NATS cluster; the cause is not pinned down). The checks still run; a hang there is reported, not counted.
-t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", { todo: 'a first node that sometimes never listens (issue 16)' }, async (t) => {
+t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir()];
   t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

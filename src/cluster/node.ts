@@ -66,8 +66,8 @@ export class ClusterNode implements ClusterHooks, Replication {
   /** the stream's last position as last seen */
   private streamLast = 0;
   private readonly waiters = new PositionWaiters();
-  private messages: ConsumerMessages | null = null;
-  private following: Promise<void> | null = null;
+  /** the stream being followed (a replica), null while this node leads or has stopped */
+  private follower: Follower | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private stopped = false;
@@ -215,10 +215,15 @@ export class ClusterNode implements ClusterHooks, Replication {
   /** Applies the stream's records after this node's log, in order, until stopped (promotion or shutdown). */
   private follow(): void {
     const runtime = this.runtime!;
-    this.following = (async () => {
+    const follower: Follower = { stopping: false, messages: null, done: Promise.resolve() };
+    this.follower = follower;
+    follower.done = (async () => {
       const consumer = await this.js.consumers.get(STREAM, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 });
       const messages = await consumer.consume();
-      this.messages = messages;
+      follower.messages = messages;
+      // Stopped while the consumer was being made (a promotion right after the start): the loop below ends at
+      // once. (Not awaited: a consumer's close completes only as its loop takes the stop in turn.)
+      if (follower.stopping) void messages.close();
       for await (const message of messages) {
         if (!message.headers?.get(TERM_HEADER)) {
           const record = decode<LogRecord>(message.data);
@@ -235,8 +240,23 @@ export class ClusterNode implements ClusterHooks, Replication {
         this.advance(message.seq);
       }
     })().catch((error: unknown) => {
-      if (!this.stopped) this.fatal(`following the log stream failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.stopped && !follower.stopping) this.fatal(`following the log stream failed: ${error instanceof Error ? error.message : String(error)}`);
     });
+  }
+
+  /**
+   * Stops applying the stream's records, whichever step the follower is at: closing its messages ends the
+   * loop, and a follower still making its consumer (a request, bounded by the client's timeout) sees that it
+   * stops once the consumer is made. (Closing only the messages left a promotion right after the start
+   * waiting for ever on a loop nobody would close.)
+   */
+  private async stopFollowing(): Promise<void> {
+    const follower = this.follower;
+    if (!follower) return;
+    this.follower = null;
+    follower.stopping = true;
+    await follower.messages?.close().catch(() => undefined);
+    await follower.done;
   }
 
   private advance(streamSeq: number): void {
@@ -338,9 +358,7 @@ export class ClusterNode implements ClusterHooks, Replication {
       await this.lease.delete(LEASE_KEY).catch(() => undefined);
       return;
     }
-    await this.messages?.close();
-    await this.following;
-    this.messages = null;
+    await this.stopFollowing();
     const marker = headers();
     marker.set(TERM_HEADER, this.nodeId);
     let termSeq: number;
@@ -517,8 +535,7 @@ export class ClusterNode implements ClusterHooks, Replication {
     if (this.timer) clearInterval(this.timer);
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     await this.snapshotting;
-    await this.messages?.close().catch(() => undefined);
-    await this.following;
+    await this.stopFollowing();
     const wasPrimary = this.role === 'primary';
     // What the stopping server still commits (a queue's removal) is not a write of the cluster's.
     this.role = 'replica';
@@ -526,6 +543,15 @@ export class ClusterNode implements ClusterHooks, Replication {
     await this.nodes.delete(this.nodeId).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
   }
+}
+
+/** The stream's records being applied at a replica (ClusterNode.follow). */
+interface Follower {
+  stopping: boolean;
+  /** null until its consumer is made */
+  messages: ConsumerMessages | null;
+  /** the applying loop: resolves once it has stopped */
+  done: Promise<void>;
 }
 
 /** The answer for a queue whose node is gone: as Zulip's event servers, the client registers again. */
