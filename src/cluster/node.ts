@@ -5,7 +5,7 @@ import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
-import type { Replication, Shared } from '../../actors/replication.ts';
+import { NotPrimary, type Replication, type Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
 import { removeSearchIndex } from '../../snapshots/search-index.ts';
@@ -13,6 +13,7 @@ import { Store } from '../../snapshots/store.ts';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
+import type { SharedFiles } from '../uploads.ts';
 import type { Metrics } from '../metrics.ts';
 import { forwardHttp, takeForwardMark } from './forward.ts';
 import { ForwardedSocket } from './forward-socket.ts';
@@ -80,6 +81,8 @@ export class ClusterNode implements ClusterHooks, Replication {
   private local: Store | null = null;
   private snapshotTimer: NodeJS.Timeout | null = null;
   private snapshotting: Promise<void> | null = null;
+  /** whether this node, as the primary, has read which snapshot a former primary stored last */
+  private readLatest = false;
   /** the latest snapshot stored in the cluster's object store, as far as this node knows */
   private stored: Manifest | null = null;
   /** the snapshot this node's empty data directory started from, if it did */
@@ -391,17 +394,18 @@ export class ClusterNode implements ClusterHooks, Replication {
     this.snapshotting ??= (async () => {
       if (!this.isPrimary() || this.stopped) return;
       const local = this.local!;
-      if (!this.snapshots) {
-        this.snapshots = await SnapshotBucket.open(this.js, this.config.replicas);
+      const snapshots = await this.snapshotBucket(true);
+      if (!this.readLatest) {
         // A former primary's snapshot counts: the stream may already have been trimmed to it.
-        this.stored = (await this.snapshots.latest()) ?? this.stored;
+        this.stored = (await snapshots.latest()) ?? this.stored;
+        this.readLatest = true;
       }
       const last = { ...this.replicated!.stored };
       if (!this.stored || last.seq > this.stored.seq) {
         // The stream stored the record before LMDB did: the copy must hold it for the positions to agree.
         const deadline = Date.now() + SNAPSHOT_FLUSH_WAIT_MS;
         while (local.lastSeq() < last.seq && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-        const manifest = await this.snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
+        const manifest = await snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
           seq >= last.seq ? last.streamSeq + 1 : null);
         if (manifest) {
           this.stored = manifest;
@@ -416,6 +420,31 @@ export class ClusterNode implements ClusterHooks, Replication {
       });
     return this.snapshotting;
   }
+
+  /** The object store of the snapshots and the organization's files: created if need be, or null if none was yet. */
+  private async snapshotBucket(create: true): Promise<SnapshotBucket>;
+  private async snapshotBucket(create: false): Promise<SnapshotBucket | null>;
+  private async snapshotBucket(create: boolean): Promise<SnapshotBucket | null> {
+    // Made by the primary once it stores a file or a snapshot: a cluster's start creates no bucket.
+    this.snapshots ??= create ? await SnapshotBucket.open(this.js, this.config.replicas) : await SnapshotBucket.find(this.js);
+    return this.snapshots;
+  }
+
+  /**
+   * The organization's files (uploads, avatars, emoji), kept with the snapshots' in their object store:
+   * written there by the primary before it records them, read by any node whose disk lacks them.
+   */
+  readonly files: SharedFiles = {
+    put: async (path, data) => {
+      if (!this.isPrimary()) throw new NotPrimary();
+      await (await this.snapshotBucket(true)).putFile(path, data);
+    },
+    get: async (path) => (await this.snapshotBucket(false))?.getFile(path) ?? null,
+    remove: async (path) => {
+      // Only what the primary recorded or took back: a replica's requests that remove files are forwarded.
+      if (this.isPrimary()) await (await this.snapshotBucket(true)).removeFile(path);
+    },
+  };
 
   /** Drops the records before the retention's bounds (CHAT_CLUSTER_RETENTION, _SIZE), never at or after `covered`. */
   private async trimStream(covered: number): Promise<void> {
