@@ -166,8 +166,67 @@ export class ActorRegistry {
           return this.applyUser(realmId, change.scheduledOwnerId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId, reminder: true }], mode);
         }
         return this.applyUser(realmId, change.message.senderId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId }], mode);
-      default:
+      // The realm's alone: no user actor holds any of these.
+      case 'attachment.deleted':
+      case 'attachment.uploaded':
+      case 'bot.updated':
+      case 'channel.created':
+      case 'channel.updated':
+      case 'channel_folder.created':
+      case 'channel_folder.updated':
+      case 'channel_folders.reordered':
+      case 'default_channel_group.created':
+      case 'default_channel_group.deleted':
+      case 'default_channel_group.updated':
+      case 'emoji.added':
+      case 'emoji.deactivated':
+      case 'group.created':
+      case 'group.members_changed':
+      case 'group.subgroups_changed':
+      case 'group.updated':
+      case 'invitation.resent':
+      case 'invitation.revoked':
+      case 'invitation.used':
+      case 'invitations.created':
+      case 'linkifier.added':
+      case 'linkifier.removed':
+      case 'linkifier.updated':
+      case 'linkifiers.reordered':
+      case 'message.edited':
+      case 'message.flags_changed':
+      case 'messages.deleted':
+      case 'notification_bot.created':
+      case 'playground.added':
+      case 'playground.removed':
+      case 'profile_data.changed':
+      case 'profile_field.created':
+      case 'profile_field.deleted':
+      case 'profile_field.updated':
+      case 'profile_fields.reordered':
+      case 'reaction.added':
+      case 'reaction.removed':
+      case 'realm.created':
+      case 'realm.deactivated':
+      case 'realm.permission_changed':
+      case 'realm.property_changed':
+      case 'realm_domain.added':
+      case 'realm_domain.changed':
+      case 'realm_domain.removed':
+      case 'settings_default.changed':
+      case 'subscription.properties_set':
+      case 'subscriptions.added':
+      case 'subscriptions.removed':
+      case 'user.api_key_changed':
+      case 'user.avatar_changed':
+      case 'user.email_changed':
+      case 'user.email_visibility_changed':
+      case 'user.password_changed':
+      case 'user.updated':
         return [];
+      default: {
+        const unknown: never = change;
+        throw new Error(`unknown realm change ${JSON.stringify(unknown)}`);
+      }
     }
     if ('userId' in change) this.dirty.users.add(userKey(realmId, change.userId));
     else if (change.type === 'user.created') this.dirty.users.add(userKey(realmId, change.user.userId));
@@ -184,6 +243,10 @@ export class ActorRegistry {
         if (queue) this.queues.remove(queue, change.reason);
         this.dirty.removedQueues.add(change.queueId);
         break;
+      }
+      default: {
+        const unknown: never = change;
+        throw new Error(`unknown queue change ${JSON.stringify(unknown)}`);
       }
     }
   }
