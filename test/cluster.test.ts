@@ -315,7 +315,9 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   const form = new FormData();
   form.append('file', new Blob(['kept in the stored snapshot']), 'kept.txt');
   const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
-  const uploaded = (await (await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form })).json()) as { url: string };
+  const upload = await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form });
+  const uploaded = (await upload.json()) as { url: string };
+  t.equal(upload.status, 200, `the upload is taken: ${JSON.stringify(uploaded)}`);
   // A replica that has the early records, then is down while the stream drops what follows them.
   let behind = await servers.start(dirs[2]!, env('r'));
   t.ok((await fetchIds(api(behind), CHANNEL)).includes(early.at(-1)!), 'the replica has the early records');

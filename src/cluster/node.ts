@@ -81,6 +81,7 @@ export class ClusterNode implements ClusterHooks, Replication {
   private local: Store | null = null;
   private snapshotTimer: NodeJS.Timeout | null = null;
   private snapshotting: Promise<void> | null = null;
+  private openingSnapshots: Promise<SnapshotBucket> | null = null;
   /** whether this node, as the primary, has read which snapshot a former primary stored last */
   private readLatest = false;
   /** the latest snapshot stored in the cluster's object store, as far as this node knows */
@@ -425,9 +426,14 @@ export class ClusterNode implements ClusterHooks, Replication {
   private async snapshotBucket(create: true): Promise<SnapshotBucket>;
   private async snapshotBucket(create: false): Promise<SnapshotBucket | null>;
   private async snapshotBucket(create: boolean): Promise<SnapshotBucket | null> {
-    // Made by the primary once it stores a file or a snapshot: a cluster's start creates no bucket.
-    this.snapshots ??= create ? await SnapshotBucket.open(this.js, this.config.replicas) : await SnapshotBucket.find(this.js);
-    return this.snapshots;
+    if (this.snapshots) return this.snapshots;
+    if (!create) return (this.snapshots = await SnapshotBucket.find(this.js));
+    // Made by the primary once it stores a file or a snapshot (a cluster's start creates no bucket), once
+    // however many ask at the same time (an upload and the snapshot timer); tried again after a failure.
+    this.openingSnapshots ??= SnapshotBucket.open(this.js, this.config.replicas).finally(() => {
+      this.openingSnapshots = null;
+    });
+    return (this.snapshots = await this.openingSnapshots);
   }
 
   /**
