@@ -427,7 +427,10 @@ export class ClusterNode implements ClusterHooks, Replication {
   private async snapshotBucket(create: false): Promise<SnapshotBucket | null>;
   private async snapshotBucket(create: boolean): Promise<SnapshotBucket | null> {
     if (this.snapshots) return this.snapshots;
-    if (!create) return (this.snapshots = await SnapshotBucket.find(this.js));
+    if (!create) {
+      const found = await SnapshotBucket.find(this.js);
+      return (this.snapshots ??= found);
+    }
     // Made by the primary once it stores a file or a snapshot (a cluster's start creates no bucket), once
     // however many ask at the same time (an upload and the snapshot timer); tried again after a failure.
     this.openingSnapshots ??= SnapshotBucket.open(this.js, this.config.replicas).finally(() => {
