@@ -1,8 +1,7 @@
-import { createActor, type Actor } from 'xstate';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { ChatError, ErrorCode } from './errors.ts';
 import type { Delivery } from './events.ts';
-import type { BodyWrite, LogRecord, Persistence, SnapshotRecord } from './persistence.ts';
+import type { LogRecord, Persistence } from './persistence.ts';
 import { PresenceStore } from './presence/store.ts';
 import { ScheduledDeliveries } from './scheduled-delivery.ts';
 import type { SearchIndex } from './search-index.ts';
@@ -13,29 +12,23 @@ import type { PresenceStatus } from './presence/store.ts';
 import type { QueueChange } from './queue/changes.ts';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from './queue/limits.ts';
 import { QueueRegistry, type Queue, type QueueTimings, type Routed } from './queue/registry.ts';
-import { LEGACY_QUEUE_KIND, QUEUE_KIND, QueueSnapshotLoader, writeQueues } from './queue/snapshot.ts';
 import type { QueueContext, QueueSpec } from './queue/spec.ts';
 import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
-import { decideRealm, type Clock, type DecideContext } from './realm/decide.ts';
-import { realmEvents } from './realm/events.ts';
-import { realmMachine } from './realm/machine.ts';
-import type { MessageChunkRecord } from './realm/messages/chunks.ts';
-import { bodiesSaved, MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
-import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
-import { emptyRealm, humanAdministrators, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
+import { decideRealm, type Clock } from './realm/decide.ts';
+import { realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
+import { ActorRegistry, userKey, type PersonalRecord, type RealmActor, type UserActor } from './registry.ts';
+import { Replay, type Recovered } from './replay.ts';
+import { writeSnapshot } from './snapshot-writer.ts';
 import type { UserChange } from './user/changes.ts';
 import type { UserCommand } from './user/commands.ts';
 import { decideUser } from './user/decide.ts';
-import { userEvents } from './user/events.ts';
-import { userMachine } from './user/machine.ts';
 import { settingValue } from './user/settings.ts';
-import { emptyUserState, userFromRecord, userToRecord, type UserRecord, type UserState } from './user/state.ts';
-import { displayEmail, visibilityOf } from './realm/email-visibility.ts';
+import { userFromRecord, userToRecord, type UserState } from './user/state.ts';
+import { visibilityOf } from './realm/email-visibility.ts';
 
-export type RealmActor = Actor<typeof realmMachine>;
-export type UserActor = Actor<typeof userMachine>;
+export type { PersonalRecord, RealmActor, UserActor };
 
 export interface RuntimeOptions {
   clock: Clock;
@@ -62,43 +55,24 @@ export interface RuntimeOptions {
   bodyCache?: number;
 }
 
-interface Dirty {
-  realms: Set<number>;
-  users: Set<string>;
-  /** queues whose stored snapshot must go (the live ones mark themselves, see Queue.unsaved) */
-  removedQueues: Set<string>;
-  /** queues restored from records of the older shape, which the next snapshot replaces (queue/snapshot.ts) */
-  legacyQueues: Set<string>;
-}
-
 interface CommitTarget {
   realmId: number;
   userId?: number;
   scope?: 'queue';
 }
 
-const userKey = (realmId: number, userId: number) => `${realmId}:${userId}`;
-
-/** Realm changes replayed per machine event at boot: the event's cost is spread, the batch's memory stays small. */
-const REPLAY_BATCH = 500;
-
-const NO_ALERT_WORDS: ReadonlyMap<number, readonly string[]> = new Map();
-
-/** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
-export interface PersonalRecord {
-  value: 'active' | 'deactivated';
-  state: UserRecord;
-}
-
 /**
- * The actor registry and the write path: a command is decided against its actor's state, the changes are
- * applied in memory and appended to the log, and once the group commit holding them is durable the events
- * they announce are delivered and the caller gets its answer.
+ * The live path: a command is decided against its actor's state, the changes are applied in memory
+ * (registry.ts, the one apply a replay uses too) and appended to the log, and once the group commit holding
+ * them is durable the events they announce are delivered and the caller gets its answer. Recovery and a
+ * replica's records go through replay.ts; snapshots are written by snapshot-writer.ts.
  */
 export class Runtime {
-  readonly realms = new Map<number, RealmActor>();
-  private readonly realmIdByStringId = new Map<string, number>();
-  readonly users = new Map<string, UserActor>();
+  /** the actors in memory, and the one apply of changes to them */
+  private readonly registry: ActorRegistry;
+  private readonly replay: Replay;
+  readonly realms: ReadonlyMap<number, RealmActor>;
+  readonly users: ReadonlyMap<string, UserActor>;
   readonly queues: QueueRegistry;
   /** who was last active when: in memory only, never logged (see presence/store.ts) */
   readonly presence: PresenceStore;
@@ -106,19 +80,11 @@ export class Runtime {
   readonly scheduled: ScheduledDeliveries;
   private seq: number;
   private lastCommit: Promise<void> = Promise.resolve();
-  private readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set(), legacyQueues: new Set() };
-  private replaying = false;
-  /** during a replay: whether the replayed changes are announced again, to the queues rebuilt from the log */
-  private reannouncing = false;
   /**
    * Events of changes applied but not yet durable, by log position, with the queues they go to once they
    * are. A snapshot taken meanwhile covers those changes: it stores these events too (see snapshot).
    */
   private readonly undelivered = new Map<number, Routed[]>();
-  /** per realm, what its decisions may read besides its state (see decideContext) */
-  private readonly decideContexts = new Map<number, DecideContext>();
-  /** realm -> the users with alert words, and theirs: a send checks these few rather than every recipient's actor */
-  private readonly alertWords = new Map<number, Map<number, readonly string[]>>();
   /** why the data directory stopped taking writes, once it failed one: the server is read-only until restarted */
   private storageFailure: string | null = null;
   private readonly searchSync: SearchSync | null;
@@ -135,9 +101,17 @@ export class Runtime {
       onExpired: (queue) => this.collectQueue(queue),
       // A replay leaves it: the log holds its removal further on if the process that ran then dropped it.
       onOverflow: (queue) => {
-        if (!this.replaying) this.collectQueue(queue);
+        if (!this.replay.active) this.collectQueue(queue);
       },
     });
+    this.registry = new ActorRegistry(store, this.queues, () => options.clock.now(), {
+      ...(options.realmHost ? { realmHost: options.realmHost } : {}),
+      ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
+      userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
+    });
+    this.realms = this.registry.realms;
+    this.users = this.registry.users;
+    this.replay = new Replay(this.registry, this.queues, store);
     this.presence = new PresenceStore((realmId, userId) => {
       const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
       return !!settings && settingValue(settings, 'presence_enabled') === true;
@@ -156,13 +130,11 @@ export class Runtime {
   }
 
   realmState(realmId: number): RealmState {
-    const actor = this.realms.get(realmId);
-    if (!actor) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
-    return actor.getSnapshot().context.state;
+    return this.registry.realmState(realmId);
   }
 
   realmByStringId(stringId: string): RealmState | undefined {
-    const id = this.realmIdByStringId.get(stringId);
+    const id = this.registry.realmIdByStringId.get(stringId);
     return id === undefined ? undefined : this.realmState(id);
   }
 
@@ -171,20 +143,7 @@ export class Runtime {
   }
 
   userActor(realmId: number, userId: number): UserActor | undefined {
-    return this.users.get(userKey(realmId, userId));
-  }
-
-  /** The time, and the personal facts of the realm's user actors that a realm decision may record. */
-  private decideContext(realmId: number): DecideContext {
-    let context = this.decideContexts.get(realmId);
-    if (!context) {
-      context = {
-        now: () => this.options.clock.now(),
-        alertWords: () => this.alertWords.get(realmId) ?? NO_ALERT_WORDS,
-      };
-      this.decideContexts.set(realmId, context);
-    }
-    return context;
+    return this.registry.userActor(realmId, userId);
   }
 
   /** Decides a realm command and commits its changes; resolves once they are durable. */
@@ -193,8 +152,8 @@ export class Runtime {
     if (!actor || actor.getSnapshot().value !== 'ready') {
       throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
     }
-    const changes = decideRealm(actor.getSnapshot().context.state, command, this.decideContext(realmId));
-    if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
+    const changes = decideRealm(actor.getSnapshot().context.state, command, this.registry.decideContext(realmId));
+    if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
     return changes;
   }
 
@@ -203,7 +162,7 @@ export class Runtime {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor || actor.getSnapshot().value !== 'active') throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     const changes = decideUser(actor.getSnapshot().context.state, command, this.options.clock);
-    if (changes.length > 0) await this.commit({ realmId, userId }, changes, () => this.applyUser(realmId, userId, changes));
+    if (changes.length > 0) await this.commit({ realmId, userId }, changes, () => this.registry.applyUser(realmId, userId, changes, 'live'));
     return changes;
   }
 
@@ -237,16 +196,16 @@ export class Runtime {
     };
     let changes: RealmChange[];
     try {
-      changes = decideRealm(realm.getSnapshot().context.state, command, this.decideContext(realmId));
+      changes = decideRealm(realm.getSnapshot().context.state, command, this.registry.decideContext(realmId));
     } catch (error) {
       const reason = error instanceof ChatError ? error.message : 'Internal server error';
       const failed = decideUser(actor!.getSnapshot().context.state, { type: 'scheduled.fail', id, reason }, this.options.clock);
       // A deactivated sender's actor takes this change too (see user/machine.ts).
-      if (failed.length > 0) await this.commit({ realmId, userId }, failed, () => this.applyUser(realmId, userId, failed));
+      if (failed.length > 0) await this.commit({ realmId, userId }, failed, () => this.registry.applyUser(realmId, userId, failed, 'live'));
       if (!(error instanceof ChatError)) throw error;
       return 'failed';
     }
-    await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
+    await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
     return 'sent';
   }
 
@@ -276,13 +235,13 @@ export class Runtime {
    * it durable (realm and users are marked changed).
    */
   adoptRealm(stringId: string, realm: RealmRecord, users: readonly PersonalRecord[]): RealmState {
-    if (this.realmIdByStringId.has(stringId)) throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
+    if (this.registry.realmIdByStringId.has(stringId)) throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
     const realmId = this.nextRealmId();
-    this.startRealm(realmFromRecord({ ...realm, realmId, stringId }), true);
-    this.dirty.realms.add(realmId);
+    this.registry.startRealm(realmFromRecord({ ...realm, realmId, stringId }), true);
+    this.registry.dirty.realms.add(realmId);
     for (const { value, state } of users) {
-      this.startUser(userFromRecord({ ...state, realmId }), value);
-      this.dirty.users.add(userKey(realmId, state.userId));
+      this.registry.startUser(userFromRecord({ ...state, realmId }), value);
+      this.registry.dirty.users.add(userKey(realmId, state.userId));
     }
     return this.realmState(realmId);
   }
@@ -293,12 +252,12 @@ export class Runtime {
   }
 
   async createRealm(stringId: string, name: string): Promise<RealmState> {
-    if (this.realmIdByStringId.has(stringId)) {
+    if (this.registry.realmIdByStringId.has(stringId)) {
       throw new ChatError(ErrorCode.BAD_REQUEST, `Organization '${stringId}' already exists`);
     }
     const realmId = this.nextRealmId();
     const changes: RealmChange[] = [{ type: 'realm.created', realmId, stringId, name, at: this.options.clock.now() }];
-    await this.commit({ realmId }, changes, (at) => this.applyRealm(realmId, changes, at));
+    await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
     return this.realmState(realmId);
   }
 
@@ -415,13 +374,7 @@ export class Runtime {
   follow(record: LogRecord): Promise<void> {
     if (record.seq !== this.seq + 1) throw new Error(`log record ${record.seq} does not follow ${this.seq}`);
     this.seq = record.seq;
-    let deliveries: Delivery[] = [];
-    // A queue's record can only come from a log written before its organization became a cluster.
-    if (record.scope !== 'queue') {
-      deliveries = record.userId === undefined
-        ? this.applyRealm(record.realmId, record.changes as RealmChange[], record.at)
-        : this.applyUser(record.realmId, record.userId, record.changes as UserChange[]);
-    }
+    const deliveries = this.replay.follow(record);
     let count = 0;
     for (const delivery of deliveries) {
       for (const { event, queues } of this.queues.resolve(delivery)) {
@@ -450,117 +403,11 @@ export class Runtime {
   private failStorage(error: unknown): void {
     if (this.storageFailure !== null) return;
     this.storageFailure = error instanceof Error ? error.message : String(error);
-    for (const actor of this.realms.values()) actor.stop();
-    for (const actor of this.users.values()) actor.stop();
-    this.realms.clear();
-    this.users.clear();
-    this.alertWords.clear();
-    this.realmIdByStringId.clear();
+    this.registry.clear();
     // The live queues stay as they are: their events were only ever delivered after being stored.
     this.recover({ queues: false });
-    this.dirty.realms.clear();
-    this.dirty.users.clear();
-  }
-
-  private applyUser(realmId: number, userId: number, changes: readonly UserChange[]): Delivery[] {
-    const actor = this.users.get(userKey(realmId, userId));
-    if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
-    actor.send({ type: 'user.apply', changes });
-    this.dirty.users.add(userKey(realmId, userId));
-    const state = actor.getSnapshot().context.state;
-    this.noteAlertWords(state);
-    if (this.replaying && !this.reannouncing) return [];
-    if (!this.replaying) this.scheduled.noteChanges(state, changes);
-    const realm = this.realms.get(realmId)?.getSnapshot().context.state;
-    const facts = { channelName: (id: number) => realm?.channels.get(id)?.name, administrators: () => (realm ? humanAdministrators(realm) : []) };
-    const deliveries = changes.flatMap((change) => userEvents(state, change, facts));
-    // Legacy settings events name the user by email, which the realm holds; the modern shape drops it.
-    const profile = realm?.users.get(userId);
-    const email = realm && profile ? displayEmail(realm, profile) : undefined;
-    for (const delivery of deliveries) if (delivery.event.type === 'user_settings') delivery.event.user_email = email;
-    return deliveries;
-  }
-
-  /** Applies changes to the realm and user actors; returns the events they announce. */
-  private applyRealm(realmId: number, changes: readonly RealmChange[], at: number): Delivery[] {
-    let realm = this.realms.get(realmId);
-    const first = changes[0];
-    if (!realm && first?.type === 'realm.created') {
-      realm = this.startRealm(emptyRealm(realmId, first.stringId, first.name, Math.floor(first.at / 1000)));
-    }
-    if (!realm) throw new Error(`log names unknown realm ${realmId}`);
-    realm.send({ type: 'realm.apply', changes });
-    const state = realm.getSnapshot().context.state;
-    this.realmIdByStringId.set(state.stringId, realmId);
-    this.dirty.realms.add(realmId);
-    const deliveries: Delivery[] = [];
-    for (const change of changes) {
-      const personal = this.applyToUserActors(realmId, change);
-      if (!this.replaying || this.reannouncing) deliveries.push(...realmEvents(state, change, at), ...personal);
-    }
-    return deliveries;
-  }
-
-  /** The part of a realm change that user actors hold; returns the events of their changes. */
-  private applyToUserActors(realmId: number, change: RealmChange): Delivery[] {
-    switch (change.type) {
-      case 'user.created':
-        this.startUser(emptyUserState(realmId, change.user.userId, change.settings));
-        break;
-      case 'user.deactivated':
-      case 'user.reactivated':
-        this.userActor(realmId, change.userId)?.send({ type: change.type });
-        break;
-      case 'message.sent':
-        // A delivered scheduled message leaves its sender's list (a reminder its owner's) with the same record that sent it.
-        if (change.scheduledMessageId === undefined) return [];
-        if (change.scheduledOwnerId !== undefined) {
-          return this.applyUser(realmId, change.scheduledOwnerId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId, reminder: true }]);
-        }
-        return this.applyUser(realmId, change.message.senderId, [{ type: 'scheduled.delivered', id: change.scheduledMessageId }]);
-      default:
-        return [];
-    }
-    if ('userId' in change) this.dirty.users.add(userKey(realmId, change.userId));
-    else if (change.type === 'user.created') this.dirty.users.add(userKey(realmId, change.user.userId));
-    return [];
-  }
-
-  private startRealm(state: RealmState, ready = !this.replaying): RealmActor {
-    if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
-    const { store } = this;
-    const { realmId } = state;
-    state.messages.bodies.attach({
-      read(id) {
-        const record = store.readBody(realmId, id) as BodyRecord | undefined;
-        return record && bodyFromRecord(record);
-      },
-      *scan() {
-        for (const [id, record] of store.readBodies(realmId)) yield [id, bodyFromRecord(record as BodyRecord)];
-      },
-      ids: () => store.readBodyIds(realmId),
-    }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
-    const actor = createActor(realmMachine, { input: { state } }).start();
-    if (ready) actor.send({ type: 'realm.recovered' });
-    this.realms.set(state.realmId, actor);
-    this.realmIdByStringId.set(state.stringId, state.realmId);
-    return actor;
-  }
-
-  private noteAlertWords(state: UserState): void {
-    let users = this.alertWords.get(state.realmId);
-    if (state.alertWords.length > 0) {
-      if (!users) this.alertWords.set(state.realmId, (users = new Map()));
-      users.set(state.userId, state.alertWords);
-    } else users?.delete(state.userId);
-  }
-
-  private startUser(state: UserState, value: 'active' | 'deactivated' = 'active'): UserActor {
-    const snapshot = userMachine.resolveState({ value, context: { state } });
-    const actor = createActor(userMachine, { snapshot, input: { state } }).start();
-    this.users.set(userKey(state.realmId, state.userId), actor);
-    this.noteAlertWords(state);
-    return actor;
+    this.registry.dirty.realms.clear();
+    this.registry.dirty.users.clear();
   }
 
   // ---- queues -------------------------------------------------------------------------------------------
@@ -613,151 +460,26 @@ export class Runtime {
     // A read-only server (see failStorage) still serves events: its queues live in memory only, as the
     // changes they could announce cannot happen, and the next boot's clients register again.
     if (this.storageFailure !== null) {
-      for (const change of changes) this.applyQueue(change);
+      for (const change of changes) this.registry.applyQueue(change);
       return Promise.resolve();
     }
     // In a cluster, a queue is its node's alone (see RuntimeOptions.replication): once every change its
     // initial state may hold is durable, it is.
     if (this.options.replication) {
-      for (const change of changes) this.applyQueue(change);
+      for (const change of changes) this.registry.applyQueue(change);
       return this.settled();
     }
     return this.commit({ realmId: owner.realmId, userId: owner.userId, scope: 'queue' }, changes, () => {
-      for (const change of changes) this.applyQueue(change);
+      for (const change of changes) this.registry.applyQueue(change);
       return [];
     });
   }
 
-  private applyQueue(change: QueueChange): void {
-    switch (change.type) {
-      case 'queue.registered':
-        this.queues.open(change.context);
-        break;
-      case 'queue.removed': {
-        const queue = this.queues.find(change.queueId);
-        if (queue) this.queues.remove(queue, change.reason);
-        this.dirty.removedQueues.add(change.queueId);
-        break;
-      }
-    }
-  }
-
   // ---- recovery and snapshots ---------------------------------------------------------------------------
 
-  /**
-   * Boot: load the snapshots, replay the log after them through the same apply, then serve. Event queues
-   * come back too, after a crash as after a graceful stop: a queue's snapshot holds its events up to the
-   * snapshot's position, and the replay announces the later changes again to the queues that took them
-   * (each queue's logged events get the ids they had, see queue/buffer.ts). With `queues: false` the queues
-   * in memory are left alone (reloading after a failed write).
-   */
-  recover(options: { queues?: boolean } = {}): { snapshots: number; replayed: number; queues: number; tornTail: { seq: number; error: string } | null } {
-    const withQueues = options.queues !== false;
-    this.replaying = true;
-    const clean = this.store.wasCleanShutdown();
-    let snapshots = 0;
-    let undelivered: UndeliveredRecord = [];
-    const snapshotSeq = new Map<string, number>();
-    const realms = new RealmSnapshotLoader();
-    const queues = new QueueSnapshotLoader();
-    for (const record of this.store.readSnapshots()) {
-      snapshots++;
-      snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
-      if (withQueues) {
-        const queueId = queues.take(record.kind, record.id, record.data);
-        // Replay skips the log entries a queue's record covers, whichever shape it has.
-        if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
-      }
-      if (record.kind === 'realm') this.startRealm(realms.realm(record.data as RealmRecord), false);
-      else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
-      else if (record.kind === 'user') {
-        const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
-        this.startUser(userFromRecord(data.state), data.value);
-      } else if (record.kind === UNDELIVERED[0] && withQueues) {
-        undelivered = record.data as UndeliveredRecord;
-      }
-    }
-    realms.finish();
-    if (withQueues) for (const id of queues.finish(this.queues, !clean)) this.dirty.legacyQueues.add(id);
-    // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
-    for (const actor of this.realms.values()) {
-      const state = actor.getSnapshot().context.state;
-      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0) this.dirty.realms.add(state.realmId);
-    }
-    // Events the snapshot's changes announced that had not reached their queues when it was taken: they
-    // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.
-    for (const { event, queueIds } of undelivered) {
-      const queues = queueIds.map((id) => this.queues.find(id)).filter((queue) => queue !== undefined);
-      if (queues.length > 0) this.queues.deliver(queues, event, true);
-    }
-    let replayed = 0;
-    // Consecutive entries of one realm are applied in batches, one machine event instead of one per entry,
-    // while no queue takes their events again (reannounce needs each entry's own position). Batches stay
-    // small, so that the decoded entries die young rather than all live until the end of the log.
-    let batchRealmId: number | null = null;
-    let batchAt = 0;
-    const batch: RealmChange[] = [];
-    const flush = () => {
-      if (batchRealmId !== null) this.applyRealm(batchRealmId, batch.splice(0), batchAt);
-      batchRealmId = null;
-    };
-    for (const entry of this.store.readLog(0)) {
-      if (entry.scope === 'queue') {
-        if (!withQueues) continue;
-        // A record may hold several queues' changes (evictions with a registration): each queue's own snapshot decides.
-        const uncovered = (entry.changes as QueueChange[]).filter((change) => {
-          const covered = snapshotSeq.get(`queue:${change.type === 'queue.registered' ? change.context.queueId : change.queueId}`);
-          return covered === undefined || entry.seq > covered;
-        });
-        if (uncovered.length === 0) continue;
-        flush();
-        for (const queueChange of uncovered) this.applyQueue(queueChange);
-        replayed++;
-        continue;
-      }
-      const owner = entry.userId === undefined ? `realm:${entry.realmId}` : `user:${userKey(entry.realmId, entry.userId)}`;
-      const covered = snapshotSeq.get(owner);
-      if (covered !== undefined && entry.seq <= covered) continue;
-      replayed++;
-      const reannouncing = withQueues && this.queues.size > 0;
-      if (!reannouncing && entry.userId === undefined) {
-        if (batchRealmId !== entry.realmId || batch.length >= REPLAY_BATCH) {
-          flush();
-          batchRealmId = entry.realmId;
-        }
-        batchAt = entry.at;
-        for (const change of entry.changes as RealmChange[]) batch.push(change);
-        continue;
-      }
-      flush();
-      this.reannouncing = reannouncing;
-      const deliveries =
-        entry.userId === undefined
-          ? this.applyRealm(entry.realmId, entry.changes as RealmChange[], entry.at)
-          : this.applyUser(entry.realmId, entry.userId, entry.changes as UserChange[]);
-      for (const delivery of deliveries) this.reannounce(delivery, entry.seq, snapshotSeq);
-      this.reannouncing = false;
-    }
-    flush();
-    for (const actor of this.realms.values()) actor.send({ type: 'realm.recovered' });
-    this.replaying = false;
-    if (withQueues) {
-      // A crash may have cut short never-logged events whose ids the clients saw (see EventBuffer.rebuilt).
-      for (const queue of this.queues.all()) queue.buffer.rebuilt = !clean;
-    }
-    return { snapshots, replayed, queues: withQueues ? this.queues.size : 0, tornTail: this.store.tornTail };
-  }
-
-  /**
-   * Delivers a replayed change's event to the queues that took it when it happened: those live now, except
-   * ones whose snapshot already holds it. (A queue that took an event is written by the next snapshot, with
-   * every actor that changed; so an entry older than an actor's snapshot has nothing for any queue.)
-   */
-  private reannounce(delivery: Delivery, seq: number, snapshotSeq: ReadonlyMap<string, number>): void {
-    for (const routed of this.queues.resolve(delivery)) {
-      const queues = routed.queues.filter((queue) => (snapshotSeq.get(`queue:${queue.id}`) ?? -1) < seq);
-      if (queues.length > 0) this.queues.deliver(queues, routed.event, true);
-    }
+  /** Boot (and a reload after a failed write): the snapshots and the log replayed into the actors (replay.ts). */
+  recover(options: { queues?: boolean } = {}): Recovered {
+    return this.replay.recover(options);
   }
 
   /**
@@ -772,65 +494,9 @@ export class Runtime {
     // Low on disk space: a snapshot can be a large commit; the log keeps everything until there is room.
     if (this.options.writesRefused?.()) return 0;
     const seq = this.seq;
-    const records: SnapshotRecord[] = [];
-    const record = (kind: string, id: string, data: unknown) => records.push({ v: FORMAT_VERSION, seq, kind, id, data });
-    const deleted: [string, string][] = [];
-    const dirtyRealms = [...this.dirty.realms];
-    const dirtyUsers = [...this.dirty.users];
-    const removedQueues = [...this.dirty.removedQueues];
-    const legacyQueues = [...this.dirty.legacyQueues];
-    this.dirty.realms.clear();
-    this.dirty.users.clear();
-    this.dirty.removedQueues.clear();
-    this.dirty.legacyQueues.clear();
-    const taken: [RealmState, RealmSnapshot][] = [];
-    const bodies: BodyWrite[] = [];
-    for (const realmId of dirtyRealms) {
-      const state = this.realmState(realmId);
-      const snapshot = realmSnapshot(state);
-      taken.push([state, snapshot]);
-      record('realm', String(realmId), snapshot.realm);
-      for (const [id, data] of snapshot.chunks) {
-        if (data) record(MESSAGE_CHUNK_KIND, id, data);
-        else deleted.push([MESSAGE_CHUNK_KIND, id]);
-      }
-      for (const [messageId, body] of snapshot.bodies) bodies.push({ realmId, messageId, body });
-    }
-    for (const key of dirtyUsers) {
-      const snapshot = this.users.get(key)?.getSnapshot();
-      if (snapshot) record('user', key, { value: snapshot.value, state: userToRecord(snapshot.context.state) });
-    }
-    const queues = final ? this.queues.all() : this.queues.unsaved();
-    const written = writeQueues(queues, this.queues.payloads);
-    for (const { kind, id, data } of written.records) record(kind, id, data);
-    for (const queue of queues) queue.unsaved = false;
-    for (const id of removedQueues) deleted.push([QUEUE_KIND, id]);
-    for (const id of legacyQueues) deleted.push([LEGACY_QUEUE_KIND, id]);
-    deleted.push(...written.deleted);
-    // The snapshot covers changes whose events are not in their queues yet (their commit is in flight): the
-    // queues' records above lack them, and a replay would not announce them again. They are stored beside.
-    const undelivered: UndeliveredRecord = [];
-    for (const list of this.undelivered.values()) {
-      for (const { event, queues: to } of list) undelivered.push({ event, queueIds: to.map((queue) => queue.id) });
-    }
-    if (undelivered.length > 0) record(UNDELIVERED[0], UNDELIVERED[1], undelivered);
-    else deleted.push(UNDELIVERED);
-    try {
-      await this.store.writeSnapshots(seq, records, deleted, final, bodies);
-      for (const [state, snapshot] of taken) bodiesSaved(state, snapshot);
-      this.searchSync?.snapshotted(seq);
-    } catch (error) {
-      // Nothing was written: these actors are still only covered by the log, which was not trimmed either.
-      for (const realmId of dirtyRealms) this.dirty.realms.add(realmId);
-      for (const [state, snapshot] of taken) restoreUnsaved(state, snapshot);
-      for (const key of dirtyUsers) this.dirty.users.add(key);
-      for (const id of removedQueues) this.dirty.removedQueues.add(id);
-      for (const id of legacyQueues) this.dirty.legacyQueues.add(id);
-      for (const queue of queues) queue.unsaved = true;
-      written.undo();
-      throw error;
-    }
-    return records.length;
+    const written = await writeSnapshot(this.registry, this.queues, this.undelivered, this.store, seq, final);
+    this.searchSync?.snapshotted(seq);
+    return written;
   }
 
   /**
@@ -875,7 +541,3 @@ export class Runtime {
 }
 
 export type { Queue };
-
-/** The snapshot record of events a snapshot's changes announced that had not reached their queues. */
-const UNDELIVERED: [string, string] = ['undelivered', 'events'];
-type UndeliveredRecord = { event: Delivery['event']; queueIds: string[] }[];

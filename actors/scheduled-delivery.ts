@@ -63,8 +63,35 @@ export class ScheduledDeliveries {
         case 'scheduled.failed':
           (ids ??= []).push(change.id);
           break;
-        default:
+        // No deadline in these.
+        case 'alert_words.changed':
+        case 'draft.created':
+        case 'draft.deleted':
+        case 'draft.edited':
+        case 'drafts.cleared':
+        case 'email.change_confirmed':
+        case 'email.change_requested':
+        case 'navigation_view.added':
+        case 'navigation_view.removed':
+        case 'navigation_view.updated':
+        case 'onboarding_step.seen':
+        case 'push_device.changed':
+        case 'push_token.added':
+        case 'push_token.removed':
+        case 'setting.changed':
+        case 'snippet.created':
+        case 'snippet.deleted':
+        case 'snippet.edited':
+        case 'status.changed':
+        case 'user.muted':
+        case 'user.unmuted':
+        case 'user_topic.changed':
+        case 'video_token.changed':
           break;
+        default: {
+          const unknown: never = change;
+          throw new Error(`unknown user change ${JSON.stringify(unknown)}`);
+        }
       }
     }
     if (ids) this.track(state, ids);

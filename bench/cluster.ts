@@ -2,6 +2,7 @@
  * The cost of cluster mode (README, "A cluster"), against a single process in the same run.
  *
  *   npx tsx bench/cluster.ts [--sends 2000] [--sequential 300] [--concurrency 32]
+ *   npm run bench -- --cluster    (and in full mode): the same, after the suite, in its results
  *
  * Starts the compiled server alone, then three nats-server processes as one JetStream cluster (R3, on
  * loopback) with three chat nodes, and sends channel messages: one at a time (the latency of a durable
@@ -15,6 +16,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startNatsCluster } from '../test/helpers/nats.ts';
 import { Api, mapLimit, readZuliprc, type Credentials } from './lib/api.ts';
@@ -22,7 +25,7 @@ import { serverProgram } from './lib/compiled.ts';
 import { cpuSeconds, killAll, makeTempDir, removeTempDir, sleep, startNode, stopAll, type Child } from './lib/proc.ts';
 import { median, percentile, round } from './lib/stats.ts';
 
-interface SendFigures {
+export interface SendFigures {
   label: string;
   sequentialP50Ms: number;
   sequentialP99Ms: number;
@@ -57,7 +60,7 @@ async function measure(label: string, api: Api, owner: Credentials, committer: C
   };
 }
 
-interface DeliveryFigures {
+export interface DeliveryFigures {
   label: string;
   deliveriesPerSecond: number;
   /** CPU microseconds per send of the primary, and per delivery of each node holding queues */
@@ -124,9 +127,30 @@ async function until<T>(what: string, check: () => Promise<T | null>, ms = 60_00
   }
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { sends: { type: 'string' }, sequential: { type: 'string' }, concurrency: { type: 'string' } } });
-  const options = { sends: Number(values.sends ?? 2000), sequential: Number(values.sequential ?? 300), concurrency: Number(values.concurrency ?? 32) };
+export interface ClusterOptions {
+  sends: number;
+  sequential: number;
+  concurrency: number;
+}
+
+export interface ClusterResult {
+  options: ClusterOptions;
+  /** the single process first (the baseline), then the cluster's primary and a replica */
+  sends: SendFigures[];
+  fanoutSends: number;
+  deliveries: DeliveryFigures[];
+  failoverMs: number;
+}
+
+export const CLUSTER_DEFAULTS: ClusterOptions = { sends: 2000, sequential: 300, concurrency: 32 };
+
+/** Whether nats-server can be started here (test/setup/system-packages.sh installs it). */
+export function natsServerInstalled(): boolean {
+  return spawnSync('nats-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** The single process, then three nodes over a three-server JetStream cluster: sends, deliveries, failover. */
+export async function runCluster(options: ClusterOptions = CLUSTER_DEFAULTS): Promise<ClusterResult> {
   const server = await serverProgram();
   const dirs: string[] = [];
   const teardowns: (() => unknown)[] = [];
@@ -184,18 +208,7 @@ async function main(): Promise<void> {
     });
     const failoverMs = Math.round(performance.now() - killed);
 
-    console.log(`\nCluster bench (${options.sequential} sends one at a time, ${options.sends} with ${options.concurrency} in flight; NATS R3 on loopback)`);
-    console.log('| how | p50 ms (one at a time) | p99 ms | sends/s (concurrent) | CPU us per send (committing node) |');
-    console.log('|---|---|---|---|---|');
-    for (const row of rows) console.log(`| ${row.label} | ${row.sequentialP50Ms} | ${row.sequentialP99Ms} | ${row.sendsPerSecond} | ${row.cpuUsPerSend} |`);
-    console.log(`\nDeliveries (${fanSends} sends, 16 in flight, to a channel whose one member holds the queues)`);
-    console.log('| queues | deliveries/s | primary CPU us per send | CPU per delivery of the nodes holding queues |');
-    console.log('|---|---|---|---|');
-    for (const row of fanout) console.log(`| ${row.label} | ${row.deliveriesPerSecond} | ${row.primaryCpuUsPerSend} | ${row.holders || '-'} |`);
-    const base = rows[0]!;
-    const replicated = rows[1]!;
-    console.log(`Replication cost per durable send: +${round(replicated.sequentialP50Ms - base.sequentialP50Ms)} ms latency (one at a time), ` +
-      `+${replicated.cpuUsPerSend - base.cpuUsPerSend} us CPU at the primary; failover (SIGKILL of the primary to a write accepted): ${failoverMs} ms`);
+    return { options, sends: rows, fanoutSends: fanSends, deliveries: fanout, failoverMs };
   } finally {
     await stopAll();
     for (const teardown of teardowns) await teardown();
@@ -203,8 +216,33 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  killAll();
-  process.exit(1);
-});
+/** The cluster bench's tables, as `npm run bench` and `bench/cluster.ts` print them. */
+export function printCluster(result: ClusterResult): void {
+  console.log(`\nCluster bench (${result.options.sequential} sends one at a time, ${result.options.sends} with ${result.options.concurrency} in flight; NATS R3 on loopback)`);
+  console.log('| how | p50 ms (one at a time) | p99 ms | sends/s (concurrent) | CPU us per send (committing node) |');
+  console.log('|---|---|---|---|---|');
+  for (const row of result.sends) console.log(`| ${row.label} | ${row.sequentialP50Ms} | ${row.sequentialP99Ms} | ${row.sendsPerSecond} | ${row.cpuUsPerSend} |`);
+  console.log(`\nDeliveries (${result.fanoutSends} sends, 16 in flight, to a channel whose one member holds the queues)`);
+  console.log('| queues | deliveries/s | primary CPU us per send | CPU per delivery of the nodes holding queues |');
+  console.log('|---|---|---|---|');
+  for (const row of result.deliveries) console.log(`| ${row.label} | ${row.deliveriesPerSecond} | ${row.primaryCpuUsPerSend} | ${row.holders || '-'} |`);
+  const base = result.sends[0]!;
+  const replicated = result.sends[1]!;
+  console.log(`Replication cost per durable send: +${round(replicated.sequentialP50Ms - base.sequentialP50Ms)} ms latency (one at a time), ` +
+    `+${replicated.cpuUsPerSend - base.cpuUsPerSend} us CPU at the primary; failover (SIGKILL of the primary to a write accepted): ${result.failoverMs} ms`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({ options: { sends: { type: 'string' }, sequential: { type: 'string' }, concurrency: { type: 'string' } } });
+  runCluster({
+    sends: Number(values.sends ?? CLUSTER_DEFAULTS.sends),
+    sequential: Number(values.sequential ?? CLUSTER_DEFAULTS.sequential),
+    concurrency: Number(values.concurrency ?? CLUSTER_DEFAULTS.concurrency),
+  })
+    .then(printCluster)
+    .catch((error: unknown) => {
+      console.error(error);
+      killAll();
+      process.exit(1);
+    });
+}

@@ -4,6 +4,7 @@
  *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each,
  *                                          recovery of 1,000,000 messages, search over 1,000,000)
  *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000, search over 50,000)
+ *   npm run bench -- --quick --cluster     with the cluster bench (cluster.ts), which a full run includes
  *   npm run bench -- --compare A.json B.json
  */
 import { parseArgs } from 'node:util';
@@ -11,22 +12,28 @@ import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
 import { runRecovery } from './recovery.ts';
 import { runSearch } from './search.ts';
+import { CLUSTER_DEFAULTS, natsServerInstalled, printCluster, runCluster } from './cluster.ts';
 import { compare, printMemory, printMessageMemory, printRecovery, printTable, writeResults, type Results } from './report.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
 
-const HELP = `Usage: npm run bench -- [--quick] | --compare A.json B.json
+const HELP = `Usage: npm run bench -- [--quick] [--cluster] | --compare A.json B.json
 
 Starts the chat server and the raw uWS baselines as their own processes (pinned to CPU 0, this load
 generator to CPU 1 when taskset is there), seeds users and channels, runs the HTTP scenarios with autocannon
 and the fan-out harness, measures memory per queue, user and message, then writes a data directory of many
-messages and times the server's boot on it. Prints one table and writes bench/results/<timestamp>.json.`;
+messages and times the server's boot on it. A full run (or --cluster) ends with the cluster bench (three
+nats-server processes and three nodes, after a single process in the same run; skipped without nats-server).
+Prints one table and writes bench/results/<timestamp>.json.`;
+
+/** The cluster bench's sizes in a quick run with --cluster (a full run takes CLUSTER_DEFAULTS). */
+const QUICK_CLUSTER = { sends: 400, sequential: 100, concurrency: 32 };
 
 /** Headroom beyond the polls themselves: the trigger, autocannon, stdio, the LMDB files. */
 const SPARE_FILES = 200;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { quick: { type: 'boolean' }, compare: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { quick: { type: 'boolean' }, cluster: { type: 'boolean' }, compare: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
   });
   if (values.help) return void console.log(HELP);
@@ -48,6 +55,10 @@ async function main(): Promise<void> {
   // Last, on its own: no other server runs while the recovery directory is written and booted.
   const recovery = await runRecovery(settings.recovery);
   const search = await runSearch(settings.search.messages, settings.search.requests);
+  // Last: seven processes of its own (three NATS servers, the single process, three nodes).
+  const withCluster = values.cluster === true || settings.mode === 'full';
+  const installed = withCluster && natsServerInstalled();
+  const cluster = installed ? await runCluster(settings.mode === 'full' ? CLUSTER_DEFAULTS : QUICK_CLUSTER) : null;
   console.log(
     `\nResults (${settings.mode}, ${settings.runs} run(s) per HTTP scenario, medians; ` +
       `${((performance.now() - began) / 1000).toFixed(0)} s; load average now ${loadAverage()})`,
@@ -58,7 +69,9 @@ async function main(): Promise<void> {
   printRecovery(recovery);
   console.log(`\nSearch (${settings.search.messages} messages; ms as the client saw them)`);
   for (const row of search) console.log(`  ${row.label}: p50 ${row.p50}, p99 ${row.p99}, max ${row.max} (${row.count} requests)`);
-  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search };
+  if (cluster) printCluster(cluster);
+  else if (withCluster) console.log('\nCluster bench skipped: no nats-server here (apt-get install nats-server)');
+  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search, cluster };
   console.log(`\nWrote ${writeResults(results)}`);
 }
 

@@ -1,4 +1,6 @@
 import { UploadLinks } from './http/upload-links.ts';
+import { EmojiImageStore } from './emoji-images.ts';
+import { UploadStore } from './uploads.ts';
 import { Runtime } from '../actors/runtime.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { Store } from '../snapshots/store.ts';
@@ -126,6 +128,11 @@ export async function startServer(
     externalUrl: configuredExternalUrl(config),
     realmUrl: (realm: RealmState) => realmUrl(services.externalUrl, realm.stringId),
     persistence: () => ({ snapshotSeq: store.snapshotSeq(), backup: store.lastBackup() }),
+    files: {
+      uploads: new UploadStore(config.dataDir, 'uploads', cluster?.files ?? null),
+      avatars: new UploadStore(config.dataDir, 'avatars', cluster?.files ?? null),
+      emoji: new EmojiImageStore(config.dataDir, cluster?.files ?? null),
+    },
     ...(cluster ? { cluster } : {}),
   };
   cluster?.registerMetrics(metrics);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageInfo } from './images.ts';
-import { readIfPresent, writeDurably } from './uploads.ts';
+import { readShared, writeShared, type SharedFiles } from './uploads.ts';
 
 export interface StoredEmojiImage {
   fileName: string;
@@ -15,7 +15,10 @@ export interface StoredEmojiImage {
  * never removed once recorded, since a deactivated emoji is still shown where it was used.
  */
 export class EmojiImageStore {
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly shared: SharedFiles | null = null,
+  ) {}
 
   /**
    * Writes the image (and its still) durably under new unguessable names, before the realm records them:
@@ -23,21 +26,21 @@ export class EmojiImageStore {
    */
   async save(realmId: number, image: ImageInfo, data: Buffer): Promise<StoredEmojiImage> {
     const fileName = `${randomBytes(9).toString('base64url')}.${image.extension}`;
-    await writeDurably(this.fileOf(realmId, fileName, false), data);
+    await writeShared(this.dataDir, this.pathOf(realmId, fileName, false), data, this.shared);
     if (!image.still) return { fileName, stillFileName: null };
-    await writeDurably(this.fileOf(realmId, fileName, true), image.still);
+    await writeShared(this.dataDir, this.pathOf(realmId, fileName, true), image.still, this.shared);
     return { fileName, stillFileName: fileName };
   }
 
   /** The bytes, or null when there is no such file. */
   async read(realmId: number, fileName: string, still: boolean): Promise<Buffer | null> {
     if (!FILE_NAME.test(fileName)) return null;
-    return readIfPresent(this.fileOf(realmId, fileName, still));
+    return readShared(this.dataDir, this.pathOf(realmId, fileName, still), this.shared);
   }
 
   /** Writes an image under a name chosen elsewhere (import-realm), durably; refused if it exists. */
   async put(realmId: number, fileName: string, still: boolean, data: Buffer): Promise<void> {
-    await writeDurably(this.fileOf(realmId, fileName, still), data);
+    await writeShared(this.dataDir, this.pathOf(realmId, fileName, still), data, this.shared);
   }
 
   /** Removes every image of an organization: those a failed import-realm wrote under its new id. */
@@ -47,13 +50,17 @@ export class EmojiImageStore {
 
   /** Takes back files the realm refused to record. */
   async remove(realmId: number, stored: StoredEmojiImage): Promise<void> {
-    await rm(this.fileOf(realmId, stored.fileName, false), { force: true });
-    if (stored.stillFileName) await rm(this.fileOf(realmId, stored.stillFileName, true), { force: true });
+    const files = [this.pathOf(realmId, stored.fileName, false), ...(stored.stillFileName ? [this.pathOf(realmId, stored.stillFileName, true)] : [])];
+    for (const path of files) {
+      await rm(join(this.dataDir, path), { force: true });
+      await this.shared?.remove(path);
+    }
   }
 
-  private fileOf(realmId: number, fileName: string, still: boolean): string {
+  /** The file's path below the data directory. */
+  private pathOf(realmId: number, fileName: string, still: boolean): string {
     if (!FILE_NAME.test(fileName)) throw new Error(`bad emoji file name ${fileName}`);
-    return join(this.dataDir, 'emoji', String(realmId), ...(still ? ['still'] : []), fileName);
+    return join('emoji', String(realmId), ...(still ? ['still'] : []), fileName);
   }
 }
 

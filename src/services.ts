@@ -12,6 +12,8 @@ import type { Logger } from './log.ts';
 import type { Mailer } from './mail.ts';
 import type { Metrics } from './metrics.ts';
 import type { PasswordQueue } from './password-queue.ts';
+import type { EmojiImageStore } from './emoji-images.ts';
+import type { UploadStore } from './uploads.ts';
 import type { RealmExportJobs } from './realm-export-jobs.ts';
 
 /** What route handlers may use: the actors, the config, and the front end's own helpers. */
@@ -41,6 +43,8 @@ export interface AppServices {
   realmUrl(realm: RealmState): string;
   /** the data directory's periodic snapshot (its log position) and last backup (`chat-server snapshot`), for /health */
   persistence(): { snapshotSeq: number; backup: BackupRecord | null };
+  /** the organization's files beside LMDB (in a cluster, shared through it) */
+  files: { uploads: UploadStore; avatars: UploadStore; emoji: EmojiImageStore };
   /** cluster mode only (--cluster): this node's place in the cluster */
   cluster?: ClusterHooks;
 }

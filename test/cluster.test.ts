@@ -1,11 +1,13 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { childServers, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
 import { openSocket, type EventSocketClient, type Frame } from './helpers/event-socket.ts';
+import { HostClient } from './helpers/host-client.ts';
+import { gif, png } from './helpers/images.ts';
 import { fetchIds, sendToChannel } from './helpers/messages.ts';
 import { startNatsCluster } from './helpers/nats.ts';
 import { ApiClient, readZuliprc, tempDir, type Credentials } from './helpers/server.ts';
@@ -68,8 +70,11 @@ t.test('cluster mode needs both --cluster and --node-id, and checks them', async
   t.match(badUrl.stderr, /nats:\/\/HOST:PORT/);
 });
 
-/** A node of a new NATS cluster listens once JetStream has a meta leader, which a loaded machine delays. */
-const CLUSTER_NODE = { startTimeoutMs: 120_000 };
+/**
+ * A node listens once JetStream answers its set-up, which it waits for itself (30 s, SETUP_WAIT_MS, then it
+ * exits saying why): the test waits longer, so that it reports the node's own reason.
+ */
+const CLUSTER_NODE = { startTimeoutMs: 60_000 };
 
 t.test('three nodes: reads anywhere, writes forwarded, queues on their node, failover without loss', async (t) => {
   const nats = await startNatsCluster(t);
@@ -169,6 +174,35 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     t.match((await (await fetch(`${c.url}/metrics`)).text()), /chat_cluster_forwarded_requests [1-9]/);
   });
 
+  const files = (node: ChildServer) => new HostClient(node.url, new URL(node.url).host, owner);
+  /** The organization's files taken through b (the primary stored them), and their bytes. */
+  const uploaded = new Map<string, Buffer>();
+  /** Each file of `uploaded` as `node` serves it. */
+  const served = async (t: Test, node: ChildServer, which: string) => {
+    for (const [path, bytes] of uploaded) {
+      const answer = await files(node).get(path);
+      t.equal(answer.status, 200, `${path} is served ${which}`);
+      t.ok(answer.bytes.equals(bytes), 'whole');
+    }
+  };
+
+  await t.test('a file, an avatar and custom emoji uploaded through a replica are served through another', async (t) => {
+    const upload = await files(b).upload('notes.txt', 'kept by the cluster');
+    t.equal(upload.status, 200, upload.text);
+    const avatar = await files(b).postFile('/users/me/avatar', 'me.png', png([10, 200, 10, 255]));
+    t.equal(avatar.status, 200, avatar.text);
+    t.equal((await files(b).postFile('/realm/emoji/party', 'party.gif', gif(3))).status, 200);
+    const party = Object.values((await files(b).ok('GET', '/realm/emoji')).body.emoji as Record<string, { source_url: string; still_url: string }>)[0]!;
+    const paths = [upload.body.url as string, new URL(avatar.body.avatar_url as string, b.url).pathname, party.source_url, party.still_url];
+    for (const path of paths) {
+      const answer = await files(nodes[first]!).get(path);
+      t.equal(answer.status, 200, `the primary, which took ${path}, serves it`);
+      uploaded.set(path, answer.bytes);
+    }
+    t.equal(uploaded.get(paths[0]!)!.toString(), 'kept by the cluster');
+    await served(t, c, 'through the other replica');
+  });
+
   await t.test("the primary's queues stay reachable through a replica after its address would have expired", async (t) => {
     const { queueId } = await api(nodes[first]!).register({ event_types: ['message'] });
     // Node addresses expire after three leases (6 s here) unless renewed: past that, with a margin for the
@@ -191,6 +225,8 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     // Straight away, before it may have noticed: its append expects a stream position the new primary moved past.
     const late = await api(old).post('/messages', { type: 'stream', to: 'cluster', topic: 'failover', content: 'from the deposed primary' }).catch(() => null);
     t.equal(await old.exited, 75, 'the deposed primary stops (exit 75: restart it as a replica)');
+    // The node that took the files is gone; b forwarded their uploads and has not read them since.
+    await served(t, b, 'with the node that took them stopped, through a node that never had them');
     if (late?.status === 200) t.ok((await fetchIds(api(next), CHANNEL)).includes(late.body.id), 'a write it acknowledged is in the cluster');
     else t.pass('its late write was refused');
     // Restarted on its own data directory, it follows the stream from where its log ends.
@@ -279,7 +315,9 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   const form = new FormData();
   form.append('file', new Blob(['kept in the stored snapshot']), 'kept.txt');
   const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
-  const uploaded = (await (await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form })).json()) as { url: string };
+  const upload = await fetch(`${primary.url}/api/v1/user_uploads`, { method: 'POST', headers: { Authorization: basic }, body: form });
+  const uploaded = (await upload.json()) as { url: string };
+  t.equal(upload.status, 200, `the upload is taken: ${JSON.stringify(uploaded)}`);
   // A replica that has the early records, then is down while the stream drops what follows them.
   let behind = await servers.start(dirs[2]!, env('r'));
   t.ok((await fetchIds(api(behind), CHANNEL)).includes(early.at(-1)!), 'the replica has the early records');
@@ -320,9 +358,7 @@ t.test("a new node joins from the stored snapshot after the stream's retention d
   t.ok(existsSync(join(dirs[2]!, 'data.mdb.behind')), 'its old LMDB file is set aside');
 });
 
-// todo: in 2 of about 8 runs today the first node of this subtest never printed "Listening" (it waits for its
-// NATS cluster; the cause is not pinned down). The checks still run; a hang there is reported, not counted.
-t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", { todo: 'a first node that sometimes never listens (issue 16)' }, async (t) => {
+t.test("a write forwarded to the primary spends the caller's rate limit once, at the primary", async (t) => {
   const nats = await startNatsCluster(t);
   const dirs = [tempDir(), tempDir()];
   t.teardown(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

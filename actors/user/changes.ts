@@ -17,7 +17,7 @@ export type UserChange =
   | { type: 'scheduled.deleted'; id: number; reminder?: true }
   /**
    * Sent: never logged as a user change, but applied by the realm's `message.sent` that carries the
-   * scheduled message's id (see Runtime.applyToUserActors), so that the send and the removal are one record.
+   * scheduled message's id (see ActorRegistry.applyToUserActors), so that the send and the removal are one record.
    */
   | { type: 'scheduled.delivered'; id: number; reminder?: true }
   | { type: 'scheduled.failed'; id: number; reason: string }

@@ -1,5 +1,6 @@
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { SocketHandler } from '../http/socket.ts';
+import type { SharedFiles } from '../uploads.ts';
 
 /**
  * What the request pipeline (http/dispatch.ts) asks of the cluster this node belongs to; src/cluster/node.ts
@@ -25,6 +26,8 @@ export interface ClusterHooks {
    * with BAD_EVENT_QUEUE_ID if it is gone).
    */
   forwardSocket(nodeId: string, queueId: string, request: ApiRequest, authorization: string): SocketHandler;
+  /** the organization's files, kept in the cluster so that any node serves them */
+  readonly files: SharedFiles;
   /** for /health */
   health(): Record<string, unknown>;
 }

@@ -5,7 +5,7 @@ import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { LogRecord } from '../../actors/persistence.ts';
-import type { Replication, Shared } from '../../actors/replication.ts';
+import { NotPrimary, type Replication, type Shared } from '../../actors/replication.ts';
 import type { Runtime } from '../../actors/runtime.ts';
 import { decode, encode } from '../../snapshots/codec.ts';
 import { removeSearchIndex } from '../../snapshots/search-index.ts';
@@ -13,6 +13,7 @@ import { Store } from '../../snapshots/store.ts';
 import type { ClusterConfig } from '../config.ts';
 import type { ApiRequest, ApiResponse } from '../http/request.ts';
 import type { Logger } from '../log.ts';
+import type { SharedFiles } from '../uploads.ts';
 import type { Metrics } from '../metrics.ts';
 import { forwardHttp, takeForwardMark } from './forward.ts';
 import { ForwardedSocket } from './forward-socket.ts';
@@ -66,8 +67,8 @@ export class ClusterNode implements ClusterHooks, Replication {
   /** the stream's last position as last seen */
   private streamLast = 0;
   private readonly waiters = new PositionWaiters();
-  private messages: ConsumerMessages | null = null;
-  private following: Promise<void> | null = null;
+  /** the stream being followed (a replica), null while this node leads or has stopped */
+  private follower: Follower | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private stopped = false;
@@ -80,6 +81,9 @@ export class ClusterNode implements ClusterHooks, Replication {
   private local: Store | null = null;
   private snapshotTimer: NodeJS.Timeout | null = null;
   private snapshotting: Promise<void> | null = null;
+  private openingSnapshots: Promise<SnapshotBucket> | null = null;
+  /** whether this node, as the primary, has read which snapshot a former primary stored last */
+  private readLatest = false;
   /** the latest snapshot stored in the cluster's object store, as far as this node knows */
   private stored: Manifest | null = null;
   /** the snapshot this node's empty data directory started from, if it did */
@@ -215,10 +219,15 @@ export class ClusterNode implements ClusterHooks, Replication {
   /** Applies the stream's records after this node's log, in order, until stopped (promotion or shutdown). */
   private follow(): void {
     const runtime = this.runtime!;
-    this.following = (async () => {
+    const follower: Follower = { stopping: false, messages: null, done: Promise.resolve() };
+    this.follower = follower;
+    follower.done = (async () => {
       const consumer = await this.js.consumers.get(STREAM, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied + 1 });
       const messages = await consumer.consume();
-      this.messages = messages;
+      follower.messages = messages;
+      // Stopped while the consumer was being made (a promotion right after the start): the loop below ends at
+      // once. (Not awaited: a consumer's close completes only as its loop takes the stop in turn.)
+      if (follower.stopping) void messages.close();
       for await (const message of messages) {
         if (!message.headers?.get(TERM_HEADER)) {
           const record = decode<LogRecord>(message.data);
@@ -235,8 +244,23 @@ export class ClusterNode implements ClusterHooks, Replication {
         this.advance(message.seq);
       }
     })().catch((error: unknown) => {
-      if (!this.stopped) this.fatal(`following the log stream failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.stopped && !follower.stopping) this.fatal(`following the log stream failed: ${error instanceof Error ? error.message : String(error)}`);
     });
+  }
+
+  /**
+   * Stops applying the stream's records, whichever step the follower is at: closing its messages ends the
+   * loop, and a follower still making its consumer (a request, bounded by the client's timeout) sees that it
+   * stops once the consumer is made. (Closing only the messages left a promotion right after the start
+   * waiting for ever on a loop nobody would close.)
+   */
+  private async stopFollowing(): Promise<void> {
+    const follower = this.follower;
+    if (!follower) return;
+    this.follower = null;
+    follower.stopping = true;
+    await follower.messages?.close().catch(() => undefined);
+    await follower.done;
   }
 
   private advance(streamSeq: number): void {
@@ -338,9 +362,7 @@ export class ClusterNode implements ClusterHooks, Replication {
       await this.lease.delete(LEASE_KEY).catch(() => undefined);
       return;
     }
-    await this.messages?.close();
-    await this.following;
-    this.messages = null;
+    await this.stopFollowing();
     const marker = headers();
     marker.set(TERM_HEADER, this.nodeId);
     let termSeq: number;
@@ -373,17 +395,18 @@ export class ClusterNode implements ClusterHooks, Replication {
     this.snapshotting ??= (async () => {
       if (!this.isPrimary() || this.stopped) return;
       const local = this.local!;
-      if (!this.snapshots) {
-        this.snapshots = await SnapshotBucket.open(this.js, this.config.replicas);
+      const snapshots = await this.snapshotBucket(true);
+      if (!this.readLatest) {
         // A former primary's snapshot counts: the stream may already have been trimmed to it.
-        this.stored = (await this.snapshots.latest()) ?? this.stored;
+        this.stored = (await snapshots.latest()) ?? this.stored;
+        this.readLatest = true;
       }
       const last = { ...this.replicated!.stored };
       if (!this.stored || last.seq > this.stored.seq) {
         // The stream stored the record before LMDB did: the copy must hold it for the positions to agree.
         const deadline = Date.now() + SNAPSHOT_FLUSH_WAIT_MS;
         while (local.lastSeq() < last.seq && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-        const manifest = await this.snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
+        const manifest = await snapshots.store(local, this.dataDir, join(this.dataDir, 'cluster-snapshot'), (seq) =>
           seq >= last.seq ? last.streamSeq + 1 : null);
         if (manifest) {
           this.stored = manifest;
@@ -398,6 +421,39 @@ export class ClusterNode implements ClusterHooks, Replication {
       });
     return this.snapshotting;
   }
+
+  /** The object store of the snapshots and the organization's files: created if need be, or null if none was yet. */
+  private async snapshotBucket(create: true): Promise<SnapshotBucket>;
+  private async snapshotBucket(create: false): Promise<SnapshotBucket | null>;
+  private async snapshotBucket(create: boolean): Promise<SnapshotBucket | null> {
+    if (this.snapshots) return this.snapshots;
+    if (!create) {
+      const found = await SnapshotBucket.find(this.js);
+      return (this.snapshots ??= found);
+    }
+    // Made by the primary once it stores a file or a snapshot (a cluster's start creates no bucket), once
+    // however many ask at the same time (an upload and the snapshot timer); tried again after a failure.
+    this.openingSnapshots ??= SnapshotBucket.open(this.js, this.config.replicas).finally(() => {
+      this.openingSnapshots = null;
+    });
+    return (this.snapshots = await this.openingSnapshots);
+  }
+
+  /**
+   * The organization's files (uploads, avatars, emoji), kept with the snapshots' in their object store:
+   * written there by the primary before it records them, read by any node whose disk lacks them.
+   */
+  readonly files: SharedFiles = {
+    put: async (path, data) => {
+      if (!this.isPrimary()) throw new NotPrimary();
+      await (await this.snapshotBucket(true)).putFile(path, data);
+    },
+    get: async (path) => (await this.snapshotBucket(false))?.getFile(path) ?? null,
+    remove: async (path) => {
+      // Only what the primary recorded or took back: a replica's requests that remove files are forwarded.
+      if (this.isPrimary()) await (await this.snapshotBucket(true)).removeFile(path);
+    },
+  };
 
   /** Drops the records before the retention's bounds (CHAT_CLUSTER_RETENTION, _SIZE), never at or after `covered`. */
   private async trimStream(covered: number): Promise<void> {
@@ -517,8 +573,7 @@ export class ClusterNode implements ClusterHooks, Replication {
     if (this.timer) clearInterval(this.timer);
     if (this.snapshotTimer) clearInterval(this.snapshotTimer);
     await this.snapshotting;
-    await this.messages?.close().catch(() => undefined);
-    await this.following;
+    await this.stopFollowing();
     const wasPrimary = this.role === 'primary';
     // What the stopping server still commits (a queue's removal) is not a write of the cluster's.
     this.role = 'replica';
@@ -526,6 +581,15 @@ export class ClusterNode implements ClusterHooks, Replication {
     await this.nodes.delete(this.nodeId).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);
   }
+}
+
+/** The stream's records being applied at a replica (ClusterNode.follow). */
+interface Follower {
+  stopping: boolean;
+  /** null until its consumer is made */
+  messages: ConsumerMessages | null;
+  /** the applying loop: resolves once it has stopped */
+  done: Promise<void>;
 }
 
 /** The answer for a queue whose node is gone: as Zulip's event servers, the client registers again. */

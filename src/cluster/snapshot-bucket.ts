@@ -101,6 +101,20 @@ export class SnapshotBucket {
     }
   }
 
+  /** Stores one of the organization's files (`path` below the data directory) under the name a snapshot gives it. */
+  async putFile(path: string, data: Buffer): Promise<void> {
+    await this.os.putBlob({ name: FILE_PREFIX + path }, data);
+  }
+
+  async getFile(path: string): Promise<Buffer | null> {
+    const data = await this.os.getBlob(FILE_PREFIX + path);
+    return data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : null;
+  }
+
+  async removeFile(path: string): Promise<void> {
+    if (await this.os.info(FILE_PREFIX + path)) await this.os.delete(FILE_PREFIX + path);
+  }
+
   /** Writes the latest snapshot into an empty data directory; null if the cluster has stored none yet. */
   async restoreInto(dataDir: string): Promise<Manifest | null> {
     const manifest = await this.latest();

@@ -7,11 +7,9 @@ import { avatarContentType, avatarFormat, defaultAvatarSvg, isValidInitials, MAX
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
-import { UploadStore } from '../uploads.ts';
 import { route, type RouteContext } from './route.ts';
 import { lookUp } from './users.ts';
 
-const avatarStore = (services: AppServices) => new UploadStore(services.config.dataDir, 'avatars');
 const notFound = () => new ChatError(ErrorCode.BAD_REQUEST, 'Not Found', 404);
 
 /**
@@ -23,7 +21,7 @@ async function setAvatar(services: AppServices, realm: RealmState, user: UserPro
   const previous = realm.users.get(user.userId)?.avatarPathId;
   await services.runtime.execute(realm.realmId, { type: 'avatar.set', caller: { kind: 'user', userId: user.userId }, userId: user.userId, pathId });
   // The record no longer names the old image (durably) before its bytes go: a crash in between leaves an unused file.
-  if (previous && previous !== pathId) await avatarStore(services).remove(previous);
+  if (previous && previous !== pathId) await services.files.avatars.remove(previous);
   return realm.users.get(user.userId)!;
 }
 
@@ -98,7 +96,7 @@ export const avatarRoutes = [
       if (!format) throw badRequest('Could not decode image; did you upload an image file?');
       // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
       services.runtime.assertWritable();
-      const store = avatarStore(services);
+      const store = services.files.avatars;
       // The bytes are durable before the realm records them; a refused change takes them away again.
       const pathId = await store.save(realm.realmId, `avatar.${format.extension}`, file.data);
       let updated: UserProfile;
@@ -152,7 +150,7 @@ export const avatarRoutes = [
       const type = avatarContentType(params.filename);
       const wellFormed = /^[\w-]+$/.test(params.dir) && /^[\w-]+\.[a-z]+$/.test(params.filename);
       if (params.realm_id_str !== String(realm.realmId) || !type || !wellFormed) throw notFound();
-      const bytes = await avatarStore(services).read(`${params.realm_id_str}/${params.dir}/${params.filename}`);
+      const bytes = await services.files.avatars.read(`${params.realm_id_str}/${params.dir}/${params.filename}`);
       if (!bytes) throw notFound();
       return image(type, { body: '', bytes });
     },

@@ -4,7 +4,6 @@ import { checkEmojiUpload } from '../../actors/realm/emoji/decide.ts';
 import { realmEmojiView } from '../../actors/realm/emoji/views.ts';
 import { emojiCodeToNames } from '../../actors/realm/messages/emoji.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
-import { EmojiImageStore } from '../emoji-images.ts';
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { IMAGE_TYPES, inspectImage } from '../images.ts';
@@ -60,7 +59,7 @@ export const emojiRoutes = [
       if (!image) throw badRequest('Invalid image format');
       // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
       services.runtime.assertWritable();
-      const store = new EmojiImageStore(services.config.dataDir);
+      const store = services.files.emoji;
       const stored = await store.save(realm.realmId, image, file.data);
       try {
         await services.runtime.execute(realm.realmId, { type: 'emoji.add', caller: { kind: 'user', userId: user.userId }, name, ...stored });
@@ -95,7 +94,7 @@ export const emojiRoutes = [
       params: { realm_id_str: p.string(), file_name: p.string(z.string().max(100)) },
       async handle({ services, realm }, params) {
         if (params.realm_id_str !== String(realm.realmId) || !usesFile(realm, params.file_name, still)) throw imageNotFound();
-        const bytes = await new EmojiImageStore(services.config.dataDir).read(realm.realmId, params.file_name, still);
+        const bytes = await services.files.emoji.read(realm.realmId, params.file_name, still);
         if (!bytes) throw imageNotFound();
         const extension = params.file_name.slice(params.file_name.lastIndexOf('.') + 1);
         return new DirectResponse({

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { lowOnSpace } from '../disk-space.ts';
-import { UploadStore } from '../uploads.ts';
+import type { UploadStore } from '../uploads.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { route } from './route.ts';
 
@@ -47,7 +47,7 @@ export const uploadRoutes = [
       // Refused before the bytes go to a disk that may be short of space (the record would be refused anyway).
       services.runtime.assertWritable();
       checkUploadQuota(realm, user.userId, size, quota);
-      const store = new UploadStore(services.config.dataDir);
+      const store = services.files.uploads;
       // The bytes are durable before the realm records them; a refused record takes them away again.
       const release = services.diskSpace.reserveUpload(size);
       let pathId: string;
@@ -91,7 +91,7 @@ export const uploadRoutes = [
       const pathId = realm.attachments.byId.get(params.attachment_id)?.pathId;
       await services.runtime.execute(realm.realmId, { type: 'attachment.delete', caller: { kind: 'user', userId: user.userId }, attachmentId: params.attachment_id });
       // The record is gone (durably) before the bytes: a crash in between leaves an unreferenced file.
-      if (pathId) await new UploadStore(services.config.dataDir).remove(pathId);
+      if (pathId) await services.files.uploads.remove(pathId);
       return {};
     },
   }),
@@ -106,7 +106,7 @@ export const uploadRoutes = [
     params: { realm_id_str: p.string(), dir: p.string(), filename: p.string() },
     async handle({ services, realm, user }, params) {
       const attachment = readableAttachment(realm, user.userId, params);
-      return fileResponse(services.config.dataDir, attachment.pathId, attachment.name);
+      return fileResponse(services.files.uploads, attachment.pathId, attachment.name);
     },
   }),
 
@@ -134,7 +134,7 @@ export const uploadRoutes = [
       const id = pathId === null ? undefined : realm.attachments.byPathId.get(pathId);
       const attachment = id === undefined ? undefined : realm.attachments.byId.get(id);
       if (!attachment) throw fileNotFound();
-      return fileResponse(services.config.dataDir, attachment.pathId, attachment.name);
+      return fileResponse(services.files.uploads, attachment.pathId, attachment.name);
     },
   }),
 ];
@@ -148,8 +148,8 @@ function readableAttachment(realm: RealmState, userId: number, params: { realm_i
   return attachment;
 }
 
-async function fileResponse(dataDir: string, pathId: string, name: string): Promise<DirectResponse> {
-  const bytes = await new UploadStore(dataDir).read(pathId);
+async function fileResponse(store: UploadStore, pathId: string, name: string): Promise<DirectResponse> {
+  const bytes = await store.read(pathId);
   if (!bytes) throw fileNotFound();
   const type = contentType(name);
   const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
