@@ -102,11 +102,46 @@ export async function runSearch(messages: number, requests: number): Promise<Sea
     searching = false;
     await Promise.all(searchers);
     console.log(`  (${searches} searches ran meanwhile)`);
+    rows.push(...(await sparseNarrows(api, owner)));
     await server.stop();
     return rows;
   } finally {
     removeTempDir(dir);
   }
+}
+
+/** Requests per sparse narrow: each reads the whole history. */
+const SPARSE_REQUESTS = 5;
+
+/**
+ * Narrows the candidate lists cannot answer (a sender who wrote nothing, `has:link` where no
+ * message links) walk every message the user can read, on the event loop, for the 51 they never find
+ * (actors/realm/messages/query.ts's fetchWindow); with a search too, the index's matches are read instead,
+ * off the event loop, and checked on it a page at a time. Timed, with `GET /users/me` sent without pause
+ * meanwhile.
+ */
+async function sparseNarrows(api: Api, owner: Credentials): Promise<SearchLatency[]> {
+  const created = await api.ok('POST', '/users', { email: `quiet-${Date.now()}@example.com`, password: 'a quiet one 12345', full_name: 'Quiet' }, owner);
+  const rows: SearchLatency[] = [];
+  const narrows: [string, unknown[]][] = [
+    ['sender with no messages', [{ operator: 'sender', operand: created.user_id }]],
+    ['has:link, no message has one', [{ operator: 'has', operand: 'link' }]],
+    // Search leads here: every match is read from the index, in pages, and checked on the event loop.
+    ['search quick from that sender', [{ operator: 'sender', operand: created.user_id }, { operator: 'search', operand: 'quick' }]],
+  ];
+  for (const [label, narrow] of narrows) {
+    const times: number[] = [];
+    const me: number[] = [];
+    for (let i = 0; i < SPARSE_REQUESTS; i++) {
+      let running = true;
+      const narrowed = timed(api, owner, '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow: JSON.stringify(narrow) }).finally(() => (running = false));
+      while (running) me.push((await timed(api, owner, '/users/me', {})).ms);
+      times.push((await narrowed).ms);
+    }
+    rows.push(summarize(`narrow: ${label}`, times));
+    rows.push(summarize(`GET /users/me during it`, me));
+  }
+  return rows;
 }
 
 /** Index writes per transaction when the index is filled directly: the server's batches are smaller. */

@@ -21,11 +21,14 @@ export const DEFAULT_PREFIX_TERMS = 100;
  * (length, bytes), each later one shares a prefix with the one before (shared length, new length, bytes);
  * lengths are SQLite varints; main-index terms start with the byte '0'. fts5vocab would give the same
  * terms but counts every term's matches to do so (30 ms for that prefix). A term all of whose messages were
- * deleted may still be in a segment until FTS5 merges it away: its OR branch matches nothing.
+ * deleted may still be in a segment until FTS5 merges it away: its OR branch matches nothing. A segment
+ * an incremental merge has begun to consume has lost its first pages (their terms are in the merge's
+ * output) but not their `_idx` rows: pages before its first leaf still in `_data` are passed over.
  *
  * An expression is left as FTS5 reads it when a prefix is more than one token (`"foo-ba"*`, a phrase
  * ending in a prefix) or when one of its terms does not read back as itself through the tokenizer
  * (Porter stemming is not idempotent: the term `convers` reads as `conver`), so that matches never change.
+ * So is it when a segment does not read as expected (a leaf page missing).
  * The function is given as source, so it must not refer to anything outside itself.
  */
 export const PREFIX_SOURCE = String.raw`
@@ -36,8 +39,10 @@ function prefixExpander(db, tokenizer, limit) {
   const probeRead = db.prepare('SELECT term, "offset" AS at FROM temp.probe_tokens ORDER BY "offset"');
   const probeClear = db.prepare('DELETE FROM temp.probe');
   const segments = db.prepare('SELECT DISTINCT segid FROM messages_idx').pluck();
+  // A segment's first leaf that is still there: ids segid << 37 | page (doclist-index pages have bit 36).
+  const firstLeaf = db.prepare('SELECT min(id) FROM messages_data WHERE id >= ? AND id < ?').pluck();
   const startPage = db.prepare('SELECT pgno FROM messages_idx WHERE segid = ? AND term <= ? ORDER BY term DESC LIMIT 1').pluck();
-  const laterPages = db.prepare('SELECT pgno FROM messages_idx WHERE segid = ? AND term > ? ORDER BY term').pluck();
+  const laterPages = db.prepare('SELECT pgno FROM messages_idx WHERE segid = ? AND term > ? AND pgno >= ? ORDER BY term').pluck();
   const leaf = db.prepare('SELECT block FROM messages_data WHERE id = ?').pluck();
   const MAIN = Buffer.from('0');
 
@@ -66,9 +71,14 @@ function prefixExpander(db, tokenizer, limit) {
     const found = new Set();
     for (const segid of segments.all()) {
       let past = false;
+      const base = BigInt(segid) * 137438953472n;
+      const live = firstLeaf.get(base, base + 2147483648n);
+      if (live === null) continue;
+      // _idx's pgno is the page number times two (plus one when the page has a doclist index).
+      const firstPgno = Number(BigInt(live) - base) * 2;
       const read = (pgno) => {
-        const block = leaf.get(BigInt(segid) * 137438953472n + BigInt(pgno >> 1));
-        if (!block) throw new Error('search index: no leaf page ' + pgno + ' in segment ' + segid);
+        const block = leaf.get(base + BigInt(pgno >> 1));
+        if (block === undefined) throw new Error('search index: no leaf page ' + (pgno >> 1) + ' in segment ' + segid);
         let at = block.readUInt16BE(2);
         let offset = 0;
         let term = null;
@@ -92,10 +102,12 @@ function prefixExpander(db, tokenizer, limit) {
           if (order === 0) found.add(term.subarray(1).toString('utf8'));
           if (found.size > limit) return (past = true);
         }
+        return false;
       };
+      // A start page before the first one still there was merged away: the next live page starts past key.
       const first = startPage.get(segid, key);
-      if (first !== undefined) read(first);
-      if (!past) for (const pgno of laterPages.iterate(segid, key)) if (read(pgno)) break;
+      if (first !== undefined && first >= firstPgno) read(first);
+      if (!past) for (const pgno of laterPages.iterate(segid, key, firstPgno)) if (read(pgno)) break;
       if (found.size > limit) return null;
     }
     return [...found].sort();
@@ -107,7 +119,12 @@ function prefixExpander(db, tokenizer, limit) {
     const text = inner.replace(/""/g, '"');
     const typed = tokens(text);
     if (typed.length !== 1) return whole;
-    const terms = termsStarting(typed[0]);
+    let terms;
+    try {
+      terms = termsStarting(typed[0]);
+    } catch {
+      return whole; // a page not as expected: FTS5 reads the prefix itself
+    }
     // Past the limit, the word alone; with no term to start, the word too (it is not a term either).
     if (terms === null || terms.length === 0) return quoted(text);
     const read = tokens(terms.join(' '));
