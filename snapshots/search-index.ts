@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { IndexedMessage, IndexOp } from './index-ops.ts';
+import { DEFAULT_PREFIX_TERMS, PREFIX_SOURCE } from './search-prefix.ts';
 
 /** The index file in the data directory; LMDB's files are beside it. */
 export const SEARCH_INDEX_FILE = 'search.sqlite';
@@ -68,9 +69,20 @@ const write = db.transaction((seq, ops) => {
   setPosition.run(seq);
 });
 let writeFailed = false;
+${PREFIX_SOURCE}
+const expandPrefixes = prefixExpander(db, workerData.tokenizer, workerData.prefixTerms);
 const before = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT ?').pluck();
 const after = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid > ? AND rowid < ? ORDER BY rowid ASC LIMIT ?').pluck();
 const among = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))').pluck();
+// One read transaction: the prefixes' terms are read from the segments the query then reads.
+const read = db.transaction((request) => {
+  const query = expandPrefixes(request.query);
+  // Bounds as BigInt, bound as SQLite integers: FTS5 seeks to an integer rowid bound, and scans the
+  // whole match list for a REAL one (what a JavaScript number binds as).
+  return request.kind === 'before' ? before.all(query, BigInt(request.low), BigInt(request.high), request.limit)
+    : request.kind === 'after' ? after.all(query, BigInt(request.low), BigInt(request.high), request.limit)
+    : among.all(query, JSON.stringify(request.rowids));
+});
 parentPort.on('message', (request) => {
   if (request.kind === 'write') {
     if (writeFailed) return;
@@ -84,12 +96,7 @@ parentPort.on('message', (request) => {
   }
   if (request.kind === 'sync') return parentPort.postMessage({ id: request.id, rows: [] });
   try {
-    // Bounds as BigInt, bound as SQLite integers: FTS5 seeks to an integer rowid bound, and scans the
-    // whole match list for a REAL one (what a JavaScript number binds as).
-    const rows = request.kind === 'before' ? before.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
-      : request.kind === 'after' ? after.all(request.query, BigInt(request.low), BigInt(request.high), request.limit)
-      : among.all(request.query, JSON.stringify(request.rowids));
-    parentPort.postMessage({ id: request.id, rows });
+    parentPort.postMessage({ id: request.id, rows: read(request) });
   } catch (error) {
     parentPort.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) });
   }
@@ -118,7 +125,8 @@ export class SqliteSearchIndex {
   /** why the worker stopped taking writes, if it did */
   writeFailure: string | null = null;
 
-  constructor(dir: string) {
+  /** `prefixTerms`: how many index terms a search's last word may stand for as a prefix (search-prefix.ts) */
+  constructor(dir: string, options: { prefixTerms?: number } = {}) {
     const file = join(dir, SEARCH_INDEX_FILE);
     this.db = openIndex(file);
     const db = this.db;
@@ -130,7 +138,15 @@ export class SqliteSearchIndex {
       content: db.prepare(SQL.content),
       topic: db.prepare(SQL.topic),
     };
-    this.reader = new Worker(READER_SOURCE, { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3') } });
+    this.reader = new Worker(READER_SOURCE, {
+      eval: true,
+      workerData: {
+        file,
+        module: createRequire(import.meta.url).resolve('better-sqlite3'),
+        tokenizer: TOKENIZER,
+        prefixTerms: options.prefixTerms ?? DEFAULT_PREFIX_TERMS,
+      },
+    });
     this.reader.unref();
     this.reader.on('message', (reply: ReaderReply) => {
       // id 0: a write failed (see READER_SOURCE); the worker takes no more.

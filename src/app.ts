@@ -69,7 +69,7 @@ export async function startServer(
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
   const listenHost = listenHostOf(config);
-  const searchIndex = new SqliteSearchIndex(config.dataDir);
+  const searchIndex = new SqliteSearchIndex(config.dataDir, { prefixTerms: config.searchPrefixTerms });
   const runtime = new Runtime(cluster?.attach(store) ?? store, {
     search: searchIndex,
     clock: { now: Date.now },

@@ -40,6 +40,43 @@ t.test('search: stemming, quoted phrases, the last word as a prefix, combined wi
   t.match(flagged, { processed_count: 4, updated_count: 4 });
 });
 
+t.test('the last word as a prefix: the index terms it starts, across index writes and deletions', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const general = await channel(api, 'general', [1]);
+  // One at a time: each is its own index write, so the terms lie in several FTS5 segments.
+  const send = async (content: string) => sendToChannel(api, general, 'words', content);
+  const walk = await send('a walk outside');
+  const walker = await send('the walkers met');
+  const conversation = await send('a long conversation');
+  const converge = await send('the lines converge');
+  const gone = await send('walkabout soon deleted');
+  const hyphen = await send('a foo-bar thing');
+  const filler: number[] = [];
+  for (let i = 0; i < 40; i++) filler.push(await send(`filler ${i} walkway`));
+  await api.delete(`/messages/${gone}`);
+  t.same(await search(api, 'walk'), [walk, walker, ...filler], 'every term the word starts, the deleted message not among them');
+  t.same(await search(api, 'walke'), [walk, walker, ...filler], 'the typed prefix is stemmed as the index stems words ("walke" as "walk")');
+  t.same(await search(api, 'met walk'), [walker], 'a prefix after another word');
+  t.same(await search(api, 'conv'), [conversation, converge], 'a term that does not read back as itself (conversation is stored as "convers") is still found');
+  t.same(await search(api, 'convers'), [conversation, converge], '"convers" is stemmed to "conver" before it is a prefix');
+  t.same(await search(api, 'foo-ba'), [hyphen], 'a last word of two tokens: a phrase whose last token is a prefix');
+  t.same(await search(api, 'zebr'), [], 'a prefix no term starts');
+  t.same(await fetchIds(api, [['channel', 'general'], { operator: 'search', operand: 'walk', negated: true }]), [conversation, converge, hyphen], 'a negated prefix');
+  const checked = (await api.get('/messages/matches_narrow', { msg_ids: [walk, conversation, filler[0]], narrow: [{ operator: 'search', operand: 'walk' }] })).body.messages;
+  t.same(Object.keys(checked), [String(walk), String(filler[0])], 'matches_narrow expands the prefix too');
+});
+
+t.test('a prefix that starts more index terms than CHAT_SEARCH_PREFIX_TERMS is matched as a word', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null, searchPrefixTerms: 3 });
+  const general = await channel(api, 'general', [1]);
+  const walking = await sendToChannel(api, general, 'words', 'out walking');
+  const others = [];
+  for (const word of ['walkers', 'walkway', 'walkthrough']) others.push(await sendToChannel(api, general, 'words', `a ${word}`));
+  t.same(await search(api, 'walk'), [walking], 'four terms start "walk": the word and its stem only');
+  t.same(await search(api, 'walkw'), [others[1]], 'one term starts "walkw": a prefix');
+  t.same(await search(api, 'walkers'), [others[0]]);
+});
+
 t.test('edits, moves and deletions are searched as they are now', async (t) => {
   const { api } = await startTestServer(t);
   const general = await channel(api, 'general', [1]);

@@ -1,7 +1,9 @@
 /**
  * The `search` operand as Zulip reads it: words and "quoted phrases", all of which a message must hold
  * (in its content or its topic), words matched by their stem ("walking" finds "walked"), the last word also
- * as the start of a longer one (a search typed as far as "walk" finds "walkthrough").
+ * as the start of a longer one (a search typed as far as "walk" finds "walkthrough"), when it starts at most
+ * CHAT_SEARCH_PREFIX_TERMS of the index's terms (snapshots/search-prefix.ts); past that, as a word alone.
+ * Zulip's own search (PostgreSQL's plainto_tsquery) matches every word as a word.
  */
 export interface SearchTerms {
   /** what the results highlight, lowercased as typed (a phrase is one entry) */
