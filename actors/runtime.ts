@@ -21,8 +21,9 @@ import type { RealmCommand } from './realm/commands.ts';
 import { decideRealm, type Clock, type DecideContext } from './realm/decide.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
-import type { MessageChunkRecord } from './realm/messages/chunks.ts';
-import { bodiesSaved, MESSAGE_CHUNK_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
+import type { MessageChunkRecord, MessageIndexRecord } from './realm/messages/chunks.ts';
+import { DEFAULT_CHUNK_CACHE } from './realm/messages/paged.ts';
+import { attachChunks, bodiesSaved, MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, RealmSnapshotLoader, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
 import { emptyRealm, humanAdministrators, realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
@@ -60,6 +61,8 @@ export interface RuntimeOptions {
   replication?: Replication;
   /** stored message bodies each realm keeps decoded (absent: DEFAULT_BODY_CACHE) */
   bodyCache?: number;
+  /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
+  chunkCache?: number;
 }
 
 interface Dirty {
@@ -540,6 +543,7 @@ export class Runtime {
       },
       ids: () => store.readBodyIds(realmId),
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
+    attachChunks(state, (kind, id) => store.readSnapshot(kind, id)?.data, this.options.chunkCache ?? DEFAULT_CHUNK_CACHE);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);
@@ -660,7 +664,8 @@ export class Runtime {
     const snapshotSeq = new Map<string, number>();
     const realms = new RealmSnapshotLoader();
     const queues = new QueueSnapshotLoader();
-    for (const record of this.store.readSnapshots()) {
+    // Message chunks stay on disk: their index records say what a boot needs (realm/snapshot.ts).
+    for (const record of this.store.readSnapshots(MESSAGE_CHUNK_KIND)) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
       if (withQueues) {
@@ -669,12 +674,22 @@ export class Runtime {
         if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
       }
       if (record.kind === 'realm') this.startRealm(realms.realm(record.data as RealmRecord), false);
-      else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
+      else if (record.kind === MESSAGE_INDEX_KIND) realms.index(record.id, record.data as MessageIndexRecord);
       else if (record.kind === 'user') {
         const data = record.data as { value: 'active' | 'deactivated'; state: UserRecord };
         this.startUser(userFromRecord(data.state), data.value);
       } else if (record.kind === UNDELIVERED[0] && withQueues) {
         undelivered = record.data as UndeliveredRecord;
+      }
+    }
+    const firstChunk = (prefix: string) => {
+      for (const record of this.store.readSnapshotsOf(MESSAGE_CHUNK_KIND, prefix)) return record.data as MessageChunkRecord;
+      return undefined;
+    };
+    for (const prefix of realms.needsChunks(firstChunk)) {
+      for (const record of this.store.readSnapshotsOf(MESSAGE_CHUNK_KIND, prefix)) {
+        snapshots++;
+        realms.chunk(record.id, record.data as MessageChunkRecord);
       }
     }
     realms.finish();
@@ -790,9 +805,9 @@ export class Runtime {
       const snapshot = realmSnapshot(state);
       taken.push([state, snapshot]);
       record('realm', String(realmId), snapshot.realm);
-      for (const [id, data] of snapshot.chunks) {
-        if (data) record(MESSAGE_CHUNK_KIND, id, data);
-        else deleted.push([MESSAGE_CHUNK_KIND, id]);
+      for (const [kind, id, data] of snapshot.chunks) {
+        if (data) record(kind, id, data);
+        else deleted.push([kind, id]);
       }
       for (const [messageId, body] of snapshot.bodies) bodies.push({ realmId, messageId, body });
     }

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
+import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
@@ -25,6 +26,8 @@ export interface Config {
   maxLinkifiersPerRealm: number;
   /** stored message bodies each organization keeps decoded in memory */
   messageBodyCache: number;
+  /** chunks of stored messages (their metadata) each organization keeps decoded in memory */
+  messageChunkCache: number;
   /** channel folders one organization may have, archived ones included: every registration carries them all */
   maxChannelFoldersPerRealm: number;
   /** saved navigation views one user may have: every registration of the user carries them all */
@@ -155,6 +158,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // The original has no limit; organizations use tens of them. Each compiled pattern may take up to ~8 MB of RE2's memory.
     maxLinkifiersPerRealm: 200,
     messageBodyCache: DEFAULT_BODY_CACHE,
+    messageChunkCache: DEFAULT_CHUNK_CACHE,
     // The original has no limits on these; an organization arranges its channels in a handful of folders, a
     // user pins a few views.
     maxChannelFoldersPerRealm: 100,
@@ -263,6 +267,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
     maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
     messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
+    messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
