@@ -9,7 +9,7 @@ import {
   type MessageHeadRecord,
   type MessageIndexRecord,
 } from './messages/chunks.ts';
-import type { MessageBody } from './messages/state.ts';
+import { MESSAGE_CHUNK_SIZE, type MessageBody } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
 /**
@@ -92,7 +92,7 @@ export function attachChunks(state: RealmState, read: (kind: string, id: string)
   const { realmId } = state;
   state.messages.byId.attach((chunk) => {
     const data = read(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk)) as MessageChunkRecord | undefined;
-    return data ? messagesOfChunk(data) : [];
+    return data ? messagesOfChunk(data, chunk * MESSAGE_CHUNK_SIZE) : () => undefined;
   }, limit);
 }
 

@@ -275,14 +275,18 @@ interface Place {
 }
 
 /**
- * A chunk record's messages, in id order, as a page-in reads them (PagedMessages): those of one recipient
- * share its value. Bodies are stored apart (format 3 on); a chunk of format 2 is never paged (it is loaded
- * whole, see MessageStoreLoader).
+ * A chunk record's messages as a page-in reads them (PagedMessages): each built when first asked for, by its
+ * position in the chunk (`base` is the chunk's first id); those of one recipient share its value. Bodies are
+ * stored apart (format 3 on); a chunk of format 2 is never paged (it is loaded whole, see MessageStoreLoader).
  */
-export function messagesOfChunk(chunk: MessageChunkRecord): StoredMessage[] {
-  const { strings, lists } = chunk;
+export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (position: number) => StoredMessage | undefined {
+  const { strings, lists, messages } = chunk;
+  const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
+  for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
   const recipients = new Map<number, MessageRecipient[]>();
-  return chunk.messages.map((tuple) => {
+  return (position) => {
+    const tuple = messages[at[position] ?? -1];
+    if (tuple === undefined) return undefined;
     const channelId = tuple[2];
     const place = tuple[3];
     let ofChannel = recipients.get(channelId);
@@ -290,7 +294,7 @@ export function messagesOfChunk(chunk: MessageChunkRecord): StoredMessage[] {
     const recipient = (ofChannel[place] ??=
       channelId === 0 ? { kind: 'direct', userIds: lists[place]! } : { kind: 'channel', channelId, topic: strings[place]! });
     return messageOfTuple(tuple, recipient, strings, lists);
-  });
+  };
 }
 
 function messageOfTuple(tuple: MessageTuple, recipient: MessageRecipient, strings: readonly string[], lists: readonly number[][]): StoredMessage {

@@ -1,8 +1,17 @@
 import { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
 import type { StoredMessage } from './state.ts';
 
-/** Reads a chunk's messages back from the data directory (its snapshot record), in id order; none: []. */
-export type ChunkSource = (chunk: number) => StoredMessage[];
+/**
+ * Reads a chunk back from the data directory (its snapshot record): the message at each position (id less
+ * the chunk's first id) is built when first asked for, so that a page of 50 does not build 2,000 objects.
+ */
+export type ChunkSource = (chunk: number) => (position: number) => StoredMessage | undefined;
+
+/** A decoded chunk: the messages built so far by position, and how to build the others (null: all built). */
+interface Page {
+  messages: (StoredMessage | undefined)[];
+  build: ((position: number) => StoredMessage | undefined) | null;
+}
 
 /**
  * Chunks of messages read back from the data directory that stay decoded, the most recently read first to
@@ -35,7 +44,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** one past the highest id ever present */
   private end = 0;
   /** decoded chunks, least recently used first */
-  private readonly resident = new Map<number, (StoredMessage | undefined)[]>();
+  private readonly resident = new Map<number, Page>();
   private lastUsed = -1;
   private source: ChunkSource | null = null;
   private limit = DEFAULT_CHUNK_CACHE;
@@ -71,13 +80,14 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   get(id: number): StoredMessage | undefined {
     if (this.present[id] !== 1) return undefined;
-    return this.chunk(chunkOf(id))[id % MESSAGE_CHUNK_SIZE];
+    return message(this.chunk(chunkOf(id)), id % MESSAGE_CHUNK_SIZE);
   }
 
   /** The message if its chunk is decoded, without reading it: for what may do without (sharing a holder list). */
   ifResident(id: number): StoredMessage | undefined {
     if (this.present[id] !== 1) return undefined;
-    return this.resident.get(chunkOf(id))?.[id % MESSAGE_CHUNK_SIZE];
+    const page = this.resident.get(chunkOf(id));
+    return page && message(page, id % MESSAGE_CHUNK_SIZE);
   }
 
   /** The message's sender, without reading its chunk. */
@@ -92,7 +102,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   set(id: number, message: StoredMessage): this {
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`not a message id: ${id}`);
-    this.chunk(chunkOf(id))[id % MESSAGE_CHUNK_SIZE] = message;
+    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = message;
     this.note(id, message.senderId, message.timestamp);
     return this;
   }
@@ -104,7 +114,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   delete(id: number): boolean {
     if (this.present[id] !== 1) return false;
-    this.chunk(chunkOf(id))[id % MESSAGE_CHUNK_SIZE] = undefined;
+    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
     this.present[id] = 0;
     this.count--;
     return true;
@@ -139,11 +149,11 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
       let any = false;
       for (let id = base; id < end && !any; id++) any = present[id] === 1;
       if (!any) continue;
-      const messages = this.resident.get(chunk) ?? this.decoded(chunk);
+      const page = this.resident.get(chunk) ?? this.decoded(chunk);
       for (let id = base; id < end; id++) {
         if (this.present[id] !== 1) continue;
-        const message = messages[id - base];
-        if (message) yield [id, message];
+        const found = message(page, id - base);
+        if (found) yield [id, found];
       }
     }
   }
@@ -179,27 +189,24 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   /** The chunk's messages by position, decoded now if they were not. */
-  private chunk(chunk: number): (StoredMessage | undefined)[] {
-    let messages = this.resident.get(chunk);
-    if (messages === undefined) {
-      messages = this.decoded(chunk);
-      this.resident.set(chunk, messages);
+  private chunk(chunk: number): Page {
+    let page = this.resident.get(chunk);
+    if (page === undefined) {
+      page = this.decoded(chunk);
+      this.resident.set(chunk, page);
       this.lastUsed = chunk;
       if (this.resident.size > this.limit) this.trim();
     } else if (chunk !== this.lastUsed) {
       // Used again: to the back of the eviction order.
       this.resident.delete(chunk);
-      this.resident.set(chunk, messages);
+      this.resident.set(chunk, page);
     }
     this.lastUsed = chunk;
-    return messages;
+    return page;
   }
 
-  private decoded(chunk: number): (StoredMessage | undefined)[] {
-    const messages: (StoredMessage | undefined)[] = new Array(MESSAGE_CHUNK_SIZE).fill(undefined);
-    const base = chunk * MESSAGE_CHUNK_SIZE;
-    if (this.source) for (const message of this.source(chunk)) messages[message.id - base] = message;
-    return messages;
+  private decoded(chunk: number): Page {
+    return { messages: new Array(MESSAGE_CHUNK_SIZE).fill(undefined), build: this.source?.(chunk) ?? null };
   }
 
   private trim(): void {
@@ -212,4 +219,12 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
       this.resident.delete(chunk);
     }
   }
+}
+
+/**
+ * The message at the position of a decoded chunk, built from its record if it was not yet. Only for a
+ * present id (PagedMessages.present): a deleted message's position is empty, and nothing builds it again.
+ */
+function message(page: Page, position: number): StoredMessage | undefined {
+  return (page.messages[position] ??= page.build?.(position));
 }
