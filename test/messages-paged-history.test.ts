@@ -7,6 +7,9 @@ import { startTestServer, tempDir, type ApiClient, type TestServer } from './hel
 import { MESSAGE_CHUNK_SIZE } from '../actors/realm/messages/state.ts';
 import { verifyRealm } from '../actors/verify.ts';
 
+// Two servers and a history of thousands of messages per test, on a loaded machine.
+t.setTimeout(600_000);
+
 // Message metadata pages in by chunk (actors/realm/messages/paged.ts): with a cache of one chunk and a
 // history of three, nearly every view, narrow, edit and flag change reads a chunk back from the data
 // directory, evicting another.
@@ -97,6 +100,10 @@ t.test('with a cache of one chunk, every view, narrow, edit, move, deletion and 
   t.ok(resident(paged) <= 1, `one chunk stays decoded (${resident(paged)})`);
   const whole = await startTestServer(t, { dataDir: copy, rateLimit: null });
 
+  // One clock for both: the edits' timestamps are the same.
+  const now = Date.now();
+  paged.server.runtime.clock.now = () => now;
+  whole.server.runtime.clock.now = () => now;
   await changeOldMessages(paged.api, ids);
   await changeOldMessages(whole.api, ids);
   const changed = await everything(whole.api, shown, [general, other]);
