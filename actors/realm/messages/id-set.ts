@@ -73,7 +73,8 @@ export class IdSet implements Iterable<number> {
       const key = id >>> BLOCK_BITS;
       const end = Math.min(to, (key + 1) << BLOCK_BITS);
       let block = this.blocks.get(key);
-      if (end - id < LIST_LIMIT || (block !== undefined && !(block instanceof Int32Array))) {
+      // A short run into a list (or no block yet) goes id by id, so that a sparse block stays a list.
+      if (!(block instanceof Int32Array) && (end - id < LIST_LIMIT || block !== undefined)) {
         for (; id < end; id++) this.add(id);
         continue;
       }
@@ -81,12 +82,17 @@ export class IdSet implements Iterable<number> {
         this.blocks.set(key, (block = new Int32Array(WORDS + 1)));
         this.keys = null;
       }
-      const before = block[WORDS]!;
-      for (; id < end; id++) setBit(block, id);
-      let count = 0;
-      for (let word = 0; word < WORDS; word++) count += bitCount(block[word]!);
-      block[WORDS] = count;
-      this.count += count - before;
+      let added = 0;
+      for (; id < end; id++) {
+        const word = (id >>> 5) & (WORDS - 1);
+        const bit = 1 << (id & 31);
+        if ((block[word]! & bit) === 0) {
+          block[word]! |= bit;
+          added++;
+        }
+      }
+      block[WORDS]! += added;
+      this.count += added;
     }
     return this;
   }
@@ -140,12 +146,6 @@ export class IdSet implements Iterable<number> {
   values(): IterableIterator<number> {
     return this[Symbol.iterator]();
   }
-}
-
-function bitCount(word: number): number {
-  let bits = word - ((word >>> 1) & 0x55555555);
-  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
-  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 function setBit(bitmap: Int32Array, id: number): void {
