@@ -10,7 +10,12 @@ export interface Persistence {
   /** after readLog: a record at the very end that could not be read (a write cut short), if any */
   readonly tornTail: { seq: number; error: string } | null;
   discardTornTail(): Promise<void>;
-  readSnapshots(): Iterable<SnapshotRecord>;
+  /** every snapshot record but those of `skipKind` */
+  readSnapshots(skipKind?: string): Iterable<SnapshotRecord>;
+  /** one snapshot record; synchronous (memory-mapped) */
+  readSnapshot(kind: string, id: string): SnapshotRecord | undefined;
+  /** the snapshot records of `kind` whose id starts with `idPrefix`, in key order */
+  readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord>;
   /** `bodies` are written in the snapshot's transaction */
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean, bodies?: readonly BodyWrite[]): Promise<void>;
   /** a message body a snapshot stored, decoded; synchronous (memory-mapped) */

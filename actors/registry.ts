@@ -10,6 +10,8 @@ import { displayEmail } from './realm/email-visibility.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
+import { DEFAULT_CHUNK_CACHE } from './realm/messages/paged.ts';
+import { attachChunks } from './realm/snapshot.ts';
 import { emptyRealm, humanAdministrators, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import { userEvents } from './user/events.ts';
@@ -51,6 +53,8 @@ export interface RegistryOptions {
   realmHost?(stringId: string): string;
   /** stored message bodies each realm keeps decoded (absent: DEFAULT_BODY_CACHE) */
   bodyCache?: number;
+  /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
+  chunkCache?: number;
   /** a live change of a user's personal state (the scheduled messages' timers follow them) */
   userChanged(state: UserState, changes: readonly UserChange[]): void;
 }
@@ -270,6 +274,7 @@ export class ActorRegistry {
       },
       ids: () => store.readBodyIds(realmId),
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
+    attachChunks(state, (kind, id) => store.readSnapshot(kind, id)?.data, this.options.chunkCache ?? DEFAULT_CHUNK_CACHE);
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);

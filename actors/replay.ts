@@ -4,8 +4,8 @@ import type { QueueChange } from './queue/changes.ts';
 import type { QueueRegistry } from './queue/registry.ts';
 import { QueueSnapshotLoader } from './queue/snapshot.ts';
 import type { RealmChange } from './realm/changes.ts';
-import type { MessageChunkRecord } from './realm/messages/chunks.ts';
-import { MESSAGE_CHUNK_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
+import type { MessageChunkRecord, MessageIndexRecord } from './realm/messages/chunks.ts';
+import { MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
 import type { RealmRecord } from './realm/state.ts';
 import { userKey, type ActorRegistry, type ApplyMode, type PersonalRecord } from './registry.ts';
 import { UNDELIVERED, type UndeliveredRecord } from './snapshot-writer.ts';
@@ -67,7 +67,8 @@ export class Replay {
     const snapshotSeq = new Map<string, number>();
     const realms = new RealmSnapshotLoader();
     const queues = new QueueSnapshotLoader();
-    for (const record of this.store.readSnapshots()) {
+    // Message chunks stay on disk: their index records say what a boot needs (realm/snapshot.ts).
+    for (const record of this.store.readSnapshots(MESSAGE_CHUNK_KIND)) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
       if (withQueues) {
@@ -76,12 +77,22 @@ export class Replay {
         if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
       }
       if (record.kind === 'realm') registry.startRealm(realms.realm(record.data as RealmRecord), false);
-      else if (record.kind === MESSAGE_CHUNK_KIND) realms.chunk(record.id, record.data as MessageChunkRecord);
+      else if (record.kind === MESSAGE_INDEX_KIND) realms.index(record.id, record.data as MessageIndexRecord);
       else if (record.kind === 'user') {
         const data = record.data as PersonalRecord;
         registry.startUser(userFromRecord(data.state), data.value);
       } else if (record.kind === UNDELIVERED[0] && withQueues) {
         undelivered = record.data as UndeliveredRecord;
+      }
+    }
+    const firstChunk = (prefix: string) => {
+      for (const record of this.store.readSnapshotsOf(MESSAGE_CHUNK_KIND, prefix)) return record.data as MessageChunkRecord;
+      return undefined;
+    };
+    for (const prefix of realms.needsChunks(firstChunk)) {
+      for (const record of this.store.readSnapshotsOf(MESSAGE_CHUNK_KIND, prefix)) {
+        snapshots++;
+        realms.chunk(record.id, record.data as MessageChunkRecord);
       }
     }
     realms.finish();

@@ -53,6 +53,8 @@ export interface RuntimeOptions {
   replication?: Replication;
   /** stored message bodies each realm keeps decoded (absent: DEFAULT_BODY_CACHE) */
   bodyCache?: number;
+  /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
+  chunkCache?: number;
 }
 
 interface CommitTarget {
@@ -107,6 +109,7 @@ export class Runtime {
     this.registry = new ActorRegistry(store, this.queues, () => options.clock.now(), {
       ...(options.realmHost ? { realmHost: options.realmHost } : {}),
       ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
+      ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
       userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
     });
     this.realms = this.registry.realms;

@@ -3,7 +3,7 @@ import type { Delivery } from './events.ts';
 import type { BodyWrite, Persistence, SnapshotRecord } from './persistence.ts';
 import type { QueueRegistry, Routed } from './queue/registry.ts';
 import { LEGACY_QUEUE_KIND, QUEUE_KIND, writeQueues } from './queue/snapshot.ts';
-import { bodiesSaved, MESSAGE_CHUNK_KIND, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
+import { bodiesSaved, realmSnapshot, restoreUnsaved, type RealmSnapshot } from './realm/snapshot.ts';
 import type { RealmState } from './realm/state.ts';
 import type { ActorRegistry } from './registry.ts';
 import { userToRecord } from './user/state.ts';
@@ -45,9 +45,9 @@ export async function writeSnapshot(
     const snapshot = realmSnapshot(state);
     taken.push([state, snapshot]);
     record('realm', String(realmId), snapshot.realm);
-    for (const [id, data] of snapshot.chunks) {
-      if (data) record(MESSAGE_CHUNK_KIND, id, data);
-      else deleted.push([MESSAGE_CHUNK_KIND, id]);
+    for (const [kind, id, data] of snapshot.chunks) {
+      if (data) record(kind, id, data);
+      else deleted.push([kind, id]);
     }
     for (const [messageId, body] of snapshot.bodies) bodies.push({ realmId, messageId, body });
   }

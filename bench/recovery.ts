@@ -27,7 +27,7 @@ import { Api, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
 import { writeOrganization } from './lib/organization.ts';
 import { cpuSeconds, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
-import { round } from './lib/stats.ts';
+import { percentile, round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
   messages: number;
@@ -40,6 +40,12 @@ export interface RecoveryOptions {
 
 /** Messages sent per event-loop turn by the writer: one group commit each. */
 const BATCH = 1000;
+/**
+ * The writer snapshots every this many messages, as the server's snapshot timer would: each snapshot lets
+ * the chunks and bodies it stored leave memory (paged.ts, bodies.ts), so the writer's heap holds the
+ * indexes and flags of the history, not the history, and 10,000,000 or 50,000,000 messages fit.
+ */
+const SNAPSHOT_EVERY = 250_000;
 /** The channel's subscribers (the owner and nine users) and its topics, which the messages cycle through. */
 const SUBSCRIBERS = 10;
 const TOPICS = 100;
@@ -72,7 +78,23 @@ export interface Boot {
   /** graceful stop: drain, final snapshot, close */
   stopMs: number;
   memory: MemoryProbe;
+  /** GET /messages of 50 around random anchors over the whole history, one at a time: nearly all cold */
+  /** absent in results written before the history was paged */
+  cold?: ColdReads;
 }
+
+/** Client latencies in milliseconds of COLD_READS requests of each kind. */
+export interface ColdReads {
+  /** no narrow: 50 consecutive ids, one or two chunks */
+  allP50: number;
+  allP99: number;
+  /** channel and topic: 50 messages of one of TOPICS topics, a few chunks */
+  topicP50: number;
+  topicP99: number;
+}
+
+/** Cold reads measured per boot and kind: enough for a p99 that is not the maximum. */
+const COLD_READS = 200;
 
 export interface RecoveryResult {
   messages: number;
@@ -87,7 +109,8 @@ export interface RecoveryResult {
 
 async function writeDataDir(dir: string, messages: number, logTailShare: number): Promise<WriterResult> {
   // The server's code is imported by writeOrganization: the measuring side never loads it.
-  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: SUBSCRIBERS, name: 'recovery', channel: 'recovery' });
+  // No archive of the log: point-in-time restore is not measured, and at 50,000,000 messages it would fill the disk.
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: SUBSCRIBERS, name: 'recovery', channel: 'recovery', archiveRetentionMs: 0 });
 
   const snapshotAfter = Math.round(messages * (1 - logTailShare));
   let snapshotMs = NaN;
@@ -95,7 +118,7 @@ async function writeDataDir(dir: string, messages: number, logTailShare: number)
   const started = performance.now();
   for (let sent = 0; sent < messages; ) {
     // A batch never crosses the snapshot point, so exactly the tail stays in the log.
-    const end = Math.min(messages, sent + BATCH, sent < snapshotAfter ? snapshotAfter : messages);
+    const end = Math.min(messages, sent + BATCH, sent < snapshotAfter ? snapshotAfter : messages, sent < snapshotAfter ? (Math.floor(sent / SNAPSHOT_EVERY) + 1) * SNAPSHOT_EVERY : messages);
     const batch: Promise<unknown[]>[] = [];
     for (let n = sent; n < end; n++) {
       // The command POST /messages sends (src/routes/messages.ts), from each subscriber in turn.
@@ -115,13 +138,14 @@ async function writeDataDir(dir: string, messages: number, logTailShare: number)
     const last = changes.at(-1)?.[0] as { type: string; message?: { id: number } } | undefined;
     if (last?.type === 'message.sent') lastMessageId = last.message!.id;
     sent = end;
+    if (sent < snapshotAfter && sent % SNAPSHOT_EVERY === 0) await runtime.snapshot();
     if (sent === snapshotAfter) {
       const began = performance.now();
       await runtime.snapshot();
       snapshotMs = performance.now() - began;
     }
     if (sent % Math.max(BATCH, Math.round(messages / 10 / BATCH) * BATCH) === 0 || sent === messages) {
-      console.log(`  writer: ${sent} messages, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(`  writer: ${sent} messages, ${((performance.now() - started) / 1000).toFixed(1)} s, heap ${round(process.memoryUsage().heapUsed / MB)} MB`);
     }
   }
   const sendSeconds = (performance.now() - started - (Number.isFinite(snapshotMs) ? snapshotMs : 0)) / 1000;
@@ -187,6 +211,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     const body = await new Api(server.url).ok('GET', `/messages/${expected.lastMessageId}`, {}, owner);
     if ((body.message as { id?: number } | undefined)?.id !== expected.lastMessageId) throw new Error(`message ${expected.lastMessageId} not served after the ${variant} boot`);
     const memory = await settledMemory(server);
+    const cold = await coldReads(new Api(server.url), owner, expected.lastMessageId);
     const stopping = performance.now();
     await server.stop();
     const result: Boot = {
@@ -198,16 +223,43 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
       replayed: recovered.replayed,
       stopMs: performance.now() - stopping,
       memory,
+      cold,
     };
     console.log(
       `  boot (${variant}): ${(wallMs / 1000).toFixed(2)} s from spawn to listening (${(cpuMs / 1000).toFixed(2)} s of CPU), recovered in ${(recovered.ms / 1000).toFixed(2)} s ` +
         `(${recovered.snapshots} snapshot records, ${recovered.replayed} log entries replayed); stop ${(result.stopMs / 1000).toFixed(2)} s; ` +
-        `heap ${round(memory.heapUsed / MB)} MB, anonymous RSS ${round(memory.rssAnon / MB)} MB`,
+        `heap ${round(memory.heapUsed / MB)} MB, anonymous RSS ${round(memory.rssAnon / MB)} MB; ` +
+        `cold GET /messages of 50 p50/p99 ${cold.allP50.toFixed(2)}/${cold.allP99.toFixed(2)} ms, of a topic ${cold.topicP50.toFixed(2)}/${cold.topicP99.toFixed(2)} ms`,
     );
     return result;
   } finally {
     await server.stop();
   }
+}
+
+/**
+ * GET /messages, 50 before an anchor drawn at random over the history (a fixed sequence, the same for every
+ * run), with no narrow and then narrowed to the anchor's topic: with thousands of chunks and a cache of a few
+ * dozen, nearly every request reads its chunks back from the data directory.
+ */
+async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMessageId: number): Promise<ColdReads> {
+  let seed = 17;
+  const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const timed = async (params: (anchor: number) => Record<string, unknown>) => {
+    const times: number[] = [];
+    for (let i = 0; i < COLD_READS; i++) {
+      const anchor = 1 + Math.floor(random() * lastMessageId);
+      const began = performance.now();
+      const body = await api.ok('GET', '/messages', { anchor, num_before: 50, num_after: 0, ...params(anchor) }, owner);
+      times.push(performance.now() - began);
+      if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Error(`GET /messages before ${anchor} found nothing`);
+    }
+    return times;
+  };
+  const all = await timed(() => ({}));
+  // The writer's messages cycle through the topics in id order (from the channel's first message on).
+  const topic = await timed((anchor) => ({ narrow: [['channel', 'recovery'], ['topic', `topic ${anchor % TOPICS}`]] }));
+  return { allP50: percentile(all, 50), allP99: percentile(all, 99), topicP50: percentile(topic, 50), topicP99: percentile(topic, 99) };
 }
 
 /** Writes a data directory of `options.messages` messages in a child process, then boots it twice. */

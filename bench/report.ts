@@ -136,7 +136,11 @@ export function printRecovery(recovery: RecoveryResult | null | undefined): void
     console.log(
       `  ${boot.variant.padEnd(8)}: ${fmt(boot.wallMs / 1000)} s spawn to listening (${fmt(boot.cpuMs / 1000)} s of server CPU), ${fmt(boot.recoveredMs / 1000)} s recovery (server's 'recovered' ms${replay}); ` +
         `heap ${fmt(boot.memory.heapUsed / 1024 / 1024)} MB = ${fmt(boot.memory.heapUsed / recovery.messages)} B per message all told; ` +
-        `graceful stop ${fmt(boot.stopMs / 1000)} s`,
+        `graceful stop ${fmt(boot.stopMs / 1000)} s` +
+        // Results written before the history was paged have no cold reads.
+        (boot.cold
+          ? `; cold GET /messages of 50 p50/p99 ${fmt(boot.cold.allP50)}/${fmt(boot.cold.allP99)} ms, of a topic ${fmt(boot.cold.topicP50)}/${fmt(boot.cold.topicP99)} ms (target p99 < 5 ms)`
+          : ''),
     );
   }
 }
@@ -179,6 +183,7 @@ export function compare(fileA: string, fileB: string): void {
     const bootOf = (results: Results) => results.recovery?.boots.find((boot) => boot.variant === variant);
     lines.push([`recovery ${variant} s to listening`, ...side(seconds(bootOf(a)?.wallMs), seconds(bootOf(b)?.wallMs)), '', '', '', '', '', '']);
     lines.push([`recovery ${variant} s recovered`, ...side(seconds(bootOf(a)?.recoveredMs), seconds(bootOf(b)?.recoveredMs)), '', '', '', '', '', '']);
+    lines.push([`recovery ${variant} cold GET p99 ms`, ...side(bootOf(a)?.cold?.topicP99, bootOf(b)?.cold?.topicP99), '', '', '', '', '', '']);
   }
   console.log(table(header, lines));
 }

@@ -4,13 +4,17 @@ import { Packr } from 'msgpackr';
  * Every persisted record carries this version. Bump it when a record's shape changes and teach
  * `upgradeRecord` (in the reader) how to read the older shape, so a newer server opens an older data directory.
  */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 // 1: a realm's snapshot record holds its messages. 2: it holds the message store's counters (messageHead) and
 // its messages and flags are in records of their own, one per chunk of ids (actors/realm/snapshot.ts); log
 // records are unchanged. A server of format 1 refuses a directory of format 2 rather than lose its messages.
 // 3: message bodies (content, rendering, edit history) are stored one per message in the `bodies` database,
 // written with the snapshot; chunk records no longer carry them. A chunk of format 2 is read (its bodies
 // kept in memory until the next snapshot stores them apart); a server of format 2 refuses format 3.
+// 4: each chunk has an index record beside it (its ids, senders, timestamps, recipients, mentions and flags,
+// actors/realm/messages/chunks.ts), which a boot reads instead of the chunks; chunk records no longer carry
+// flags. A snapshot of format 3 is read whole and written again with its index records; a server of format 3
+// refuses format 4 (it would find no flags).
 
 
 // Records are plain data (arrays and objects); Maps are turned into arrays by each actor's record codec, so

@@ -252,8 +252,29 @@ export class Store {
     });
   }
 
-  *readSnapshots(): Generator<SnapshotRecord> {
-    for (const { value } of this.snaps.getRange({})) {
+  /**
+   * Every snapshot record, in key order, but for those of `skipKind` (a boot leaves the message chunks on
+   * disk): their range of keys is not even read.
+   */
+  *readSnapshots(skipKind?: string): Generator<SnapshotRecord> {
+    // Keys are [kind, id]: a kind's records are one range, after the key [kind] and before [kind, '\uffff'].
+    const ranges = skipKind === undefined ? [{}] : [{ end: [skipKind] }, { start: [skipKind, '\uffff'] }];
+    for (const range of ranges) {
+      for (const { value } of this.snaps.getRange(range as { start?: [string, string]; end?: [string, string] })) {
+        yield checkVersion('snapshot', decode<SnapshotRecord>(value));
+      }
+    }
+  }
+
+  /** One snapshot record, decoded; synchronous (memory-mapped). */
+  readSnapshot(kind: string, id: string): SnapshotRecord | undefined {
+    const raw = this.snaps.get([kind, id]);
+    return raw === undefined ? undefined : checkVersion('snapshot', decode<SnapshotRecord>(raw));
+  }
+
+  /** The snapshot records of `kind` whose id starts with `idPrefix`, in key order. */
+  *readSnapshotsOf(kind: string, idPrefix: string): Generator<SnapshotRecord> {
+    for (const { value } of this.snaps.getRange({ start: [kind, idPrefix], end: [kind, `${idPrefix}\uffff`] })) {
       yield checkVersion('snapshot', decode<SnapshotRecord>(value));
     }
   }

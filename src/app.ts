@@ -81,6 +81,7 @@ export async function startServer(
     queueLimits: config.queueLimits,
     ...(cluster ? { replication: cluster } : {}),
     bodyCache: config.messageBodyCache,
+    chunkCache: config.messageChunkCache,
   });
   live = runtime;
   if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);

@@ -8,6 +8,8 @@ export interface OrganizationSpec {
   channel: string;
   /** how many of the users, from the owner on, the channel has (default: all) */
   members?: number;
+  /** how long the store keeps the log a snapshot trimmed (default: the server's; 0: not at all) */
+  archiveRetentionMs?: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export async function writeOrganization(dir: string, spec: OrganizationSpec) {
   const { channelKey } = await import('../../actors/realm/channels/state.ts');
   const { DEFAULT_REALM_NAME, writeZuliprc } = await import('../../src/bootstrap.ts');
 
-  const store = new Store(dir, { waitForFlush: true });
+  const store = new Store(dir, { waitForFlush: true, ...(spec.archiveRetentionMs === undefined ? {} : { archiveRetentionMs: spec.archiveRetentionMs }) });
   const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
   runtime.recover();
   const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);

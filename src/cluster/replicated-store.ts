@@ -82,8 +82,14 @@ export class ReplicatedStore implements Persistence {
   discardTornTail(): Promise<void> {
     return this.local.discardTornTail();
   }
-  readSnapshots(): Iterable<SnapshotRecord> {
-    return this.local.readSnapshots();
+  readSnapshots(skipKind?: string): Iterable<SnapshotRecord> {
+    return this.local.readSnapshots(skipKind);
+  }
+  readSnapshot(kind: string, id: string): SnapshotRecord | undefined {
+    return this.local.readSnapshot(kind, id);
+  }
+  readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord> {
+    return this.local.readSnapshotsOf(kind, idPrefix);
   }
   writeSnapshots(
     seq: number,

@@ -40,3 +40,18 @@ t.test('a block turns into a bitmap and back to nothing; iteration is ascending 
   t.equal(ids.delete(1500), false, 'deleting an absent id');
   t.same([...new IdSet()], [], 'an empty set');
 });
+
+t.test('addRange adds runs of ids, over lists, bitmaps and block edges, as add would one by one', async (t) => {
+  const runs: [number, number][] = [[0, 5], [3, 40], [1000, 3100], [5000, 5001], [2040, 2060], [7000, 7020], [7019, 9000], [20_000, 20_000]];
+  const ids = new IdSet([6, 1, 2500, 7010]);
+  const reference = new Set([6, 1, 2500, 7010]);
+  for (const [from, to] of runs) {
+    ids.addRange(from, to);
+    for (let id = from; id < to; id++) reference.add(id);
+  }
+  t.equal(ids.size, reference.size, 'the count');
+  t.same([...ids], [...reference].sort((a, b) => a - b), 'the ids, ascending');
+  for (let id = 0; id < 10_000; id += 7) if (ids.has(id) !== reference.has(id)) t.fail(`has(${id})`);
+  ids.delete(1500);
+  t.equal(ids.size, reference.size - 1, 'a bitmap made by addRange counts its ids for delete');
+});

@@ -16,8 +16,9 @@ export function messagesSince(state: RealmState, channelId: number, since: numbe
   let high = ids.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    const message = state.messages.byId.get(ids[middle]!);
-    if (message && message.timestamp >= since) high = middle;
+    // The timestamp column, not the message: a registration asks this of every channel (no chunk is read).
+    const timestamp = state.messages.byId.timestampOf(ids[middle]!);
+    if (timestamp !== undefined && timestamp >= since) high = middle;
     else low = middle + 1;
   }
   return ids.length - low;

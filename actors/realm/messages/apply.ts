@@ -202,7 +202,8 @@ function sharedHolders(store: MessageStore, message: StoredMessage): number[] {
   if (message.recipient.kind !== 'channel') return message.userIds;
   // Called before the message is indexed: the channel's last message is the one before it.
   const ids = store.byChannel.get(message.recipient.channelId);
-  const previous = ids?.length ? store.byId.get(ids[ids.length - 1]!) : undefined;
+  // Only if in memory: a send to a channel quiet since long does not read an old chunk for this.
+  const previous = ids?.length ? store.byId.ifResident(ids[ids.length - 1]!) : undefined;
   return previous && sameList(previous.userIds, message.userIds) ? previous.userIds : message.userIds;
 }
 

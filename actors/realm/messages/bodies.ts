@@ -1,5 +1,5 @@
 import { isImageName } from '../attachments/state.ts';
-import type { IdMap } from './id-map.ts';
+import type { PagedMessages } from './paged.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
 /** The bodies snapshots stored for the messages of a realm (snapshots/store.ts, through the runtime). */
@@ -101,7 +101,7 @@ export class MessageBodies {
   }
 
   /** The messages of `byId` (in id order) whose body is neither in memory nor stored: a damaged directory (verify). */
-  *missing(byId: IdMap<StoredMessage>): Generator<number> {
+  *missing(byId: PagedMessages): Generator<number> {
     const stored = this.source?.ids()[Symbol.iterator]();
     let next = stored?.next();
     for (const message of byId.values()) {
@@ -115,7 +115,7 @@ export class MessageBodies {
    * Every message of `byId` (in id order) with its body: the stored ones read in one pass over the data
    * directory (a rebuild of the search index, an export), none of them cached.
    */
-  *withBodies(byId: IdMap<StoredMessage>): Generator<[StoredMessage, MessageBody]> {
+  *withBodies(byId: PagedMessages): Generator<[StoredMessage, MessageBody]> {
     const stored = this.source?.scan()[Symbol.iterator]();
     let next = stored?.next();
     for (const message of byId.values()) {
@@ -152,7 +152,7 @@ export class MessageBodies {
    * After the snapshot that stored `stored` is durable: those bodies leave memory. One that a change replaced
    * since (or a reload, see Runtime.recover) is not the one stored, and stays.
    */
-  saved(byId: IdMap<StoredMessage>, stored: ReadonlyMap<number, MessageBody>): void {
+  saved(byId: PagedMessages, stored: ReadonlyMap<number, MessageBody>): void {
     for (const [id, body] of stored) {
       const message = byId.get(id);
       if (message?.body === body) message.body = null;

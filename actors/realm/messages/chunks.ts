@@ -26,6 +26,12 @@ export interface MessageHeadRecord {
   nextId: number;
   recipientIds: [string, number][];
   nextRecipientId: number;
+  /**
+   * Every chunk of the realm has its index record (MessageIndexRecord), which holds the chunk's flags too:
+   * a boot reads those and no chunk record. Absent: a snapshot written before, loaded from its chunk
+   * records whole, and written again with its index records by the next snapshot.
+   */
+  indexed?: true | undefined;
 }
 
 /**
@@ -77,18 +83,65 @@ export interface MessageChunkRecord {
   lists: number[][];
   /** in id order */
   messages: MessageTuple[];
-  /** per flag: [user, the ids of this chunk that carry it] */
-  flags: Record<PersonalFlag, [number, number[]][]>;
+  /** per flag: [user, the ids of this chunk that carry it]; absent since the index records hold them */
+  flags?: Record<PersonalFlag, [number, number[]][]>;
+}
+
+/**
+ * What a boot reads of a chunk: enough to build the store's indexes and flags, and the columns the hot
+ * paths read without the messages (PagedMessages), by message in id order. Its columns are the bytes of an
+ * Int32Array (Uint32Array for the timestamps; little-endian, as every platform Node runs on here), which
+ * decode with one copy rather than number by number: 20 bytes a message.
+ */
+export interface MessageIndexRecord {
+  ids: Uint8Array;
+  senders: Uint8Array;
+  timestamps: Uint8Array;
+  /** the channel; 0 for a direct message */
+  channels: Uint8Array;
+  /** a channel message's topic (in `topics`), a direct message's participants (in `participants`) */
+  places: Uint8Array;
+  topics: string[];
+  participants: number[][];
+  /** [message, user] pairs one after the other: the users whose flags include a mention (mentionedUsers) */
+  mentioned: Uint8Array;
+  /** per flag: [user, the runs of ids of this chunk that carry it, as [from, to) pairs]: unread messages come in runs */
+  flags: Record<PersonalFlag, [number, Uint8Array][]>;
+}
+
+/** A column's bytes for a record (msgpack stores them as they are). */
+const bytesOf = (values: Int32Array | Uint32Array) => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+
+/** A column read back: copied, as the decoded bytes may sit at any offset of the record. */
+const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+const uint32s = (bytes: Uint8Array) => new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+/** Ascending ids as runs of consecutive ones, [from, to) pairs. */
+function runsOf(ids: readonly number[]): Int32Array {
+  const runs: number[] = [];
+  for (const id of ids) {
+    if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
+    else runs.push(id, id + 1);
+  }
+  return Int32Array.from(runs);
 }
 
 export function messageHead(store: MessageStore): MessageHeadRecord {
-  return { chunkSize: MESSAGE_CHUNK_SIZE, nextId: store.nextId, recipientIds: [...store.recipientIds], nextRecipientId: store.nextRecipientId };
+  return { chunkSize: MESSAGE_CHUNK_SIZE, nextId: store.nextId, recipientIds: [...store.recipientIds], nextRecipientId: store.nextRecipientId, indexed: true };
 }
 
 // ---- writing ----------------------------------------------------------------------------------------------
 
 class ChunkWriter {
-  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [], flags: { unread: [], starred: [], collapsed: [] } };
+  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [] };
+  /** the index record's columns, made bytes by `finish` */
+  private readonly index = {
+    ids: [] as number[], senders: [] as number[], timestamps: [] as number[], channels: [] as number[], places: [] as number[],
+    topics: [] as string[], participants: [] as number[][], mentioned: [] as number[],
+    flags: { unread: [], starred: [], collapsed: [] } as Record<PersonalFlag, [number, number[]][]>,
+  };
+  private readonly topicIndex = new Map<string, number>();
+  private readonly indexParticipants = new Map<string, number>();
   private readonly stringIndex = new Map<string, number>();
   /** holder lists are shared by identity (apply.ts sharedHolders) */
   private readonly listIndex = new Map<readonly number[], number>();
@@ -114,8 +167,25 @@ class ChunkWriter {
     return index;
   }
 
+  private indexPlace(recipient: MessageRecipient): number {
+    const [table, values, key] =
+      recipient.kind === 'channel'
+        ? [this.topicIndex, this.index.topics as unknown[], recipient.topic]
+        : [this.indexParticipants, this.index.participants as unknown[], recipient.userIds.join(',')];
+    let index = table.get(key);
+    if (index === undefined) table.set(key, (index = values.push(recipient.kind === 'channel' ? recipient.topic : recipient.userIds) - 1));
+    return index;
+  }
+
   message(message: StoredMessage): void {
     const { recipient, mentions } = message;
+    const index = this.index;
+    index.ids.push(message.id);
+    index.senders.push(message.senderId);
+    index.timestamps.push(message.timestamp);
+    index.channels.push(recipient.kind === 'channel' ? recipient.channelId : 0);
+    index.places.push(this.indexPlace(recipient));
+    for (const userId of mentionedUsers(message)) index.mentioned.push(message.id, userId);
     const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
     this.record.messages.push([
       message.id,
@@ -144,24 +214,47 @@ class ChunkWriter {
   /** The ids of `flag` for `userId` in this chunk, added to by the caller. */
   flagIds(flag: PersonalFlag, userId: number): number[] {
     const ids: number[] = [];
-    this.record.flags[flag].push([userId, ids]);
+    this.index.flags[flag].push([userId, ids]);
     return ids;
   }
 
-  /** null when the chunk holds nothing: its record, if there is one, goes. */
-  finish(): MessageChunkRecord | null {
-    const { flags } = this.record;
-    for (const flag of PERSONAL_FLAGS) flags[flag] = flags[flag].filter(([, ids]) => ids.length > 0);
-    const empty = this.record.messages.length === 0 && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
-    return empty ? null : this.record;
+  /** null for a record that holds nothing: the stored one, if there is one, goes. */
+  finish(): ChunkRecords {
+    const index = this.index;
+    const flags = {} as MessageIndexRecord['flags'];
+    for (const flag of PERSONAL_FLAGS) flags[flag] = index.flags[flag].filter(([, ids]) => ids.length > 0).map(([userId, ids]) => [userId, bytesOf(runsOf(ids))]);
+    const noMessages = this.record.messages.length === 0;
+    const empty = noMessages && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
+    return {
+      chunk: noMessages ? null : this.record,
+      index: empty
+        ? null
+        : {
+            ids: bytesOf(Int32Array.from(index.ids)),
+            senders: bytesOf(Int32Array.from(index.senders)),
+            timestamps: bytesOf(Uint32Array.from(index.timestamps)),
+            channels: bytesOf(Int32Array.from(index.channels)),
+            places: bytesOf(Int32Array.from(index.places)),
+            topics: index.topics,
+            participants: index.participants,
+            mentioned: bytesOf(Int32Array.from(index.mentioned)),
+            flags,
+          },
+    };
   }
+}
+
+/** A chunk's two records: its messages, and what a boot reads of them. */
+export interface ChunkRecords {
+  chunk: MessageChunkRecord | null;
+  index: MessageIndexRecord | null;
 }
 
 /**
  * The records of the given chunks, in the order given. The records share the messages' arrays: they must be
  * encoded before the messages change again (the store encodes snapshot records as it is handed them).
  */
-export function chunkRecords(store: MessageStore, chunks: readonly number[]): (MessageChunkRecord | null)[] {
+export function chunkRecords(store: MessageStore, chunks: readonly number[]): ChunkRecords[] {
   const writers = new Map<number, ChunkWriter>();
   for (const chunk of chunks) {
     const writer = new ChunkWriter();
@@ -219,8 +312,135 @@ interface Place {
 }
 
 /**
- * Builds a message store from chunk records, indexes included, in one pass over the messages. Chunks are
- * expected in id order (the store lists them so, see realm/snapshot.ts); any other order is sorted at the end.
+ * A chunk record's messages as a page-in reads them (PagedMessages): each built when first asked for, by its
+ * position in the chunk (`base` is the chunk's first id); those of one recipient share its value. Bodies are
+ * stored apart (format 3 on); a chunk of format 2 is never paged (it is loaded whole, see MessageStoreLoader).
+ */
+export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (position: number) => StoredMessage | undefined {
+  const { strings, lists, messages } = chunk;
+  const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
+  for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
+  const recipients = new Map<number, MessageRecipient[]>();
+  return (position) => {
+    const tuple = messages[at[position] ?? -1];
+    if (tuple === undefined) return undefined;
+    const channelId = tuple[2];
+    const place = tuple[3];
+    let ofChannel = recipients.get(channelId);
+    if (ofChannel === undefined) recipients.set(channelId, (ofChannel = []));
+    const recipient = (ofChannel[place] ??=
+      channelId === 0 ? { kind: 'direct', userIds: lists[place]! } : { kind: 'channel', channelId, topic: strings[place]! });
+    return messageOfTuple(tuple, recipient, strings, lists);
+  };
+}
+
+function messageOfTuple(tuple: MessageTuple, recipient: MessageRecipient, strings: readonly string[], lists: readonly number[][]): StoredMessage {
+  const mentions = tuple[14];
+  const message: StoredMessage = {
+    id: tuple[0],
+    senderId: tuple[1],
+    recipient,
+    recipientId: tuple[4],
+    body: null,
+    contentHas: tuple[19] ?? 0,
+    isMeMessage: tuple[7],
+    mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
+    timestamp: tuple[8],
+    client: strings[tuple[9]]!,
+    reactions: tuple[13] ?? none(),
+    userIds: lists[tuple[15]]!,
+    historicalUserIds: tuple[16] ?? none(),
+  };
+  if (tuple[11] !== null) message.lastEditTimestamp = tuple[11];
+  if (tuple[12] !== null) message.lastMovedTimestamp = tuple[12];
+  if (tuple[17] !== null) message.alertedUserIds = tuple[17];
+  if (tuple[18] !== null) message.attachmentIds = tuple[18];
+  return message;
+}
+
+/**
+ * Builds a message store from the chunks' index records (MessageIndexRecord) alone: its indexes, flags and
+ * columns, every chunk left on disk until a message of it is asked for. Records are expected in id order
+ * (the store lists them so, see realm/snapshot.ts); any other order is sorted at the end.
+ */
+export class IndexedStoreLoader {
+  private readonly store = emptyMessageStore();
+  private lastId = 0;
+  private inOrder = true;
+
+  add(index: MessageIndexRecord): void {
+    const store = this.store;
+    const { topics, participants, flags } = index;
+    const ids = int32s(index.ids);
+    const senders = int32s(index.senders);
+    const timestamps = uint32s(index.timestamps);
+    const channels = int32s(index.channels);
+    const places = int32s(index.places);
+    const mentioned = int32s(index.mentioned);
+    // The chunk's index lists, by channel and topic index, and by participants index (channel 0).
+    const lists = new Map<number, [ids: number[], channelIds: number[] | null][]>();
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const channelId = channels[i]!;
+      const place = places[i]!;
+      let ofChannel = lists.get(channelId);
+      if (ofChannel === undefined) lists.set(channelId, (ofChannel = []));
+      let where = ofChannel[place];
+      if (where === undefined) {
+        if (channelId === 0) {
+          const userIds = participants[place]!;
+          const key = conversationKey(userIds);
+          for (const userId of userIds) setOf(store.conversationsOf, userId).add(key);
+          where = ofChannel[place] = [listOf(store.byConversation, key), null];
+        } else {
+          where = ofChannel[place] = [listOf(store.byTopic, topicKey(channelId, topics[place]!)), listOf(store.byChannel, channelId)];
+        }
+      }
+      if (id <= this.lastId) this.inOrder = false;
+      this.lastId = id;
+      store.byId.stored(id, senders[i]!, timestamps[i]!);
+      where[0].push(id);
+      where[1]?.push(id);
+    }
+    for (let i = 0; i < mentioned.length; i += 2) setOf(store.mentionedOf, mentioned[i + 1]!).add(mentioned[i]!);
+    for (const flag of PERSONAL_FLAGS) {
+      for (const [userId, bytes] of flags[flag]) {
+        const set = flagSet(store, flag, userId);
+        const runs = int32s(bytes);
+        for (let i = 0; i < runs.length; i += 2) set.addRange(runs[i]!, runs[i + 1]!);
+      }
+    }
+  }
+
+  finish(head: MessageHeadRecord): MessageStore {
+    return finishStore(this.store, head, this.inOrder);
+  }
+}
+
+function addFlags(store: MessageStore, flags: NonNullable<MessageChunkRecord['flags']>): void {
+  for (const flag of PERSONAL_FLAGS) {
+    for (const [userId, ids] of flags[flag] ?? []) {
+      const set = flagSet(store, flag, userId);
+      for (const id of ids) set.add(id);
+    }
+  }
+}
+
+function finishStore(store: MessageStore, head: MessageHeadRecord, inOrder: boolean): MessageStore {
+  store.nextId = head.nextId;
+  store.nextRecipientId = head.nextRecipientId;
+  for (const [key, id] of head.recipientIds) store.recipientIds.set(key, id);
+  if (!inOrder) {
+    const ascending = (a: number, b: number) => a - b;
+    for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
+  }
+  return store;
+}
+
+/**
+ * Builds a message store from chunk records whole (a snapshot written before the index records), indexes
+ * included, in one pass over the messages; every chunk is unsaved, so that the next snapshot writes it with
+ * its index record. Chunks are expected in id order; any other order is sorted at the end.
  */
 export class MessageStoreLoader {
   private readonly store = emptyMessageStore();
@@ -241,26 +461,7 @@ export class MessageStoreLoader {
       if (ofChannel === undefined) places.set(channelId, (ofChannel = []));
       let where = ofChannel[place];
       if (where === undefined) ofChannel[place] = where = this.place(channelId, channelId === 0 ? lists[place]! : strings[place]!);
-      const mentions = tuple[14];
-      const message: StoredMessage = {
-        id,
-        senderId: tuple[1],
-        recipient: where.recipient,
-        recipientId: tuple[4],
-        body: null,
-        contentHas: tuple[19] ?? 0,
-        isMeMessage: tuple[7],
-        mentions: mentions === null ? NO_MENTIONS : { userIds: mentions[0], streamWildcard: mentions[1], topicWildcardUserIds: mentions[2] },
-        timestamp: tuple[8],
-        client: strings[tuple[9]]!,
-        reactions: tuple[13] ?? none(),
-        userIds: lists[tuple[15]]!,
-        historicalUserIds: tuple[16] ?? none(),
-      };
-      if (tuple[11] !== null) message.lastEditTimestamp = tuple[11];
-      if (tuple[12] !== null) message.lastMovedTimestamp = tuple[12];
-      if (tuple[17] !== null) message.alertedUserIds = tuple[17];
-      if (tuple[18] !== null) message.attachmentIds = tuple[18];
+      const message = messageOfTuple(tuple, where.recipient, strings, lists);
       if (text !== undefined) {
         // Format 2: the body is in the chunk. It stays in memory until the next snapshot stores it apart.
         const content = text.slice(at, (at += tuple[5]));
@@ -271,18 +472,15 @@ export class MessageStoreLoader {
       if (id <= this.lastId) this.inOrder = false;
       this.lastId = id;
       store.byId.set(id, message);
+      store.unsavedChunks.add(chunkOf(id));
       where.ids.push(id);
       where.channelIds?.push(id);
-      if (mentions !== null) for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(id);
+      if (tuple[14] !== null) for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(id);
     }
-    for (const flag of PERSONAL_FLAGS) {
-      for (const [userId, ids] of flags[flag]) {
-        const set = flagSet(store, flag, userId);
-        for (const id of ids) set.add(id);
-      }
+    if (flags) {
+      addFlags(store, flags);
+      for (const flag of PERSONAL_FLAGS) for (const [, ids] of flags[flag]) for (const id of ids) store.unsavedChunks.add(chunkOf(id));
     }
-    // Written again without its text by the next snapshot.
-    if (text !== undefined && messages.length > 0) store.unsavedChunks.add(chunkOf(messages[0]![0]));
   }
 
   private place(channelId: number, to: string | number[]): Place {
@@ -299,16 +497,17 @@ export class MessageStoreLoader {
     return { recipient: { kind: 'direct', userIds: to }, ids: listOf(store.byConversation, key), channelIds: null };
   }
 
-  /** The store, with the head's counters; every chunk of it is saved, but for those of format 2. */
-  finish(head: MessageHeadRecord): MessageStore {
-    const store = this.store;
-    store.nextId = head.nextId;
-    store.nextRecipientId = head.nextRecipientId;
-    for (const [key, id] of head.recipientIds) store.recipientIds.set(key, id);
-    if (!this.inOrder) {
-      const ascending = (a: number, b: number) => a - b;
-      for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
+  /** The store, with the head's counters and `flags` besides the chunks' own; every chunk of it unsaved. */
+  finish(head: MessageHeadRecord, flags: MessageStore['flags']): MessageStore {
+    for (const flag of PERSONAL_FLAGS) {
+      for (const [userId, ids] of flags[flag]) {
+        const set = flagSet(this.store, flag, userId);
+        for (const id of ids) {
+          set.add(id);
+          this.store.unsavedChunks.add(chunkOf(id));
+        }
+      }
     }
-    return store;
+    return finishStore(this.store, head, this.inOrder);
   }
 }

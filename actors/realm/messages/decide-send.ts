@@ -160,7 +160,7 @@ export function renderContent(
 /** The users who have sent to a topic, and the sender about to. */
 function topicParticipants(state: RealmState, channelId: number, topic: string, senderId: number): Set<number> {
   const out = new Set([senderId]);
-  for (const id of state.messages.byTopic.get(topicKey(channelId, topic)) ?? []) out.add(state.messages.byId.get(id)!.senderId);
+  for (const id of state.messages.byTopic.get(topicKey(channelId, topic)) ?? []) out.add(state.messages.byId.senderOf(id)!);
   return out;
 }
 

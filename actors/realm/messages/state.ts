@@ -1,6 +1,6 @@
 import { contentHas, MessageBodies } from './bodies.ts';
-import { IdMap } from './id-map.ts';
 import { IdSet } from './id-set.ts';
+import { PagedMessages } from './paged.ts';
 
 /** Where a message went: a channel's topic, or a direct conversation (participants sorted, sender included). */
 export type MessageRecipient =
@@ -93,10 +93,12 @@ export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
 
 /**
  * Every message of a realm, its indexes and the per-user flags. Indexes are sorted id arrays, so a
- * narrow naming a channel, topic or conversation reads only that array; they are rebuilt on load.
+ * narrow naming a channel, topic or conversation reads only that array; a boot builds them from the chunks'
+ * index records (chunks.ts), without decoding a message.
  */
 export interface MessageStore {
-  byId: IdMap<StoredMessage>;
+  /** paged from the snapshot's chunk records: ask it for the messages needed, never walk it on a hot path */
+  byId: PagedMessages;
   nextId: number;
   /** channel -> ids */
   byChannel: Map<number, number[]>;
@@ -137,14 +139,9 @@ export interface MessageStoreRecord {
 
 export const PERSONAL_FLAGS: readonly PersonalFlag[] = ['unread', 'starred', 'collapsed'];
 
-/**
- * Snapshots store a realm's messages in chunks of this many consecutive ids, one record each (chunks.ts),
- * so that a snapshot re-encodes only the chunks changed since the last one and a boot decodes small records.
- * About 250 KB encoded for messages of 100 characters: rewriting one takes a few milliseconds.
- */
-export const MESSAGE_CHUNK_SIZE = 2000;
+import { chunkOf } from './chunk-size.ts';
 
-export const chunkOf = (messageId: number) => Math.floor(messageId / MESSAGE_CHUNK_SIZE);
+export { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
 
 /** Notes that the message's chunk (its record and its flags) must be written by the next snapshot. */
 export function markUnsaved(store: MessageStore, messageId: number): void {
@@ -159,8 +156,8 @@ export function recipientKey(recipient: MessageRecipient): string {
 }
 
 export function emptyMessageStore(): MessageStore {
-  return {
-    byId: new IdMap(),
+  const store: MessageStore = {
+    byId: new PagedMessages(),
     nextId: 1,
     byChannel: new Map(),
     byTopic: new Map(),
@@ -173,6 +170,8 @@ export function emptyMessageStore(): MessageStore {
     unsavedChunks: new Set(),
     bodies: new MessageBodies(),
   };
+  store.byId.unsaved = () => store.unsavedChunks;
+  return store;
 }
 
 export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {

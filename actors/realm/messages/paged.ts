@@ -1,0 +1,230 @@
+import { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
+import type { StoredMessage } from './state.ts';
+
+/**
+ * Reads a chunk back from the data directory (its snapshot record): the message at each position (id less
+ * the chunk's first id) is built when first asked for, so that a page of 50 does not build 2,000 objects.
+ */
+export type ChunkSource = (chunk: number) => (position: number) => StoredMessage | undefined;
+
+/** A decoded chunk: the messages built so far by position, and how to build the others (null: all built). */
+interface Page {
+  messages: (StoredMessage | undefined)[];
+  build: ((position: number) => StoredMessage | undefined) | null;
+}
+
+/**
+ * Chunks of messages read back from the data directory that stay decoded, the most recently read first to
+ * stay: 32 chunks are 64,000 messages, about 10 MB of heap per organization. CHAT_MESSAGE_CHUNK_CACHE sets
+ * another size.
+ */
+export const DEFAULT_CHUNK_CACHE = 32;
+
+/** Typed columns grow by this factor: few copies while a history loads, at most a third unused. */
+const GROWTH = 1.5;
+
+/**
+ * A realm's messages by id, with the API of IdMap, paged by chunk (MESSAGE_CHUNK_SIZE ids): a chunk is
+ * decoded from its snapshot record when a message of it is first asked for, and a cache keeps the most
+ * recently used ones. A chunk changed since the last snapshot, or whose snapshot is still being written
+ * (`hold`), stays in memory: its record would not have the change. What a boot and the hot paths need of
+ * every message stays resident in typed columns indexed by id, outside the V8 heap: whether it exists, its
+ * sender and its timestamp (9 bytes a message; timestamps are kept to the second, past 1970).
+ *
+ * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them,
+ * so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
+ * are as its record has them, and a holder keeps a valid, if no longer shared, object.
+ */
+export class PagedMessages implements Iterable<[number, StoredMessage]> {
+  private present = new Uint8Array(0);
+  private senders = new Int32Array(0);
+  /** UNIX seconds, for the activity of a channel (channels/activity.ts) */
+  private timestamps = new Uint32Array(0);
+  private count = 0;
+  /** one past the highest id ever present */
+  private end = 0;
+  /** decoded chunks, least recently used first */
+  private readonly resident = new Map<number, Page>();
+  private lastUsed = -1;
+  private source: ChunkSource | null = null;
+  private limit = DEFAULT_CHUNK_CACHE;
+  /** chunks whose snapshot is being written, with how many snapshots hold them */
+  private readonly held = new Map<number, number>();
+  /** chunks that must stay: changed since the last snapshot (MessageStore.unsavedChunks) */
+  unsaved: () => ReadonlySet<number> = () => new Set();
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** how many chunks are decoded in memory */
+  get residentChunks(): number {
+    return this.resident.size;
+  }
+
+  /** Pages chunks in from `source` from now on; `limit` chunks stay decoded (CHAT_MESSAGE_CHUNK_CACHE). */
+  attach(source: ChunkSource, limit: number): void {
+    this.source = source;
+    this.limit = limit;
+    this.trim();
+  }
+
+  /** Reads from where `other` reads (a store loaded for a realm started with another). */
+  adopt(other: PagedMessages): void {
+    if (other.source) this.attach(other.source, other.limit);
+  }
+
+  has(id: number): boolean {
+    return this.present[id] === 1;
+  }
+
+  get(id: number): StoredMessage | undefined {
+    if (this.present[id] !== 1) return undefined;
+    return message(this.chunk(chunkOf(id)), id % MESSAGE_CHUNK_SIZE);
+  }
+
+  /** The message if its chunk is decoded, without reading it: for what may do without (sharing a holder list). */
+  ifResident(id: number): StoredMessage | undefined {
+    if (this.present[id] !== 1) return undefined;
+    const page = this.resident.get(chunkOf(id));
+    return page && message(page, id % MESSAGE_CHUNK_SIZE);
+  }
+
+  /** The message's sender, without reading its chunk. */
+  senderOf(id: number): number | undefined {
+    return this.present[id] === 1 ? this.senders[id] : undefined;
+  }
+
+  /** The message's timestamp (UNIX seconds), without reading its chunk. */
+  timestampOf(id: number): number | undefined {
+    return this.present[id] === 1 ? this.timestamps[id] : undefined;
+  }
+
+  set(id: number, message: StoredMessage): this {
+    if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`not a message id: ${id}`);
+    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = message;
+    this.note(id, message.senderId, message.timestamp);
+    return this;
+  }
+
+  /** A message a snapshot stored, known from its chunk's index (a boot), its chunk left on disk. */
+  stored(id: number, senderId: number, timestamp: number): void {
+    this.note(id, senderId, timestamp);
+  }
+
+  delete(id: number): boolean {
+    if (this.present[id] !== 1) return false;
+    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
+    this.present[id] = 0;
+    this.count--;
+    return true;
+  }
+
+  /** Keeps the chunks in memory until `release`: a snapshot of them is being written. */
+  hold(chunks: Iterable<number>): void {
+    for (const chunk of chunks) this.held.set(chunk, (this.held.get(chunk) ?? 0) + 1);
+  }
+
+  release(chunks: Iterable<number>): void {
+    for (const chunk of chunks) {
+      const holds = this.held.get(chunk) ?? 0;
+      if (holds <= 1) this.held.delete(chunk);
+      else this.held.set(chunk, holds - 1);
+    }
+    this.trim();
+  }
+
+  *keys(): IterableIterator<number> {
+    const present = this.present;
+    for (let id = 0; id < this.end; id++) if (present[id] === 1) yield id;
+  }
+
+  /** Every message in id order; chunks not in memory are decoded one at a time and not kept (a walk over all). */
+  *entries(): IterableIterator<[number, StoredMessage]> {
+    const present = this.present;
+    const chunks = Math.ceil(this.end / MESSAGE_CHUNK_SIZE);
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const base = chunk * MESSAGE_CHUNK_SIZE;
+      const end = Math.min(base + MESSAGE_CHUNK_SIZE, this.end);
+      let any = false;
+      for (let id = base; id < end && !any; id++) any = present[id] === 1;
+      if (!any) continue;
+      const page = this.resident.get(chunk) ?? this.decoded(chunk);
+      for (let id = base; id < end; id++) {
+        if (this.present[id] !== 1) continue;
+        const found = message(page, id - base);
+        if (found) yield [id, found];
+      }
+    }
+  }
+
+  *values(): IterableIterator<StoredMessage> {
+    for (const [, message] of this.entries()) yield message;
+  }
+
+  [Symbol.iterator](): IterableIterator<[number, StoredMessage]> {
+    return this.entries();
+  }
+
+  private note(id: number, senderId: number, timestamp: number): void {
+    if (id >= this.present.length) this.grow(id + 1);
+    if (this.present[id] !== 1) this.count++;
+    this.present[id] = 1;
+    if (id >= this.end) this.end = id + 1;
+    this.senders[id] = senderId;
+    this.timestamps[id] = timestamp;
+  }
+
+  private grow(length: number): void {
+    const capacity = Math.max(length, Math.ceil(this.present.length * GROWTH), MESSAGE_CHUNK_SIZE);
+    const present = new Uint8Array(capacity);
+    present.set(this.present);
+    const senders = new Int32Array(capacity);
+    senders.set(this.senders);
+    const timestamps = new Uint32Array(capacity);
+    timestamps.set(this.timestamps);
+    this.present = present;
+    this.senders = senders;
+    this.timestamps = timestamps;
+  }
+
+  /** The chunk's messages by position, decoded now if they were not. */
+  private chunk(chunk: number): Page {
+    let page = this.resident.get(chunk);
+    if (page === undefined) {
+      page = this.decoded(chunk);
+      this.resident.set(chunk, page);
+      this.lastUsed = chunk;
+      if (this.resident.size > this.limit) this.trim();
+    } else if (chunk !== this.lastUsed) {
+      // Used again: to the back of the eviction order.
+      this.resident.delete(chunk);
+      this.resident.set(chunk, page);
+    }
+    this.lastUsed = chunk;
+    return page;
+  }
+
+  private decoded(chunk: number): Page {
+    return { messages: new Array(MESSAGE_CHUNK_SIZE).fill(undefined), build: this.source?.(chunk) ?? null };
+  }
+
+  private trim(): void {
+    if (this.source === null) return;
+    const unsaved = this.unsaved();
+    for (const chunk of this.resident.keys()) {
+      if (this.resident.size <= this.limit) break;
+      // The chunk just read stays, whatever the limit.
+      if (chunk === this.lastUsed || unsaved.has(chunk) || this.held.has(chunk)) continue;
+      this.resident.delete(chunk);
+    }
+  }
+}
+
+/**
+ * The message at the position of a decoded chunk, built from its record if it was not yet. Only for a
+ * present id (PagedMessages.present): a deleted message's position is empty, and nothing builds it again.
+ */
+function message(page: Page, position: number): StoredMessage | undefined {
+  return (page.messages[position] ??= page.build?.(position));
+}
