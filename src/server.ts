@@ -173,10 +173,20 @@ class Exchange {
 
   run(dispatch: Dispatch, request: ApiRequest): void {
     this.dispatched = true;
-    dispatch(request).then(
-      (response) => this.respond(response),
-      () => this.respond(INTERNAL_ERROR),
-    );
+    let answer: ApiResponse | Promise<ApiResponse>;
+    try {
+      answer = dispatch(request);
+    } catch {
+      answer = INTERNAL_ERROR;
+    }
+    if (answer instanceof Promise) {
+      answer.then(
+        (response) => this.respond(response),
+        () => this.respond(INTERNAL_ERROR),
+      );
+    } else {
+      this.respond(answer);
+    }
   }
 
   respond(response: ApiResponse): void {
