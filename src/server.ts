@@ -351,10 +351,11 @@ function tooLarge(limit: number): ApiResponse {
 function write(res: HttpResponse, response: ApiResponse): void {
   res.writeStatus(STATUS_TEXT[response.status] ?? String(response.status));
   let close = false;
-  for (const [name, value] of Object.entries(response.headers)) {
+  const headers = response.headers;
+  for (const name in headers) {
     // uWS writes the Connection header itself; it closes the connection when asked through end().
-    if (name === 'Connection') close = value === 'close';
-    else res.writeHeader(name, value);
+    if (name === 'Connection') close = headers[name] === 'close';
+    else res.writeHeader(name, headers[name]!);
   }
   res.end(response.bytes ?? response.body, close);
 }

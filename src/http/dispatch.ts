@@ -151,7 +151,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     } catch (error) {
       // A fault of the check itself is left to the handling of the whole request.
       if (!(error instanceof ChatError)) return null;
-      services.metrics.requests.inc({ method: request.method, route: route.path, status: error.status });
+      services.metrics.requests.record(request.method, route.path, error.status, null);
       const response = errorResponse(error);
       // The body is left unread: the connection cannot carry another request.
       return { ...response, headers: { ...response.headers, Connection: 'close' } };
@@ -159,8 +159,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   };
 
   const observe = (request: ApiRequest, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
-    services.metrics.requests.inc({ method: request.method, route: label.route, status: response.status });
-    services.metrics.latency.observe({ method: request.method, route: label.route }, (performance.now() - started) / 1000);
+    services.metrics.requests.record(request.method, label.route, response.status, (performance.now() - started) / 1000);
     return response;
   };
 
