@@ -40,9 +40,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
 
   /**
    * The request's answer: synchronously where every step is (a long-poll with events waiting, most reads),
-   * else a promise. No step is an async function: one suspended while a poll is held keeps all its locals
-   * alive, and a server holding thousands of polls then promotes them all to the old generation (garbage
-   * collection was about a third of a message fan-out's CPU).
+   * else a promise. No step is an async function: one suspended while a poll is held keeps every local of
+   * its frame alive (route, realm, form, parameters, context) for as long as the poll is held, thousands of
+   * them in a fan-out, and a poll answered at once would still pay a promise step per frame.
    */
   const handleApi = (request: ApiRequest, label: { route: string }): ApiResponse | Promise<ApiResponse> => {
     // A request another node forwarded here is answered here, whatever this node's role.
