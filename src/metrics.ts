@@ -1,19 +1,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestMetrics } from './request-metrics.ts';
 import type { Runtime } from '../actors/runtime.ts';
 
 /**
  * The server's Prometheus metrics. Gauges that mirror live state are read when scraped, so serving a
- * request costs one counter increment and one histogram observation.
+ * request costs one count in RequestMetrics.
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'chat_http_requests_total', help: 'API requests by route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry],
-  });
-  readonly latency = new Histogram({
-    name: 'chat_http_request_duration_seconds', help: 'API request latency by route (long-polls included)', labelNames: ['method', 'route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 90], registers: [this.registry],
-  });
+  readonly requests = new RequestMetrics(this.registry);
   readonly deliveries = new Counter({ name: 'chat_event_deliveries_total', help: 'events appended to event queues', registers: [this.registry] });
   readonly deliveryLatency = new Histogram({
     name: 'chat_event_delivery_seconds', help: 'from a change being applied to its events being queued (includes the durable commit)',

@@ -173,10 +173,20 @@ class Exchange {
 
   run(dispatch: Dispatch, request: ApiRequest): void {
     this.dispatched = true;
-    dispatch(request).then(
-      (response) => this.respond(response),
-      () => this.respond(INTERNAL_ERROR),
-    );
+    let answer: ApiResponse | Promise<ApiResponse>;
+    try {
+      answer = dispatch(request);
+    } catch {
+      answer = INTERNAL_ERROR;
+    }
+    if (answer instanceof Promise) {
+      answer.then(
+        (response) => this.respond(response),
+        () => this.respond(INTERNAL_ERROR),
+      );
+    } else {
+      this.respond(answer);
+    }
   }
 
   respond(response: ApiResponse): void {
@@ -341,10 +351,11 @@ function tooLarge(limit: number): ApiResponse {
 function write(res: HttpResponse, response: ApiResponse): void {
   res.writeStatus(STATUS_TEXT[response.status] ?? String(response.status));
   let close = false;
-  for (const [name, value] of Object.entries(response.headers)) {
+  const headers = response.headers;
+  for (const name in headers) {
     // uWS writes the Connection header itself; it closes the connection when asked through end().
-    if (name === 'Connection') close = value === 'close';
-    else res.writeHeader(name, value);
+    if (name === 'Connection') close = headers[name] === 'close';
+    else res.writeHeader(name, headers[name]!);
   }
   res.end(response.bytes ?? response.body, close);
 }

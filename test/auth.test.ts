@@ -207,6 +207,35 @@ t.test('POST /users/me/api_key/regenerate', async (t) => {
   t.equal(ownerFetched.body.api_key, owner.key);
 });
 
+t.test('a header that authenticated before stops working as soon as its key or its user changes (the credential cache)', async (t) => {
+  const { api } = await startTestServer(t);
+  const olga = await api.createUser('olga@example.com', 'Olga', PASSWORD);
+  const { queueId } = await api.as(olga).register({ event_types: ['realm_user'] });
+  const poll = (credentials: Credentials) => api.as(credentials).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  // The same header, many times: what a client's long-polls send.
+  for (let i = 0; i < 3; i++) isSuccess(t, await poll(olga), `poll ${i + 1}`);
+
+  isSuccess(t, await api.delete(`/users/${olga.userId}`), 'deactivated');
+  isError(t, await poll(olga), 401, 'USER_DEACTIVATED');
+  isSuccess(t, await api.post(`/users/${olga.userId}/reactivate`), 'reactivated');
+  isSuccess(t, await poll(olga), 'the same header works again');
+
+  const regenerated = await api.as(olga).post('/users/me/api_key/regenerate');
+  isSuccess(t, regenerated, 'a new key');
+  isError(t, await poll(olga), 401, 'UNAUTHORIZED', 'Invalid API key');
+  isError(t, await api.as(olga).get('/users/me'), 401, 'UNAUTHORIZED', 'Invalid API key');
+  const renewed = { email: olga.email, key: regenerated.body.api_key as string };
+  isSuccess(t, await poll(renewed), 'the new key polls');
+  isSuccess(t, await poll(renewed), 'again');
+  isError(t, await poll(olga), 401, 'UNAUTHORIZED', 'Invalid API key');
+
+  // Another user's header never stands for this one, whatever was seen before.
+  const pia = await api.createUser('pia@example.com', 'Pia', PASSWORD);
+  isSuccess(t, await api.as(pia).get('/users/me'), 'pia');
+  isError(t, await api.as({ email: pia.email, key: renewed.key }).get('/users/me'), 401, 'UNAUTHORIZED', 'Invalid API key');
+  isError(t, await api.as({ email: olga.email, key: pia.key }).get('/users/me'), 401, 'UNAUTHORIZED', 'Invalid API key');
+});
+
 t.test('GET /server_settings needs no authentication', async (t) => {
   const { api, url } = await startTestServer(t);
   const settings = await api.as(null).get('/server_settings');

@@ -304,10 +304,10 @@ t.test('a read never shows a change before it is durable', async (t) => {
   // reader could be shown a message that a crash then took (20 of 20 reads here, before the fix).
   const server = await startTestServer(t, { waitForFlush: true, rateLimit: null });
   await server.api.post('/users/me/subscriptions', { subscriptions: [{ name: 'durable reads' }] });
-  const request = (method: string, path: string, query: string, body = '') => server.server.dispatch({
+  const request = (method: string, path: string, query: string, body = '') => Promise.resolve(server.server.dispatch({
     method, path: `/api/v1${path}`, query, host: '127.0.0.1', body: Buffer.from(body), contentType: 'application/x-www-form-urlencoded',
     authorization: `Basic ${Buffer.from(`${server.owner.email}:${server.owner.key}`).toString('base64')}`,
-  });
+  }));
   let early = 0;
   for (let i = 0; i < 20; i++) {
     let acknowledged = false;

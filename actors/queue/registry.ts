@@ -312,13 +312,13 @@ export class QueueRegistry {
   /**
    * One long-poll (GET /events): acknowledge, complete any poll already held on the queue, then answer at
    * once if there is something to send (or the client said not to block), else hold until an event or the
-   * heartbeat. Resolves to the events as JSON text.
+   * heartbeat. The events as JSON text: at once (no promise) when the poll is answered at once.
    */
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): Promise<string> {
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Promise<string> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
     this.takeOver(queue);
     queue.lastPollStartedAt = this.now();
-    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return Promise.resolve(queue.buffer.render());
+    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
     return new Promise<string>((resolve) => {
       const held: HeldPoll = (json) => resolve(json);

@@ -2,6 +2,7 @@ import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { NotPrimary, queueNode } from '../../actors/replication.ts';
 import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
+import type { HandlerResult } from './envelope.ts';
 import type { AppServices } from '../services.ts';
 import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { isLoopback } from './client-address.ts';
@@ -15,7 +16,8 @@ import { Router } from './router.ts';
 export const API_PREFIX = '/api/v1';
 
 export interface Dispatch {
-  (request: ApiRequest): Promise<ApiResponse>;
+  /** synchronous where every step of the request is (see handleApi) */
+  (request: ApiRequest): ApiResponse | Promise<ApiResponse>;
   /**
    * Called by the front end before it reads a request's body, with the length the request declares (null:
    * undeclared, chunked): an answer refuses the request unread (see Route.admit); null reads the body.
@@ -36,12 +38,15 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     ? router.match(request.method, request.path.slice(API_PREFIX.length))
     : rootRouter.match(request.method, request.path);
 
-  const handleApi = async (request: ApiRequest, label: { route: string }): Promise<ApiResponse> => {
-    const cluster = services.cluster;
+  /**
+   * The request's answer: synchronously where every step is (a long-poll with events waiting, most reads),
+   * else a promise. No step is an async function: one suspended while a poll is held keeps every local of
+   * its frame alive (route, realm, form, parameters, context) for as long as the poll is held, thousands of
+   * them in a fan-out, and a poll answered at once would still pay a promise step per frame.
+   */
+  const handleApi = (request: ApiRequest, label: { route: string }): ApiResponse | Promise<ApiResponse> => {
     // A request another node forwarded here is answered here, whatever this node's role.
-    const forwarded = cluster?.takeForwardMark(request) ?? false;
-    /** the rate-limit key this request spent one request of, if any */
-    let spent: string | null = null;
+    const attempt: Attempt = { request, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
     try {
       const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
@@ -52,53 +57,80 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       label.route = route.path;
       // A replica answers with the state the primary had when the request came, credentials included
       // (long-polls answer with events).
-      if (cluster && route.rateLimited !== false) await cluster.caughtUp();
-      const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
-      let user: UserProfile | null = null;
-      if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
-        user = authenticate(realm, request.authorization);
-        if (route.rateLimited !== false) {
-          spent = rateLimitKey(realm.realmId, user);
-          checkRateLimit(services, spent);
-        }
-        route.authorize?.(user, realm);
-      } else if (route.anonymousBudget !== false) {
-        request.clientAddress ??= request.connection?.clientAddress();
-        services.clientBudgets.anonymousRequest(request);
-      }
-      const files: UploadedFile[] = [];
-      const values = await readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
-      const queueId = cluster && values.get('queue_id');
-      if (queueId) {
-        const node = queueNode(queueId);
-        if (node !== null && node !== cluster.nodeId && !forwarded) return await cluster.forwardToNode(node, queueId, request);
-      }
-      for (const [name, value] of match.pathParams) values.set(name, value);
-      const { params, ignored } = readParams(route.params, values);
-      const context: RouteContext<'public'> = { services, realm, user, request, files };
-      const result = await route.handle(context as RouteContext<never>, params as never);
-      // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
-      // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
-      // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
-      // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
-      // later commits: that would add a commit to every delivery.
-      if (request.method === 'GET' && route.rateLimited !== false) await services.runtime.settled();
-      return successResponse(result, ignored);
+      const cluster = services.cluster;
+      const answer = cluster && route.rateLimited !== false
+        ? cluster.caughtUp().then(() => answerRoute(attempt, route, match.pathParams))
+        : answerRoute(attempt, route, match.pathParams);
+      return answer instanceof Promise ? answer.catch((error: unknown) => failed(attempt, error)) : answer;
     } catch (error) {
-      if (error instanceof NotPrimary && cluster && !forwarded) {
-        // The primary counts the write against the caller's budget: in the cluster it is counted once.
-        if (spent !== null) services.apiLimiter?.refund(spent);
-        try {
-          return await cluster.forwardToPrimary(request);
-        } catch (failure) {
-          if (failure instanceof ChatError) return errorResponse(failure);
-          error = failure;
-        }
-      }
-      if (error instanceof ChatError) return errorResponse(error);
-      services.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
-      return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
+      return failed(attempt, error);
     }
+  };
+
+  const answerRoute = (attempt: Attempt, route: Route, pathParams: Map<string, string>): ApiResponse | Promise<ApiResponse> => {
+    const { request } = attempt;
+    const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
+    let user: UserProfile | null = null;
+    if (route.auth === 'user' || (route.auth === 'optional' && request.authorization !== '')) {
+      user = authenticate(realm, request.authorization);
+      if (route.rateLimited !== false) {
+        attempt.spent = rateLimitKey(realm.realmId, user);
+        checkRateLimit(services, attempt.spent);
+      }
+      route.authorize?.(user, realm);
+    } else if (route.anonymousBudget !== false) {
+      request.clientAddress ??= request.connection?.clientAddress();
+      services.clientBudgets.anonymousRequest(request);
+    }
+    const files: UploadedFile[] = [];
+    const values = readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
+    const context: RouteContext<'public'> = { services, realm, user, request, files };
+    return values instanceof Promise
+      ? values.then((read) => answerWith(attempt, route, pathParams, context, read))
+      : answerWith(attempt, route, pathParams, context, values);
+  };
+
+  const answerWith = (
+    attempt: Attempt, route: Route, pathParams: Map<string, string>, context: RouteContext<'public'>, values: Map<string, string>,
+  ): ApiResponse | Promise<ApiResponse> => {
+    const cluster = services.cluster;
+    const queueId = cluster && values.get('queue_id');
+    if (queueId) {
+      const node = queueNode(queueId);
+      if (node !== null && node !== cluster.nodeId && !attempt.forwarded) return cluster.forwardToNode(node, queueId, attempt.request);
+    }
+    for (const [name, value] of pathParams) values.set(name, value);
+    const { params, ignored } = readParams(route.params, values);
+    const result = route.handle(context as RouteContext<never>, params as never);
+    // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
+    // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
+    // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
+    // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
+    // later commits: that would add a commit to every delivery.
+    const settles = context.request.method === 'GET' && route.rateLimited !== false;
+    if (result instanceof Promise) {
+      return result.then((value: HandlerResult) => (settles ? services.runtime.settled().then(() => successResponse(value, ignored)) : successResponse(value, ignored)));
+    }
+    return settles ? services.runtime.settled().then(() => successResponse(result, ignored)) : successResponse(result, ignored);
+  };
+
+  const failed = (attempt: Attempt, error: unknown): ApiResponse | Promise<ApiResponse> => {
+    const cluster = services.cluster;
+    if (error instanceof NotPrimary && cluster && !attempt.forwarded) {
+      // The primary counts the write against the caller's budget: in the cluster it is counted once.
+      if (attempt.spent !== null) services.apiLimiter?.refund(attempt.spent);
+      return cluster.forwardToPrimary(attempt.request).catch((failure: unknown) => {
+        if (failure instanceof ChatError) return errorResponse(failure);
+        return internalError(attempt.request, failure);
+      });
+    }
+    if (error instanceof ChatError) return errorResponse(error);
+    return internalError(attempt.request, error);
+  };
+
+  const internalError = (request: ApiRequest, error: unknown): ApiResponse => {
+    services.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
+    return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
   };
 
   const admit = (request: ApiRequest, declaredBytes: number | null): ApiResponse | null => {
@@ -119,27 +151,39 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     } catch (error) {
       // A fault of the check itself is left to the handling of the whole request.
       if (!(error instanceof ChatError)) return null;
-      services.metrics.requests.inc({ method: request.method, route: route.path, status: error.status });
+      services.metrics.requests.record(request.method, route.path, error.status, null);
       const response = errorResponse(error);
       // The body is left unread: the connection cannot carry another request.
       return { ...response, headers: { ...response.headers, Connection: 'close' } };
     }
   };
 
-  return Object.assign(async (request: ApiRequest) => {
+  const observe = (request: ApiRequest, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
+    services.metrics.requests.record(request.method, label.route, response.status, (performance.now() - started) / 1000);
+    return response;
+  };
+
+  return Object.assign((request: ApiRequest): ApiResponse | Promise<ApiResponse> => {
     if (request.method === 'GET' && request.path === '/health') return health(services);
     if (request.method === 'GET' && request.path === '/metrics') {
       const refusal = metricsRefusal(services, request);
       if (refusal) return refusal;
-      return { status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body: await services.metrics.registry.metrics() };
+      return services.metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body }));
     }
     const started = performance.now();
     const label = { route: 'unmatched' };
-    const response = await handleApi(request, label);
-    services.metrics.requests.inc({ method: request.method, route: label.route, status: response.status });
-    services.metrics.latency.observe({ method: request.method, route: label.route }, (performance.now() - started) / 1000);
-    return response;
+    const response = handleApi(request, label);
+    return response instanceof Promise ? response.then((answer) => observe(request, label, started, answer)) : observe(request, label, started, response);
   }, { admit });
+}
+
+/** One request through handleApi: what the handling of a failure needs to know. */
+interface Attempt {
+  request: ApiRequest;
+  /** another node of the cluster forwarded it here */
+  forwarded: boolean;
+  /** the rate-limit key this request spent one request of, if any */
+  spent: string | null;
 }
 
 /**

@@ -10,20 +10,49 @@ const FILE_SIZE_LIMIT = MAX_UPLOAD_BYTES + 1;
  * body values winning. Zulip clients send GET parameters in the query string, and some send PATCH and
  * DELETE parameters there too.
  */
-export async function readForm(query: string, contentType: string, body: Buffer, files?: UploadedFile[]): Promise<Map<string, string>> {
+export function readForm(query: string, contentType: string, body: Buffer, files?: UploadedFile[]): Map<string, string> | Promise<Map<string, string>> {
   const values = new Map<string, string>();
-  if (query) for (const [name, value] of new URLSearchParams(query)) values.set(name, value);
+  if (query) readUrlEncoded(query, values);
   if (body.length === 0) return values;
   const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
   if (type === 'multipart/form-data') {
-    for (const [name, value] of await readMultipart(contentType, body, files)) values.set(name, value);
+    // Only a multipart body is read asynchronously: a long-poll's parameters are there at once.
+    return readMultipart(contentType, body, files).then((fields) => {
+      for (const [name, value] of fields) values.set(name, value);
+      return values;
+    });
   } else if (type === 'application/x-www-form-urlencoded' || type === '') {
-    for (const [name, value] of new URLSearchParams(body.toString('utf8'))) values.set(name, value);
+    readUrlEncoded(body.toString('utf8'), values);
   } else {
     throw badRequest(`Unsupported content type: ${type}`);
   }
   return values;
 }
+
+/**
+ * application/x-www-form-urlencoded into `values`, later names winning. Text with nothing to decode (no
+ * `%`, no `+`: a long-poll's query) is split here, as URLSearchParams would split it, without its
+ * iterator and entry arrays; anything else goes through URLSearchParams.
+ */
+function readUrlEncoded(text: string, values: Map<string, string>): void {
+  if (text.includes('%') || text.includes('+')) {
+    for (const [name, value] of new URLSearchParams(text)) values.set(name, value);
+    return;
+  }
+  let start = text.charCodeAt(0) === QUESTION_MARK ? 1 : 0;
+  while (start <= text.length) {
+    let end = text.indexOf('&', start);
+    if (end < 0) end = text.length;
+    if (end > start) {
+      const equals = text.indexOf('=', start);
+      if (equals < 0 || equals > end) values.set(text.slice(start, end), '');
+      else values.set(text.slice(start, equals), text.slice(equals + 1, end));
+    }
+    start = end + 1;
+  }
+}
+
+const QUESTION_MARK = 0x3f;
 
 /** A file part of a multipart body; `truncated` when it was larger than the size limit (the rest is dropped). */
 export interface UploadedFile {

@@ -12,20 +12,22 @@ export class Param<T, Optional extends boolean = false> {
     private readonly schema: z.ZodType<T>,
     readonly isOptional: Optional,
     readonly fallback: T | undefined,
+    /** the schema accepts whatever `convert` returns (the kind's own plain schema): it is not run */
+    private readonly trusted: boolean,
   ) {}
 
-  static of<T>(convert: (raw: string, name: string) => unknown, schema: z.ZodType<T>): Param<T> {
-    return new Param(convert, schema, false, undefined);
+  static of<T>(convert: (raw: string, name: string) => unknown, schema: z.ZodType<T>, trusted = false): Param<T> {
+    return new Param(convert, schema, false, undefined, trusted);
   }
 
   /** May be absent; then the handler sees undefined. */
   optional(): Param<T, true> {
-    return new Param(this.convert, this.schema, true, undefined);
+    return new Param(this.convert, this.schema, true, undefined, this.trusted);
   }
 
   /** May be absent; then the handler sees this value. */
   default(value: T): Param<T> {
-    return new Param(this.convert, this.schema, false, value);
+    return new Param(this.convert, this.schema, false, value, this.trusted);
   }
 
   read(raw: string | undefined, name: string): T | undefined {
@@ -33,7 +35,10 @@ export class Param<T, Optional extends boolean = false> {
       if (this.fallback !== undefined || this.isOptional) return this.fallback;
       throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, `Missing '${name}' argument`, 400, { var_name: name });
     }
-    const result = this.schema.safeParse(this.convert(raw, name));
+    const value = this.convert(raw, name);
+    // A zod parse per parameter is a good part of a long-poll's cost (GET /events, once per delivery).
+    if (this.trusted) return value as T;
+    const result = this.schema.safeParse(value);
     if (!result.success) throw badRequest(describeIssue(name, result.error.issues[0]));
     return result.data;
   }
@@ -68,13 +73,17 @@ function asJson(raw: string, name: string): unknown {
   }
 }
 
-/** The parameter kinds of the API. */
+const ANY_STRING = z.string();
+const ANY_NUMBER = z.number();
+const BOOLEAN = z.boolean();
+
+/** The parameter kinds of the API. Without a schema of its own, a kind's conversion is its whole check. */
 export const p = {
-  string: <T extends string = string>(schema: z.ZodType<T> = z.string() as unknown as z.ZodType<T>) => Param.of(asText, schema),
-  int: <T extends number = number>(schema: z.ZodType<T> = z.number() as unknown as z.ZodType<T>) => Param.of(asInteger, schema),
+  string: <T extends string = string>(schema?: z.ZodType<T>) => Param.of(asText, schema ?? (ANY_STRING as unknown as z.ZodType<T>), schema === undefined),
+  int: <T extends number = number>(schema?: z.ZodType<T>) => Param.of(asInteger, schema ?? (ANY_NUMBER as unknown as z.ZodType<T>), schema === undefined),
   /** plain text turned into any value by its schema (e.g. `unlimited` or a number of days) */
   text: <T>(schema: z.ZodType<T>) => Param.of(asText, schema),
-  bool: () => Param.of(asBoolean, z.boolean()),
+  bool: () => Param.of(asBoolean, BOOLEAN, true),
   json: <T>(schema: z.ZodType<T>) => Param.of(asJson, schema),
 };
 
@@ -91,12 +100,22 @@ export type ParamsOf<S extends ParamSpec> = {
 export function readParams<S extends ParamSpec>(
   spec: S,
   values: Map<string, string>,
-): { params: ParamsOf<S>; ignored: string[] } {
+): { params: ParamsOf<S>; ignored: readonly string[] } {
   const params: Record<string, unknown> = {};
-  for (const [name, param] of Object.entries(spec)) params[name] = param.read(values.get(name), name);
+  for (const [name, param] of entriesOf(spec)) params[name] = param.read(values.get(name), name);
   const ignored: string[] = [];
   for (const name of values.keys()) if (!(name in spec)) ignored.push(name);
-  return { params: params as ParamsOf<S>, ignored };
+  return { params: params as ParamsOf<S>, ignored: ignored.length ? ignored : NONE_IGNORED };
+}
+
+const NONE_IGNORED: readonly string[] = Object.freeze([]);
+const specEntries = new WeakMap<ParamSpec, [string, Param<unknown, boolean>][]>();
+
+/** A route's parameters as a list, made once per route rather than once per request. */
+function entriesOf(spec: ParamSpec): [string, Param<unknown, boolean>][] {
+  let entries = specEntries.get(spec);
+  if (!entries) specEntries.set(spec, (entries = Object.entries(spec)));
+  return entries;
 }
 
 /**

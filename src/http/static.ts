@@ -25,10 +25,7 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
     return assets;
   };
 
-  return Object.assign(async (request: ApiRequest) => {
-    if (request.method !== 'GET') return dispatch(request);
-    const path = request.path === '/index.html' ? '/' : request.path;
-    if (path !== '/' && !path.startsWith('/static/')) return dispatch(request);
+  const serve = async (path: string): Promise<ApiResponse> => {
     let files: WebAssets;
     try {
       files = await load();
@@ -48,6 +45,14 @@ export function withWebClient(dispatch: Dispatch, build: () => Promise<WebAssets
       },
       ...(typeof file.body === 'string' ? { body: file.body } : { body: '', bytes: Buffer.from(file.body.buffer, file.body.byteOffset, file.body.byteLength) }),
     };
+  };
+
+  // Not an async function: the API's answers stay synchronous where dispatch's are (see handleApi).
+  return Object.assign((request: ApiRequest) => {
+    if (request.method !== 'GET') return dispatch(request);
+    const path = request.path === '/index.html' ? '/' : request.path;
+    if (path !== '/' && !path.startsWith('/static/')) return dispatch(request);
+    return serve(path);
   }, { admit: dispatch.admit });
 }
 

@@ -117,6 +117,9 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
   };
 }
 
+/** A poll's answer: its events and its queue's id. */
+const pollAnswer = (events: string, queueId: string) => new RawFields(`"events":${events},"queue_id":${JSON.stringify(queueId)}`);
+
 export const eventRoutes = [
   route({ method: 'POST', path: '/register', auth: 'optional', params: registerParams, handle: register }),
 
@@ -131,7 +134,8 @@ export const eventRoutes = [
       last_event_id: p.int().optional(),
       dont_block: p.bool().default(false),
     },
-    async handle(context, params) {
+    // Not an async function: a held poll keeps only what its answer needs (see dispatch's handleApi).
+    handle(context, params) {
       const { services, realm, user, request } = context;
       const { runtime } = services;
       if (params.queue_id === undefined) {
@@ -141,15 +145,14 @@ export const eventRoutes = [
         }
         // A registration, rate limited as POST /register is (polls are not).
         checkRateLimit(services, rateLimitKey(realm.realmId, user));
-        const queue = await runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user));
-        return { events: [], queue_id: queue.id };
+        return runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user)).then((queue) => ({ events: [], queue_id: queue.id }));
       }
       const queue = runtime.queues.get(params.queue_id, realm.realmId, user.userId);
       if (params.last_event_id === undefined) {
         throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'last_event_id' argument", 400, { var_name: 'last_event_id' });
       }
-      const events = await runtime.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
-      return new RawFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+      const events = runtime.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
+      return typeof events === 'string' ? pollAnswer(events, queue.id) : events.then((held) => pollAnswer(held, queue.id));
     },
   }),
 
