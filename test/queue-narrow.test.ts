@@ -95,7 +95,8 @@ t.test('a channel narrow yields nothing unless subscribed; all_public_streams wi
   t.same(ids(annEvents), [inGeneral, inGeneral + 1], 'a subscriber gets each message once');
   t.same(annEvents[0]!.flags, [], 'with her own flags (unread)');
 
-  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [eve.userId] });
+  // Without the notification bot's "subscribed you" message, which would reach Eve's queues as well.
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [eve.userId], send_new_subscription_messages: false });
   const later = await sendToChannel(api, general, 't', 'now subscribed');
   t.same(ids(await drain(api.as(eve), eveNarrow.queueId)), [later], 'once subscribed, the channel narrow matches');
   t.same(ids(await drain(api.as(eve), eveAll.queueId)), [later], 'and the all_public_streams queue gets it once');
