@@ -105,6 +105,21 @@ t.test('a sparse narrow over a long history is walked in slices, other requests 
     t.same([owners.body.anchor, fields(owners.body).ids], [hers[0], [hers[0]]]);
   });
 
+  t.test('a narrow with only negated searches walks its candidate lists in slices too', async (t) => {
+    let walking = true;
+    const narrow = [{ operator: 'sender', operand: quiet.userId }, { operator: 'search', operand: 'filler', negated: true }];
+    const narrowed = get(narrow).finally(() => (walking = false));
+    let answered = 0;
+    while (walking) {
+      t.equal((await api.get('/users/me')).status, 200);
+      if (walking) answered++;
+    }
+    t.same(fields((await narrowed).body).ids, []);
+    t.ok(answered >= 1, `GET /users/me answered ${answered} times while the narrow walked ${HISTORY} messages`);
+    const hersWithout = await get([{ operator: 'sender', operand: ann.userId }, { operator: 'search', operand: 'second', negated: true }]);
+    t.same(fields(hersWithout.body).ids, [hers[0], hers[2]]);
+  });
+
   t.test('messages deleted and sent between slices', async (t) => {
     let deletedFirst = false;
     let answered = false;

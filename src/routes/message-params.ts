@@ -46,7 +46,7 @@ function resolveAnchor(services: AppServices, realm: RealmState, userId: number,
   if (anchor === 'oldest') return 0;
   if (anchor !== 'first_unread') return anchor;
   const first = hasSearch(clauses)
-    ? firstUnreadSearch(services.runtime.searchIndex(), realm, userId, clauses)
+    ? firstUnreadSearch(services.runtime.searchIndex(), realm, userId, clauses, services.config.narrowSliceIds)
     : firstUnread(realm, userId, clauses, services.config.narrowSliceIds);
   return first instanceof Promise ? first.then((id) => id ?? LARGER_THAN_MAX_MESSAGE_ID) : (first ?? LARGER_THAN_MAX_MESSAGE_ID);
 }
@@ -65,7 +65,7 @@ export async function narrowWindow(
 ): Promise<WindowResult & { anchor: number }> {
   const resolved = resolveAnchor(services, realm, userId, request.anchor, clauses);
   const anchor = typeof resolved === 'number' ? resolved : await resolved;
-  if (hasSearch(clauses)) return { anchor, ...(await fetchSearchWindow(services.runtime.searchIndex(), realm, userId, clauses, { ...request, anchor })) };
+  if (hasSearch(clauses)) return { anchor, ...(await fetchSearchWindow(services.runtime.searchIndex(), realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds)) };
   const window = fetchWindow(realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds);
   return { anchor, ...(window instanceof Promise ? await window : window) };
 }
