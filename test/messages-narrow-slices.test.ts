@@ -120,6 +120,19 @@ t.test('a sparse narrow over a long history is walked in slices, other requests 
     t.same(fields(hersWithout.body).ids, [hers[0], hers[2]]);
   });
 
+  t.test("a user's slow narrows run one after another, taking turns with other users'", async (t) => {
+    const quietNarrow = [{ operator: 'sender', operand: quiet.userId }];
+    const finished: string[] = [];
+    const run = (label: string, as = api) => get(quietNarrow, {}, as).then((answer) => {
+      t.equal(answer.status, 200);
+      finished.push(label);
+    });
+    const owners = [run('owner 1'), run('owner 2'), run('owner 3')];
+    await Promise.all([...owners, run('ann', api.as(ann))]);
+    // Each walk takes the same number of slices: Ann's, sent last, ends before the owner's third.
+    t.ok(finished.indexOf('ann') < finished.indexOf('owner 3'), `finished in the order ${finished.join(', ')}`);
+  });
+
   t.test('messages deleted and sent between slices', async (t) => {
     let deletedFirst = false;
     let answered = false;
