@@ -100,6 +100,11 @@ t.test('a sparse narrow over a long history is walked in slices, other requests 
     t.equal(answer.status, 200);
     t.equal(answer.body.anchor, 10_000_000_000_000_000, 'no unread message of hers: the newest');
     t.same(fields(answer.body).ids, hers);
+    // Her first unread, of every message and of those with a link: the owner's link, sent before the fillers.
+    for (const narrow of [[], [{ operator: 'has', operand: 'link' }]]) {
+      const first = await get(narrow, { anchor: 'first_unread', num_before: 0, num_after: 0 }, api.as(ann));
+      t.same([first.body.anchor, fields(first.body).ids], [link, [link]], `first unread of ${JSON.stringify(narrow)}`);
+    }
     // The owner's first unread is Ann's first message.
     const owners = await get([], { anchor: 'first_unread', num_before: 0, num_after: 0 });
     t.same([owners.body.anchor, fields(owners.body).ids], [hers[0], [hers[0]]]);

@@ -129,11 +129,23 @@ function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boole
   return inTurns(owner, walk).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
 }
 
-/** The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. */
+/** Unread messages a user may have for first_unread to sort them all in one turn (a few ms): more are walked in slices. */
+const UNREAD_SORT_LIMIT = 50_000;
+
+/**
+ * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Few unread
+ * messages are sorted and walked; with many, the narrow's candidate lists are walked from their oldest for
+ * the first unread match of each.
+ */
 export function firstUnread(state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity): number | null | Promise<number | null> {
+  const unread = state.messages.flags.unread.get(userId);
+  if (!unread?.size) return null;
   const ok = idMatcher(state, userId, clauses);
-  const walk = walkLists([sorted(state.messages.flags.unread.get(userId))], ok, 0, 0, 1, sliceIds);
-  return runWalk(`${state.realmId}:${userId}`, walk, ok, ({ after }) => after[0] ?? null);
+  const owner = `${state.realmId}:${userId}`;
+  if (unread.size <= UNREAD_SORT_LIMIT) return runWalk(owner, walkLists([sorted(unread)], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null);
+  const unreadMatch = (id: number) => unread.has(id) && ok(id);
+  const walk = walkLists(candidateLists(state, userId, clauses), unreadMatch, 0, 0, 1, sliceIds);
+  return runWalk(owner, walk, unreadMatch, ({ after }) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null));
 }
 
 /**
