@@ -115,10 +115,10 @@ const SPARSE_REQUESTS = 5;
 
 /**
  * Narrows the candidate lists cannot answer (a sender who wrote nothing, `has:link` where no
- * message links) walk every message the user can read, on the event loop, for the 51 they never find
- * (actors/realm/messages/query.ts's fetchWindow); with a search too, the index's matches are read instead,
- * off the event loop, and checked on it a page at a time. Timed, with `GET /users/me` sent without pause
- * meanwhile.
+ * message links) walk every message the user can read for the 51 they never find
+ * (actors/realm/messages/query.ts's fetchWindow), CHAT_NARROW_SLICE_IDS ids per turn of the event loop;
+ * with a search too, the index's matches are read instead, off the event loop, and checked on it a page at
+ * a time. Timed, with `GET /users/me` sent without pause meanwhile: its latency is what the slices keep.
  */
 async function sparseNarrows(api: Api, owner: Credentials): Promise<SearchLatency[]> {
   const created = await api.ok('POST', '/users', { email: `quiet-${Date.now()}@example.com`, password: 'a quiet one 12345', full_name: 'Quiet' }, owner);

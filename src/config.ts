@@ -4,6 +4,7 @@ import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.t
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_PREFIX_TERMS } from '../snapshots/search-prefix.ts';
 import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
+import { DEFAULT_NARROW_SLICE_IDS } from '../actors/realm/messages/query.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
 export interface Config {
@@ -31,6 +32,8 @@ export interface Config {
   searchPrefixTerms: number;
   /** chunks of stored messages (their metadata) each organization keeps decoded in memory */
   messageChunkCache: number;
+  /** ids a narrow's walk of its candidate lists examines per turn of the event loop before yielding it */
+  narrowSliceIds: number;
   /** channel folders one organization may have, archived ones included: every registration carries them all */
   maxChannelFoldersPerRealm: number;
   /** saved navigation views one user may have: every registration of the user carries them all */
@@ -171,6 +174,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     messageBodyCache: DEFAULT_BODY_CACHE,
     searchPrefixTerms: DEFAULT_PREFIX_TERMS,
     messageChunkCache: DEFAULT_CHUNK_CACHE,
+    narrowSliceIds: DEFAULT_NARROW_SLICE_IDS,
     // The original has no limits on these; an organization arranges its channels in a handful of folders, a
     // user pins a few views.
     maxChannelFoldersPerRealm: 100,
@@ -286,6 +290,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
     searchPrefixTerms: read('CHAT_SEARCH_PREFIX_TERMS', positiveInteger, base.searchPrefixTerms),
     messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
+    narrowSliceIds: read('CHAT_NARROW_SLICE_IDS', positiveInteger, base.narrowSliceIds),
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),

@@ -40,17 +40,21 @@ export const anchorParam = p.text(
   }),
 );
 
-/** The numeric anchor a request means, and the narrow resolved for the user. */
-export function resolveAnchor(realm: RealmState, userId: number, anchor: number | 'newest' | 'oldest' | 'first_unread', clauses: readonly Clause[]): number {
+/** The numeric anchor a request means; `first_unread` walks the user's unread messages (in slices, see fetchWindow). */
+function resolveAnchor(services: AppServices, realm: RealmState, userId: number, anchor: number | 'newest' | 'oldest' | 'first_unread', clauses: readonly Clause[]): number | Promise<number> {
   if (anchor === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
   if (anchor === 'oldest') return 0;
-  if (anchor === 'first_unread') return firstUnread(realm, userId, clauses) ?? LARGER_THAN_MAX_MESSAGE_ID;
-  return anchor;
+  if (anchor !== 'first_unread') return anchor;
+  const first = hasSearch(clauses)
+    ? firstUnreadSearch(services.runtime.searchIndex(), realm, userId, clauses, services.config.narrowSliceIds)
+    : firstUnread(realm, userId, clauses, services.config.narrowSliceIds);
+  return first instanceof Promise ? first.then((id) => id ?? LARGER_THAN_MAX_MESSAGE_ID) : (first ?? LARGER_THAN_MAX_MESSAGE_ID);
 }
 
 /**
  * The messages of a narrow around an anchor, for a fetch or a flag update. A narrow with search clauses is
- * answered from the full-text index, off the event loop.
+ * answered from the full-text index, off the event loop; one without walks its candidate lists in slices,
+ * serving other requests between them when the walk is long (a short one answers without waiting a turn).
  */
 export async function narrowWindow(
   services: AppServices,
@@ -59,16 +63,11 @@ export async function narrowWindow(
   clauses: readonly Clause[],
   request: { anchor: number | 'newest' | 'oldest' | 'first_unread'; numBefore: number; numAfter: number; includeAnchor: boolean },
 ): Promise<WindowResult & { anchor: number }> {
-  if (!hasSearch(clauses)) {
-    const anchor = resolveAnchor(realm, userId, request.anchor, clauses);
-    return { anchor, ...fetchWindow(realm, userId, clauses, { ...request, anchor }) };
-  }
-  const index = services.runtime.searchIndex();
-  const anchor =
-    request.anchor === 'first_unread'
-      ? ((await firstUnreadSearch(index, realm, userId, clauses)) ?? LARGER_THAN_MAX_MESSAGE_ID)
-      : resolveAnchor(realm, userId, request.anchor, clauses);
-  return { anchor, ...(await fetchSearchWindow(index, realm, userId, clauses, { ...request, anchor })) };
+  const resolved = resolveAnchor(services, realm, userId, request.anchor, clauses);
+  const anchor = typeof resolved === 'number' ? resolved : await resolved;
+  if (hasSearch(clauses)) return { anchor, ...(await fetchSearchWindow(services.runtime.searchIndex(), realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds)) };
+  const window = fetchWindow(realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds);
+  return { anchor, ...(window instanceof Promise ? await window : window) };
 }
 
 export function checkCounts(numBefore: number, numAfter: number): void {

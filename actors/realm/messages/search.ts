@@ -1,7 +1,7 @@
 import type { SearchIndex } from '../../search-index.ts';
 import type { RealmState } from '../state.ts';
 import { idMatcher, type Clause } from './narrow.ts';
-import { candidateLists, sorted, type Window, type WindowResult } from './query.ts';
+import { candidateLists, DEFAULT_NARROW_SLICE_IDS, sorted, type Window, type WindowResult } from './query.ts';
 import { lowerBound } from './state.ts';
 
 /** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
@@ -44,7 +44,9 @@ export async function searchFilter(index: SearchIndex, realmId: number, clauses:
  * against the rest of the narrow (and the user's access) in memory. With only negated ones, the narrow's
  * candidate lists lead, in chunks the index then filters. Between pages the event loop serves others.
  */
-export async function fetchSearchWindow(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], window: Window): Promise<WindowResult> {
+export async function fetchSearchWindow(
+  index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], window: Window, sliceIds = DEFAULT_NARROW_SLICE_IDS,
+): Promise<WindowResult> {
   const ok = idMatcher(state, userId, clauses);
   const { positive } = searchQueries(clauses);
   let older: number[];
@@ -69,10 +71,8 @@ export async function fetchSearchWindow(index: SearchIndex, state: RealmState, u
     const before = new Set<number>();
     const after = new Set<number>();
     for (const list of candidateLists(state, userId, clauses)) {
-      const start = lowerBound(list, window.anchor);
-      for (const id of await walk(index, state, clauses, list, start - 1, -1, window.numBefore + 1, ok)) before.add(id);
-      const from = list[start] === window.anchor ? start + 1 : start;
-      for (const id of await walk(index, state, clauses, list, from, 1, window.numAfter + 1, ok)) after.add(id);
+      for (const id of await walk(index, state, clauses, list, window.anchor, -1, window.numBefore + 1, ok, sliceIds)) before.add(id);
+      for (const id of await walk(index, state, clauses, list, window.anchor, 1, window.numAfter + 1, ok, sliceIds)) after.add(id);
     }
     older = [...before].sort((a, b) => b - a);
     newer = [...after].sort((a, b) => a - b);
@@ -84,21 +84,36 @@ export async function fetchSearchWindow(index: SearchIndex, state: RealmState, u
   return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
 }
 
-/** Up to `want` ids of `list` from `from` in steps of `step` that pass `ok` and the search clauses. */
-async function walk(index: SearchIndex, state: RealmState, clauses: readonly Clause[], list: readonly number[], from: number, step: 1 | -1, want: number, ok: (id: number) => boolean): Promise<number[]> {
+/**
+ * Up to `want` ids of `list` beyond `from` (an id) in steps of `step` that pass `ok` and the search clauses.
+ * At most `sliceIds` ids are examined between two turns of the event loop; each chunk finds
+ * its place again by the last id examined, as messages may be sent or deleted while the index is read.
+ */
+async function walk(
+  index: SearchIndex, state: RealmState, clauses: readonly Clause[], list: readonly number[], from: number, step: 1 | -1, want: number, ok: (id: number) => boolean, sliceIds: number,
+): Promise<number[]> {
   const found: number[] = [];
-  let i = from;
-  while (found.length < want && i >= 0 && i < list.length) {
+  let last = from;
+  for (;;) {
+    let i = lowerBound(list, last);
+    if (step === -1) i--;
+    else if (list[i] === last) i++;
+    if (found.length >= want || i < 0 || i >= list.length) return found;
     const chunk: number[] = [];
-    for (; chunk.length < CHUNK && i >= 0 && i < list.length; i += step) if (ok(list[i]!)) chunk.push(list[i]!);
-    for (const id of await searchFilter(index, state.realmId, clauses, chunk)) if (found.length < want) found.push(id);
+    for (let examined = 0; chunk.length < CHUNK && examined < sliceIds && i >= 0 && i < list.length; i += step, examined++) {
+      last = list[i]!;
+      if (ok(last)) chunk.push(last);
+    }
+    if (chunk.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    else for (const id of await searchFilter(index, state.realmId, clauses, chunk)) if (found.length < want) found.push(id);
   }
-  return found;
 }
 
 /** The oldest unread message matching a narrow with search clauses, or null. */
-export async function firstUnreadSearch(index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[]): Promise<number | null> {
+export async function firstUnreadSearch(
+  index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = DEFAULT_NARROW_SLICE_IDS,
+): Promise<number | null> {
   const unread = sorted(state.messages.flags.unread.get(userId));
-  const [first] = await walk(index, state, clauses, unread, 0, 1, 1, idMatcher(state, userId, clauses));
+  const [first] = await walk(index, state, clauses, unread, 0, 1, 1, idMatcher(state, userId, clauses), sliceIds);
   return first ?? null;
 }
