@@ -1,3 +1,4 @@
+import type { RealmState } from '../realm/state.ts';
 import type { PushDeviceInput } from './push-e2ee.ts';
 import type { VideoToken } from './state.ts';
 import type { DraftType, ScheduledMessage, VisibilityPolicy } from './state.ts';
@@ -27,6 +28,15 @@ export interface StatusInput {
  */
 export type ScheduledInput = Omit<ScheduledMessage, 'id' | 'failed'>;
 
+/**
+ * The realm a command's rules read: who may be muted, which channels a topic policy may name, the send a
+ * scheduled message will make. Read, never changed; the user's decision runs before the runtime's first
+ * await, so these are the facts of the moment the command is decided.
+ */
+export interface RealmFacts {
+  realm: RealmState;
+}
+
 /** Commands a user sends to its own actor. */
 export type UserCommand =
   | { type: 'snippet.create'; title: string; content: string }
@@ -51,11 +61,13 @@ export type UserCommand =
   | { type: 'alert_words.add'; words: string[] }
   | { type: 'alert_words.remove'; words: string[] }
   | { type: 'status.update'; status: StatusInput }
-  /** the route has checked that the target exists and is active */
-  | { type: 'user.mute'; mutedUserId: number }
-  | { type: 'user.unmute'; mutedUserId: number }
-  /** the route has checked that the user may use the channel; the topic is as the client sent it */
-  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy }
+  | ({ type: 'user.mute'; mutedUserId: number } & RealmFacts)
+  | ({ type: 'user.unmute'; mutedUserId: number } & RealmFacts)
+  /**
+   * the topic is as the client sent it; `channel`: the id, or the name of the deprecated muted-topics form;
+   * `error`: the answer when that names no channel the user may use (each form words it its own way)
+   */
+  | ({ type: 'user_topic.set'; channel: number | { name: string }; topic: string; policy: VisibilityPolicy; error: string } & RealmFacts)
   /** `maxViews`: the server's bound (config) */
   | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
   | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }
