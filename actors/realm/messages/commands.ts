@@ -45,4 +45,9 @@ export type MessageCommand =
   /** deletes the newest `limit` messages of a topic (POST /streams/{id}/delete_topic runs it in batches) */
   | { type: 'topic.delete'; caller: Caller; channelId: number; topic: string; limit: number }
   | { type: 'reaction.add' | 'reaction.remove'; caller: Caller; messageId: number; reaction: ReactionSpec }
-  | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string };
+  | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string }
+  /** marks the caller's unread messages read: all, a channel's (one the caller is subscribed to) or a topic's */
+  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope };
+
+/** `topic`: as the client sent it (normalized by the decision) */
+export type MarkReadScope = { kind: 'all' } | { kind: 'channel'; channelId: number } | { kind: 'topic'; channelId: number; topic: string };
