@@ -22,11 +22,24 @@ export interface StatusInput {
   reactionType?: string;
 }
 
-/**
- * A scheduled message as the route has checked it: a dry run of the realm's send normalized the recipients,
- * topic and content and rendered the content. The actor assigns the id and checks the time.
- */
+/** A scheduled message as stored, less what the actor assigns (the id, the failed state). */
 export type ScheduledInput = Omit<ScheduledMessage, 'id' | 'failed'>;
+
+/**
+ * A scheduled message as the client asks for it: recipients as ids (a channel's, or users'), the topic and
+ * content as sent. The actor checks it with a dry run of the realm's send, which normalizes them.
+ */
+export interface ScheduledRequest {
+  type: ScheduledMessage['type'];
+  to: number[];
+  topic?: string;
+  content: string;
+  deliverAt: number;
+  readBySender?: boolean;
+}
+
+/** PATCH /scheduled_messages/{id}: what the client sent; the rest is kept. `to` is read by the kind after the edit. */
+export type ScheduledEdit = Partial<Omit<ScheduledRequest, 'readBySender'>>;
 
 /**
  * The realm a command's rules read: who may be muted, which channels a topic policy may name, the send a
@@ -45,9 +58,9 @@ export type UserCommand =
   | { type: 'draft.create'; drafts: DraftInput[] }
   | { type: 'draft.edit'; id: number; draft: DraftInput }
   | { type: 'draft.delete'; id: number }
-  | { type: 'scheduled.create'; message: ScheduledInput }
-  /** the whole message after the edit; `deliverAtGiven`: the client sent a new time (a failed message needs one) */
-  | { type: 'scheduled.edit'; id: number; message: ScheduledInput; deliverAtGiven: boolean }
+  | ({ type: 'scheduled.create'; message: ScheduledRequest } & RealmFacts)
+  /** a failed message needs a new time */
+  | ({ type: 'scheduled.edit'; id: number; edit: ScheduledEdit } & RealmFacts)
   | { type: 'scheduled.delete'; id: number }
   /** the timer service could not send it: the realm refused the send with `reason` */
   | { type: 'scheduled.fail'; id: number; reason: string }
