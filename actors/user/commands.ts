@@ -55,8 +55,8 @@ export type UserCommand =
   | { type: 'snippet.create'; title: string; content: string }
   | { type: 'snippet.edit'; id: number; title?: string; content?: string }
   | { type: 'snippet.delete'; id: number }
-  | { type: 'draft.create'; drafts: DraftInput[] }
-  | { type: 'draft.edit'; id: number; draft: DraftInput }
+  | ({ type: 'draft.create'; drafts: DraftInput[] } & RealmFacts)
+  | ({ type: 'draft.edit'; id: number; draft: DraftInput } & RealmFacts)
   | { type: 'draft.delete'; id: number }
   | ({ type: 'scheduled.create'; message: ScheduledRequest } & RealmFacts)
   /** a failed message needs a new time */
