@@ -40,6 +40,8 @@ export type MessageCommand =
       notifyNewThread?: boolean;
       /** the domain of the notification bot's email, should a notice need to bring the bot into being */
       botDomain?: string;
+      /** SHA-256 (hex) of the content the client edited; another current content refuses the edit */
+      prevContentSha256?: string;
     }
   | { type: 'message.delete'; caller: Caller; messageId: number }
   /** deletes the newest `limit` messages of a topic (POST /streams/{id}/delete_topic runs it in batches) */
