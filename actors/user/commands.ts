@@ -73,7 +73,8 @@ export type UserCommand =
   | { type: 'push_token.remove'; token: string }
   | { type: 'alert_words.add'; words: string[] }
   | { type: 'alert_words.remove'; words: string[] }
-  | { type: 'status.update'; status: StatusInput }
+  /** `by`: another user setting this one's status, which only its administrator may (POST /users/{id}/status) */
+  | { type: 'status.update'; status: StatusInput; by?: { userId: number } & RealmFacts }
   | ({ type: 'user.mute'; mutedUserId: number } & RealmFacts)
   | ({ type: 'user.unmute'; mutedUserId: number } & RealmFacts)
   /**

@@ -3,7 +3,8 @@ import type { Clock } from '../realm/decide.ts';
 import type { RealmState } from '../realm/state.ts';
 import { findAccessibleUser } from '../realm/user-access.ts';
 import type { UserChange } from './changes.ts';
-import type { StatusInput } from './commands.ts';
+import type { RealmFacts, StatusInput } from './commands.ts';
+import { administeredUser } from '../realm/administer.ts';
 import { settingValue } from './settings.ts';
 import type { UserState, UserStatus } from './state.ts';
 
@@ -75,7 +76,8 @@ const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'];
  * Changes only what was sent. `away` is the legacy spelling of `presence_enabled` (away = !presence_enabled),
  * so it changes that setting too.
  */
-export function decideStatus(state: UserState, input: StatusInput): UserChange[] {
+export function decideStatus(state: UserState, input: StatusInput, by?: { userId: number } & RealmFacts): UserChange[] {
+  if (by) administeredUser(by.realm, by.realm.users.get(by.userId)!, state.userId);
   const statusText = input.statusText?.trim();
   if (input.away === undefined && statusText === undefined && input.emojiName === undefined) {
     throw badRequest('Client did not pass any new values.');

@@ -59,7 +59,7 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'alert_words.remove':
       return decideRemoveAlertWords(state, command.words);
     case 'status.update':
-      return decideStatus(state, command.status);
+      return decideStatus(state, command.status, command.by);
     case 'user.mute':
       return decideMute(state, command.realm, command.mutedUserId, clock);
     case 'user.unmute':
