@@ -46,24 +46,24 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':
       return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } } satisfies WireEventOf<'realm_user', 'update'>),
         ...botAccountEvent(state, change.userId, 'update', { is_active: false }),
       ];
     case 'user.reactivated':
       return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } } satisfies WireEventOf<'realm_user', 'update'>),
         ...botAccountEvent(state, change.userId, 'update', { is_active: true }),
       ];
     case 'user.updated': {
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } } satisfies WireEventOf<'realm_user', 'update'>));
         // A default avatar shows the name's initials: new initials are a new picture, at a new URL.
         const user = state.users.get(change.userId);
         if (user && !user.avatarPathId && initials(change.previousFullName ?? '') !== initials(change.fullName)) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } } satisfies WireEventOf<'realm_user', 'update'>));
       }
       if (change.timezone !== undefined) {
         out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, timezone: change.timezone } }));
@@ -130,7 +130,7 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'default_channel_group.updated':
     case 'default_channel_group.deleted': {
       const userIds = [...state.users.values()].filter((user) => user.isActive && user.role !== Role.guest).map((user) => user.userId);
-      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } }];
+      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } satisfies WireEventOf<'default_stream_groups'> }];
     }
     case 'invitations.created':
     case 'invitation.revoked':
