@@ -24,6 +24,7 @@ import { humanAdministrators, Role, type RealmState } from './state.ts';
 import { exportConsentDeliveries } from '../user/events.ts';
 import { userAddedDeliveries } from './user-access.ts';
 import { addressEvents } from './email-visibility-events.ts';
+import { displayEmail } from './email-visibility.ts';
 
 /** One event for every queue of the realm. */
 const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
@@ -66,7 +67,10 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
         out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } } satisfies WireEventOf<'realm_user', 'update'>));
       }
       if (change.timezone !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, timezone: change.timezone } }));
+        // With the API address, as the original sends it (the document marks it deprecated).
+        const user = state.users.get(change.userId);
+        const person = user && { user_id: change.userId, email: displayEmail(state, user), timezone: change.timezone };
+        if (person) out.push(...toRealm(state, { type: 'realm_user', op: 'update', person } satisfies WireEventOf<'realm_user', 'update'>));
       }
       return out;
     }
