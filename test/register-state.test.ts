@@ -133,6 +133,8 @@ t.test('the snapshot follows later changes: edit history policy, muted topics, s
   t.ok(events.some((event) => event.type === 'realm' && event.property === 'message_edit_history_visibility_policy' && event.value === 'moves'));
   t.ok(events.some((event) => event.type === 'realm' && event.property === 'allow_edit_history' && event.value === true));
   t.ok(events.some((event) => event.type === 'realm_user' && (event.person as any).timezone === 'Europe/Paris' && (event.person as any).user_id === ann.userId));
+  const annEmail = (await annApi.get('/users/me')).body.email;
+  t.ok(events.some((event) => event.type === 'realm_user' && (event.person as any).timezone === 'Europe/Paris' && (event.person as any).email === annEmail), 'with the API address, as the original sends it');
 
   const general = (await owner.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'old' }]) })).status;
   t.equal(general, 200);

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
 import { openRuntime } from './helpers/runtime.ts';
-import { userFromRecord, userToRecord, type UserRecord } from '../actors/user/state.ts';
+import { userFromRecord, userToRecord, type UserRecord, type VisibilityPolicy } from '../actors/user/state.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
 type Event = Record<string, unknown> & { type: string };
@@ -207,13 +207,20 @@ t.test('policies rebuilt from the log alone equal the live ones; an older snapsh
   const live = open();
   const { realmId } = await live.runtime.createRealm('', 'Test');
   await live.runtime.execute(realmId, { type: 'user.create', caller: { kind: 'operator' }, email: 'a@example.com', fullName: 'A', passwordHash: null });
-  await live.runtime.executeUser(realmId, 1, { type: 'user_topic.set', streamId: 5, topic: 'Lunch', policy: 1 });
-  await live.runtime.executeUser(realmId, 1, { type: 'user_topic.set', streamId: 5, topic: 'LUNCH', policy: 3 });
-  await live.runtime.executeUser(realmId, 1, { type: 'user_topic.set', streamId: 6, topic: 'general chat', policy: 2 });
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  await live.runtime.execute(realmId, {
+    type: 'channel.subscribe', caller: { kind: 'user', userId: 1 }, channels: [{ name: 'a', description: '' }, { name: 'b', description: '' }], userIds: [1], options, authorizationErrorsFatal: true,
+  });
+  const realm = live.runtime.realmState(realmId);
+  const [a, b] = ['a', 'b'].map((name) => realm.channelIdByName.get(name)!);
+  const set = (channel: number, topic: string, policy: VisibilityPolicy) => live.runtime.executeUser(realmId, 1, { type: 'user_topic.set', channel, topic, policy, error: 'Invalid channel ID', realm });
+  await set(a!, 'Lunch', 1);
+  await set(a!, 'LUNCH', 3);
+  await set(b!, 'general chat', 2);
   const expected = userToRecord(live.runtime.userState(realmId, 1));
   t.same(expected.userTopics, [
-    { streamId: 5, topicName: 'LUNCH', lastUpdated: 1767225600, visibilityPolicy: 3 },
-    { streamId: 6, topicName: '', lastUpdated: 1767225600, visibilityPolicy: 2 },
+    { streamId: a, topicName: 'LUNCH', lastUpdated: 1767225600, visibilityPolicy: 3 },
+    { streamId: b, topicName: '', lastUpdated: 1767225600, visibilityPolicy: 2 },
   ]);
   await live.store.close();
 

@@ -129,6 +129,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'reaction.add':
     case 'reaction.remove':
     case 'message.flags':
+    case 'message.mark_read':
       return decideMessage(state, command, clock);
     case 'message.report':
       return decideReport(state, command, clock);

@@ -24,6 +24,7 @@ import { humanAdministrators, Role, type RealmState } from './state.ts';
 import { exportConsentDeliveries } from '../user/events.ts';
 import { userAddedDeliveries } from './user-access.ts';
 import { addressEvents } from './email-visibility-events.ts';
+import { displayEmail } from './email-visibility.ts';
 
 /** One event for every queue of the realm. */
 const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
@@ -46,27 +47,30 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     // Since feature level 222 (de)activation is an update with is_active, not remove/add.
     case 'user.deactivated':
       return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: false } } satisfies WireEventOf<'realm_user', 'update'>),
         ...botAccountEvent(state, change.userId, 'update', { is_active: false }),
       ];
     case 'user.reactivated':
       return [
-        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } }),
+        ...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, is_active: true } } satisfies WireEventOf<'realm_user', 'update'>),
         ...botAccountEvent(state, change.userId, 'update', { is_active: true }),
       ];
     case 'user.updated': {
       const out: Delivery[] = [];
       if (change.fullName !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, full_name: change.fullName } } satisfies WireEventOf<'realm_user', 'update'>));
         // A default avatar shows the name's initials: new initials are a new picture, at a new URL.
         const user = state.users.get(change.userId);
         if (user && !user.avatarPathId && initials(change.previousFullName ?? '') !== initials(change.fullName)) out.push(...avatarEvents(state, user));
       }
       if (change.role !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } }));
+        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, role: change.role } } satisfies WireEventOf<'realm_user', 'update'>));
       }
       if (change.timezone !== undefined) {
-        out.push(...toRealm(state, { type: 'realm_user', op: 'update', person: { user_id: change.userId, timezone: change.timezone } }));
+        // With the API address, as the original sends it (the document marks it deprecated).
+        const user = state.users.get(change.userId);
+        const person = user && { user_id: change.userId, email: displayEmail(state, user), timezone: change.timezone };
+        if (person) out.push(...toRealm(state, { type: 'realm_user', op: 'update', person } satisfies WireEventOf<'realm_user', 'update'>));
       }
       return out;
     }
@@ -130,7 +134,7 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'default_channel_group.updated':
     case 'default_channel_group.deleted': {
       const userIds = [...state.users.values()].filter((user) => user.isActive && user.role !== Role.guest).map((user) => user.userId);
-      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } }];
+      return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'default_stream_groups', default_stream_groups: defaultChannelGroupsView(state) } satisfies WireEventOf<'default_stream_groups'> }];
     }
     case 'invitations.created':
     case 'invitation.revoked':

@@ -1,3 +1,4 @@
+import type { RealmState } from '../realm/state.ts';
 import type { PushDeviceInput } from './push-e2ee.ts';
 import type { VideoToken } from './state.ts';
 import type { DraftType, ScheduledMessage, VisibilityPolicy } from './state.ts';
@@ -21,23 +22,45 @@ export interface StatusInput {
   reactionType?: string;
 }
 
-/**
- * A scheduled message as the route has checked it: a dry run of the realm's send normalized the recipients,
- * topic and content and rendered the content. The actor assigns the id and checks the time.
- */
+/** A scheduled message as stored, less what the actor assigns (the id, the failed state). */
 export type ScheduledInput = Omit<ScheduledMessage, 'id' | 'failed'>;
+
+/**
+ * A scheduled message as the client asks for it: recipients as ids (a channel's, or users'), the topic and
+ * content as sent. The actor checks it with a dry run of the realm's send, which normalizes them.
+ */
+export interface ScheduledRequest {
+  type: ScheduledMessage['type'];
+  to: number[];
+  topic?: string;
+  content: string;
+  deliverAt: number;
+  readBySender?: boolean;
+}
+
+/** PATCH /scheduled_messages/{id}: what the client sent; the rest is kept. `to` is read by the kind after the edit. */
+export type ScheduledEdit = Partial<Omit<ScheduledRequest, 'readBySender'>>;
+
+/**
+ * The realm a command's rules read: who may be muted, which channels a topic policy may name, the send a
+ * scheduled message will make. Read, never changed; the user's decision runs before the runtime's first
+ * await, so these are the facts of the moment the command is decided.
+ */
+export interface RealmFacts {
+  realm: RealmState;
+}
 
 /** Commands a user sends to its own actor. */
 export type UserCommand =
   | { type: 'snippet.create'; title: string; content: string }
   | { type: 'snippet.edit'; id: number; title?: string; content?: string }
   | { type: 'snippet.delete'; id: number }
-  | { type: 'draft.create'; drafts: DraftInput[] }
-  | { type: 'draft.edit'; id: number; draft: DraftInput }
+  | ({ type: 'draft.create'; drafts: DraftInput[] } & RealmFacts)
+  | ({ type: 'draft.edit'; id: number; draft: DraftInput } & RealmFacts)
   | { type: 'draft.delete'; id: number }
-  | { type: 'scheduled.create'; message: ScheduledInput }
-  /** the whole message after the edit; `deliverAtGiven`: the client sent a new time (a failed message needs one) */
-  | { type: 'scheduled.edit'; id: number; message: ScheduledInput; deliverAtGiven: boolean }
+  | ({ type: 'scheduled.create'; message: ScheduledRequest } & RealmFacts)
+  /** a failed message needs a new time */
+  | ({ type: 'scheduled.edit'; id: number; edit: ScheduledEdit } & RealmFacts)
   | { type: 'scheduled.delete'; id: number }
   /** the timer service could not send it: the realm refused the send with `reason` */
   | { type: 'scheduled.fail'; id: number; reason: string }
@@ -50,12 +73,15 @@ export type UserCommand =
   | { type: 'push_token.remove'; token: string }
   | { type: 'alert_words.add'; words: string[] }
   | { type: 'alert_words.remove'; words: string[] }
-  | { type: 'status.update'; status: StatusInput }
-  /** the route has checked that the target exists and is active */
-  | { type: 'user.mute'; mutedUserId: number }
-  | { type: 'user.unmute'; mutedUserId: number }
-  /** the route has checked that the user may use the channel; the topic is as the client sent it */
-  | { type: 'user_topic.set'; streamId: number; topic: string; policy: VisibilityPolicy }
+  /** `by`: another user setting this one's status, which only its administrator may (POST /users/{id}/status) */
+  | { type: 'status.update'; status: StatusInput; by?: { userId: number } & RealmFacts }
+  | ({ type: 'user.mute'; mutedUserId: number } & RealmFacts)
+  | ({ type: 'user.unmute'; mutedUserId: number } & RealmFacts)
+  /**
+   * the topic is as the client sent it; `channel`: the id, or the name of the deprecated muted-topics form;
+   * `error`: the answer when that names no channel the user may use (each form words it its own way)
+   */
+  | ({ type: 'user_topic.set'; channel: number | { name: string }; topic: string; policy: VisibilityPolicy; error: string } & RealmFacts)
   /** `maxViews`: the server's bound (config) */
   | { type: 'navigation_view.add'; fragment: string; isPinned: boolean; name?: string; maxViews: number }
   | { type: 'navigation_view.update'; fragment: string; isPinned?: boolean; name?: string }

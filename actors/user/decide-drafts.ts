@@ -1,5 +1,10 @@
 import { badRequest, ChatError, ErrorCode } from '../errors.ts';
+import { requireChannel } from '../realm/channels/decide.ts';
+import { canSeeChannel } from '../realm/channels/views.ts';
 import type { Clock } from '../realm/decide.ts';
+import { displayEmail } from '../realm/email-visibility.ts';
+import type { RealmState } from '../realm/state.ts';
+import { findAccessibleUser } from '../realm/user-access.ts';
 import { LIMITS } from '../register/realm-limits.ts';
 import type { UserChange } from './changes.ts';
 import type { DraftInput, UserCommand } from './commands.ts';
@@ -10,6 +15,9 @@ type DraftCommand = Extract<UserCommand, { type: 'draft.create' | 'draft.edit' |
 
 /** Drafts: created in bulk, replaced whole on edit, refused while the user has turned sync off. */
 export function decideDrafts(state: UserState, command: DraftCommand, clock: Clock): UserChange[] {
+  // The recipients first: the original checks them as it reads the request.
+  if (command.type === 'draft.create') for (const input of command.drafts) requireRecipients(command.realm, state.userId, input);
+  if (command.type === 'draft.edit') requireRecipients(command.realm, state.userId, command.draft);
   requireSync(state);
   switch (command.type) {
     case 'draft.create': {
@@ -22,6 +30,25 @@ export function decideDrafts(state: UserState, command: DraftCommand, clock: Clo
     case 'draft.delete':
       requireDraft(state, command.id);
       return [{ type: 'draft.deleted', id: command.id }];
+  }
+}
+
+/**
+ * A channel draft's channel must be one the user can see; direct-message recipients must be users of the
+ * realm who still use it. (The count of channel IDs is checked with the rest of the draft.)
+ */
+function requireRecipients(realm: RealmState, userId: number, input: DraftInput): void {
+  if (input.type === 'stream' && input.to.length === 1) {
+    const channel = requireChannel(realm, input.to[0]!);
+    if (!canSeeChannel(realm, channel, userId)) throw badRequest('Invalid channel ID');
+  }
+  if (input.type === 'private') {
+    for (const id of input.to) {
+      // A limited guest names only users it may access (realm/user-access.ts).
+      const recipient = findAccessibleUser(realm, userId, id);
+      if (!recipient) throw badRequest(`Invalid user ID ${id}`);
+      if (!recipient.isActive) throw badRequest(`'${displayEmail(realm, recipient)}' is no longer using Zulip.`);
+    }
   }
 }
 

@@ -1,9 +1,18 @@
 import { badRequest } from '../errors.ts';
 import type { Clock } from '../realm/decide.ts';
+import type { RealmState } from '../realm/state.ts';
+import { findAccessibleUser } from '../realm/user-access.ts';
 import type { UserChange } from './changes.ts';
-import type { StatusInput } from './commands.ts';
+import type { RealmFacts, StatusInput } from './commands.ts';
+import { administeredUser } from '../realm/administer.ts';
 import { settingValue } from './settings.ts';
 import type { UserState, UserStatus } from './state.ts';
+
+/** Only an active user can be muted; a deactivated one can still be unmuted. A limited guest names only users it may access. */
+function requireMutable(state: UserState, realm: RealmState, userId: number, allowDeactivated: boolean): void {
+  const user = findAccessibleUser(realm, state.userId, userId);
+  if (!user || (!user.isActive && !allowDeactivated)) throw badRequest('No such user');
+}
 
 // ---- push device tokens ----------------------------------------------------------------------------------
 
@@ -67,7 +76,8 @@ const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'];
  * Changes only what was sent. `away` is the legacy spelling of `presence_enabled` (away = !presence_enabled),
  * so it changes that setting too.
  */
-export function decideStatus(state: UserState, input: StatusInput): UserChange[] {
+export function decideStatus(state: UserState, input: StatusInput, by?: { userId: number } & RealmFacts): UserChange[] {
+  if (by) administeredUser(by.realm, by.realm.users.get(by.userId)!, state.userId);
   const statusText = input.statusText?.trim();
   if (input.away === undefined && statusText === undefined && input.emojiName === undefined) {
     throw badRequest('Client did not pass any new values.');
@@ -112,13 +122,16 @@ function checkEmoji(name: string, code: string | undefined, type: string | undef
 
 // ---- muted users -----------------------------------------------------------------------------------------
 
-export function decideMute(state: UserState, mutedUserId: number, clock: Clock): UserChange[] {
+export function decideMute(state: UserState, realm: RealmState, mutedUserId: number, clock: Clock): UserChange[] {
+  // Muting oneself is refused before the lookup, as in the original.
   if (mutedUserId === state.userId) throw badRequest('Cannot mute self');
+  requireMutable(state, realm, mutedUserId, false);
   if (state.mutedUsers.has(mutedUserId)) throw badRequest('User already muted');
   return [{ type: 'user.muted', mutedUserId, at: Math.floor(clock.now() / 1000) }];
 }
 
-export function decideUnmute(state: UserState, mutedUserId: number): UserChange[] {
+export function decideUnmute(state: UserState, realm: RealmState, mutedUserId: number): UserChange[] {
+  requireMutable(state, realm, mutedUserId, true);
   if (!state.mutedUsers.has(mutedUserId)) throw badRequest('User is not muted');
   return [{ type: 'user.unmuted', mutedUserId }];
 }

@@ -1,24 +1,31 @@
 import { badRequest, ChatError, ErrorCode } from '../errors.ts';
-import type { Clock } from '../realm/decide.ts';
+import { decideRealm, type Clock } from '../realm/decide.ts';
+import type { RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
-import type { ScheduledInput, UserCommand } from './commands.ts';
+import type { ScheduledEdit, ScheduledInput, ScheduledRequest, UserCommand } from './commands.ts';
 import type { ScheduledMessage, UserState } from './state.ts';
 
 type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'scheduled.edit' | 'scheduled.delete' | 'scheduled.fail' | 'reminder.create' | 'reminder.delete' }>;
 
 /**
- * Scheduled messages: the recipients and content were checked by the route against the realm (a dry run of
- * the send); here the id, the time and the failed state.
+ * Scheduled messages: the id, the time, the failed state, and the recipients, topic and content checked
+ * against the realm by a dry run of the send the timer service will make.
  */
 export function decideScheduled(state: UserState, command: ScheduledCommand, clock: Clock): UserChange[] {
   switch (command.type) {
-    case 'scheduled.create':
-      requireFuture(command.message.deliverAt, clock);
-      return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, command.message) }];
+    case 'scheduled.create': {
+      const { message } = command;
+      requireFuture(message.deliverAt, clock);
+      const checked = checkSend(command.realm, state.userId, message, clock);
+      const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender };
+      return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, input) }];
+    }
     case 'scheduled.edit': {
-      requireEditable(requireScheduled(state, command.id), command.deliverAtGiven);
-      if (command.deliverAtGiven) requireFuture(command.message.deliverAt, clock);
-      return [{ type: 'scheduled.edited', message: entry(command.id, command.message) }];
+      const existing = requireScheduled(state, command.id);
+      const { edit } = command;
+      requireEditable(existing, edit.deliverAt !== undefined);
+      if (edit.deliverAt !== undefined) requireFuture(edit.deliverAt, clock);
+      return [{ type: 'scheduled.edited', message: entry(command.id, edited(state, command.realm, existing, edit, clock)) }];
     }
     case 'scheduled.delete':
       requireScheduled(state, command.id);
@@ -41,6 +48,50 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       return [{ type: 'scheduled.failed', id: command.id, reason: command.reason }];
     }
   }
+}
+
+type Checked = Pick<ScheduledInput, 'type' | 'to' | 'topic' | 'content' | 'renderedContent'>;
+
+/**
+ * A dry run of the send the timer service will make: the realm's own checks now (channel, recipients,
+ * posting permission, topic and content rules, mentions), and the recipients, topic and content as the send
+ * normalizes them. Nothing is committed; the checks run again at delivery.
+ */
+function checkSend(realm: RealmState, senderId: number, message: Pick<ScheduledRequest, 'type' | 'to' | 'topic' | 'content'>, clock: Clock): Checked {
+  const [change] = decideRealm(realm, {
+    type: 'message.send',
+    caller: { kind: 'user', userId: senderId },
+    kind: message.type === 'stream' ? 'channel' : 'direct',
+    to: message.type === 'stream' ? message.to[0]! : message.to,
+    topic: message.topic,
+    content: message.content,
+    client: 'API',
+  }, clock);
+  if (change?.type !== 'message.sent') throw new Error('a send decided no message');
+  const { recipient, content, renderedContent } = change.message;
+  if (recipient.kind === 'channel') return { type: 'stream', to: [recipient.channelId], topic: recipient.topic, content, renderedContent };
+  // As the original lists them: the other participants, or oneself for a note to self.
+  const others = recipient.userIds.filter((id) => id !== senderId);
+  return { type: 'private', to: others.length > 0 ? others : [senderId], topic: '', content, renderedContent };
+}
+
+/** The message after an edit: what changes is checked again with the rest, as a send now would check it (and as it was scheduled). */
+function edited(state: UserState, realm: RealmState, existing: ScheduledMessage, edit: ScheduledEdit, clock: Clock): ScheduledInput {
+  const { id: _id, failed: _failed, ...kept } = existing;
+  const message: ScheduledInput = { ...kept, deliverAt: edit.deliverAt ?? existing.deliverAt };
+  const kind = edit.type ?? existing.type;
+  // A topic for a direct message (its type kept) is ignored, as in the original.
+  const topicChanges = edit.topic !== undefined && kind === 'stream';
+  if (edit.type === undefined && edit.to === undefined && edit.content === undefined && !topicChanges) return message;
+  const checked = checkSend(realm, state.userId, {
+    type: kind,
+    to: edit.to ?? existing.to,
+    topic: edit.topic ?? existing.topic,
+    content: edit.content ?? existing.content,
+  }, clock);
+  Object.assign(message, { type: checked.type, to: checked.to, topic: checked.topic });
+  if (edit.content !== undefined) Object.assign(message, { content: checked.content, renderedContent: checked.renderedContent });
+  return message;
 }
 
 function entry(id: number, input: ScheduledInput): ScheduledMessage {

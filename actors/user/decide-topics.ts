@@ -1,7 +1,11 @@
 import { badRequest } from '../errors.ts';
 import type { Clock } from '../realm/decide.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../register/realm-limits.ts';
+import { channelKey, type Channel } from '../realm/channels/state.ts';
+import { canSeeChannel } from '../realm/channels/views.ts';
+import type { RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
+import type { UserCommand } from './commands.ts';
 import { userTopicKey, VisibilityPolicy, type UserState } from './state.ts';
 
 /**
@@ -21,15 +25,31 @@ export function policyTopicName(topic: string): string {
  * does not have, changes nothing and announces nothing; that is also what makes the deprecated muted-topics
  * endpoint tolerant (feature level 169).
  */
-export function decideUserTopic(state: UserState, streamId: number, topic: string, policy: VisibilityPolicy, clock: Clock): UserChange[] {
+export function decideUserTopic(state: UserState, command: Extract<UserCommand, { type: 'user_topic.set' }>, clock: Clock): UserChange[] {
+  const { topic, policy } = command;
   const topicName = policyTopicName(topic);
+  const streamId = policyChannel(state, command.realm, command.channel, policy === VisibilityPolicy.none, command.error).id;
   const current = state.userTopics.get(userTopicKey(streamId, topicName));
   if ((current?.visibilityPolicy ?? VisibilityPolicy.none) === policy) return [];
   return [{ type: 'user_topic.changed', streamId, topicName, policy, at: Math.floor(clock.now() / 1000) }];
 }
 
+/**
+ * The channel a topic policy is set in: one the user can see. Removing a policy asks less: the channel
+ * exists and the user has a policy there, so that a user who lost access can still clear what they set
+ * (the original asks only that the channel exists; asking for a policy there keeps a private channel's
+ * existence from showing).
+ */
+function policyChannel(state: UserState, realm: RealmState, named: number | { name: string }, removing: boolean, error: string): Channel {
+  const id = typeof named === 'number' ? named : realm.channelIdByName.get(channelKey(named.name));
+  const channel = id === undefined ? undefined : realm.channels.get(id);
+  if (channel && canSeeChannel(realm, channel, state.userId)) return channel;
+  if (channel && removing && hasPolicyInChannel(state, channel.id)) return channel;
+  throw badRequest(error);
+}
+
 /** Has the user a policy for any topic of the channel? (Such a user may remove it after losing access.) */
-export function hasPolicyInChannel(state: UserState, streamId: number): boolean {
+function hasPolicyInChannel(state: UserState, streamId: number): boolean {
   for (const topic of state.userTopics.values()) if (topic.streamId === streamId) return true;
   return false;
 }

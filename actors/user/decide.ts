@@ -59,13 +59,13 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'alert_words.remove':
       return decideRemoveAlertWords(state, command.words);
     case 'status.update':
-      return decideStatus(state, command.status);
+      return decideStatus(state, command.status, command.by);
     case 'user.mute':
-      return decideMute(state, command.mutedUserId, clock);
+      return decideMute(state, command.realm, command.mutedUserId, clock);
     case 'user.unmute':
-      return decideUnmute(state, command.mutedUserId);
+      return decideUnmute(state, command.realm, command.mutedUserId);
     case 'user_topic.set':
-      return decideUserTopic(state, command.streamId, command.topic, command.policy, clock);
+      return decideUserTopic(state, command, clock);
     case 'navigation_view.add':
     case 'navigation_view.update':
     case 'navigation_view.remove':

@@ -24,7 +24,7 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'snippet.edited': {
       const snippet = state.snippets.get(change.type === 'snippet.created' ? change.snippet.id : change.id);
       if (!snippet) return [];
-      return toSelf({ type: 'saved_snippets', op: change.type === 'snippet.created' ? 'add' : 'update', saved_snippet: snippetView(snippet) });
+      return toSelf({ type: 'saved_snippets', op: change.type === 'snippet.created' ? 'add' : 'update', saved_snippet: snippetView(snippet) } satisfies WireEventOf<'saved_snippets', 'add' | 'update'>);
     }
     case 'snippet.deleted':
       return toSelf({ type: 'saved_snippets', op: 'remove', saved_snippet_id: change.id } satisfies WireEventOf<'saved_snippets', 'remove'>);
@@ -35,14 +35,14 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'draft.deleted':
       return toSelf({ type: 'drafts', op: 'remove', draft_id: change.id } satisfies WireEventOf<'drafts', 'remove'>);
     case 'scheduled.created':
-      if (change.message.reminderTargetMessageId !== undefined) return toSelf({ type: 'reminders', op: 'add', reminders: [reminderView(state, change.message)] });
-      return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] });
+      if (change.message.reminderTargetMessageId !== undefined) return toSelf({ type: 'reminders', op: 'add', reminders: [reminderView(state, change.message)] } satisfies WireEventOf<'reminders', 'add'>);
+      return toSelf({ type: 'scheduled_messages', op: 'add', scheduled_messages: [scheduledView(change.message)] } satisfies WireEventOf<'scheduled_messages', 'add'>);
     case 'scheduled.edited':
     case 'scheduled.failed': {
       const message = state.scheduled.get(change.type === 'scheduled.edited' ? change.message.id : change.id);
       // A reminder that failed stays listed, failed: its events have no update (clients see it at registration).
       if (message?.reminderTargetMessageId !== undefined) return [];
-      return message ? toSelf({ type: 'scheduled_messages', op: 'update', scheduled_message: scheduledView(message) }) : [];
+      return message ? toSelf({ type: 'scheduled_messages', op: 'update', scheduled_message: scheduledView(message) } satisfies WireEventOf<'scheduled_messages', 'update'>) : [];
     }
     case 'scheduled.deleted':
     case 'scheduled.delivered':
@@ -65,10 +65,10 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'user_topic.changed':
       return [
         ...toSelf({ type: 'user_topic', stream_id: change.streamId, topic_name: change.topicName, last_updated: change.at, visibility_policy: change.policy } satisfies WireEventOf<'user_topic'>),
-        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, (id) => realm.channelName(id)) }),
+        ...toSelf({ type: 'muted_topics', muted_topics: mutedTopicsView(state, false, (id) => realm.channelName(id)) } satisfies WireEventOf<'muted_topics'>),
       ];
     case 'navigation_view.added':
-      return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } });
+      return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } } satisfies WireEventOf<'navigation_view', 'add'>);
     case 'navigation_view.updated': {
       const data: Record<string, unknown> = {};
       if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
@@ -109,5 +109,5 @@ function statusEvent(userId: number, change: Extract<UserChange, { type: 'status
 
 /** `realm_export_consent`: administrators learn whether a user lets them export its private data. */
 export function exportConsentDeliveries(realmId: number, administrators: number[], userId: number, consented: boolean): Delivery[] {
-  return administrators.length ? [{ realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_export_consent', user_id: userId, consented } }] : [];
+  return administrators.length ? [{ realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_export_consent', user_id: userId, consented } satisfies WireEventOf<'realm_export_consent'> }] : [];
 }

@@ -156,12 +156,6 @@ export const channelRoutes = [
       if (params.is_archived === true) throw badRequest('Use DELETE /streams/{stream_id} to archive a channel.');
       checkWebPublicEnabled(params.is_web_public, services.config.webPublicStreamsEnabled);
       const permissions = pickChannelPermissions(params);
-      const channel = realm.channels.get(params.stream_id);
-      for (const [name, edit] of Object.entries(permissions)) {
-        if (channel && edit.old !== undefined && JSON.stringify(edit.old) !== JSON.stringify(channel.permissions[name as keyof typeof permissions])) {
-          throw badRequest("'old' value does not match the expected value.");
-        }
-      }
       await services.runtime.execute(realm.realmId, {
         type: 'channel.update',
         caller: { kind: 'user', userId: user.userId },
@@ -177,6 +171,7 @@ export const channelRoutes = [
         folderId: params.folder_id,
         topicsPolicy: params.topics_policy,
         permissions: Object.fromEntries(Object.entries(permissions).map(([name, edit]) => [name, edit.new])),
+        expectedPermissions: Object.fromEntries(Object.entries(permissions).flatMap(([name, edit]) => (edit.old === undefined ? [] : [[name, edit.old]]))),
       });
       return {};
     },

@@ -1,15 +1,9 @@
 import { z } from 'zod';
-import { badRequest } from '../../actors/errors.ts';
-import { findAccessibleUser } from '../../actors/realm/user-access.ts';
-import { requireChannel } from '../../actors/realm/channels/decide.ts';
-import { canSeeChannel } from '../../actors/realm/channels/views.ts';
-import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import type { DraftInput } from '../../actors/user/commands.ts';
 import { requireSync } from '../../actors/user/decide-drafts.ts';
 import { draftsByTime } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
-import { displayEmail } from '../../actors/realm/email-visibility.ts';
 
 // The spec's Draft shape; `id` is set by the server only, so a client sending it is refused (strict object).
 const draft = z.strictObject({
@@ -23,25 +17,7 @@ type DraftParam = z.infer<typeof draft>;
 
 const draftId = p.int(z.number().int());
 
-/**
- * A channel draft's channel must be one the user can see; direct-message recipients must be users of the
- * realm who still use it. (The count of channel IDs is the actor's rule.)
- */
-function toInput(realm: RealmState, user: UserProfile, value: DraftParam): DraftInput {
-  if (value.type === 'stream' && value.to.length === 1) {
-    const channel = requireChannel(realm, value.to[0]!);
-    if (!canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');
-  }
-  if (value.type === 'private') {
-    for (const id of value.to) {
-      // A limited guest names only users it may access (realm/user-access.ts).
-      const recipient = findAccessibleUser(realm, user.userId, id);
-      if (!recipient) throw badRequest(`Invalid user ID ${id}`);
-      if (!recipient.isActive) throw badRequest(`'${displayEmail(realm, recipient)}' is no longer using Zulip.`);
-    }
-  }
-  return { type: value.type, to: value.to, topic: value.topic, content: value.content, timestamp: value.timestamp ?? undefined };
-}
+const toInput = (value: DraftParam): DraftInput => ({ type: value.type, to: value.to, topic: value.topic, content: value.content, timestamp: value.timestamp ?? undefined });
 
 export const draftRoutes = [
   route({
@@ -63,8 +39,7 @@ export const draftRoutes = [
     auth: 'user',
     params: { drafts: p.json(z.array(draft)).default([]) },
     async handle({ services, realm, user }, params) {
-      const drafts = params.drafts.map((value) => toInput(realm, user, value));
-      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.create', drafts });
+      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.create', drafts: params.drafts.map(toInput), realm });
       return { ids: change?.type === 'draft.created' ? change.drafts.map((created) => created.id) : [] };
     },
   }),
@@ -75,7 +50,7 @@ export const draftRoutes = [
     auth: 'user',
     params: { draft_id: draftId, draft: p.json(draft) },
     async handle({ services, realm, user }, params) {
-      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(realm, user, params.draft) });
+      await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(params.draft), realm });
       return {};
     },
   }),

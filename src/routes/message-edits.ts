@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import { canRead } from '../../actors/realm/messages/access.ts';
 import type { MessageChange } from '../../actors/realm/messages/changes.ts';
 import { normalizeTopic } from '../../actors/realm/messages/limits.ts';
 import { attachmentView } from '../../actors/realm/attachments/views.ts';
@@ -35,12 +33,6 @@ export const messageEditRoutes = [
       prev_content_sha256: p.string().optional(),
     },
     async handle({ services, realm, user }, params) {
-      if (params.prev_content_sha256 !== undefined) {
-        const message = realm.messages.byId.get(params.message_id);
-        if (message && canRead(realm, user.userId, message) && sha256(realm.messages.bodies.of(message).content) !== params.prev_content_sha256) {
-          throw badRequest("'prev_content_sha256' value does not match the expected value.");
-        }
-      }
       const changes = await services.runtime.execute(realm.realmId, {
         type: 'message.edit',
         caller: { kind: 'user', userId: user.userId },
@@ -52,6 +44,7 @@ export const messageEditRoutes = [
         notifyOldThread: params.send_notification_to_old_thread,
         notifyNewThread: params.send_notification_to_new_thread,
         botDomain: botDomain(services, realm),
+        prevContentSha256: params.prev_content_sha256,
       });
       const edited = changes.find((change) => change.type === 'message.edited');
       const detached = edited?.type === 'message.edited' ? (edited.detachedAttachmentIds ?? []) : [];
@@ -145,6 +138,3 @@ export async function updateFlags(services: AppServices, realmId: number, userId
   const change = changes[0];
   return change?.type === 'message.flags_changed' ? change.messageIds : [];
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { badRequest } from '../../actors/errors.ts';
-import { topicKey } from '../../actors/realm/messages/state.ts';
-import { normalizeTopic } from '../../actors/realm/messages/limits.ts';
+import type { MarkReadScope } from '../../actors/realm/messages/commands.ts';
+import type { AppServices } from '../services.ts';
 import { p } from '../http/params.ts';
 import { anchorParam, checkCounts, narrowFor, narrowParam, narrowWindow } from './message-params.ts';
 import { updateFlags } from './message-edits.ts';
@@ -9,6 +8,10 @@ import { route } from './route.ts';
 
 const op = p.string(z.enum(['add', 'remove']));
 const count = p.int(z.number().int().min(0));
+
+function markRead(services: AppServices, realmId: number, userId: number, scope: MarkReadScope) {
+  return services.runtime.execute(realmId, { type: 'message.mark_read', caller: { kind: 'user', userId }, scope });
+}
 
 export const messageFlagRoutes = [
   route({
@@ -38,8 +41,7 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: {},
     async handle({ services, realm, user }) {
-      const unread = [...(realm.messages.flags.unread.get(user.userId) ?? [])];
-      if (unread.length) await updateFlags(services, realm.realmId, user.userId, unread, 'add', 'read');
+      await markRead(services, realm.realmId, user.userId, { kind: 'all' });
       return { complete: true };
     },
   }),
@@ -50,10 +52,7 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: { stream_id: p.int(z.number().int()) },
     async handle({ services, realm, user }, params) {
-      if (!realm.subscriptions.get(params.stream_id)?.has(user.userId)) throw badRequest('Invalid channel ID');
-      const inChannel = new Set(realm.messages.byChannel.get(params.stream_id) ?? []);
-      const unread = [...(realm.messages.flags.unread.get(user.userId) ?? [])].filter((id) => inChannel.has(id));
-      if (unread.length) await updateFlags(services, realm.realmId, user.userId, unread, 'add', 'read');
+      await markRead(services, realm.realmId, user.userId, { kind: 'channel', channelId: params.stream_id });
       return {};
     },
   }),
@@ -64,10 +63,7 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: { stream_id: p.int(z.number().int()), topic_name: p.string() },
     async handle({ services, realm, user }, params) {
-      if (!realm.subscriptions.get(params.stream_id)?.has(user.userId)) throw badRequest('Invalid channel ID');
-      const inTopic = new Set(realm.messages.byTopic.get(topicKey(params.stream_id, normalizeTopic(params.topic_name))) ?? []);
-      const unread = [...(realm.messages.flags.unread.get(user.userId) ?? [])].filter((id) => inTopic.has(id));
-      if (unread.length) await updateFlags(services, realm.realmId, user.userId, unread, 'add', 'read');
+      await markRead(services, realm.realmId, user.userId, { kind: 'topic', channelId: params.stream_id, topic: params.topic_name });
       return {};
     },
   }),

@@ -1,7 +1,6 @@
 import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import { administeredUser } from '../../actors/realm/administer.ts';
 import { statusView } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
@@ -44,10 +43,11 @@ export const userStatusRoutes = [
     auth: 'user',
     params: { user_id: p.int(z.number().int()), ...statusParams },
     async handle({ services, realm, user }, params) {
-      const target = administeredUser(realm, user, params.user_id);
-      await services.runtime.executeUser(realm.realmId, target.userId, {
+      // An unknown or deactivated user has no actor to take it: 'No such user', as administeredUser answers.
+      await services.runtime.executeUser(realm.realmId, params.user_id, {
         type: 'status.update',
         status: { statusText: params.status_text, emojiName: params.emoji_name, emojiCode: params.emoji_code, reactionType: params.reaction_type },
+        by: { userId: user.userId, realm },
       });
       return {};
     },

@@ -1,4 +1,5 @@
-import type { Delivery } from '../../events.ts';
+import type { ApiEvent, Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { MessageChange } from '../messages/changes.ts';
 import type { RealmState } from '../state.ts';
 import type { AttachmentChange } from './changes.ts';
@@ -10,10 +11,10 @@ export function attachmentEvents(state: RealmState, change: AttachmentChange): D
     case 'attachment.uploaded': {
       const attachment = state.attachments.byId.get(change.attachment.id);
       if (!attachment) return [];
-      return [toOwner(state, attachment.ownerId, { op: 'add', attachment: attachmentView(state, attachment) })];
+      return [toOwner(state, attachment.ownerId, { type: 'attachment', op: 'add', attachment: attachmentView(state, attachment), upload_space_used: uploadSpaceUsed(state, attachment.ownerId) } satisfies WireEventOf<'attachment', 'add'>)];
     }
     case 'attachment.deleted':
-      return [toOwner(state, change.ownerId, { op: 'remove', attachment: { id: change.attachmentId } })];
+      return [toOwner(state, change.ownerId, { type: 'attachment', op: 'remove', attachment: { id: change.attachmentId }, upload_space_used: uploadSpaceUsed(state, change.ownerId) } satisfies WireEventOf<'attachment', 'remove'>)];
   }
 }
 
@@ -25,15 +26,11 @@ export function attachmentLinkEvents(state: RealmState, change: MessageChange): 
   const out: Delivery[] = [];
   for (const id of new Set(ids)) {
     const attachment = state.attachments.byId.get(id);
-    if (attachment) out.push(toOwner(state, attachment.ownerId, { op: 'update', attachment: attachmentView(state, attachment) }));
+    if (attachment) out.push(toOwner(state, attachment.ownerId, { type: 'attachment', op: 'update', attachment: attachmentView(state, attachment), upload_space_used: uploadSpaceUsed(state, attachment.ownerId) } satisfies WireEventOf<'attachment', 'update'>));
   }
   return out;
 }
 
-function toOwner(state: RealmState, ownerId: number, fields: Record<string, unknown>): Delivery {
-  return {
-    realmId: state.realmId,
-    audience: { kind: 'users', userIds: [ownerId] },
-    event: { type: 'attachment', ...fields, upload_space_used: uploadSpaceUsed(state, ownerId) },
-  };
+function toOwner(state: RealmState, ownerId: number, event: ApiEvent): Delivery {
+  return { realmId: state.realmId, audience: { kind: 'users', userIds: [ownerId] }, event };
 }

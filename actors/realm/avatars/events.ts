@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import { botAccountEvent } from '../bots/events.ts';
 import type { RealmState, UserProfile } from '../state.ts';
 import { avatarFields, fullAvatarUrl } from './urls.ts';
@@ -10,7 +11,7 @@ import { avatarFields, fullAvatarUrl } from './urls.ts';
  */
 export function avatarEvents(state: RealmState, user: UserProfile): Delivery[] {
   return [
-    { realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'realm_user', op: 'update', person: { user_id: user.userId, ...avatarFields(user) } } },
+    { realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'realm_user', op: 'update', person: { user_id: user.userId, ...avatarFields(user) } } satisfies WireEventOf<'realm_user', 'update'> },
     ...botAccountEvent(state, user.userId, 'update', { avatar_url: fullAvatarUrl(user) }),
   ];
 }

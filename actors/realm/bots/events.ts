@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import { isAdmin } from '../state.ts';
 import type { BotChange } from './changes.ts';
@@ -28,7 +29,7 @@ export function botEvents(state: RealmState, change: BotChange): Delivery[] {
     // A previous owner who is not an administrator loses the bot; a new one who is not gains it whole.
     const previous = change.previousOwnerId == null ? undefined : state.users.get(change.previousOwnerId);
     if (previous && previous.isActive && !isAdmin(previous)) {
-      out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: [previous.userId] }, event: { type: 'realm_bot', op: 'delete', bot: { user_id: bot.userId } } });
+      out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: [previous.userId] }, event: { type: 'realm_bot', op: 'delete', bot: { user_id: bot.userId } } satisfies WireEventOf<'realm_bot', 'delete'> });
     }
     const owner = state.users.get(change.ownerId);
     if (owner && !isAdmin(owner)) {

@@ -51,5 +51,7 @@ export type ChannelCommand =
       folderId?: number | null;
       topicsPolicy?: ChannelTopicsPolicy;
       permissions?: Partial<Record<ChannelPermission, GroupSetting>>;
+      /** the values the client holds current (a setting's `old`); any other current value refuses the update */
+      expectedPermissions?: Partial<Record<ChannelPermission, GroupSetting>>;
     }
   | { type: 'subscription.properties'; caller: Caller; userId: number; entries: { channelId: number; properties: Partial<SubscriptionProperties> }[] };

@@ -3,7 +3,7 @@ import { renderMarkdown } from '../../markdown.ts';
 import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
-import { settingIncludes } from '../groups/state.ts';
+import { settingIncludes, type GroupSetting } from '../groups/state.ts';
 import { checkFolderForChannel } from '../channel-folders/decide.ts';
 import { checkTopicsPolicy } from './topics-policy.ts';
 import { disallowedNameCharacter } from '../names.ts';
@@ -12,7 +12,7 @@ import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
 import { isAdmin, Role, type RealmState } from '../state.ts';
 import type { ChannelChange, ChannelFields } from './changes.ts';
 import type { ChannelCommand } from './commands.ts';
-import { channelKey, defaultProperties, SUBSCRIPTION_COLORS, type Channel, type SubscriptionProperties } from './state.ts';
+import { channelKey, defaultProperties, SUBSCRIPTION_COLORS, type Channel, type ChannelPermission, type SubscriptionProperties } from './state.ts';
 
 type Subscribe = Extract<ChannelCommand, { type: 'channel.subscribe' }>;
 
@@ -215,6 +215,10 @@ function decideUnsubscribe(state: RealmState, command: Extract<ChannelCommand, {
 }
 
 function decideUpdate(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.update' }>): ChannelChange[] {
+  const current = state.channels.get(command.id);
+  for (const [name, old] of Object.entries(command.expectedPermissions ?? {}) as [ChannelPermission, GroupSetting][]) {
+    if (current && JSON.stringify(old) !== JSON.stringify(current.permissions[name])) throw badRequest("'old' value does not match the expected value.");
+  }
   const channel = requireChannel(state, command.id, true);
   const actor = callerId(command.caller);
   if (!administers(state, channel, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'You do not have permission to administer this channel.');

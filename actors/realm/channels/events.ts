@@ -42,7 +42,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         } else if (field === 'isDefault') {
           // Their ids since feature level 330, as at registration.
           const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => c.id);
-          out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } });
+          out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } satisfies WireEventOf<'default_streams'> });
         } else if (API_FIELD[field]) {
           update(API_FIELD[field], value);
         }
@@ -66,10 +66,10 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       const out: Delivery[] = [];
       for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
         const subscriptions = entries.map((entry) => ({ stream_id: entry.channelId, name: state.channels.get(entry.channelId)!.name }));
-        out.push(...to([userId], { type: 'subscription', op: 'remove', subscriptions }));
+        out.push(...to([userId], { type: 'subscription', op: 'remove', subscriptions } satisfies WireEventOf<'subscription', 'remove'>));
         // A private channel the user may no longer see at all is gone from its clients.
         const lost = subscriptions.filter((subscription) => !canSeeChannel(state, state.channels.get(subscription.stream_id)!, userId));
-        if (lost.length) out.push(...to([userId], { type: 'stream', op: 'delete', stream_ids: lost.map((channel) => channel.stream_id), streams: lost }));
+        if (lost.length) out.push(...to([userId], { type: 'stream', op: 'delete', stream_ids: lost.map((channel) => channel.stream_id), streams: lost } satisfies WireEventOf<'stream', 'delete'>));
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
         const removed = entries.map((entry) => entry.userId);
@@ -87,7 +87,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
           out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: apiName, value }));
           // Muting is announced under both names: clients still read the legacy inverse.
           if (apiName === 'is_muted') {
-            out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: 'in_home_view', value: !value }));
+            out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: 'in_home_view', value: !value } satisfies WireEventOf<'subscription', 'update'>));
           }
         }
       }

@@ -1,3 +1,4 @@
+import type { WireSchema } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import type { RealmEmoji } from './state.ts';
 
@@ -5,7 +6,7 @@ import type { RealmEmoji } from './state.ts';
 export const emojiImagePath = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/${fileName}`;
 export const emojiStillPath = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/still/${fileName}`;
 
-export function emojiView(realmId: number, emoji: RealmEmoji): Record<string, unknown> {
+export function emojiView(realmId: number, emoji: RealmEmoji): WireSchema<'RealmEmoji'> {
   return {
     id: String(emoji.id),
     name: emoji.name,
@@ -17,8 +18,8 @@ export function emojiView(realmId: number, emoji: RealmEmoji): Record<string, un
 }
 
 /** Every custom emoji, deactivated ones too, keyed by id: GET /realm/emoji, registration and events. */
-export function realmEmojiView(state: RealmState): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
+export function realmEmojiView(state: RealmState): Record<string, WireSchema<'RealmEmoji'>> {
+  const out: Record<string, WireSchema<'RealmEmoji'>> = {};
   for (const emoji of state.emoji.byId.values()) out[String(emoji.id)] = emojiView(state.realmId, emoji);
   return out;
 }

@@ -1,4 +1,5 @@
 import type { ApiEvent } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import type { GroupChange } from './changes.ts';
 import { groupView } from './views.ts';
@@ -18,13 +19,13 @@ export function groupEvents(state: RealmState, change: GroupChange): ApiEvent[] 
     }
     case 'group.members_changed':
       return [
-        ...(change.add.length ? [{ type: 'user_group', op: 'add_members', group_id: change.id, user_ids: change.add }] : []),
-        ...(change.remove.length ? [{ type: 'user_group', op: 'remove_members', group_id: change.id, user_ids: change.remove }] : []),
+        ...(change.add.length ? [{ type: 'user_group', op: 'add_members', group_id: change.id, user_ids: change.add } satisfies WireEventOf<'user_group', 'add_members'>] : []),
+        ...(change.remove.length ? [{ type: 'user_group', op: 'remove_members', group_id: change.id, user_ids: change.remove } satisfies WireEventOf<'user_group', 'remove_members'>] : []),
       ];
     case 'group.subgroups_changed':
       return [
-        ...(change.add.length ? [{ type: 'user_group', op: 'add_subgroups', group_id: change.id, direct_subgroup_ids: change.add }] : []),
-        ...(change.remove.length ? [{ type: 'user_group', op: 'remove_subgroups', group_id: change.id, direct_subgroup_ids: change.remove }] : []),
+        ...(change.add.length ? [{ type: 'user_group', op: 'add_subgroups', group_id: change.id, direct_subgroup_ids: change.add } satisfies WireEventOf<'user_group', 'add_subgroups'>] : []),
+        ...(change.remove.length ? [{ type: 'user_group', op: 'remove_subgroups', group_id: change.id, direct_subgroup_ids: change.remove } satisfies WireEventOf<'user_group', 'remove_subgroups'>] : []),
       ];
   }
 }

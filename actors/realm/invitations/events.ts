@@ -1,4 +1,5 @@
 import type { Delivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
 import { invitationWatchers } from './views.ts';
@@ -14,5 +15,5 @@ export function invitationEvents(state: RealmState, change: InvitationChange): D
       ? change.invitations.map((invitation) => invitation.invitedBy)
       : [(change.type === 'invitation.revoked' && change.multiuse ? store.links : store.emails).get(change.id)?.invitedBy ?? 0];
   const userIds = [...new Set(makers.flatMap((maker) => invitationWatchers(state, maker)))];
-  return userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'invites_changed' } }] : [];
+  return userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'invites_changed' } satisfies WireEventOf<'invites_changed'> }] : [];
 }

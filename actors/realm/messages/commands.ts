@@ -40,9 +40,16 @@ export type MessageCommand =
       notifyNewThread?: boolean;
       /** the domain of the notification bot's email, should a notice need to bring the bot into being */
       botDomain?: string;
+      /** SHA-256 (hex) of the content the client edited; another current content refuses the edit */
+      prevContentSha256?: string;
     }
   | { type: 'message.delete'; caller: Caller; messageId: number }
   /** deletes the newest `limit` messages of a topic (POST /streams/{id}/delete_topic runs it in batches) */
   | { type: 'topic.delete'; caller: Caller; channelId: number; topic: string; limit: number }
   | { type: 'reaction.add' | 'reaction.remove'; caller: Caller; messageId: number; reaction: ReactionSpec }
-  | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string };
+  | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string }
+  /** marks the caller's unread messages read: all, a channel's (one the caller is subscribed to) or a topic's */
+  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope };
+
+/** `topic`: as the client sent it (normalized by the decision) */
+export type MarkReadScope = { kind: 'all' } | { kind: 'channel'; channelId: number } | { kind: 'topic'; channelId: number; topic: string };

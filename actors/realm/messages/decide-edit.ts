@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { GroupSetting } from '../groups/state.ts';
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Channel } from '../channels/state.ts';
@@ -15,6 +16,8 @@ import { topicsRequired } from '../settings/state.ts';
 import { EDIT_LIMIT_BUFFER_SECONDS, normalizeContent, normalizeTopic, RESOLVED_TOPIC_PREFIX, TOPICS_REQUIRED } from './limits.ts';
 import { topicKey, type StoredMessage } from './state.ts';
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
 type Edit = Extract<MessageCommand, { type: 'message.edit' }>;
 
 const noPermission = () => badRequest("You don't have permission to edit this message");
@@ -24,6 +27,9 @@ const unlimited = (user: UserProfile) => user.role <= Role.moderator;
 export function decideEdit(state: RealmState, command: Edit, clock: Clock): MessageChange[] {
   const editor = callerUser(state, command.caller);
   const message = readableMessage(state, editor.userId, command.messageId);
+  if (command.prevContentSha256 !== undefined && sha256(state.messages.bodies.of(message).content) !== command.prevContentSha256) {
+    throw badRequest("'prev_content_sha256' value does not match the expected value.");
+  }
   const now = nowSeconds(clock);
   if (command.content !== undefined && command.channelId !== undefined) throw badRequest('Cannot change message content while changing channel');
   if (message.recipient.kind === 'direct') {

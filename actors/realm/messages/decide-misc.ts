@@ -8,6 +8,7 @@ import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from 
 import type { MessageCommand } from './commands.ts';
 import { callerUser, readableMessage } from './decide.ts';
 import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import { normalizeTopic } from './limits.ts';
 import { conversationKey, topicKey, type Reaction, type StoredMessage } from './state.ts';
 
 type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type: T }>;
@@ -145,4 +146,22 @@ export function decideFlags(state: RealmState, command: Command<'message.flags'>
   }
   changed.sort((a, b) => a - b);
   return changed.length ? [{ type: 'message.flags_changed', userId: user.userId, flag, op: command.op, messageIds: changed }] : [];
+}
+
+/** The caller's unread messages of the scope marked read, as `message.flags` would (POST /mark_*_as_read). */
+export function decideMarkRead(state: RealmState, command: Command<'message.mark_read'>): MessageChange[] {
+  const user = callerUser(state, command.caller);
+  const { scope } = command;
+  const unread = state.messages.flags.unread.get(user.userId);
+  let ids: number[];
+  if (scope.kind === 'all') {
+    ids = [...(unread ?? [])];
+  } else {
+    if (!state.subscriptions.get(scope.channelId)?.has(user.userId)) throw badRequest('Invalid channel ID');
+    const inScope = new Set(scope.kind === 'channel'
+      ? state.messages.byChannel.get(scope.channelId)
+      : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic))));
+    ids = [...(unread ?? [])].filter((id) => inScope.has(id));
+  }
+  return decideFlags(state, { type: 'message.flags', caller: command.caller, messageIds: ids, op: 'add', flag: 'read' });
 }

@@ -6,7 +6,7 @@ import { canRead } from './access.ts';
 import type { MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { decideEdit } from './decide-edit.ts';
-import { decideDelete, decideDeleteTopic, decideFlags, decideReaction } from './decide-misc.ts';
+import { decideDelete, decideDeleteTopic, decideFlags, decideMarkRead, decideReaction } from './decide-misc.ts';
 import { decideSend } from './decide-send.ts';
 import type { StoredMessage } from './state.ts';
 
@@ -25,6 +25,8 @@ export function decideMessage(state: RealmState, command: MessageCommand, clock:
       return decideReaction(state, command);
     case 'message.flags':
       return decideFlags(state, command);
+    case 'message.mark_read':
+      return decideMarkRead(state, command);
   }
 }
 

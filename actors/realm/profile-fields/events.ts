@@ -3,7 +3,11 @@ import type { RealmState } from '../state.ts';
 import type { ProfileFieldChange } from './changes.ts';
 import { fieldsView } from './views.ts';
 
-/** Field changes send the whole list; a user's values go out one `realm_user` update per field. */
+/**
+ * Not checked against the document's variants: it makes `display_in_profile_summary` and `rendered_value`
+ * required, where the original sends them only when true and only for rendered fields.
+ *
+ * Field changes send the whole list; a user's values go out one `realm_user` update per field. */
 export function profileFieldEvents(state: RealmState, change: ProfileFieldChange): ApiEvent[] {
   if (change.type !== 'profile_data.changed') return [{ type: 'custom_profile_fields', fields: fieldsView(state.profileFields) }];
   return change.values.map(({ id, value }) => {
