@@ -80,6 +80,7 @@ export class ChatApp {
       joinChannel: (name) => this.joinChannel(name),
       signOut: () => this.signOut(''),
       newConversation: () => void newConversation(this.model, (narrow) => this.select(narrow)),
+      openSettings: () => void this.openSettings(),
     });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
@@ -133,6 +134,12 @@ export class ChatApp {
       // Others' dots fade to idle and offline as their reports age.
       this.sidebar.update(this.model, this.narrow);
     }, PRESENCE_PING_MS);
+  }
+
+  /** The settings page is a chunk of its own, fetched the first time someone opens it. */
+  private async openSettings(): Promise<void> {
+    const { showSettings } = await import('./views/settings.ts');
+    await showSettings(this.api, this.model);
   }
 
   /** `c`: a new topic in the channel on screen (or the first one), with the topic field to fill. */

@@ -1,4 +1,5 @@
 import type { Json } from './api.ts';
+import { clock, noteAvatar, uploadedAvatars } from './dom.ts';
 import { EmojiCatalog } from './emoji.ts';
 import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
@@ -12,6 +13,8 @@ export interface User {
   role?: number;
   /** an IANA zone, or '' when the user has not said */
   timezone?: string;
+  /** the picture's URL: the server's drawn default, an uploaded image, or null (not sent) */
+  avatar_url?: string | null;
 }
 
 /** Someone whose client reported nothing for this long is offline: Zulip's OFFLINE_THRESHOLD_SECS. */
@@ -110,6 +113,8 @@ export class Model {
   /** where the server lists its Unicode emoji names, on this page's origin */
   emojiDataUrl = '/emoji-data.json';
   settings = { colorScheme: 1, enterSends: false, typingNotifications: true, desktopNotifications: true, directContentInNotifications: true };
+  /** every personal setting as the server sent it (the settings page reads and shows them) */
+  userSettings: Record<string, Json> = {};
   typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
   typists = new Map<string, Typist>();
   narrow: Narrow | null = null;
@@ -137,6 +142,10 @@ export class Model {
     this.statuses = new Map(Object.entries(state.user_status ?? {}).map(([id, status]) => [Number(id), status as UserStatus]));
     if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
+    this.userSettings = { ...settings };
+    clock.hour12 = settings.twenty_four_hour_time === true ? false : undefined;
+    uploadedAvatars.clear();
+    for (const user of this.users.values()) noteAvatar(user);
     this.settings = {
       colorScheme: settings.color_scheme ?? 1,
       enterSends: settings.enter_sends ?? false,
@@ -492,6 +501,7 @@ export class Model {
     else if (event.op === 'update') {
       const user = this.users.get(person.user_id);
       if (user) Object.assign(user, person);
+      if (user && 'avatar_url' in person) noteAvatar(user);
       if (person.user_id === this.me.userId && person.full_name) this.me.fullName = person.full_name;
     }
     return { sidebar: true, feed: true };
@@ -499,12 +509,16 @@ export class Model {
 
   private settingsEvent(event: Json): Changed {
     if (event.op !== 'update') return {};
+    this.userSettings[event.property] = event.value;
+    if (event.property === 'twenty_four_hour_time') {
+      clock.hour12 = event.value === true ? false : undefined;
+      return { settings: true, feed: true };
+    }
     if (event.property === 'color_scheme') this.settings.colorScheme = event.value;
     else if (event.property === 'enter_sends') this.settings.enterSends = event.value;
     else if (event.property === 'send_stream_typing_notifications') this.settings.typingNotifications = event.value;
     else if (event.property === 'enable_desktop_notifications') this.settings.desktopNotifications = event.value;
     else if (event.property === 'pm_content_in_desktop_notifications') this.settings.directContentInNotifications = event.value;
-    else return {};
     return { settings: true };
   }
 

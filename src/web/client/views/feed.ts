@@ -1,4 +1,4 @@
-import { avatar, h, reconcile } from '../dom.ts';
+import { avatar, clock, h, reconcile, timeOfDay, uploadedAvatars } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { dmPeers, isListing, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
@@ -152,7 +152,7 @@ export class Feed {
       }
       const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
-      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
+      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), clock.hour12, uploadedAvatars.get(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
       cached(`message:${message.id}`, signature, () => {
         const node = this.messageView(model, message, continued, editing);
         this.observer.observe(node);
@@ -223,7 +223,7 @@ export class Feed {
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
     );
 
-    return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })}` },
+    return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${timeOfDay(time)}` },
       continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : h('span', { class: 'msg-avatar', onclick: () => this.actions.showUser(message.sender_id) }, avatar(message.sender_id, sender)),
       h('div', { class: 'msg-body' },
         continued ? null : h('div', { class: 'msg-meta' },
@@ -344,7 +344,7 @@ function placeLabel(model: Model, message: Message): string {
   return peers.length ? `Direct messages with ${peers.map((id) => model.userName(id)).join(', ')}` : 'Notes to yourself';
 }
 
-const shortTime = (time: Date) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+const shortTime = (time: Date) => timeOfDay(time);
 
 function dayOf(timestamp: number): string {
   const date = new Date(timestamp * 1000);

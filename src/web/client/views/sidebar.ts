@@ -9,6 +9,7 @@ export interface SidebarActions {
   joinChannel(name: string): Promise<void>;
   signOut(): void;
   newConversation(): void;
+  openSettings(): void;
 }
 
 // The count is in the item's accessible name ("Channel general, 2 unread"), so the badge is not read twice.
@@ -38,6 +39,7 @@ export class Sidebar {
           this.peopleList),
       ),
       h('footer', { class: 'me' }, this.me,
+        h('button', { type: 'button', class: 'ghost', onclick: () => actions.openSettings() }, 'Settings'),
         h('button', { type: 'button', class: 'ghost', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, 'Sign out')),
     );
   }
