@@ -20,7 +20,7 @@ if (missing) {
 
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
     t.teardown(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light' });
+    const context = await browser.newContext({ viewport: { width: 1366, height: 820 }, colorScheme: 'light', timezoneId: 'UTC' });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -99,6 +99,74 @@ if (missing) {
       await page.getByRole('textbox', { name: /Message/ }).first().fill('Sent with Enter');
       await page.getByRole('textbox', { name: /Message/ }).first().press('Enter');
       await page.locator('.msg').filter({ hasText: 'Sent with Enter' }).waitFor();
+      t.same(errors, [], 'no page errors');
+    });
+
+    await t.test('a message is scheduled from the compose box, then edited and cancelled from the list', async (t) => {
+      const compose = page.getByRole('textbox', { name: 'Message' });
+      const scheduledNow = async () => (await api.get('/scheduled_messages')).body.scheduled_messages as { scheduled_message_id: number; content: string; scheduled_delivery_timestamp: number; topic: string }[];
+      for (const [text, when] of [['Standup notes at nine', '2030-01-02T09:00'], ['Happy new year!', '2031-01-01T00:00']] as const) {
+        await page.getByRole('textbox', { name: 'Topic' }).fill('plans');
+        await compose.fill(text);
+        await page.getByRole('button', { name: 'Send later' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Schedule message' });
+        await dialog.getByLabel('Send at').fill(when);
+        await dialog.getByRole('button', { name: 'Schedule' }).click();
+        await page.getByRole('status').filter({ hasText: new RegExp(`^Scheduled for .*${when.slice(0, 4)}`) }).waitFor();
+        t.equal(await compose.inputValue(), '', 'the compose box is emptied');
+      }
+      const scheduled = await scheduledNow();
+      t.same(scheduled.map((message) => [message.content, message.topic, message.scheduled_delivery_timestamp]),
+        [['Standup notes at nine', 'plans', Date.UTC(2030, 0, 2, 9) / 1000], ['Happy new year!', 'plans', Date.UTC(2031, 0, 1) / 1000]], 'both are scheduled, at the chosen times');
+      t.equal(await page.locator('.msg').filter({ hasText: 'Standup notes' }).count(), 0, 'and not sent');
+
+      await page.getByRole('button', { name: 'Scheduled messages, 2' }).click();
+      const list = page.getByRole('dialog', { name: 'Scheduled messages' });
+      const first = list.getByRole('listitem').filter({ has: page.getByText('#general › plans') }).first();
+      await first.getByLabel('Message text').fill('Standup notes at half past nine');
+      await first.getByLabel('Send at').fill('2030-01-02T09:30');
+      await first.getByRole('button', { name: 'Save changes' }).click();
+      await list.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      await screenshot(page, 'scheduled-messages.png');
+      const second = list.getByRole('listitem').filter({ hasText: 'Happy new year' });
+      await list.getByRole('listitem').nth(1).getByRole('button', { name: 'Cancel message' }).click();
+      await list.getByRole('status').filter({ hasText: 'will not be sent' }).waitFor();
+      t.equal(await second.count(), 0, 'the cancelled one leaves the list');
+      t.same((await scheduledNow()).map((message) => [message.content, message.scheduled_delivery_timestamp]), [['Standup notes at half past nine', Date.UTC(2030, 0, 2, 9, 30) / 1000]], 'edited and cancelled on the server');
+      await list.getByRole('button', { name: 'Close' }).click();
+      await page.getByRole('button', { name: 'Scheduled messages, 1' }).waitFor();
+      t.same(errors, [], 'no page errors');
+    });
+
+    await t.test('saved snippets are created, inserted and deleted from the compose box', async (t) => {
+      const compose = page.getByRole('textbox', { name: 'Message' });
+      await compose.fill('Thanks for the report! I will look at it today.');
+      await page.getByRole('button', { name: 'Saved snippets' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Saved snippets' });
+      t.equal(await dialog.getByLabel('Text').inputValue(), 'Thanks for the report! I will look at it today.', 'the new snippet starts from the compose text');
+      await dialog.getByLabel('Title').fill('Thanks');
+      await dialog.getByRole('button', { name: 'Save snippet' }).click();
+      await dialog.getByRole('button', { name: 'Insert Thanks' }).waitFor();
+      await dialog.getByLabel('Title').fill('Meeting link');
+      await dialog.getByLabel('Text').fill('Join at https://meet.example.com/daily');
+      await dialog.getByRole('button', { name: 'Save snippet' }).click();
+      await dialog.getByRole('button', { name: 'Insert Meeting link' }).waitFor();
+      const saved = (await api.get('/saved_snippets')).body.saved_snippets as { id: number; title: string; content: string }[];
+      t.same(saved.map((snippet) => snippet.title).sort(), ['Meeting link', 'Thanks'], 'both are saved on the server');
+      await screenshot(page, 'saved-snippets.png');
+      await dialog.getByRole('button', { name: 'Delete Thanks' }).click();
+      await dialog.getByRole('button', { name: 'Insert Thanks' }).waitFor({ state: 'detached' });
+      t.same((await api.get('/saved_snippets')).body.saved_snippets.map((snippet: { title: string }) => snippet.title), ['Meeting link'], 'deleted on the server');
+      await dialog.getByRole('button', { name: 'Close' }).click();
+
+      await compose.fill('See you there:');
+      await page.getByRole('button', { name: 'Saved snippets' }).click();
+      await dialog.getByRole('button', { name: 'Insert Meeting link' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('.compose-text')!.value.includes('meet.example'));
+      t.equal(await compose.inputValue(), 'See you there: Join at https://meet.example.com/daily ', 'inserted at the caret');
+      await compose.press('Enter');
+      await page.locator('.msg').filter({ hasText: 'meet.example.com/daily' }).waitFor();
       t.same(errors, [], 'no page errors');
     });
   });

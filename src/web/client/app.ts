@@ -81,6 +81,7 @@ export class ChatApp {
       signOut: () => this.signOut(''),
       newConversation: () => void newConversation(this.model, (narrow) => this.select(narrow)),
       openSettings: () => void this.openSettings(),
+      openScheduled: () => void import('./views/compose-extras.ts').then(({ showScheduled }) => showScheduled(this.api, this.model)),
     });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
@@ -333,7 +334,7 @@ export class ChatApp {
       this.applyScheme();
       this.compose.updateSettings();
     }
-    if (all.sidebar) {
+    if (all.sidebar || all.scheduled) {
       if (this.narrow?.kind === 'channel') void this.loadTopics(this.narrow.streamId);
       this.sidebar.update(this.model, this.narrow);
       this.renderHeader();

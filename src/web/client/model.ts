@@ -22,6 +22,25 @@ const OFFLINE_SECONDS = 140;
 
 export type Presence = 'active' | 'idle' | 'offline';
 
+/** A message to be sent later (GET /scheduled_messages); `to` is a channel id or user ids. */
+export interface ScheduledMessage {
+  scheduled_message_id: number;
+  type: 'stream' | 'private';
+  to: number | number[];
+  topic?: string;
+  content: string;
+  rendered_content: string;
+  scheduled_delivery_timestamp: number;
+  failed: boolean;
+}
+
+export interface Snippet {
+  id: number;
+  title: string;
+  content: string;
+  date_created: number;
+}
+
 export interface UserStatus {
   status_text?: string;
   emoji_name?: string;
@@ -87,6 +106,8 @@ export interface Changed {
   /** the user's settings (colour scheme, Enter sends) */
   settings?: boolean;
   drafts?: boolean;
+  /** scheduled messages or saved snippets */
+  scheduled?: boolean;
   /** the topic on screen moved as a whole: the page follows it there */
   follow?: Narrow;
 }
@@ -104,6 +125,9 @@ export class Model {
   topics = new Map<number, Topic[]>();
   unread = new Map<number, UnreadPlace>();
   drafts = new Map<number, Draft>();
+  /** messages waiting to be sent, by id */
+  scheduled = new Map<number, ScheduledMessage>();
+  snippets = new Map<number, Snippet>();
   readonly emoji = new EmojiCatalog();
   /** last reports by user id, in the server's seconds */
   presences = new Map<number, { active: number; idle: number }>();
@@ -136,6 +160,8 @@ export class Model {
     for (const bot of (state.cross_realm_bots ?? []) as User[]) this.users.set(bot.user_id, { ...bot, is_active: true, is_bot: true });
     this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
     this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
+    this.scheduled = new Map(((state.scheduled_messages ?? []) as ScheduledMessage[]).map((message) => [message.scheduled_message_id, message]));
+    this.snippets = new Map(((state.saved_snippets ?? []) as Snippet[]).map((snippet) => [snippet.id, snippet]));
     this.emoji.setCustom(state.realm_emoji ?? {});
     this.presences = new Map(Object.entries(state.presences ?? {}).map(([id, entry]) => [Number(id), { active: (entry as Json).active_timestamp ?? 0, idle: (entry as Json).idle_timestamp ?? 0 }]));
     if (typeof state.server_timestamp === 'number') this.clockSkew = state.server_timestamp - Date.now() / 1000;
@@ -322,6 +348,8 @@ export class Model {
       case 'realm_user': return this.userEvent(event);
       case 'user_settings': return this.settingsEvent(event);
       case 'drafts': return this.draftsEvent(event);
+      case 'scheduled_messages': return this.scheduledEvent(event);
+      case 'saved_snippets': return this.snippetsEvent(event);
       case 'presence': return this.presenceEvent(event);
       case 'user_status': {
         const status = { ...this.statuses.get(event.user_id) };
@@ -520,6 +548,24 @@ export class Model {
     else if (event.property === 'enable_desktop_notifications') this.settings.desktopNotifications = event.value;
     else if (event.property === 'pm_content_in_desktop_notifications') this.settings.directContentInNotifications = event.value;
     return { settings: true };
+  }
+
+  private scheduledEvent(event: Json): Changed {
+    if (event.op === 'add') for (const message of event.scheduled_messages as ScheduledMessage[]) this.scheduled.set(message.scheduled_message_id, message);
+    else if (event.op === 'update') this.scheduled.set(event.scheduled_message.scheduled_message_id, event.scheduled_message);
+    else if (event.op === 'remove') this.scheduled.delete(event.scheduled_message_id);
+    return { scheduled: true };
+  }
+
+  private snippetsEvent(event: Json): Changed {
+    if (event.op === 'add' || event.op === 'update') this.snippets.set(event.saved_snippet.id, event.saved_snippet);
+    else if (event.op === 'remove') this.snippets.delete(event.saved_snippet_id);
+    return { scheduled: true };
+  }
+
+  /** Scheduled messages still to be sent, soonest first. */
+  scheduledByTime(): ScheduledMessage[] {
+    return [...this.scheduled.values()].filter((message) => !message.failed).sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp);
   }
 
   private draftsEvent(event: Json): Changed {
