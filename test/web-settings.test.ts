@@ -29,6 +29,21 @@ if (missing) {
     // The server has no GET /settings: a registration reads them.
     const settingsNow = async () => (await api.post('/register', { fetch_event_types: ['user_settings'], event_types: ['user_settings'] })).body.user_settings ?? {};
 
+    /** A view in light and dark, wide and 375 px wide: NAME-light-wide.png and so on. */
+    const shots = async (name: string) => {
+      for (const scheme of [3, 2]) {
+        await api.patch('/settings', { color_scheme: scheme });
+        await page.waitForFunction((theme) => document.documentElement.dataset.theme === theme, scheme === 2 ? 'dark' : 'light');
+        const label = scheme === 2 ? 'dark' : 'light';
+        await screenshot(page, `${name}-${label}-wide.png`);
+        await page.setViewportSize({ width: 375, height: 740 });
+        await screenshot(page, `${name}-${label}-narrow.png`);
+        await page.setViewportSize({ width: 1366, height: 820 });
+      }
+      await api.patch('/settings', { color_scheme: 3 });
+      await page.waitForFunction(() => document.documentElement.dataset.theme === 'light');
+    };
+
     await t.test('the settings page changes the personal settings, the name and the avatar', async (t) => {
       await page.getByRole('button', { name: 'Settings' }).click();
       const dialog = page.getByRole('dialog', { name: 'Settings' });
@@ -127,7 +142,7 @@ if (missing) {
       await first.getByLabel('Send at').fill('2030-01-02T09:30');
       await first.getByRole('button', { name: 'Save changes' }).click();
       await list.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-      await screenshot(page, 'scheduled-messages.png');
+      await shots('scheduled-messages');
       const second = list.getByRole('listitem').filter({ hasText: 'Happy new year' });
       await list.getByRole('listitem').nth(1).getByRole('button', { name: 'Cancel message' }).click();
       await list.getByRole('status').filter({ hasText: 'will not be sent' }).waitFor();
@@ -153,7 +168,7 @@ if (missing) {
       await dialog.getByRole('button', { name: 'Insert Meeting link' }).waitFor();
       const saved = (await api.get('/saved_snippets')).body.saved_snippets as { id: number; title: string; content: string }[];
       t.same(saved.map((snippet) => snippet.title).sort(), ['Meeting link', 'Thanks'], 'both are saved on the server');
-      await screenshot(page, 'saved-snippets.png');
+      await shots('saved-snippets');
       await dialog.getByRole('button', { name: 'Delete Thanks' }).click();
       await dialog.getByRole('button', { name: 'Insert Thanks' }).waitFor({ state: 'detached' });
       t.same((await api.get('/saved_snippets')).body.saved_snippets.map((snippet: { title: string }) => snippet.title), ['Meeting link'], 'deleted on the server');
