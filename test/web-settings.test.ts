@@ -184,5 +184,45 @@ if (missing) {
       await page.locator('.msg').filter({ hasText: 'meet.example.com/daily' }).waitFor();
       t.same(errors, [], 'no page errors');
     });
+
+    await t.test('a conversation of 10,000 messages keeps only a window of them in the page', async (t) => {
+      const TOTAL = 10_000;
+      await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'long' }] });
+      const longId: number = (await api.get('/get_stream_id', { stream: 'long' })).body.stream_id;
+      // As fast as the server takes them: 50 sends in flight at a time.
+      let next = 1;
+      const refused: number[] = [];
+      await Promise.all(Array.from({ length: 50 }, async () => {
+        while (next <= TOTAL) {
+          const n = next++;
+          const sent = await api.post('/messages', { type: 'stream', to: String(longId), topic: 'history', content: `long ${n}` });
+          if (sent.status !== 200) refused.push(n);
+        }
+      }));
+      t.same(refused, [], 'all sent');
+      const first: number = (await api.get('/messages', { narrow: [{ operator: 'channel', operand: longId }], anchor: 'oldest', num_before: 0, num_after: 1 })).body.messages[0].id;
+      await page.getByRole('button', { name: /^Channel long/ }).click();
+      const feed = page.getByRole('log', { name: 'Messages' });
+      await page.getByRole('heading', { name: '#long' }).waitFor();
+      await page.locator('.msg').first().waitFor();
+      const onScreen = (id: number) => page.evaluate((id) => {
+        const node = document.querySelector(`.msg[data-id="${id}"]`);
+        if (!node) return false;
+        const box = node.getBoundingClientRect();
+        const view = document.querySelector('.feed')!.getBoundingClientRect();
+        return box.bottom > view.top && box.top < view.bottom;
+      }, id);
+      let most = 0;
+      for (let i = 0; i < 400 && !(await onScreen(first)); i++) {
+        most = Math.max(most, await page.locator('.msg').count());
+        await feed.evaluate((node) => (node.scrollTop = 0));
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      }
+      t.ok(await onScreen(first), 'scrolling to the top reaches the first message');
+      const loaded = Number(await feed.getAttribute('data-loaded'));
+      t.equal(loaded, TOTAL, 'all 10,000 loaded');
+      t.ok(most < 300, `the page never held more than a window of them (${most} at most)`);
+      t.same(errors, [], 'no page errors');
+    });
   });
 }
