@@ -288,19 +288,40 @@ if (missing) {
       t.equal(ids.length, HISTORY);
       await owner.getByRole('button', { name: /^Channel history/ }).click();
       const messages = owner.locator('.msg');
-      await owner.locator(`.msg[data-id="${ids.at(-1)}"]`).waitFor();
-      t.equal(await messages.count(), 100, 'the newest page first');
-      const firstPageTop = owner.locator(`.msg[data-id="${ids[HISTORY - 100]}"]`);
       const feed = owner.getByRole('log', { name: 'Messages' });
-      await feed.hover();
-      for (let i = 0; i < 50 && (await messages.count()) === 100; i++) await owner.mouse.wheel(0, -1500);
-      await owner.locator(`.msg[data-id="${ids[HISTORY - 200]}"]`).waitFor();
-      t.ok(await firstPageTop.isVisible(), 'the earlier page went in above: what the reader was reading stays in view');
-      const start = owner.getByText('This is the beginning of the conversation.');
-      for (let i = 0; i < 200 && !(await start.isVisible()); i++) await owner.mouse.wheel(0, -1500);
-      t.ok(await start.isVisible(), 'scrolled to the beginning');
-      t.same(await messages.evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id))), ids, 'every message, once, in order');
-      t.ok(await owner.locator(`.msg[data-id="${ids[0]}"]`).isVisible(), 'the first message is on screen');
+      const loaded = async () => Number(await feed.getAttribute('data-loaded'));
+      await owner.locator(`.msg[data-id="${ids.at(-1)}"]`).waitFor();
+      t.equal(await loaded(), 100, 'the newest page first');
+      const seen = new Set<number>();
+      const drawn = async () => {
+        const drawnIds = await messages.evaluateAll((nodes) => nodes.map((node) => Number((node as HTMLElement).dataset.id)));
+        for (const id of drawnIds) seen.add(id);
+        return drawnIds;
+      };
+      // On screen, not merely in the page: the feed's box holds part of it.
+      const onScreen = (id: number) => owner.evaluate((id) => {
+        const node = document.querySelector(`.msg[data-id="${id}"]`);
+        if (!node) return false;
+        const box = node.getBoundingClientRect();
+        const view = document.querySelector('.feed')!.getBoundingClientRect();
+        return box.bottom > view.top && box.top < view.bottom;
+      }, id);
+      // The reader drags the scroll bar to the top: the earlier page is fetched and goes in above.
+      await feed.evaluate((node) => (node.scrollTop = 0));
+      await owner.waitForFunction(() => Number(document.querySelector<HTMLElement>('.feed')!.dataset.loaded) >= 200);
+      await owner.waitForFunction(() => !document.querySelector('.feed .feed-note[role="status"]'));
+      t.ok(await onScreen(ids[HISTORY - 100]!), 'what the reader was reading stays in view');
+      for (let i = 0; i < 50 && !(await onScreen(ids[0]!)); i++) {
+        await drawn();
+        await feed.evaluate((node) => (node.scrollTop = 0));
+        await owner.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      }
+      t.ok(await onScreen(ids[0]!), 'scrolled to the first message');
+      t.ok(await owner.getByText('This is the beginning of the conversation.').isVisible(), 'under the start of the conversation');
+      t.equal(await loaded(), HISTORY, 'every message loaded');
+      const atTop = await drawn();
+      t.same(atTop, ids.slice(0, atTop.length), 'the drawn messages are the first ones, once each, in order');
+      t.ok(atTop.length < HISTORY / 2, `only a window of them is in the page (${atTop.length})`);
     });
 
     await t.test('the search box takes the server\'s narrow syntax', async (t) => {

@@ -103,6 +103,11 @@ export class Api {
     });
   }
 
+  /** A multipart form (a file) to the API, as POST. */
+  async postForm(path: string, form: FormData): Promise<Json> {
+    return this.call('POST', path, {}, { body: form, headers: this.authorization() });
+  }
+
   get = (path: string, params?: Params, init?: RequestInit) => this.call('GET', path, params, init);
   post = (path: string, params?: Params, init?: RequestInit) => this.call('POST', path, params, init);
   patch = (path: string, params?: Params, init?: RequestInit) => this.call('PATCH', path, params, init);

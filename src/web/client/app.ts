@@ -80,6 +80,8 @@ export class ChatApp {
       joinChannel: (name) => this.joinChannel(name),
       signOut: () => this.signOut(''),
       newConversation: () => void newConversation(this.model, (narrow) => this.select(narrow)),
+      openSettings: () => void this.openSettings(),
+      openScheduled: () => void import('./views/compose-extras.ts').then(({ showScheduled }) => showScheduled(this.api, this.model)),
     });
     this.feed = new Feed({
       toggleReaction: (message, reaction) => this.toggleReaction(message, reaction),
@@ -133,6 +135,12 @@ export class ChatApp {
       // Others' dots fade to idle and offline as their reports age.
       this.sidebar.update(this.model, this.narrow);
     }, PRESENCE_PING_MS);
+  }
+
+  /** The settings page is a chunk of its own, fetched the first time someone opens it. */
+  private async openSettings(): Promise<void> {
+    const { showSettings } = await import('./views/settings.ts');
+    await showSettings(this.api, this.model);
   }
 
   /** `c`: a new topic in the channel on screen (or the first one), with the topic field to fill. */
@@ -326,7 +334,7 @@ export class ChatApp {
       this.applyScheme();
       this.compose.updateSettings();
     }
-    if (all.sidebar) {
+    if (all.sidebar || all.scheduled) {
       if (this.narrow?.kind === 'channel') void this.loadTopics(this.narrow.streamId);
       this.sidebar.update(this.model, this.narrow);
       this.renderHeader();

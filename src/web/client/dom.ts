@@ -57,6 +57,25 @@ export function hueFor(id: number): number {
   return (id * 137) % 360;
 }
 
+/** Uploaded pictures by user id; everyone else shows their initials (drawn here, not fetched). */
+export const uploadedAvatars = new Map<number, string>();
+
+/** The server draws default avatars under this path; any other URL is an uploaded picture. */
+const DEFAULT_AVATAR_PATH = '/user_avatars/default/';
+
+export function noteAvatar(user: { user_id: number; avatar_url?: string | null }): void {
+  if (user.avatar_url && !user.avatar_url.includes(DEFAULT_AVATAR_PATH)) uploadedAvatars.set(user.user_id, user.avatar_url);
+  else uploadedAvatars.delete(user.user_id);
+}
+
+/** The user's clock: `hour12: false` for twenty-four-hour time, else the locale's way. */
+export const clock: { hour12: boolean | undefined } = { hour12: undefined };
+
+/** A time of day as the user likes to read it ("14:05" or "2:05 PM"). */
+export const timeOfDay = (time: Date, timeZone?: string) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit', hour12: clock.hour12, timeZone });
+
 export function avatar(id: number, name: string, size: 'small' | 'large' = 'large'): HTMLElement {
+  const uploaded = uploadedAvatars.get(id);
+  if (uploaded) return h('img', { class: `avatar avatar-${size} avatar-image`, src: uploaded, alt: '', 'aria-hidden': 'true', loading: 'lazy' });
   return h('span', { class: `avatar avatar-${size}`, style: `--hue: ${hueFor(id)}`, 'aria-hidden': 'true' }, initials(name));
 }

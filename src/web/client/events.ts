@@ -3,9 +3,9 @@ import { ApiError, type Api, type Json } from './api.ts';
 /** What the client asks the server to send it, and the state it wants at registration. */
 export const EVENT_TYPES = [
   'message', 'update_message', 'delete_message', 'reaction', 'typing', 'update_message_flags', 'subscription', 'stream',
-  'realm_user', 'user_settings', 'drafts', 'realm', 'realm_emoji', 'presence', 'user_status',
+  'realm_user', 'user_settings', 'drafts', 'realm', 'realm_emoji', 'presence', 'user_status', 'scheduled_messages', 'saved_snippets',
 ];
-const FETCH_EVENT_TYPES = ['message', 'update_message_flags', 'subscription', 'realm_user', 'user_settings', 'drafts', 'realm', 'realm_emoji', 'presence', 'user_status'];
+const FETCH_EVENT_TYPES = ['message', 'update_message_flags', 'subscription', 'realm_user', 'user_settings', 'drafts', 'realm', 'realm_emoji', 'presence', 'user_status', 'scheduled_messages', 'saved_snippets'];
 const CLIENT_CAPABILITIES = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true };
 
 /** How the client is connected: shown in the header, and in a banner while the connection is down. */

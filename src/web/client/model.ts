@@ -1,4 +1,5 @@
 import type { Json } from './api.ts';
+import { clock, noteAvatar, uploadedAvatars } from './dom.ts';
 import { EmojiCatalog } from './emoji.ts';
 import { matches, narrowKey, narrowOf, sameTopic, type Conversation, type Message, type Narrow } from './narrow.ts';
 
@@ -12,12 +13,33 @@ export interface User {
   role?: number;
   /** an IANA zone, or '' when the user has not said */
   timezone?: string;
+  /** the picture's URL: the server's drawn default, an uploaded image, or null (not sent) */
+  avatar_url?: string | null;
 }
 
 /** Someone whose client reported nothing for this long is offline: Zulip's OFFLINE_THRESHOLD_SECS. */
 const OFFLINE_SECONDS = 140;
 
 export type Presence = 'active' | 'idle' | 'offline';
+
+/** A message to be sent later (GET /scheduled_messages); `to` is a channel id or user ids. */
+export interface ScheduledMessage {
+  scheduled_message_id: number;
+  type: 'stream' | 'private';
+  to: number | number[];
+  topic?: string;
+  content: string;
+  rendered_content: string;
+  scheduled_delivery_timestamp: number;
+  failed: boolean;
+}
+
+export interface Snippet {
+  id: number;
+  title: string;
+  content: string;
+  date_created: number;
+}
 
 export interface UserStatus {
   status_text?: string;
@@ -84,6 +106,8 @@ export interface Changed {
   /** the user's settings (colour scheme, Enter sends) */
   settings?: boolean;
   drafts?: boolean;
+  /** scheduled messages or saved snippets */
+  scheduled?: boolean;
   /** the topic on screen moved as a whole: the page follows it there */
   follow?: Narrow;
 }
@@ -101,6 +125,9 @@ export class Model {
   topics = new Map<number, Topic[]>();
   unread = new Map<number, UnreadPlace>();
   drafts = new Map<number, Draft>();
+  /** messages waiting to be sent, by id */
+  scheduled = new Map<number, ScheduledMessage>();
+  snippets = new Map<number, Snippet>();
   readonly emoji = new EmojiCatalog();
   /** last reports by user id, in the server's seconds */
   presences = new Map<number, { active: number; idle: number }>();
@@ -110,6 +137,8 @@ export class Model {
   /** where the server lists its Unicode emoji names, on this page's origin */
   emojiDataUrl = '/emoji-data.json';
   settings = { colorScheme: 1, enterSends: false, typingNotifications: true, desktopNotifications: true, directContentInNotifications: true };
+  /** every personal setting as the server sent it (the settings page reads and shows them) */
+  userSettings: Record<string, Json> = {};
   typingTimes = { startedWaitMs: 10_000, stoppedWaitMs: 5_000, startedExpiryMs: 15_000 };
   typists = new Map<string, Typist>();
   narrow: Narrow | null = null;
@@ -131,12 +160,18 @@ export class Model {
     for (const bot of (state.cross_realm_bots ?? []) as User[]) this.users.set(bot.user_id, { ...bot, is_active: true, is_bot: true });
     this.subscriptions = new Map((state.subscriptions as Subscription[]).map((sub) => [sub.stream_id, sub]));
     this.drafts = new Map((state.drafts as Draft[]).map((draft) => [draft.id, draft]));
+    this.scheduled = new Map(((state.scheduled_messages ?? []) as ScheduledMessage[]).map((message) => [message.scheduled_message_id, message]));
+    this.snippets = new Map(((state.saved_snippets ?? []) as Snippet[]).map((snippet) => [snippet.id, snippet]));
     this.emoji.setCustom(state.realm_emoji ?? {});
     this.presences = new Map(Object.entries(state.presences ?? {}).map(([id, entry]) => [Number(id), { active: (entry as Json).active_timestamp ?? 0, idle: (entry as Json).idle_timestamp ?? 0 }]));
     if (typeof state.server_timestamp === 'number') this.clockSkew = state.server_timestamp - Date.now() / 1000;
     this.statuses = new Map(Object.entries(state.user_status ?? {}).map(([id, status]) => [Number(id), status as UserStatus]));
     if (state.server_emoji_data_url) this.emojiDataUrl = new URL(state.server_emoji_data_url, location.origin).pathname;
     const settings = state.user_settings ?? {};
+    this.userSettings = { ...settings };
+    clock.hour12 = settings.twenty_four_hour_time === true ? false : undefined;
+    uploadedAvatars.clear();
+    for (const user of this.users.values()) noteAvatar(user);
     this.settings = {
       colorScheme: settings.color_scheme ?? 1,
       enterSends: settings.enter_sends ?? false,
@@ -313,6 +348,8 @@ export class Model {
       case 'realm_user': return this.userEvent(event);
       case 'user_settings': return this.settingsEvent(event);
       case 'drafts': return this.draftsEvent(event);
+      case 'scheduled_messages': return this.scheduledEvent(event);
+      case 'saved_snippets': return this.snippetsEvent(event);
       case 'presence': return this.presenceEvent(event);
       case 'user_status': {
         const status = { ...this.statuses.get(event.user_id) };
@@ -492,6 +529,7 @@ export class Model {
     else if (event.op === 'update') {
       const user = this.users.get(person.user_id);
       if (user) Object.assign(user, person);
+      if (user && 'avatar_url' in person) noteAvatar(user);
       if (person.user_id === this.me.userId && person.full_name) this.me.fullName = person.full_name;
     }
     return { sidebar: true, feed: true };
@@ -499,13 +537,35 @@ export class Model {
 
   private settingsEvent(event: Json): Changed {
     if (event.op !== 'update') return {};
+    this.userSettings[event.property] = event.value;
+    if (event.property === 'twenty_four_hour_time') {
+      clock.hour12 = event.value === true ? false : undefined;
+      return { settings: true, feed: true };
+    }
     if (event.property === 'color_scheme') this.settings.colorScheme = event.value;
     else if (event.property === 'enter_sends') this.settings.enterSends = event.value;
     else if (event.property === 'send_stream_typing_notifications') this.settings.typingNotifications = event.value;
     else if (event.property === 'enable_desktop_notifications') this.settings.desktopNotifications = event.value;
     else if (event.property === 'pm_content_in_desktop_notifications') this.settings.directContentInNotifications = event.value;
-    else return {};
     return { settings: true };
+  }
+
+  private scheduledEvent(event: Json): Changed {
+    if (event.op === 'add') for (const message of event.scheduled_messages as ScheduledMessage[]) this.scheduled.set(message.scheduled_message_id, message);
+    else if (event.op === 'update') this.scheduled.set(event.scheduled_message.scheduled_message_id, event.scheduled_message);
+    else if (event.op === 'remove') this.scheduled.delete(event.scheduled_message_id);
+    return { scheduled: true };
+  }
+
+  private snippetsEvent(event: Json): Changed {
+    if (event.op === 'add' || event.op === 'update') this.snippets.set(event.saved_snippet.id, event.saved_snippet);
+    else if (event.op === 'remove') this.snippets.delete(event.saved_snippet_id);
+    return { scheduled: true };
+  }
+
+  /** Scheduled messages still to be sent, soonest first. */
+  scheduledByTime(): ScheduledMessage[] {
+    return [...this.scheduled.values()].filter((message) => !message.failed).sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp);
   }
 
   private draftsEvent(event: Json): Changed {

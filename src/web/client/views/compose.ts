@@ -1,5 +1,5 @@
 import type { Api } from '../api.ts';
-import { h } from '../dom.ts';
+import { clock, h } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { narrowKey, type Conversation } from '../narrow.ts';
@@ -24,6 +24,7 @@ export class Compose {
   private readonly hint = h('span', { class: 'compose-hint' });
   private readonly enterSends = h('input', { type: 'checkbox', 'aria-label': 'Press Enter to send' });
   private readonly error = h('p', { class: 'form-error small', role: 'alert' });
+  private readonly notice = h('p', { class: 'compose-notice', role: 'status' });
   private readonly send = h('button', { type: 'submit', class: 'primary send', 'aria-label': 'Send message', title: 'Send' }, 'Send');
   private readonly files = h('input', { type: 'file', multiple: true, hidden: true, 'aria-label': 'Files to upload' });
   private readonly emojiButton = h('button', { type: 'button', class: 'icon', 'aria-label': 'Add emoji', title: 'Add emoji' }, icon('smile'));
@@ -46,13 +47,16 @@ export class Compose {
   ) {
     this.autocomplete = new Autocomplete(this.text, model, () => this.onInput());
     const attach = h('button', { type: 'button', class: 'icon', 'aria-label': 'Attach files', title: 'Attach files (or drop or paste them here)', onclick: () => this.files.click() }, icon('paperclip'));
+    const snippets = h('button', { type: 'button', class: 'icon', 'aria-label': 'Saved snippets', title: 'Saved snippets: insert or save one', onclick: () => void this.openSnippets() }, icon('edit'));
+    const later = h('button', { type: 'button', class: 'icon', 'aria-label': 'Send later', title: 'Send later: schedule this message', onclick: () => void this.sendLater() }, icon('clock'));
     this.element = h('form', { class: 'compose', 'aria-label': 'Compose a message', onsubmit: (event: Event) => { event.preventDefault(); void this.submit(); } },
       this.topic,
       this.autocomplete.element,
       h('div', { class: 'compose-row' }, this.text, this.send),
       this.progress,
-      h('div', { class: 'compose-footer' }, h('div', { class: 'compose-tools' }, attach, this.emojiButton, this.files, this.hint), h('label', { class: 'compose-toggle' }, this.enterSends, 'Enter sends')),
+      h('div', { class: 'compose-footer' }, h('div', { class: 'compose-tools' }, attach, this.emojiButton, snippets, later, this.files, this.hint), h('label', { class: 'compose-toggle' }, this.enterSends, 'Enter sends')),
       this.error,
+      this.notice,
     );
     this.files.addEventListener('change', () => {
       void this.uploadAll([...(this.files.files ?? [])]);
@@ -136,7 +140,27 @@ export class Compose {
     this.text.style.height = `${Math.min(this.text.scrollHeight, 240)}px`;
   }
 
-  private async submit(): Promise<void> {
+  /** Asks when, then schedules the message instead of sending it (the dialogs are a chunk of their own). */
+  private async sendLater(): Promise<void> {
+    if (!this.text.value.trim()) {
+      this.error.textContent = 'Write the message first.';
+      this.text.focus();
+      return;
+    }
+    const { askSendTime } = await import('./compose-extras.ts');
+    const at = await askSendTime();
+    if (at !== null) await this.submit(at);
+  }
+
+  private async openSnippets(): Promise<void> {
+    const { showSnippets } = await import('./compose-extras.ts');
+    const chosen = await showSnippets(this.api, this.model, this.text.value);
+    if (chosen !== null) this.insert(chosen);
+    else this.text.focus();
+  }
+
+  /** Sends the message, or schedules it for `at` (Unix seconds). */
+  private async submit(at?: number): Promise<void> {
     const target = this.target();
     const content = this.text.value;
     if (!target || !content.trim()) return;
@@ -146,10 +170,16 @@ export class Compose {
       return;
     }
     this.send.disabled = true;
+    this.notice.textContent = '';
     try {
-      await this.api.post('/messages', target.kind === 'channel'
+      const message = target.kind === 'channel'
         ? { type: 'stream', to: target.streamId, topic: target.topic, content }
-        : { type: 'direct', to: target.userIds.length ? target.userIds : [this.model.me.userId], content });
+        : { type: 'direct', to: target.userIds.length ? target.userIds : [this.model.me.userId], content };
+      if (at === undefined) await this.api.post('/messages', message);
+      else {
+        await this.api.post('/scheduled_messages', { ...message, scheduled_delivery_timestamp: at });
+        this.notice.textContent = `Scheduled for ${new Date(at * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', hour12: clock.hour12 })}.`;
+      }
       this.text.value = '';
       this.autosize();
       this.stopTyping(false);

@@ -1,4 +1,4 @@
-import { avatar, h, reconcile } from '../dom.ts';
+import { avatar, clock, h, reconcile, timeOfDay, uploadedAvatars } from '../dom.ts';
 import { icon } from '../icons.ts';
 import type { Model } from '../model.ts';
 import { dmPeers, isListing, narrowKey, narrowOf, type Message, type Narrow, type Reaction } from '../narrow.ts';
@@ -47,6 +47,29 @@ interface Editing {
   error: string;
 }
 
+type RenderOptions = { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean; loadingNewer?: boolean; scrollTo?: { id: number; highlight: boolean } };
+
+/** A message and what goes before it in the list. */
+interface Row {
+  message: Message;
+  day: string;
+  newDay: boolean;
+  newPlace: boolean;
+  newTopic: boolean;
+  continued: boolean;
+  place: Narrow;
+}
+
+/**
+ * Messages drawn beyond the view on either side: enough for a fast flick of the wheel or a Page Up to land on
+ * drawn messages, few enough that a long conversation keeps a light page (10,000 messages, ~150 nodes).
+ */
+const WINDOW_MARGIN = 40;
+/** Rows assumed to fill a view before any is measured. */
+const MIN_VIEW_ROWS = 20;
+/** A row's height (px) before any has been measured: a message of one line with its header. */
+const DEFAULT_ROW_HEIGHT = 56;
+
 interface Cached {
   signature: string;
   node: HTMLElement;
@@ -61,6 +84,13 @@ export class Feed {
   private readonly cache = new Map<string, Cached>();
   private readonly editing = new Map<number, Editing>();
   private lastModel: Model | null = null;
+  private lastOptions: RenderOptions = {};
+  private rows: Row[] = [];
+  /** drawn rows' heights (px) by message id */
+  private readonly heights = new Map<number, number>();
+  private window = { start: 0, end: 0 };
+  private readonly topSpacer = h('div', { class: 'feed-spacer', 'aria-hidden': 'true' });
+  private readonly bottomSpacer = h('div', { class: 'feed-spacer', 'aria-hidden': 'true' });
   /** messages at least partly in view, by id */
   private readonly inView = new Map<number, Element>();
   private readonly observer: IntersectionObserver;
@@ -79,14 +109,19 @@ export class Feed {
       const el = this.element;
       if (el.scrollTop < FETCH_MARGIN) this.actions.reachedTop();
       if (el.scrollHeight - el.scrollTop - el.clientHeight < FETCH_MARGIN) this.actions.reachedBottom();
-      // Once a frame at most: a message whose end scrolled into view is read.
-      if (this.scrollPending) return;
-      this.scrollPending = true;
-      requestAnimationFrame(() => {
-        this.scrollPending = false;
-        this.actions.seen();
-      });
+      this.afterFrame();
     }, { passive: true });
+  }
+
+  /** Once a frame at most: the window follows the view, and a message whose end came into view is read. */
+  private afterFrame(): void {
+    if (this.scrollPending) return;
+    this.scrollPending = true;
+    requestAnimationFrame(() => {
+      this.scrollPending = false;
+      this.shiftWindow();
+      this.actions.seen();
+    });
   }
 
   /**
@@ -103,78 +138,143 @@ export class Feed {
     return ids;
   }
 
-  /** Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. */
-  render(model: Model, options: { toBottom?: boolean; loading?: boolean; error?: string; loadingOlder?: boolean; prepended?: boolean; loadingNewer?: boolean; scrollTo?: { id: number; highlight: boolean } } = {}): void {
+  /**
+   * Redraws; keeps the view at the bottom if it was there (or `toBottom`), else where the reader is. Only a
+   * window of the messages is in the page: those in view and WINDOW_MARGIN on either side; spacers above
+   * and below stand for the rest, as tall as they were when last drawn (or as the average, if never).
+   */
+  render(model: Model, options: RenderOptions = {}): void {
     this.lastModel = model;
+    this.lastOptions = options;
     const el = this.element;
     const atBottom = !options.scrollTo && (options.toBottom || !options.prepended && model.foundNewest && el.scrollHeight - el.scrollTop - el.clientHeight < 48);
+    this.rows = options.loading || options.error ? [] : this.layout(model);
+    this.element.dataset.loaded = String(this.rows.length);
+    const rows = this.rows;
+    let around: number;
+    if (options.scrollTo) around = Math.max(0, rows.findIndex((row) => row.message.id === options.scrollTo!.id));
+    else if (atBottom) around = rows.length - 1;
+    else around = this.firstVisible() ?? 0;
+    this.draw(model, options, around, atBottom ? 'bottom' : options.scrollTo ? 'target' : 'anchor');
+  }
+
+  /** The messages of the feed with what goes before each (a day, a topic or a conversation heading). */
+  private layout(model: Model): Row[] {
+    const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
+    // Search results come from many conversations: each run of one is headed by where it is.
+    const showPlaces = isListing(model.narrow);
+    const rows: Row[] = [];
+    let previous: Message | null = null;
+    let previousDay = '';
+    for (const message of model.feed) {
+      const day = dayOf(message.timestamp);
+      const newDay = !previous || previousDay !== day;
+      const place = narrowOf(message, model.me.userId);
+      const newPlace = showPlaces && (!previous || narrowKey(narrowOf(previous, model.me.userId)) !== narrowKey(place));
+      const newTopic = showTopics && (!previous || previous.subject.toLowerCase() !== message.subject.toLowerCase());
+      const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
+      rows.push({ message, day, newDay, newPlace, newTopic, continued, place });
+      previous = message;
+      previousDay = day;
+    }
+    return rows;
+  }
+
+  /** Draws the window around row `around`; `keep` says what stays in place on screen. */
+  private draw(model: Model, options: RenderOptions, around: number, keep: 'bottom' | 'target' | 'anchor'): void {
+    const el = this.element;
+    const rows = this.rows;
+    // Measured before anything moves (the spacers below change first). By id: the anchor's element is rebuilt
+    // when it joins a group with earlier messages just loaded.
+    const anchor = keep === 'anchor' ? this.firstVisibleNode() : null;
+    const anchorId = anchor?.dataset.id;
+    const anchorOffset = anchor ? anchor.getBoundingClientRect().top : 0;
     const nodes: Node[] = [];
-    const keep = new Set<string>();
+    const keepKeys = new Set<string>();
     const cached = (key: string, signature: string, build: () => HTMLElement) => {
-      keep.add(key);
+      keepKeys.add(key);
       let entry = this.cache.get(key);
       if (!entry || entry.signature !== signature) {
         entry = { signature, node: build() };
         this.cache.set(key, entry);
       }
       nodes.push(entry.node);
+      return entry.node;
     };
 
     if (options.loading) nodes.push(h('p', { class: 'feed-note' }, 'Loading messages…'));
     else if (options.error) nodes.push(h('p', { class: 'feed-note error', role: 'alert' }, options.error));
     else if (!model.feed.length) nodes.push(h('div', { class: 'feed-empty' }, h('div', { class: 'feed-empty-icon', 'aria-hidden': 'true' }, icon('chat', 40)), h('p', {}, EMPTY[model.narrow?.kind ?? ''] ?? 'No messages here yet. Say hello!')));
 
-    if (model.feed.length && !options.loading && !options.error) {
-      if (model.foundOldest) nodes.push(h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : model.narrow?.kind === 'starred' ? 'No earlier starred messages.' : 'This is the beginning of the conversation.'));
+    if (rows.length) {
+      if (model.foundOldest) cached('note:start', model.narrow?.kind ?? '', () => h('p', { class: 'feed-note feed-start' }, model.narrow?.kind === 'search' ? 'No earlier messages match.' : model.narrow?.kind === 'starred' ? 'No earlier starred messages.' : 'This is the beginning of the conversation.'));
       else if (options.loadingOlder) nodes.push(h('p', { class: 'feed-note', role: 'status' }, 'Loading earlier messages…'));
     }
 
-    const showTopics = model.narrow?.kind === 'channel' && model.narrow.topic === undefined;
-    // Search results come from many conversations: each run of one is headed by where it is.
-    const showPlaces = isListing(model.narrow);
-    let previous: Message | null = null;
-    for (const message of options.loading || options.error ? [] : model.feed) {
-      const day = dayOf(message.timestamp);
-      const newDay = !previous || dayOf(previous.timestamp) !== day;
+    // The window: the rows a view holds from `around` (by the heights known), and a margin either side.
+    const estimate = this.averageHeight();
+    const heightOf = (row: Row) => this.heights.get(row.message.id) ?? estimate;
+    let viewRows = 0;
+    for (let i = Math.max(0, around), filled = 0; i < rows.length && filled < el.clientHeight; i++, viewRows++) filled += heightOf(rows[i]!);
+    const start = Math.max(0, (keep === 'bottom' ? rows.length - Math.max(viewRows, MIN_VIEW_ROWS) : around - (keep === 'target' ? MIN_VIEW_ROWS : 0)) - WINDOW_MARGIN);
+    const end = Math.min(rows.length, Math.max(around + 1, around + viewRows) + WINDOW_MARGIN);
+    this.window = { start, end };
+    let above = 0;
+    for (let i = 0; i < start; i++) above += heightOf(rows[i]!);
+    let below = 0;
+    for (let i = end; i < rows.length; i++) below += heightOf(rows[i]!);
+    this.topSpacer.style.height = `${above}px`;
+    this.bottomSpacer.style.height = `${below}px`;
+    if (rows.length) nodes.push(this.topSpacer);
+
+    const firstNodes: HTMLElement[] = [];
+    for (let i = start; i < end; i++) {
+      const { message, day, newDay, newPlace, newTopic, continued, place } = rows[i]!;
+      const before = nodes.length;
       if (newDay) cached(`day:${day}`, day, () => h('div', { class: 'day-divider', role: 'separator' }, h('span', {}, dayLabel(message.timestamp))));
-      const place = narrowOf(message, model.me.userId);
-      const newPlace = showPlaces && (!previous || narrowKey(narrowOf(previous, model.me.userId)) !== narrowKey(place));
       if (newPlace) {
         const label = placeLabel(model, message);
         cached(`place:${message.id}`, label, () =>
           h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open ${label}`, onclick: () => this.actions.open(place) }, h('span', { 'aria-hidden': 'true' }, '›'), label));
       }
-      const newTopic = showTopics && (!previous || previous.subject.toLowerCase() !== message.subject.toLowerCase());
       if (newTopic) {
         cached(`topic:${message.id}`, message.subject, () =>
           h('button', { type: 'button', class: 'topic-bar', 'aria-label': `Open topic ${message.subject || 'general chat'}`, onclick: () => this.actions.selectTopic(message.stream_id!, message.subject) },
             h('span', { 'aria-hidden': 'true' }, '›'), message.subject || 'general chat'));
       }
-      const continued = !newDay && !newTopic && !newPlace && previous !== null && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < GROUP_SECONDS;
       const editing = this.editing.get(message.id);
-      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
+      const signature = JSON.stringify([message.content, message.last_edit_timestamp, message.reactions, message.flags.includes('starred'), continued, model.userName(message.sender_id), clock.hour12, uploadedAvatars.get(message.sender_id), editing && (editing.raw === null ? 'loading' : `open:${editing.error}`)]);
       cached(`message:${message.id}`, signature, () => {
         const node = this.messageView(model, message, continued, editing);
         this.observer.observe(node);
         return node;
       });
-      previous = message;
+      firstNodes.push(nodes[before] as HTMLElement);
     }
+    if (rows.length) nodes.push(this.bottomSpacer);
 
-    if (!options.loading && !options.error && model.feed.length && !model.foundNewest) {
+    if (rows.length && !model.foundNewest) {
       nodes.push(h('p', { class: 'feed-note', role: options.loadingNewer ? 'status' : null }, options.loadingNewer ? 'Loading later messages…' : 'Later messages follow as you scroll down.'));
     }
 
     for (const [key, entry] of this.cache) {
-      if (keep.has(key)) continue;
+      if (keepKeys.has(key)) continue;
       this.cache.delete(key);
       this.observer.unobserve(entry.node);
       this.inView.delete(Number(entry.node.dataset.id));
     }
-    const fromBottom = el.scrollHeight - el.scrollTop;
+    // What the reader is looking at stays where it is on screen, whatever is added or dropped around it.
     reconcile(el, nodes);
+    // Each drawn row's height, from its first element to the next row's (so margins count).
+    const tops = firstNodes.map((node) => node.getBoundingClientRect().top);
+    tops.push(this.bottomSpacer.getBoundingClientRect().top);
+    for (let i = start; i < end; i++) {
+      const height = tops[i - start + 1]! - tops[i - start]!;
+      if (height > 0) this.heights.set(rows[i]!.message.id, height);
+    }
+
     const target = options.scrollTo && el.querySelector<HTMLElement>(`.msg[data-id="${options.scrollTo.id}"]`);
-    if (target && options.scrollTo) {
+    if (keep === 'target' && target && options.scrollTo) {
       // A linked message is centred and marked; the first unread one starts the view, below what came before.
       target.scrollIntoView({ block: options.scrollTo.highlight ? 'center' : 'start' });
       if (!options.scrollTo.highlight) el.scrollTop -= 48;
@@ -183,14 +283,71 @@ export class Feed {
         target.classList.add('target');
         target.setAttribute('aria-current', 'true');
       }
-    } else if (atBottom) el.scrollTop = el.scrollHeight;
-    // Earlier messages added above the reader must not move what they are reading.
-    else if (options.prepended) el.scrollTop = el.scrollHeight - fromBottom;
+    } else if (keep === 'bottom') el.scrollTop = el.scrollHeight;
+    else if (anchorId !== undefined) {
+      const now = el.querySelector<HTMLElement>(`:scope > .msg[data-id="${anchorId}"]`);
+      if (now) el.scrollTop += now.getBoundingClientRect().top - anchorOffset;
+    }
+    // A view that did not move (already at the top) sends no scroll event: the window is checked anyway.
+    this.afterFrame();
+  }
+
+  private averageHeight(): number {
+    if (!this.heights.size) return DEFAULT_ROW_HEIGHT;
+    let sum = 0;
+    for (const height of this.heights.values()) sum += height;
+    return sum / this.heights.size;
+  }
+
+  /** The first drawn message in view (its end below the view's top, its start above the view's bottom). */
+  private firstVisibleNode(): HTMLElement | null {
+    const view = this.element.getBoundingClientRect();
+    for (const node of this.element.querySelectorAll<HTMLElement>(':scope > .msg')) {
+      const box = node.getBoundingClientRect();
+      if (box.bottom > view.top) return box.top < view.bottom ? node : null;
+    }
+    return null;
+  }
+
+  /**
+   * The row at the top of the view: a drawn message there, else (the reader jumped into a spacer) the row
+   * the spacer's heights put there.
+   */
+  private firstVisible(): number | null {
+    const node = this.firstVisibleNode();
+    const view = this.element.getBoundingClientRect();
+    if (node) {
+      const id = Number(node.dataset.id);
+      const index = this.rows.findIndex((row) => row.message.id === id);
+      if (index >= 0) return index;
+    }
+    if (!this.rows.length || !this.topSpacer.isConnected) return null;
+    const estimate = this.averageHeight();
+    let y = view.top - this.topSpacer.getBoundingClientRect().top;
+    for (let i = 0; i < this.rows.length; i++) {
+      y -= this.heights.get(this.rows[i]!.message.id) ?? estimate;
+      if (y < 0) return i;
+    }
+    return this.rows.length - 1;
+  }
+
+  /** On scroll: a new window once the view nears the drawn one's edge (and the feed goes on beyond it). */
+  private shiftWindow(): void {
+    const model = this.lastModel;
+    if (!model || !this.rows.length) return;
+    const first = this.firstVisible();
+    if (first === null) return;
+    const { start, end } = this.window;
+    const nearTop = start > 0 && first - start < WINDOW_MARGIN / 2;
+    const nearBottom = end < this.rows.length && end - first < WINDOW_MARGIN;
+    if (nearTop || nearBottom) this.draw(model, { ...this.lastOptions, scrollTo: undefined, toBottom: false }, first, 'anchor');
   }
 
   /** Forgets open editors and cached elements (a new narrow). */
   reset(): void {
     this.editing.clear();
+    this.heights.clear();
+    this.rows = [];
     this.cache.clear();
     this.observer.disconnect();
     this.inView.clear();
@@ -223,7 +380,7 @@ export class Feed {
       mine && h('button', { type: 'button', class: 'icon', 'aria-label': 'Delete message', title: 'Delete', onclick: () => this.remove(message) }, icon('trash')),
     );
 
-    return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' })}` },
+    return h('article', { class: `msg${continued ? ' continued' : ''}${mine ? ' mine' : ''}`, 'data-id': message.id, 'aria-label': `${sender}, ${timeOfDay(time)}` },
       continued ? h('time', { class: 'msg-gutter-time', datetime: time.toISOString() }, shortTime(time)) : h('span', { class: 'msg-avatar', onclick: () => this.actions.showUser(message.sender_id) }, avatar(message.sender_id, sender)),
       h('div', { class: 'msg-body' },
         continued ? null : h('div', { class: 'msg-meta' },
@@ -344,7 +501,7 @@ function placeLabel(model: Model, message: Message): string {
   return peers.length ? `Direct messages with ${peers.map((id) => model.userName(id)).join(', ')}` : 'Notes to yourself';
 }
 
-const shortTime = (time: Date) => time.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+const shortTime = (time: Date) => timeOfDay(time);
 
 function dayOf(timestamp: number): string {
   const date = new Date(timestamp * 1000);

@@ -9,6 +9,8 @@ export interface SidebarActions {
   joinChannel(name: string): Promise<void>;
   signOut(): void;
   newConversation(): void;
+  openSettings(): void;
+  openScheduled(): void;
 }
 
 // The count is in the item's accessible name ("Channel general, 2 unread"), so the badge is not read twice.
@@ -38,6 +40,7 @@ export class Sidebar {
           this.peopleList),
       ),
       h('footer', { class: 'me' }, this.me,
+        h('button', { type: 'button', class: 'ghost small', onclick: () => actions.openSettings() }, 'Settings'),
         h('button', { type: 'button', class: 'ghost', 'aria-label': 'Sign out', onclick: () => actions.signOut() }, 'Sign out')),
     );
   }
@@ -65,11 +68,16 @@ export class Sidebar {
       return h('div', { class: `nav-row ${extraClass}${current ? ' current' : ''}` }, ...before, button, ...after);
     };
 
+    const scheduled = model.scheduledByTime().length;
     const allUnread = model.unreadConversations().reduce((sum, conversation) => sum + conversation.count, 0);
     this.viewList.replaceChildren(h('ul', { class: 'nav-list' },
       h('li', {}, link({ kind: 'inbox' }, `Inbox${allUnread ? `, ${allUnread} unread` : ''}`, [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('inbox', 16)), h('span', { class: 'nav-label' }, 'Inbox'), badge(allUnread)], 'view')),
       h('li', {}, link({ kind: 'recent' }, 'Recent conversations', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('clock', 16)), h('span', { class: 'nav-label' }, 'Recent conversations')], 'view')),
       h('li', {}, link({ kind: 'starred' }, 'Starred messages', [h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('star', 16)), h('span', { class: 'nav-label' }, 'Starred messages')], 'view')),
+      scheduled ? h('li', {}, h('div', { class: 'nav-row view' },
+        h('span', { class: 'view-icon', 'aria-hidden': 'true' }, icon('clock', 16)),
+        h('button', { type: 'button', class: 'nav-item', 'aria-label': `Scheduled messages, ${scheduled}`, onclick: () => this.actions.openScheduled() }, h('span', { class: 'nav-label' }, 'Scheduled messages')),
+        h('span', { class: 'badge', 'aria-hidden': 'true' }, scheduled))) : null,
     ));
 
     const channels = model.channels().map((sub) => {

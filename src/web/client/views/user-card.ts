@@ -1,4 +1,4 @@
-import { avatar, h } from '../dom.ts';
+import { avatar, h, timeOfDay } from '../dom.ts';
 import { glyphOf } from '../emoji.ts';
 import type { Model, Presence } from '../model.ts';
 import type { Narrow } from '../narrow.ts';
@@ -39,7 +39,7 @@ export async function showUserCard(model: Model, userId: number, open: (narrow: 
 
 function localTime(zone: string): string {
   try {
-    return new Date().toLocaleTimeString([], { timeZone: zone, hour: 'numeric', minute: '2-digit' });
+    return timeOfDay(new Date(), zone);
   } catch {
     return 'unknown';
   }
