@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { chromium, type Locator, type Page } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer, type ApiClient } from './helpers/server.ts';
-import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, signIn, uploadEmoji } from './helpers/web.ts';
+import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, seriousAccessibilityViolations, signIn, uploadEmoji } from './helpers/web.ts';
 
 // The web client as a daily chat client (issue 19): rendering math, code and images; uploads, the emoji
 // picker and autocomplete; inbox, recent conversations, starred messages, reading as one scrolls and message
@@ -512,15 +510,8 @@ if (missing) {
     });
 
     await t.test('an axe-core scan of each main view finds no serious or critical violations', async (t) => {
-      const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
       const scan = async (page: Page, what: string) => {
-        // Evaluated over the debugging protocol, which the page's script-src does not govern.
-        if (!await page.evaluate('typeof axe !== "undefined"')) await page.evaluate(axe);
-        const violations = await page.evaluate(async () => {
-          const result = await (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
-          return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 6).map((n) => n.target.join(" ") + " [" + ((n as unknown as { failureSummary: string }).failureSummary ?? "").replace(/\s+/g, " ").slice(0, 160) + "]").join("; ")}`);
-        });
-        t.same(violations, [], `${what}: no serious violations`);
+        t.same(await seriousAccessibilityViolations(page), [], `${what}: no serious violations`);
       };
       for (const [scheme, value] of [['light', 3], ['dark', 2]] as const) {
         await api.patch('/settings', { color_scheme: value });

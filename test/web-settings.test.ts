@@ -2,7 +2,7 @@ import { chromium } from 'playwright-core';
 import t from 'tap';
 import { png } from './helpers/images.ts';
 import { startTestServer } from './helpers/server.ts';
-import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, signIn } from './helpers/web.ts';
+import { CHROMIUM, chromiumMissing, LAUNCH_ARGS, screenshot, seriousAccessibilityViolations, signIn } from './helpers/web.ts';
 
 // The web client's settings page, scheduled messages and saved snippets, and a conversation of 10,000
 // messages (issue 19), in one Chromium as a person uses them.
@@ -49,6 +49,7 @@ if (missing) {
       const dialog = page.getByRole('dialog', { name: 'Settings' });
       await dialog.waitFor();
       await screenshot(page, 'settings-light-wide.png');
+      t.same(await seriousAccessibilityViolations(page), [], 'axe-core: no serious violations on the settings page');
       // Each change is saved as it is made; the page says so.
       const status = dialog.getByRole('status');
       const saved = async () => {
@@ -143,6 +144,7 @@ if (missing) {
       await first.getByRole('button', { name: 'Save changes' }).click();
       await list.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
       await shots('scheduled-messages');
+      t.same(await seriousAccessibilityViolations(page), [], 'axe-core: no serious violations in the scheduled messages list');
       const second = list.getByRole('listitem').filter({ hasText: 'Happy new year' });
       await list.getByRole('listitem').nth(1).getByRole('button', { name: 'Cancel message' }).click();
       await list.getByRole('status').filter({ hasText: 'will not be sent' }).waitFor();
@@ -169,6 +171,7 @@ if (missing) {
       const saved = (await api.get('/saved_snippets')).body.saved_snippets as { id: number; title: string; content: string }[];
       t.same(saved.map((snippet) => snippet.title).sort(), ['Meeting link', 'Thanks'], 'both are saved on the server');
       await shots('saved-snippets');
+      t.same(await seriousAccessibilityViolations(page), [], 'axe-core: no serious violations in the snippets dialog');
       await dialog.getByRole('button', { name: 'Delete Thanks' }).click();
       await dialog.getByRole('button', { name: 'Insert Thanks' }).waitFor({ state: 'detached' });
       t.same((await api.get('/saved_snippets')).body.saved_snippets.map((snippet: { title: string }) => snippet.title), ['Meeting link'], 'deleted on the server');

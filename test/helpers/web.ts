@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { png } from './images.ts';
@@ -40,4 +41,14 @@ export async function uploadEmoji(api: ApiClient, name: string): Promise<void> {
   const auth = `Basic ${Buffer.from(`${api.credentials!.email}:${api.credentials!.key}`).toString('base64')}`;
   const response = await fetch(`${api.baseUrl}/api/v1/realm/emoji/${name}`, { method: 'POST', headers: { Authorization: auth }, body: form });
   if (response.status !== 200) throw new Error(`emoji upload failed: ${await response.text()}`);
+}
+
+/** The serious and critical violations an axe-core scan of the page finds, one line each (none: []). */
+export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+  // Evaluated over the debugging protocol, which the page's script-src does not govern.
+  if (!await page.evaluate('typeof axe !== "undefined"')) await page.evaluate(readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
+  return page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 6).map((n) => n.target.join(" ") + " [" + ((n as unknown as { failureSummary: string }).failureSummary ?? "").replace(/\s+/g, " ").slice(0, 160) + "]").join("; ")}`);
+  });
 }

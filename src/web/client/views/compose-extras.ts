@@ -89,11 +89,14 @@ export async function showSnippets(api: Api, model: Model, draft: string): Promi
   const list = h('ul', { class: 'snippet-list' });
   const draw = () => {
     const snippets = [...model.snippets.values()].sort((a, b) => a.title.localeCompare(b.title));
+    // The button names what it does; the preview beside it stays out of its name.
     list.replaceChildren(...snippets.map((snippet) => h('li', { class: 'snippet-item' },
-      h('button', { type: 'button', class: 'snippet-insert', 'aria-label': `Insert ${snippet.title}`, title: snippet.content, onclick: (event: Event) => {
-        chosen = snippet.content;
-        (event.target as HTMLElement).closest('dialog')?.close();
-      } }, h('strong', {}, snippet.title), h('span', { class: 'snippet-text' }, snippet.content)),
+      h('div', { class: 'snippet-insert' },
+        h('button', { type: 'button', class: 'snippet-title', 'aria-label': `Insert ${snippet.title}`, title: snippet.content, onclick: (event: Event) => {
+          chosen = snippet.content;
+          (event.target as HTMLElement).closest('dialog')?.close();
+        } }, h('strong', {}, snippet.title)),
+        h('span', { class: 'snippet-text' }, snippet.content)),
       h('button', { type: 'button', class: 'ghost small', 'aria-label': `Delete ${snippet.title}`, onclick: () => void remove(snippet.id) }, 'Delete'))));
     if (!snippets.length) list.append(h('li', {}, 'No saved snippets yet.'));
   };
