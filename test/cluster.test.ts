@@ -203,6 +203,23 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     await served(t, c, 'through the other replica');
   });
 
+  await t.test('a data export requested through a replica is downloaded through another', async (t) => {
+    const requested = await api(b).post('/export/realm');
+    t.equal(requested.status, 200, JSON.stringify(requested.body));
+    const done = await waitFor('the export', async () => {
+      const list = await api(c).get('/export/realm');
+      const entry = (list.body.exports as { id: number; pending: boolean; export_url: string | null; failed_timestamp: number | null }[]).find((e) => e.id === requested.body.id);
+      return entry && !entry.pending ? entry : null;
+    }, 120_000);
+    t.equal(done.failed_timestamp, null, 'it did not fail');
+    const basic = `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`;
+    for (const node of [c, b]) {
+      const answer = await fetch(new URL(done.export_url!, node.url), { headers: { Authorization: basic } });
+      t.equal(answer.status, 200, 'a replica answers with the file the primary wrote');
+      t.ok((await answer.arrayBuffer()).byteLength > 0);
+    }
+  });
+
   await t.test("the primary's queues stay reachable through a replica after its address would have expired", async (t) => {
     const { queueId } = await api(nodes[first]!).register({ event_types: ['message'] });
     // Node addresses expire after three leases (6 s here) unless renewed: past that, with a margin for the

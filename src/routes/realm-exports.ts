@@ -4,6 +4,7 @@ import { ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
 import { EXPORT_PUBLIC, type ExportType } from '../../actors/realm/exports/state.ts';
 import { exportsView } from '../../actors/realm/exports/views.ts';
 import { isAdmin } from '../../actors/realm/state.ts';
+import { NotPrimary } from '../../actors/replication.ts';
 import { settingValue } from '../../actors/user/settings.ts';
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
@@ -63,6 +64,8 @@ export const realmExportRoutes = [
       const pathId = `${params.realm_id_str}/${params.dir}/${params.filename}`;
       if (!realm.exports.list.some((entry) => entry.pathId === pathId)) throw fileNotFound();
       const bytes = await readFile(exportFile(services.config.dataDir, pathId)).catch(() => null);
+      // In a cluster the primary, which ran the export, holds its file: a replica forwards the download there.
+      if (!bytes && services.cluster && !services.cluster.isPrimary()) throw new NotPrimary();
       if (!bytes) throw fileNotFound();
       return new DirectResponse({
         status: 200,
