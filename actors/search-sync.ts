@@ -1,11 +1,14 @@
 import type { LogRecord, Persistence } from './persistence.ts';
 import type { RealmChange } from './realm/changes.ts';
+import { isHistoryChange } from './realm/version.ts';
 import type { RealmState } from './realm/state.ts';
 import type { IndexedMessage, IndexOp, SearchIndex } from './search-index.ts';
 
 /** What the index takes of a realm commit's changes (sends, new contents and topics, deletions), added to `ops`. */
 export function indexOps(realmId: number, changes: readonly RealmChange[], ops: IndexOp[] = []): IndexOp[] {
   for (const change of changes) {
+    // Other changes alter no message: version.ts names those that do.
+    if (!isHistoryChange(change)) continue;
     switch (change.type) {
       case 'message.sent': {
         const { message } = change;
@@ -19,71 +22,15 @@ export function indexOps(realmId: number, changes: readonly RealmChange[], ops: 
       case 'messages.deleted':
         for (const group of change.groups) for (const id of group.messageIds) ops.push({ kind: 'delete', realmId, id });
         break;
-      // Nothing the index holds: message contents and topics.
-      case 'attachment.deleted':
-      case 'attachment.uploaded':
-      case 'bot.updated':
-      case 'channel.created':
-      case 'channel.updated':
-      case 'channel_folder.created':
-      case 'channel_folder.updated':
-      case 'channel_folders.reordered':
-      case 'default_channel_group.created':
-      case 'default_channel_group.deleted':
-      case 'default_channel_group.updated':
-      case 'emoji.added':
-      case 'emoji.deactivated':
-      case 'group.created':
-      case 'group.members_changed':
-      case 'group.subgroups_changed':
-      case 'group.updated':
-      case 'invitation.resent':
-      case 'invitation.revoked':
-      case 'invitation.used':
-      case 'invitations.created':
-      case 'linkifier.added':
-      case 'linkifier.removed':
-      case 'linkifier.updated':
-      case 'linkifiers.reordered':
+      // Not what the index holds: contents and topics.
       case 'message.flags_changed':
-      case 'notification_bot.created':
-      case 'playground.added':
-      case 'playground.removed':
-      case 'profile_data.changed':
-      case 'profile_field.created':
-      case 'profile_field.deleted':
-      case 'profile_field.updated':
-      case 'profile_fields.reordered':
       case 'reaction.added':
       case 'reaction.removed':
-      case 'realm.created':
-      case 'realm.deactivated':
-      case 'realm.permission_changed':
-      case 'realm.property_changed':
-      case 'realm_domain.added':
-      case 'realm_domain.changed':
-      case 'realm_domain.removed':
-      case 'realm_export.completed':
-      case 'realm_export.failed':
-      case 'realm_export.requested':
-      case 'settings_default.changed':
       case 'submessage.added':
-      case 'subscription.properties_set':
-      case 'subscriptions.added':
-      case 'subscriptions.removed':
-      case 'user.api_key_changed':
-      case 'user.avatar_changed':
-      case 'user.created':
-      case 'user.deactivated':
-      case 'user.email_changed':
-      case 'user.email_visibility_changed':
-      case 'user.password_changed':
-      case 'user.reactivated':
-      case 'user.updated':
         break;
       default: {
         const unknown: never = change;
-        throw new Error(`unknown realm change ${JSON.stringify(unknown)}`);
+        throw new Error(`unknown history change ${JSON.stringify(unknown)}`);
       }
     }
   }

@@ -6,7 +6,7 @@ import type { RealmState } from './state.ts';
  * channel's first message id, nothing a directory or settings view reads. Every other change, and any
  * type added later, counts.
  */
-const HISTORY_CHANGES: ReadonlySet<RealmChange['type']> = new Set<RealmChange['type']>([
+const HISTORY_CHANGE_TYPES = [
   'message.sent',
   'message.edited',
   'messages.deleted',
@@ -14,7 +14,14 @@ const HISTORY_CHANGES: ReadonlySet<RealmChange['type']> = new Set<RealmChange['t
   'reaction.removed',
   'message.flags_changed',
   'submessage.added',
-]);
+] as const satisfies readonly RealmChange['type'][];
+
+export type HistoryChange = Extract<RealmChange, { type: (typeof HISTORY_CHANGE_TYPES)[number] }>;
+
+const HISTORY_CHANGES: ReadonlySet<RealmChange['type']> = new Set(HISTORY_CHANGE_TYPES);
+
+/** Whether the change alters the message history only (what the search index and the message views follow). */
+export const isHistoryChange = (change: RealmChange): change is HistoryChange => HISTORY_CHANGES.has(change.type);
 
 /** Kept beside the state rather than in it, so snapshots do not store it. */
 const versions = new WeakMap<RealmState, number>();
@@ -29,5 +36,5 @@ export function realmVersion(state: RealmState): number {
 }
 
 export function countChange(state: RealmState, change: RealmChange): void {
-  if (!HISTORY_CHANGES.has(change.type)) versions.set(state, realmVersion(state) + 1);
+  if (!isHistoryChange(change)) versions.set(state, realmVersion(state) + 1);
 }

@@ -1,6 +1,6 @@
 import type { RealmChange } from '../changes.ts';
 import type { RealmState } from '../state.ts';
-import { realmVersion } from '../version.ts';
+import { isHistoryChange, realmVersion } from '../version.ts';
 import type { StoredMessage } from './state.ts';
 import { messageView, type ViewOptions } from './views.ts';
 
@@ -57,7 +57,8 @@ export function openMessageJson(state: RealmState, message: StoredMessage, optio
 /** Drops the views of the messages a history change altered; other changes move the realm's version. */
 export function forgetChangedViews(state: RealmState, change: RealmChange): void {
   const cache = views.get(state);
-  if (!cache) return;
+  // What else a view reads moves the realm's version (version.ts), which each entry is checked against.
+  if (!cache || !isHistoryChange(change)) return;
   switch (change.type) {
     case 'message.edited':
       for (const id of change.messageIds) cache.forget(id);
@@ -72,69 +73,13 @@ export function forgetChangedViews(state: RealmState, change: RealmChange): void
     case 'messages.deleted':
       for (const group of change.groups) for (const id of group.messageIds) cache.forget(id);
       return;
-    // Not the message itself: what else a view reads moves the realm's version (version.ts).
-    case 'attachment.deleted':
-    case 'attachment.uploaded':
-    case 'bot.updated':
-    case 'channel.created':
-    case 'channel.updated':
-    case 'channel_folder.created':
-    case 'channel_folder.updated':
-    case 'channel_folders.reordered':
-    case 'default_channel_group.created':
-    case 'default_channel_group.deleted':
-    case 'default_channel_group.updated':
-    case 'emoji.added':
-    case 'emoji.deactivated':
-    case 'group.created':
-    case 'group.members_changed':
-    case 'group.subgroups_changed':
-    case 'group.updated':
-    case 'invitation.resent':
-    case 'invitation.revoked':
-    case 'invitation.used':
-    case 'invitations.created':
-    case 'linkifier.added':
-    case 'linkifier.removed':
-    case 'linkifier.updated':
-    case 'linkifiers.reordered':
+    // A new message has no view yet; flags are the reader's, added to the view at each fetch.
     case 'message.flags_changed':
     case 'message.sent':
-    case 'notification_bot.created':
-    case 'playground.added':
-    case 'playground.removed':
-    case 'profile_data.changed':
-    case 'profile_field.created':
-    case 'profile_field.deleted':
-    case 'profile_field.updated':
-    case 'profile_fields.reordered':
-    case 'realm.created':
-    case 'realm.deactivated':
-    case 'realm.permission_changed':
-    case 'realm.property_changed':
-    case 'realm_domain.added':
-    case 'realm_domain.changed':
-    case 'realm_domain.removed':
-    case 'realm_export.completed':
-    case 'realm_export.failed':
-    case 'realm_export.requested':
-    case 'settings_default.changed':
-    case 'subscription.properties_set':
-    case 'subscriptions.added':
-    case 'subscriptions.removed':
-    case 'user.api_key_changed':
-    case 'user.avatar_changed':
-    case 'user.created':
-    case 'user.deactivated':
-    case 'user.email_changed':
-    case 'user.email_visibility_changed':
-    case 'user.password_changed':
-    case 'user.reactivated':
-    case 'user.updated':
       return;
     default: {
       const unknown: never = change;
-      throw new Error(`unknown realm change ${JSON.stringify(unknown)}`);
+      throw new Error(`unknown history change ${JSON.stringify(unknown)}`);
     }
   }
 }
