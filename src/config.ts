@@ -30,6 +30,8 @@ export interface Config {
   messageBodyCache: number;
   /** index terms a search's last word may stand for as a prefix; with more it is matched as a word */
   searchPrefixTerms: number;
+  /** submessages (a widget's votes, options, tasks) one message may hold */
+  maxSubmessagesPerMessage: number;
   /** chunks of stored messages (their metadata) each organization keeps decoded in memory */
   messageChunkCache: number;
   /** ids a narrow's walk of its candidate lists examines per turn of the event loop before yielding it */
@@ -174,6 +176,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     messageBodyCache: DEFAULT_BODY_CACHE,
     searchPrefixTerms: DEFAULT_PREFIX_TERMS,
     messageChunkCache: DEFAULT_CHUNK_CACHE,
+    // The original has no limit. A poll of a 10,000-member organization where each votes and changes a vote.
+    maxSubmessagesPerMessage: 20_000,
     narrowSliceIds: DEFAULT_NARROW_SLICE_IDS,
     // The original has no limits on these; an organization arranges its channels in a handful of folders, a
     // user pins a few views.
@@ -290,6 +294,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
     searchPrefixTerms: read('CHAT_SEARCH_PREFIX_TERMS', positiveInteger, base.searchPrefixTerms),
     messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
+    maxSubmessagesPerMessage: read('CHAT_MAX_SUBMESSAGES_PER_MESSAGE', positiveInteger, base.maxSubmessagesPerMessage),
     narrowSliceIds: read('CHAT_NARROW_SLICE_IDS', positiveInteger, base.narrowSliceIds),
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),

@@ -70,3 +70,15 @@ t.test('the first submessage of a message is its sender\'s; a todo list checks i
   const missing = await owner.as(ann).post('/submessage', { message_id: 999999, msg_type: 'widget', content: '{}' });
   t.same([missing.status, missing.body.msg], [400, 'Invalid message(s)']);
 });
+
+t.test('one message holds at most CHAT_MAX_SUBMESSAGES_PER_MESSAGE submessages, its widget included', async (t) => {
+  const { api: owner } = await startTestServer(t, { maxSubmessagesPerMessage: 3 });
+  const general = await channel(owner, 'general', [1]);
+  const poll = await sendToChannel(owner, general, 'lunch', '/poll Where to?\n- Pizza\n- Sushi');
+  const vote = (value: number) => owner.post('/submessage', { message_id: poll, msg_type: 'widget', content: JSON.stringify({ type: 'vote', key: 'canned,0', vote: value }) });
+  t.equal((await vote(1)).status, 200);
+  t.equal((await vote(-1)).status, 200);
+  const refused = await vote(1);
+  t.same([refused.status, refused.body.code, refused.body.msg], [400, 'BAD_REQUEST', 'This message already has 3 submessages, the most it may have']);
+  t.equal((await owner.get(`/messages/${poll}`)).body.message.submessages.length, 3, 'the widget and two votes');
+});

@@ -15,6 +15,7 @@ export const submessageRoutes = [
         messageId: params.message_id,
         msgType: params.msg_type,
         content: params.content,
+        maxPerMessage: services.config.maxSubmessagesPerMessage,
       });
       return {};
     },

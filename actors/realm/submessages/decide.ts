@@ -18,6 +18,8 @@ export function decideSubmessage(state: RealmState, command: SubmessageCommand):
   if (message.senderId !== user.userId && !existing.some((submessage) => submessage.senderId === message.senderId)) {
     throw badRequest('You cannot attach a submessage to this message.');
   }
+  // Every view of the message carries them all, and they stay in memory: a poll cannot grow without end.
+  if (existing.length >= command.maxPerMessage) throw badRequest(`This message already has ${command.maxPerMessage} submessages, the most it may have`);
   if (command.content.length > LIMITS.max_message_length) throw badRequest(`Submessage content is longer than ${LIMITS.max_message_length} characters`);
   let data: unknown;
   try {
