@@ -35,6 +35,10 @@ t.test('anchors, windows and the found_* answers', async (t) => {
   const firstUnread = await get({ anchor: 'first_unread', num_before: 1, num_after: 1 });
   t.equal(firstUnread.anchor, ids[4]);
   t.same(idsOf(firstUnread), ids.slice(3, 6));
+  // The terminal client sends the legacy flag with anchor=0 beside it: the flag wins, as in the original.
+  const legacy = await get({ anchor: 0, use_first_unread_anchor: true, num_before: 1, num_after: 1 });
+  t.equal(legacy.anchor, ids[4], 'use_first_unread_anchor overrides the anchor sent with it');
+  t.same(idsOf(legacy), ids.slice(3, 6));
   await api.as(ann).post('/mark_all_as_read');
   t.equal((await get({ anchor: 'first_unread', num_before: 1, num_after: 1 })).anchor, NEWEST);
   t.equal((await get({ use_first_unread_anchor: true, num_before: 0, num_after: 1 })).anchor, NEWEST, 'the legacy way to ask for first_unread');

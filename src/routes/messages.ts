@@ -93,7 +93,8 @@ export const messageRoutes = [
         if (search) ids = (await searchFilter(search, realm.realmId, clauses, ids)).filter(readable);
         return new RawFields(`${messagesJson(ids)},"history_limited":false`);
       }
-      const requested = params.anchor ?? (params.use_first_unread_anchor ? 'first_unread' : undefined);
+      // The legacy flag wins over an anchor sent beside it, as in the original: old clients send anchor=0 with it.
+      const requested = params.use_first_unread_anchor ? 'first_unread' : params.anchor;
       if (requested === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'anchor' argument", 400, { var_name: 'anchor' });
       if (params.num_before === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_before' argument", 400, { var_name: 'num_before' });
       if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
