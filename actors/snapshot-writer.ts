@@ -1,5 +1,5 @@
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
-import type { Delivery } from './events.ts';
+import type { ApiEvent } from './events.ts';
 import type { BodyWrite, Persistence, SnapshotRecord } from './persistence.ts';
 import type { QueueRegistry, Routed } from './queue/registry.ts';
 import { LEGACY_QUEUE_KIND, QUEUE_KIND, writeQueues } from './queue/snapshot.ts';
@@ -10,7 +10,7 @@ import { userToRecord } from './user/state.ts';
 
 /** The snapshot record of events a snapshot's changes announced that had not reached their queues. */
 export const UNDELIVERED: [string, string] = ['undelivered', 'events'];
-export type UndeliveredRecord = { event: Delivery['event']; queueIds: string[] }[];
+export type UndeliveredRecord = { event: ApiEvent; queueIds: string[] }[];
 
 /**
  * Writes a snapshot at log position `seq` of every actor and event queue changed since the last one (all

@@ -105,7 +105,7 @@ t.test('user status: set, read by anyone, announced to the realm', async (t) => 
   t.equal((await api.post('/users/me/status', { status_text: 'back soon' })).status, 200);
   t.same((await api.get(`/users/${me}/status`)).body.status, { ...expected, status_text: 'back soon' }, 'only what was sent changes');
   t.equal((await api.post('/users/me/status', { emoji_name: 'zulip' })).status, 200, 'a name alone resolves the extra emoji');
-  t.match((await api.get(`/users/${me}/status`)).body.status, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' });
+  t.match((await api.get(`/users/${me}/status`)).body.status, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'svc_extra_emoji' });
 
   t.equal((await api.post('/users/me/status', { away: true })).status, 200);
   t.match((await api.get(`/users/${me}/status`)).body.status, { away: true });
@@ -118,7 +118,7 @@ t.test('user status: set, read by anyone, announced to the realm', async (t) => 
   const statusEvents = [
     { type: 'user_status', user_id: me, ...expected },
     { type: 'user_status', user_id: me, status_text: 'back soon' },
-    { type: 'user_status', user_id: me, emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' },
+    { type: 'user_status', user_id: me, emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'svc_extra_emoji' },
     { type: 'user_status', user_id: me, away: true },
     { type: 'user_status', user_id: me, away: false, status_text: '', emoji_name: '', emoji_code: '', reaction_type: '' },
   ];

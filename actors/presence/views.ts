@@ -51,7 +51,7 @@ export function legacyPresence(entry: PresenceEntry, user: UserProfile, now: num
 }
 
 /** The legacy `presence` of a `presence` event, computed right after the report that caused it. */
-export function legacyEventPresence(entry: PresenceEntry, user: UserProfile): { website: LegacyPresenceInfo } {
+export function legacyEventPresence(entry: PresenceEntry, user: UserProfile): { website: Required<LegacyPresenceInfo> } {
   const active = activeAt(entry, user);
   const isActive = active + LEGACY_EVENT_ACTIVITY_OFFSET_SECONDS >= entry.connectedAt;
   const timestamp = Math.floor(isActive ? active : entry.connectedAt);

@@ -8,19 +8,21 @@ import type { QueueSpec } from './spec.ts';
  * Client capabilities change the shape of some events. Every such rule lives here, applied at delivery:
  * queues that get the same shape share one serialization.
  */
-interface Adapter {
+interface Adapter<E extends ApiEvent = ApiEvent> {
   /** the event types a queue may have asked for to receive this event: its own and its legacy forms */
-  types(event: ApiEvent): string[];
+  types(): string[];
   /** names the shape a queue gets; equal names get the very same events */
-  shape(event: ApiEvent, spec: QueueSpec): string;
+  shape(event: E, spec: QueueSpec): string;
   /** the events a queue with that shape gets */
-  render(event: ApiEvent, spec: QueueSpec): ApiEvent[];
+  render(event: E, spec: QueueSpec): ApiEvent[];
   /**
    * Whether a queue gets the event at all, checked when recipients are resolved (absent: every queue that
    * asked for the type). Returns null when the event is for every queue, so resolving skips the check.
    */
-  gate?(event: ApiEvent): ((spec: QueueSpec) => boolean) | null;
+  gate?(event: E): ((spec: QueueSpec) => boolean) | null;
 }
+
+type EventOf<T extends ApiEvent['type']> = Extract<ApiEvent, { type: T }>;
 
 const has = (spec: QueueSpec, capability: string) => spec.capabilities[capability] === true;
 
@@ -34,11 +36,12 @@ const LEGACY_DISPLAY_SETTINGS = new Set([
   'receives_typing_notifications', 'web_suggest_update_timezone', 'hide_ai_features', 'web_navigate_to_sent_message',
 ]);
 
-function legacySettingEvent(event: ApiEvent): ApiEvent | null {
-  const property = String(event.property);
-  const user = event.user_email;
+function legacySettingEvent(event: EventOf<'user_settings'>): ApiEvent | null {
+  const property = event.property;
+  // The registry names the user as it builds the event (actors/registry.ts); only a user without a realm has none.
+  const user = event.user_email ?? '';
   if (LEGACY_DISPLAY_SETTINGS.has(property)) {
-    const legacy: ApiEvent = { type: 'update_display_settings', user, setting_name: property, setting: event.value };
+    const legacy: EventOf<'update_display_settings'> = { type: 'update_display_settings', user, setting_name: property, setting: event.value };
     if (event.language_name !== undefined) legacy.language_name = event.language_name;
     return legacy;
   }
@@ -49,13 +52,13 @@ function legacySettingEvent(event: ApiEvent): ApiEvent | null {
 }
 
 /** Without `empty_topic_name`, a client sees the realm's display name where the topic is empty. */
-function withTopicNames(event: ApiEvent, fields: string[]): ApiEvent {
-  const copy: ApiEvent = { ...event };
-  for (const field of fields) if (copy[field] === '') copy[field] = EMPTY_TOPIC_DISPLAY_NAME;
+function withTopicNames<E extends object>(event: E, fields: readonly (keyof E & string)[]): E {
+  const copy = { ...event };
+  for (const field of fields) if (copy[field] === '') Object.assign(copy, { [field]: EMPTY_TOPIC_DISPLAY_NAME });
   return copy;
 }
 
-const isChannelMessage = (event: ApiEvent) => (event.message as { type?: string } | undefined)?.type === 'stream';
+const isChannelMessage = (event: EventOf<'message'>) => event.message.type === 'stream';
 
 const emptyTopicShape = (spec: QueueSpec) => (has(spec, 'empty_topic_name') ? 'empty' : 'display');
 
@@ -68,7 +71,7 @@ function presenceShape(spec: QueueSpec): 'simplified' | 'slim' | 'legacy' {
   return spec.slimPresence === true ? 'slim' : 'legacy';
 }
 
-function renderPresence(event: ApiEvent, spec: QueueSpec): ApiEvent {
+function renderPresence(event: EventOf<'presence'>, spec: QueueSpec): ApiEvent {
   const { presences, email, ...legacy } = event;
   switch (presenceShape(spec)) {
     case 'simplified':
@@ -80,9 +83,9 @@ function renderPresence(event: ApiEvent, spec: QueueSpec): ApiEvent {
   }
 }
 
-const channelTyping = (event: ApiEvent) => event.message_type === 'stream';
+const channelTyping = (event: EventOf<'typing'>) => event.message_type === 'stream';
 
-const isPlaceholder = (event: ApiEvent) => event[INACCESSIBLE_USER] === true;
+const isPlaceholder = (event: EventOf<'realm_user'>) => event[INACCESSIBLE_USER] === true;
 
 /**
  * Linkifiers carry URL templates since feature level 176, which older clients cannot read: they get no
@@ -104,9 +107,10 @@ export function withOptionalAvatarUrl<T extends { avatar_url?: unknown }>(person
   return rest as T;
 }
 
-const addsDefaultAvatarUser = (event: ApiEvent) => event.op === 'add' && isDefaultAvatarUrl((event.person as { avatar_url?: unknown } | undefined)?.avatar_url);
+type UserAdded = Extract<EventOf<'realm_user'>, { op: 'add' }>;
+const addsDefaultAvatarUser = (event: EventOf<'realm_user'>): event is UserAdded => event.op === 'add' && isDefaultAvatarUrl(event.person.avatar_url);
 
-const adapters: Record<string, Adapter> = {
+const adapters: { [T in ApiEvent['type']]?: Adapter<EventOf<T>> } = {
   delete_message: {
     types: () => ['delete_message'],
     shape: (_event, spec) => (has(spec, 'bulk_message_deletion') ? 'bulk' : 'single'),
@@ -118,11 +122,12 @@ const adapters: Record<string, Adapter> = {
   },
   stream: {
     types: () => ['stream'],
-    shape: (event, spec) => (event.property === 'is_archived' && !has(spec, 'archived_channels') ? 'legacy' : 'modern'),
+    shape: (event, spec) => (event.op === 'update' && event.property === 'is_archived' && !has(spec, 'archived_channels') ? 'legacy' : 'modern'),
     render(event, spec) {
-      if (event.property !== 'is_archived' || has(spec, 'archived_channels')) return [event];
+      if (event.op !== 'update' || event.property !== 'is_archived' || has(spec, 'archived_channels')) return [event];
       // Clients that do not know archived channels see an archived one deleted (and a restored one nowhere).
-      return event.value === true ? [{ type: 'stream', op: 'delete', stream_ids: [event.stream_id], streams: [{ stream_id: event.stream_id, name: event.name }] }] : [];
+      const streams = [{ stream_id: event.stream_id, name: event.name }];
+      return event.value === true ? [{ type: 'stream', op: 'delete', stream_ids: [event.stream_id], streams }] : [];
     },
   },
   user_group: {
@@ -148,7 +153,7 @@ const adapters: Record<string, Adapter> = {
     render: (event, spec) =>
       !isChannelMessage(event) || has(spec, 'empty_topic_name')
         ? [event]
-        : [{ ...event, message: withTopicNames(event.message as ApiEvent, ['subject']) }],
+        : [{ ...event, message: withTopicNames(event.message, ['subject']) }],
   },
   user_topic: {
     types: () => ['user_topic'],
@@ -194,9 +199,9 @@ const adapters: Record<string, Adapter> = {
       let out = event;
       if (isPlaceholder(event)) {
         const { [INACCESSIBLE_USER]: _mark, ...placeholder } = event;
-        out = placeholder as ApiEvent;
+        out = placeholder;
       }
-      if (addsDefaultAvatarUser(out)) out = { ...out, person: withOptionalAvatarUrl(out.person as { avatar_url?: unknown }, true, spec.capabilities) };
+      if (addsDefaultAvatarUser(out)) out = { ...out, person: withOptionalAvatarUrl(out.person, true, spec.capabilities) };
       return [out];
     },
   },
@@ -204,29 +209,33 @@ const adapters: Record<string, Adapter> = {
     types: () => ['update_message'],
     shape: (_event, spec) => emptyTopicShape(spec),
     render: (event, spec) =>
-      has(spec, 'empty_topic_name') ? [event] : [withTopicNames(event, ['subject', 'topic', 'orig_subject', 'orig_topic'])],
+      has(spec, 'empty_topic_name') ? [event] : [withTopicNames(event, ['subject', 'orig_subject'])],
   },
 };
 
-function isDeactivation(event: ApiEvent): boolean {
-  return event.op === 'update' && (event.data as { deactivated?: boolean } | undefined)?.deactivated === true;
+type GroupUpdate = Extract<EventOf<'user_group'>, { op: 'update' }>;
+function isDeactivation(event: EventOf<'user_group'>): event is GroupUpdate {
+  return event.op === 'update' && event.data.deactivated === true;
 }
 
+/** The adapter of an event's type: the table keys each by its type, which TypeScript cannot relate to the event. */
+const adapterOf = (event: Pick<ApiEvent, 'type'>) => adapters[event.type] as Adapter | undefined;
+
 /** The event types under which a queue may receive this event. */
-export function deliveryTypes(event: ApiEvent): string[] {
-  return adapters[event.type]?.types(event) ?? [event.type];
+export function deliveryTypes(event: Pick<ApiEvent, 'type'>): string[] {
+  return adapterOf(event)?.types() ?? [event.type];
 }
 
 /** The capability check a queue must pass to get the event at all (null: none, every queue gets it). */
 export function gateFor(event: ApiEvent): ((spec: QueueSpec) => boolean) | null {
-  return adapters[event.type]?.gate?.(event) ?? null;
+  return adapterOf(event)?.gate?.(event) ?? null;
 }
 
 /** Which shape of the event a queue gets (null: the event as it is, for every queue). */
 export function shapeFor(event: ApiEvent, spec: QueueSpec): string | null {
-  return adapters[event.type]?.shape(event, spec) ?? null;
+  return adapterOf(event)?.shape(event, spec) ?? null;
 }
 
 export function renderFor(event: ApiEvent, spec: QueueSpec): ApiEvent[] {
-  return adapters[event.type]?.render(event, spec) ?? [event];
+  return adapterOf(event)?.render(event, spec) ?? [event];
 }

@@ -8,7 +8,7 @@ import { RESOLVED_TOPIC_PREFIX } from '../realm/messages/limits.ts';
  * message payload and flags, as the original's `narrow_predicate` does, so checking it costs a few string
  * comparisons per queue and needs no realm state. Every other event type passes untouched.
  */
-export type MessageFilter = (event: ApiEvent) => boolean;
+export type MessageFilter = (event: Extract<ApiEvent, { type: 'message' }>) => boolean;
 
 // What the original accepts in an event narrow; `stream` is the legacy spelling of `channel`.
 const SUPPORTED_OPERATORS = new Set(['channel', 'stream', 'topic', 'exact-topic', 'sender', 'is']);
@@ -87,9 +87,8 @@ export function compileEventNarrow(narrow: readonly (readonly [string, string])[
   const terms = narrow.map(([operator, operand]) => compileTerm(operator, operand)).filter((term): term is Term => term !== null);
   if (terms.length === 0) return null;
   return (event) => {
-    const message = event.message as MessagePayload | undefined;
+    const message: MessagePayload | undefined = event.message;
     if (!message) return false;
-    const flags = (event.flags as readonly string[] | undefined) ?? [];
-    return terms.every((term) => term(message, flags));
+    return terms.every((term) => term(message, event.flags));
   };
 }

@@ -231,7 +231,8 @@ export class QueueRegistry {
     const out: Routed[] = [];
     const { audience, event } = delivery;
     const types = deliveryTypes(event);
-    const gate = gateFor(event);
+    // A selected delivery (a new message) has no capability gate: its select gives each queue its shape.
+    const gate = delivery.select ? null : gateFor(delivery.event);
     switch (audience.kind) {
       case 'realm':
         this.route(this.byRealm.get(delivery.realmId), delivery, types, gate, out);

@@ -1,4 +1,5 @@
-import type { Delivery } from '../events.ts';
+import type { ApiEvent, Delivery } from '../events.ts';
+import type { PartialWithout, WireEventOf } from '../wire/events.ts';
 import type { RealmChange } from './changes.ts';
 import { displayEmail, EmailVisibility, mayReadDeliveryEmail, visibilityAllows } from './email-visibility.ts';
 import type { RealmState } from './state.ts';
@@ -6,7 +7,9 @@ import { usersWhoMayAccess } from './user-access.ts';
 
 type AddressChange = Extract<RealmChange, { type: 'user.email_changed' | 'user.email_visibility_changed' }>;
 
-const update = (userId: number, person: Record<string, unknown>) => ({ type: 'realm_user', op: 'update', person: { user_id: userId, ...person } });
+type Person = PartialWithout<WireEventOf<'realm_user', 'update'>['person'], 'user_id'>;
+
+const update = (userId: number, person: Person): ApiEvent => ({ type: 'realm_user', op: 'update', person: { user_id: userId, ...person } });
 
 /**
  * What a user's address change announces, as the original does. A new real address goes to those who may
@@ -18,7 +21,7 @@ const update = (userId: number, person: Record<string, unknown>) => ({ type: 're
 export function addressEvents(state: RealmState, change: AddressChange): Delivery[] {
   const user = state.users.get(change.userId);
   if (!user) return [];
-  const to = (userIds: number[], event: Delivery['event']): Delivery[] => (userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : []);
+  const to = (userIds: number[], event: ApiEvent): Delivery[] => (userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : []);
   // A guest limited by can_access_all_users_group hears nothing of a user it may not access (user-access.ts).
   const accessing = usersWhoMayAccess(state, user);
   const mayAccess = accessing && new Set(accessing);

@@ -1,5 +1,5 @@
 import type { WireEventOf } from '../wire/events.ts';
-import type { Delivery } from '../events.ts';
+import type { ApiEvent, Delivery } from '../events.ts';
 import { submessageEvents } from './submessages/events.ts';
 import { realmExportEvents } from './exports/events.ts';
 import { attachmentEvents, attachmentLinkEvents } from './attachments/events.ts';
@@ -27,10 +27,10 @@ import { addressEvents } from './email-visibility-events.ts';
 import { displayEmail } from './email-visibility.ts';
 
 /** One event for every queue of the realm. */
-const toRealm = (state: RealmState, event: Delivery['event']): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
+const toRealm = (state: RealmState, event: ApiEvent): Delivery[] => [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
 
 /** Each event for every queue of the realm. */
-const eachToRealm = (state: RealmState, events: readonly Delivery['event'][]): Delivery[] => events.flatMap((event) => toRealm(state, event));
+const eachToRealm = (state: RealmState, events: readonly ApiEvent[]): Delivery[] => events.flatMap((event) => toRealm(state, event));
 
 /** The events a realm change announces, computed from the state after the change was applied. */
 export function realmEvents(state: RealmState, change: RealmChange, now: number): Delivery[] {

@@ -1,7 +1,7 @@
 import type { WireEventOf } from '../wire/events.ts';
 import { allowed, systemGroupId } from './permissions.ts';
 import { Role, type RealmState, type UserProfile } from './state.ts';
-import type { Delivery } from '../events.ts';
+import type { ApiEvent, Delivery } from '../events.ts';
 import { defaultAvatarPath } from './avatars/urls.ts';
 import { personView } from './views.ts';
 import { addressesFor, EmailVisibility, findUserByAddress, mayReadDeliveryEmail, visibilityOf } from './email-visibility.ts';
@@ -157,7 +157,7 @@ export function unknownUserView(userId: number) {
 }
 
 /** Marks a placeholder `realm_user` add event (queue/capabilities.ts drops it for `user_list_incomplete`). */
-export const INACCESSIBLE_USER = 'inaccessible_user';
+export const INACCESSIBLE_USER = 'inaccessible_user' as const;
 
 /**
  * A new user announced (`realm_user` add): to everyone, unless guests are limited and the user is a person;
@@ -167,7 +167,7 @@ export const INACCESSIBLE_USER = 'inaccessible_user';
  */
 export function userAddedDeliveries(state: RealmState, user: UserProfile): Delivery[] {
   const addresses = addressesFor(state, user.userId, user);
-  const event = { type: 'realm_user', op: 'add', person: personView(user, addresses, false) };
+  const event: WireEventOf<'realm_user', 'add'> = { type: 'realm_user', op: 'add', person: personView(user, addresses, false) };
   const limitedAccess = !user.isBot && accessIsLimited(state);
   if (!limitedAccess && visibilityOf(user) === EmailVisibility.everyone) return [{ realmId: state.realmId, audience: { kind: 'realm' }, event }];
   const limited: number[] = [];
@@ -178,8 +178,8 @@ export function userAddedDeliveries(state: RealmState, user: UserProfile): Deliv
     if (limitedAccess && other.userId !== user.userId && !canAccessAllUsers(state, other.userId)) limited.push(other.userId);
     else (mayReadDeliveryEmail(other, user) ? readers : others).push(other.userId);
   }
-  const withoutAddress = { ...event, person: { ...event.person, delivery_email: null } };
-  const placeholder = { type: 'realm_user', op: 'add', person: unknownUserView(user.userId), [INACCESSIBLE_USER]: true };
+  const withoutAddress: ApiEvent = { ...event, person: { ...event.person, delivery_email: null } };
+  const placeholder: ApiEvent = { type: 'realm_user', op: 'add', person: unknownUserView(user.userId), [INACCESSIBLE_USER]: true };
   const out: Delivery[] = [{ realmId: state.realmId, audience: { kind: 'users', userIds: readers }, event }];
   if (others.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: others }, event: withoutAddress });
   if (limited.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: limited }, event: placeholder });

@@ -20,7 +20,7 @@ export interface PersonView {
   /** Bots only: the original leaves both out of a person's object (GET /users/me allows neither). */
   bot_type?: number;
   bot_owner_id?: number | null;
-  role: number;
+  role: Role;
   timezone: string;
   avatar_url: string | null;
   avatar_version: number;

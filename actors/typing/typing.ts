@@ -1,5 +1,6 @@
 import { badRequest } from '../errors.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
+import type { WireEventOf } from '../wire/events.ts';
 import type { Channel } from '../realm/channels/state.ts';
 import { settingIncludes } from '../realm/groups/state.ts';
 import { canRead, messageAudience } from '../realm/messages/access.ts';
@@ -63,7 +64,7 @@ export function directTyping(typist: Typist, op: TypingOp, to: readonly number[]
   // One bad id refuses the whole request: a partial list would name a different conversation. A user the
   // typist may not access is a bad id too (no answer tells a limited guest who exists).
   const users = ids.map((id) => findAccessibleUser(typist.realm, typist.sender.userId, id) ?? badUser(id));
-  const event = { type: 'typing', op, message_type: 'direct', sender: userRef(typist.realm, typist.sender), recipients: users.map((user) => userRef(typist.realm, user)) };
+  const event: WireEventOf<'typing'> = { type: 'typing', op, message_type: 'direct', sender: userRef(typist.realm, typist.sender), recipients: users.map((user) => userRef(typist.realm, user)) };
   return deliver(typist, notified(typist, ids), event);
 }
 
@@ -77,7 +78,7 @@ export function channelTyping(typist: Typist, op: TypingOp, channelId: number | 
   if (topic === undefined) throw badRequest('Missing topic');
   requireSetting(typist, 'channel');
   const channel = postableChannel(typist, channelId);
-  const event = {
+  const event: WireEventOf<'typing'> = {
     type: 'typing', op, message_type: 'stream', sender: userRef(typist.realm, typist.sender), stream_id: channel.id, topic: normalizeTopic(topic),
   };
   return deliver(typist, channelAudience(typist, channel.id, typist.realm.subscriptions.get(channel.id)?.keys() ?? []), event);
@@ -115,11 +116,9 @@ export function editTyping(typist: Typist, op: TypingOp, messageId: number): Del
   if (!message || !canRead(realm, sender.userId, message)) throw badRequest('Invalid message(s)');
   const { recipient } = message;
   requireSetting(typist, recipient.kind);
-  const event: ApiEvent = { type: 'typing_edit_message', op, sender_id: sender.userId, message_id: message.id };
+  const event = (to: WireEventOf<'typing_edit_message'>['recipient']): WireEventOf<'typing_edit_message'> => ({ type: 'typing_edit_message', op, sender_id: sender.userId, message_id: message.id, recipient: to });
   if (recipient.kind === 'channel') {
-    event.recipient = { type: 'channel', channel_id: recipient.channelId, topic: recipient.topic };
-    return deliver(typist, channelAudience(typist, recipient.channelId, messageAudience(realm, message)), event);
+    return deliver(typist, channelAudience(typist, recipient.channelId, messageAudience(realm, message)), event({ type: 'channel', channel_id: recipient.channelId, topic: recipient.topic }));
   }
-  event.recipient = { type: 'direct', user_ids: [...recipient.userIds].sort((a, b) => a - b) };
-  return deliver(typist, notified(typist, recipient.userIds), event);
+  return deliver(typist, notified(typist, recipient.userIds), event({ type: 'direct', user_ids: [...recipient.userIds].sort((a, b) => a - b) }));
 }

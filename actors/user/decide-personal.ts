@@ -7,6 +7,7 @@ import type { RealmFacts, StatusInput } from './commands.ts';
 import { administeredUser } from '../realm/administer.ts';
 import { settingValue } from './settings.ts';
 import type { UserState, UserStatus } from './state.ts';
+import type { ReactionType } from '../realm/messages/state.ts';
 
 /** Only an active user can be muted; a deactivated one can still be unmuted. A limited guest names only users it may access. */
 function requireMutable(state: UserState, realm: RealmState, userId: number, allowDeactivated: boolean): void {
@@ -70,7 +71,9 @@ export function decideRemoveAlertWords(state: UserState, words: string[]): UserC
 // ---- status ----------------------------------------------------------------------------------------------
 
 const MAX_STATUS_TEXT_LENGTH = 60;
-const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'];
+// The extra emoji's type by its neutral name, as reactions spell it (shared/spec/interface.md).
+const REACTION_TYPES: readonly string[] = ['unicode_emoji', 'realm_emoji', 'svc_extra_emoji'] satisfies ReactionType[];
+const isReactionType = (type: string): type is ReactionType => REACTION_TYPES.includes(type);
 
 /**
  * Changes only what was sent. `away` is the legacy spelling of `presence_enabled` (away = !presence_enabled),
@@ -107,11 +110,11 @@ function checkEmoji(name: string, code: string | undefined, type: string | undef
   if (name === '') return { emojiName: '', emojiCode: '', reactionType: '' };
   if (code === undefined || type === undefined) {
     if (name !== 'zulip') throw badRequest(`Emoji '${name}' does not exist`);
-    return { emojiName: name, emojiCode: 'zulip', reactionType: 'zulip_extra_emoji' };
+    return { emojiName: name, emojiCode: 'zulip', reactionType: 'svc_extra_emoji' };
   }
-  if (!REACTION_TYPES.includes(type)) throw badRequest('Invalid emoji type.');
+  if (!isReactionType(type)) throw badRequest('Invalid emoji type.');
   if (type === 'realm_emoji') throw badRequest('Invalid custom emoji.');
-  if (type === 'zulip_extra_emoji') {
+  if (type === 'svc_extra_emoji') {
     if (name !== 'zulip' || code !== 'zulip') throw badRequest('Invalid emoji name.');
   } else {
     if (!/^[0-9a-f]{1,6}(?:-[0-9a-f]{1,6})*$/.test(code)) throw badRequest('Invalid emoji code.');

@@ -49,7 +49,7 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
       if (change.reminder) return toSelf({ type: 'reminders', op: 'remove', reminder_id: change.id } satisfies WireEventOf<'reminders', 'remove'>);
       return toSelf({ type: 'scheduled_messages', op: 'remove', scheduled_message_id: change.id } satisfies WireEventOf<'scheduled_messages', 'remove'>);
     case 'setting.changed': {
-      const event: ApiEvent = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
+      const event: WireEventOf<'user_settings'> = { type: 'user_settings', op: 'update', property: change.name, value: change.value };
       if (change.name === 'default_language') event.language_name = LANGUAGES.get(String(change.value)) ?? '';
       if (change.name !== 'allow_private_data_export') return toSelf(event);
       return [...toSelf(event), ...exportConsentDeliveries(state.realmId, realm.administrators(), state.userId, change.value === true)];
@@ -70,7 +70,7 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
     case 'navigation_view.added':
       return toSelf({ type: 'navigation_view', op: 'add', navigation_view: { fragment: change.view.fragment, is_pinned: change.view.isPinned, name: change.view.name } } satisfies WireEventOf<'navigation_view', 'add'>);
     case 'navigation_view.updated': {
-      const data: Record<string, unknown> = {};
+      const data: WireEventOf<'navigation_view', 'update'>['data'] = {};
       if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
       if (change.name !== undefined) data.name = change.name;
       return toSelf({ type: 'navigation_view', op: 'update', fragment: change.fragment, data });
@@ -95,8 +95,8 @@ export function userEvents(state: UserState, change: UserChange, realm: RealmFac
 }
 
 /** Carries only what the request changed, as the original's event does. */
-function statusEvent(userId: number, change: Extract<UserChange, { type: 'status.changed' }>): ApiEvent {
-  const event: ApiEvent = { type: 'user_status', user_id: userId };
+function statusEvent(userId: number, change: Extract<UserChange, { type: 'status.changed' }>): WireEventOf<'user_status'> {
+  const event: WireEventOf<'user_status'> = { type: 'user_status', user_id: userId };
   if (change.away !== undefined) event.away = change.away;
   if (change.status.statusText !== undefined) event.status_text = change.status.statusText;
   if (change.status.emojiName !== undefined) {

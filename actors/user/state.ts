@@ -1,4 +1,5 @@
 import type { SettingOverrides } from './settings.ts';
+import type { ReactionType } from '../realm/messages/state.ts';
 
 export interface SavedSnippet {
   id: number;
@@ -58,7 +59,7 @@ export interface UserStatus {
   statusText: string;
   emojiName: string;
   emojiCode: string;
-  reactionType: string;
+  reactionType: ReactionType | '';
 }
 
 /** Topic visibility policies of the API: 0 is none (no entry is kept), then muted, unmuted, followed. */

@@ -28,3 +28,6 @@ export type WireRegister = Schemas['register_queue_200_response'];
 
 /** The keys a registration builder makes, each required: `satisfies WireRegisterKeys<...>` checks their shapes. */
 export type WireRegisterKeys<K extends keyof WireRegister> = Required<Pick<WireRegister, K>>;
+
+/** A union of the document's partial objects (a `realm_user` update's `person`, ...) less a key the builder adds. */
+export type PartialWithout<U, K extends PropertyKey> = U extends unknown ? Omit<U, K> : never;

@@ -3600,7 +3600,7 @@ export interface components {
              *     when deactivating a bot and `realm_user` event with `op`
              *     field set to `add` when reactivating a bot.
              */
-            is_active?: boolean;
+            is_active: boolean;
         };
         BasicBotBase: {
             /** @description The user ID of the bot. */
@@ -3666,7 +3666,7 @@ export interface components {
             owner_id?: unknown;
             services?: unknown;
             /** @description The email of the bot. */
-            email?: string;
+            email: string;
             /**
              * @description An integer describing the type of bot:
              *
@@ -3675,9 +3675,9 @@ export interface components {
              *     - `3` for an `Outgoing webhook` bot.
              *     - `4` for an `Embedded` bot.
              */
-            bot_type?: number | null;
+            bot_type: number | null;
             /** @description A boolean describing whether the user account has been deactivated. */
-            is_active?: boolean;
+            is_active: boolean;
         };
         /**
          * @description A dictionary of string key/value pairs, which describe the configuration
@@ -3791,7 +3791,7 @@ export interface components {
              *     **Changes**: New in Zulip 6.0 (feature level 146).
              * @default false
              */
-            display_in_profile_summary: boolean;
+            display_in_profile_summary?: boolean;
             /**
              * @description Whether an organization administrator has configured this profile field as
              *     required.
@@ -3859,7 +3859,7 @@ export interface components {
              * @description Reason why the authentication method is unavailable. This field is optional
              *     and is only present when 'available' is false.
              */
-            unavailable_reason: string;
+            unavailable_reason?: string;
         };
         /**
          * @description `{emoji_id}`: Object containing details about the emoji with
@@ -4427,7 +4427,7 @@ export interface components {
              * @description A list of user IDs of users who are also subscribed
              *     to a given channel. Included only if `include_subscribers` is `true`.
              */
-            subscribers: number[];
+            subscribers?: number[];
             /**
              * @description If [`include_subscribers="partial"`](/api/get-subscriptions#parameter-include_subscribers)
              *     was requested, the server may, at its discretion, send a
@@ -4442,7 +4442,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 11.0 (feature level 412).
              */
-            partial_subscribers: number[];
+            partial_subscribers?: number[];
             /**
              * @description A boolean specifying whether desktop notifications
              *     are enabled for the given channel.
@@ -4724,7 +4724,7 @@ export interface components {
              *     was removed which contained the following properties: `id`, `email`,
              *     `full_name` and `is_mirror_dummy`.
              */
-            user_id?: number;
+            user_id: number;
         };
         EmojiBase: {
             /** @description Name of the emoji. */
@@ -4761,8 +4761,8 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 2). The `user`
              *     object is deprecated and will be removed in the future.
              */
-            user_id?: number;
-            user?: components["schemas"]["EmojiReactionEvent_allOf_user"];
+            user_id: number;
+            user: components["schemas"]["EmojiReactionEvent_allOf_user"];
         };
         MessagesEvent: components["schemas"]["MessagesBase"] & {
             avatar_url?: unknown;
@@ -4850,7 +4850,7 @@ export interface components {
              *     `prev_rendered_content_version` field as it is an internal
              *     server implementation detail not used by any client.
              */
-            edit_history: components["schemas"]["MessagesBase_edit_history_inner"][];
+            edit_history?: components["schemas"]["MessagesBase_edit_history_inner"][];
             /**
              * @description The unique message ID. Messages should always be
              *     displayed sorted by ID.
@@ -4874,7 +4874,7 @@ export interface components {
              *     **Changes**: Prior to Zulip 10.0 (feature level 365), this was the
              *     time when the message was last edited or moved.
              */
-            last_edit_timestamp: number;
+            last_edit_timestamp?: number;
             /**
              * @description The UNIX timestamp for when the message was last moved to a different
              *     channel or topic, in UTC seconds.
@@ -4890,7 +4890,7 @@ export interface components {
              *     parsing the `edit_history` array was required in order to correctly
              *     display moved message indicators.
              */
-            last_moved_timestamp: number;
+            last_moved_timestamp?: number;
             /** @description Data on any reactions to the message. */
             reactions: components["schemas"]["EmojiReaction"][];
             /**
@@ -4918,7 +4918,7 @@ export interface components {
              */
             sender_realm_str: string;
             /** @description Only present for channel messages; the ID of the channel. */
-            stream_id: number;
+            stream_id?: number;
             /**
              * @description The `topic` of the message. Currently always `""` for direct messages,
              *     though this could change if Zulip adds support for topics in direct
@@ -5468,7 +5468,7 @@ export interface components {
              *     is always present, including the case when `email_address_visibility`
              *     is set to everyone (and therefore not restricted).
              */
-            delivery_email: string | null;
+            delivery_email?: string | null;
             /**
              * @description The Zulip API email address of the user or bot.
              *
@@ -5504,7 +5504,7 @@ export interface components {
              *     - `3` for an `Outgoing webhook` bot.
              *     - `4` for an `Embedded` bot.
              */
-            bot_type: number | null;
+            bot_type?: number | null;
             /**
              * @description If the user is a bot (i.e. `is_bot` is true), then `bot_owner_id`
              *     is the user ID of the bot's owner (usually, whoever created the bot).
@@ -5515,7 +5515,7 @@ export interface components {
              *     versions, there was a `bot_owner` field containing the email
              *     address of the bot's owner.
              */
-            bot_owner_id: number | null;
+            bot_owner_id?: number | null;
             /**
              * @description [Organization-level role](/api/roles-and-permissions) of the user.
              *     Possible values are:
@@ -5567,7 +5567,7 @@ export interface components {
              *     includes just a single `value` key; for those custom profile fields
              *     supporting Markdown, a `rendered_value` key will also be present.
              */
-            profile_data: {
+            profile_data?: {
                 [key: string]: components["schemas"]["profile_data_value"];
             };
         };
@@ -5753,7 +5753,7 @@ export interface components {
             msg?: unknown;
             code?: unknown;
             /** @description The string that identifies the invalid event queue. */
-            queue_id?: string;
+            queue_id: string;
         };
         InvalidMessageError: components["schemas"]["CodedErrorBase"] & {
             result?: unknown;
@@ -5770,14 +5770,14 @@ export interface components {
             msg?: unknown;
             code?: unknown;
             /** @description The name of the channel that could not be found. */
-            stream?: string;
+            stream: string;
         };
         NonExistingChannelIdError: components["schemas"]["CodedErrorBase"] & {
             result?: unknown;
             msg?: unknown;
             code?: unknown;
             /** @description The channel ID that could not be found. */
-            stream_id?: number;
+            stream_id: number;
         };
         /**
          * @description ### Invalid API key
@@ -5800,26 +5800,26 @@ export interface components {
              *     message, and (c) a boolean which is `true` when the email address already uses Zulip
              *     and the corresponding user is deactivated in the organization.
              */
-            errors?: components["schemas"]["InvitationFailedError_allOf_errors_inner_inner"][][];
+            errors: components["schemas"]["InvitationFailedError_allOf_errors_inner_inner"][][];
             /** @description A boolean specifying whether any invitations were sent. */
-            sent_invitations?: boolean;
+            sent_invitations: boolean;
             /**
              * @description A boolean specifying whether the limit on the number of invitations that can
              *     be sent in the organization in a day has been reached.
              */
-            daily_limit_reached?: boolean;
+            daily_limit_reached: boolean;
             /**
              * @description A boolean specifying whether the organization have enough unused Zulip licenses
              *     to invite specified number of users.
              */
-            license_limit_reached?: boolean;
+            license_limit_reached: boolean;
         };
         MissingArgumentError: components["schemas"]["CodedErrorBase"] & {
             result?: unknown;
             msg?: unknown;
             code?: unknown;
             /** @description It contains the information about the missing parameter. */
-            var_name?: string;
+            var_name: string;
         };
         IncompatibleParametersError: components["schemas"]["CodedErrorBase"] & {
             result?: unknown;
@@ -5829,7 +5829,7 @@ export interface components {
              * @description A string containing the parameters, separated by commas,
              *     that are incompatible.
              */
-            parameters?: string;
+            parameters: string;
         };
         /**
          * @description ### User not authorized for query
@@ -5874,7 +5874,7 @@ export interface components {
              * @description How many seconds the client must wait before making
              *     additional requests.
              */
-            "retry-after"?: number;
+            "retry-after": number;
         };
         /**
          * @description ### Realm deactivated
@@ -6495,7 +6495,7 @@ export interface components {
              *     `default_language`. Contains the name of the
              *     new default language in English.
              */
-            language_name: string;
+            language_name?: string;
         };
         /**
          * @deprecated
@@ -6555,7 +6555,7 @@ export interface components {
              *     `default_language`. Contains the name of the
              *     new default language in English.
              */
-            language_name: string;
+            language_name?: string;
         };
         /** @description When a user changes their full name. */
         get_events_200_response_allOf_events_inner_oneOf_4_person_oneOf: {
@@ -6665,7 +6665,7 @@ export interface components {
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            rendered_value: string;
+            rendered_value?: string;
         };
         /**
          * @description When the user updates one of their custom profile
@@ -7079,6 +7079,7 @@ export interface components {
              *     [message-flags]: /api/update-message-flags#available-flags
              */
             flags: string[];
+            local_message_id?: string;
         };
         /**
          * @description Event sent to a user's clients when the user completes the OAuth flow
@@ -7323,7 +7324,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 11.0 (feature level 419).
              */
-            presences: {
+            presences?: {
                 [key: string]: components["schemas"]["ModernPresenceFormat"];
             };
             /**
@@ -7332,7 +7333,7 @@ export interface components {
              *
              *     The ID of the modified user.
              */
-            user_id: number;
+            user_id?: number;
             /**
              * @deprecated
              * @description Not present for clients that support the `simplified_presence_events`
@@ -7343,7 +7344,7 @@ export interface components {
              *     **Deprecated**: This field will be removed in a future
              *     release as it is redundant with the `user_id`.
              */
-            email: string;
+            email?: string;
             /**
              * @description Not present for clients that support the `simplified_presence_events`
              *     [client capability](/api/register-queue#parameter-client_capabilities).
@@ -7351,7 +7352,7 @@ export interface components {
              *     The timestamp of when the Zulip server received the user's
              *     presence as a UNIX timestamp.
              */
-            server_timestamp: number;
+            server_timestamp?: number;
             /**
              * @description Not present for clients that support the `simplified_presence_events`
              *     [client capability](/api/register-queue#parameter-client_capabilities).
@@ -7359,7 +7360,7 @@ export interface components {
              *     Object containing the presence data (legacy format) of of the modified
              *     user.
              */
-            presence: {
+            presence?: {
                 [key: string]: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_15_presence_value"];
             };
         };
@@ -7597,7 +7598,7 @@ export interface components {
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            rendered_description: string;
+            rendered_description?: string;
             /**
              * @description Note: Only present if the changed property was `invite_only`.
              *
@@ -7607,7 +7608,7 @@ export interface components {
              *     `"history_public_to_subscribers": true`), but clients should not make that
              *     assumption, as we may change that behavior in the future.
              */
-            history_public_to_subscribers: boolean;
+            history_public_to_subscribers?: boolean;
             /**
              * @description Note: Only present if the changed property was `invite_only`.
              *
@@ -7615,22 +7616,22 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 71).
              */
-            is_web_public: boolean;
+            is_web_public?: boolean;
         };
         /**
          * @description Event sent when a reaction is added to a message.
          *     Sent to all users who were recipients of the message.
          */
         get_events_200_response_allOf_events_inner_oneOf_19: components["schemas"]["EmojiReactionEvent"] & {
-            id?: components["schemas"]["EventIdSchema"];
-            type?: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_19_allOf_type"];
+            id: components["schemas"]["EventIdSchema"];
+            type: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_19_allOf_type"];
             /** @enum {string} */
-            op?: "add";
+            op: "add";
             /**
              * @description The ID of the message to which a reaction was
              *     added.
              */
-            message_id?: number;
+            message_id: number;
             emoji_code?: unknown;
             emoji_name?: unknown;
             reaction_type?: unknown;
@@ -7642,15 +7643,15 @@ export interface components {
          *     Sent to all users who were recipients of the message.
          */
         get_events_200_response_allOf_events_inner_oneOf_20: components["schemas"]["EmojiReactionEvent"] & {
-            id?: components["schemas"]["EventIdSchema"];
-            type?: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_20_allOf_type"];
+            id: components["schemas"]["EventIdSchema"];
+            type: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_20_allOf_type"];
             /** @enum {string} */
-            op?: "remove";
+            op: "remove";
             /**
              * @description The ID of the message from which the reaction was
              *     removed.
              */
-            message_id?: number;
+            message_id: number;
             emoji_code?: unknown;
             emoji_name?: unknown;
             reaction_type?: unknown;
@@ -7858,14 +7859,14 @@ export interface components {
              *     access the user's `presence_enabled` setting, with
              *     `away = !presence_enabled`. To be removed in a future release.
              */
-            away: boolean;
+            away?: boolean;
             /**
              * @description The text content of the status message.
              *
              *     This will be `""` for users who set a status without selecting
              *     or writing a message.
              */
-            status_text: string;
+            status_text?: string;
             /**
              * @description The [emoji name](/api/update-status#parameter-emoji_name) for
              *     the emoji the user selected for their new status.
@@ -7875,7 +7876,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              */
-            emoji_name: string;
+            emoji_name?: string;
             /**
              * @description The [emoji code](/api/update-status#parameter-emoji_code) for
              *     the emoji the user selected for their new status.
@@ -7885,7 +7886,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              */
-            emoji_code: string;
+            emoji_code?: string;
             /**
              * @description The [emoji type](/api/update-status#parameter-reaction_type) for
              *     the emoji the user selected for their new status.
@@ -7896,7 +7897,7 @@ export interface components {
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              * @enum {string}
              */
-            reaction_type: "unicode_emoji" | "realm_emoji" | "svc_extra_emoji";
+            reaction_type?: "unicode_emoji" | "realm_emoji" | "svc_extra_emoji" | "";
             /** @description The ID of the user whose status changed. */
             user_id: number;
         };
@@ -8112,7 +8113,7 @@ export interface components {
              *
              *     [client-capabilities]: /api/register-queue#parameter-client_capabilities
              */
-            message_ids: number[];
+            message_ids?: number[];
             /**
              * @description Only present for clients that do not support the `bulk_message_deletion`
              *     [client capability][client-capabilities].
@@ -8121,7 +8122,7 @@ export interface components {
              *
              *     [client-capabilities]: /api/register-queue#parameter-client_capabilities
              */
-            message_id: number;
+            message_id?: number;
             /**
              * @description The type of message. Either `"stream"` or `"private"`.
              * @enum {string}
@@ -8132,7 +8133,7 @@ export interface components {
              *
              *     The ID of the channel to which the message was sent.
              */
-            stream_id: number;
+            stream_id?: number;
             /**
              * @description Only present if `message_type` is `"stream"`.
              *
@@ -8149,7 +8150,7 @@ export interface components {
              *
              *     [client-capabilities]: /api/register-queue#parameter-client_capabilities
              */
-            topic: string;
+            topic?: string;
         };
         get_events_200_response_allOf_events_inner_oneOf_31_muted_topics_inner_inner: string | number;
         /**
@@ -8729,7 +8730,7 @@ export interface components {
              *     details about one of the recipients. The sending user is guaranteed
              *     to appear among the recipients.
              */
-            recipients: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_37_recipients_inner"][];
+            recipients?: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_37_recipients_inner"][];
             /**
              * @description Only present if `message_type` is `"stream"`.
              *
@@ -8738,7 +8739,7 @@ export interface components {
              *     **Changes**: New in Zulip 4.0 (feature level 58). Previously,
              *     typing notifications were only for direct messages.
              */
-            stream_id: number;
+            stream_id?: number;
             /**
              * @description Only present if `message_type` is `"stream"`.
              *
@@ -8758,7 +8759,7 @@ export interface components {
              *
              *     [client-capabilities]: /api/register-queue#parameter-client_capabilities
              */
-            topic: string;
+            topic?: string;
         };
         /** @description Object describing the user who was previously typing the message. */
         get_events_200_response_allOf_events_inner_oneOf_38_sender: {
@@ -8837,7 +8838,7 @@ export interface components {
              *     dictionary contains details about one of the recipients. The
              *     sending user is guaranteed to appear among the recipients.
              */
-            recipients: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_38_recipients_inner"][];
+            recipients?: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_38_recipients_inner"][];
             /**
              * @description Only present if `message_type` is `"stream"`.
              *
@@ -8846,7 +8847,7 @@ export interface components {
              *     **Changes**: New in Zulip 4.0 (feature level 58). Previously,
              *     typing notifications were only for direct messages.
              */
-            stream_id: number;
+            stream_id?: number;
             /**
              * @description Only present if `message_type` is `"stream"`.
              *
@@ -8855,7 +8856,7 @@ export interface components {
              *     **Changes**: New in Zulip 4.0 (feature level 58). Previously,
              *     typing notifications were only for direct messages.
              */
-            topic: string;
+            topic?: string;
         };
         /** @description Object containing details about recipients of message edit typing notification. */
         get_events_200_response_allOf_events_inner_oneOf_39_recipient: {
@@ -8869,19 +8870,19 @@ export interface components {
              *
              *     The unique ID of the channel to which message is being edited.
              */
-            channel_id: number;
+            channel_id?: number;
             /**
              * @description Only present if `type` is `"channel"`.
              *
              *     Topic within the channel where the message is being edited.
              */
-            topic: string;
+            topic?: string;
             /**
              * @description Present only if `type` is `direct`.
              *
              *     The user IDs of every recipient of this direct message.
              */
-            user_ids: number[];
+            user_ids?: number[];
         };
         /**
          * @description Event sent when a user starts editing a message.
@@ -9181,7 +9182,7 @@ export interface components {
              *     marking already read messages as unread was not
              *     supported by the Zulip API.
              */
-            message_details: {
+            message_details?: {
                 [key: string]: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_42_message_details_value"];
             };
         };
@@ -9221,12 +9222,12 @@ export interface components {
         /** @description Dictionary containing the changed details of the user group. */
         get_events_200_response_allOf_events_inner_oneOf_44_data: {
             /** @description The new name of the user group. Only present if the group's name changed. */
-            name: string;
+            name?: string;
             /**
              * @description The new description of the group. Only present if the description
              *     changed.
              */
-            description: string;
+            description?: string;
             /**
              * @description A [group-setting value][setting-values] defining the set of users who
              *     have permission to add members to this group. Only present if this user
@@ -9239,7 +9240,7 @@ export interface components {
              *
              *     [setting-values]: /api/group-setting-values
              */
-            can_add_members_group: components["schemas"]["GroupSettingValue"];
+            can_add_members_group?: components["schemas"]["GroupSettingValue"];
             /**
              * @description A [group-setting value][setting-values] defining the set of users who
              *     have permission to join this group. Only present if this user group
@@ -9251,7 +9252,7 @@ export interface components {
              *
              *     [setting-values]: /api/group-setting-values
              */
-            can_join_group: components["schemas"]["GroupSettingValue"];
+            can_join_group?: components["schemas"]["GroupSettingValue"];
             /**
              * @description A [group-setting value][setting-values] defining the set of users who
              *     have permission to leave this group. Only present if this user group
@@ -9263,7 +9264,7 @@ export interface components {
              *
              *     [setting-values]: /api/group-setting-values
              */
-            can_leave_group: components["schemas"]["GroupSettingValue"];
+            can_leave_group?: components["schemas"]["GroupSettingValue"];
             /**
              * @description A [group-setting value][setting-values] defining the set of users who
              *     have permission to [manage this group][manage-user-groups]. Only present
@@ -9310,7 +9311,7 @@ export interface components {
              *
              *     [setting-values]: /api/group-setting-values
              */
-            can_remove_members_group: components["schemas"]["GroupSettingValue"];
+            can_remove_members_group?: components["schemas"]["GroupSettingValue"];
             /**
              * @description Whether the user group is deactivated. Deactivated groups
              *     cannot be used as a subgroup of another group or used for
@@ -9356,7 +9357,107 @@ export interface components {
             op: "update";
             /** @description The ID of the user group whose details have changed. */
             group_id: number;
-            data: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_44_data"];
+            data: {
+                /** @description The new name of the user group. Only present if the group's name changed. */
+                name?: string;
+                /**
+                 * @description The new description of the group. Only present if the description
+                 *     changed.
+                 */
+                description?: string;
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to add members to this group. Only present if this user
+                 *     group permission setting changed.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 305). Previously, this
+                 *     permission was controlled by the `can_manage_group` setting.
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 */
+                can_add_members_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to join this group. Only present if this user group
+                 *     permission setting changed.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 301).
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 */
+                can_join_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to leave this group. Only present if this user group
+                 *     permission setting changed.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 308).
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 */
+                can_leave_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to [manage this group][manage-user-groups]. Only present
+                 *     if this user group permission setting changed.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 283).
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 *     [manage-user-groups]: /help/manage-user-groups
+                 */
+                can_manage_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to [mention this user group][mentions]. Only present
+                 *     if this user group permission setting changed.
+                 *
+                 *     **Changes**: Before Zulip 9.0 (feature level 258), this setting was
+                 *     always the integer form of a [group-setting value][setting-values].
+                 *
+                 *     Before Zulip 8.0 (feature level 198), this setting was named
+                 *     `can_mention_group_id`.
+                 *
+                 *     New in Zulip 8.0 (feature level 191). Previously, groups could be
+                 *     mentioned only if they were not [system groups][system-groups].
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 *     [system-groups]: /api/group-setting-values#system-groups
+                 *     [mentions]: /help/mention-a-user-or-group
+                 */
+                can_mention_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value][setting-values] defining the set of users who
+                 *     have permission to remove members from this group. Only present if this
+                 *     user group permission setting changed.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 324). Previously, this
+                 *     permission was controlled by the `can_manage_group` setting.
+                 *
+                 *     Will be one of the following:
+                 *
+                 *     [setting-values]: /api/group-setting-values
+                 */
+                can_remove_members_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description Whether the user group is deactivated. Deactivated groups
+                 *     cannot be used as a subgroup of another group or used for
+                 *     any other purpose.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 290).
+                 */
+                deactivated?: boolean;
+            };
         };
         /**
          * @description Event sent to all users when users have been added to a user group.
@@ -9886,13 +9987,52 @@ export interface components {
             type: components["schemas"]["EventTypeSchema"] & "realm_bot";
             /** @enum {string} */
             op: "update";
-            /**
-             * @description Object containing details about the changed bot.
-             *     It contains two properties: the user ID of the bot and
-             *     the property to be changed. The changed property is one
-             *     of the remaining properties listed below.
-             */
-            bot: components["schemas"]["BasicBot"];
+            bot: {
+                /** @description The user ID of the bot. */
+                user_id: number;
+                /** @description The full name of the bot. */
+                full_name?: string;
+                /** @description The API key of the bot which it uses to make API requests. */
+                api_key?: string;
+                /**
+                 * @description The default sending channel of the bot. If `null`, the bot doesn't
+                 *     have a default sending channel.
+                 */
+                default_sending_stream?: string | null;
+                /**
+                 * @description The default channel for which the bot receives events/register data.
+                 *     If `null`, the bot doesn't have such a default channel.
+                 */
+                default_events_register_stream?: string | null;
+                /** @description Whether the bot can send messages to all channels by default. */
+                default_all_public_streams?: boolean;
+                /** @description The URL of the bot's avatar. */
+                avatar_url?: string;
+                /**
+                 * @description The user ID of the bot's owner.
+                 *
+                 *     If `null`, the bot has no owner.
+                 */
+                owner_id?: number | null;
+                /**
+                 * @description An array containing extra configuration fields only relevant for
+                 *     outgoing webhook bots and embedded bots. This is always a single-element
+                 *     array.
+                 *
+                 *     We consider this part of the Zulip API to be unstable; it is used only
+                 *     for UI elements for administering bots and is likely to change.
+                 */
+                services?: components["schemas"]["BasicBotBase_services_inner"][];
+                /**
+                 * @description A boolean describing whether the user account has been deactivated.
+                 *
+                 *     **Changes**: New in Zulip 8.0 (feature level 222). Previously
+                 *     we sent `realm_user` event with `op` field set to `remove`
+                 *     when deactivating a bot and `realm_user` event with `op`
+                 *     field set to `add` when reactivating a bot.
+                 */
+                is_active?: boolean;
+            };
         };
         /** @description Object containing details about the deactivated bot. */
         get_events_200_response_allOf_events_inner_oneOf_61_bot: {
@@ -10979,7 +11119,798 @@ export interface components {
              *     **Deprecated** and will be removed in a future release.
              */
             property: string;
-            data: components["schemas"]["get_events_200_response_allOf_events_inner_oneOf_67_data"];
+            data: {
+                /**
+                 * @description Whether this organization's [message edit policy][config-message-editing]
+                 *     allows editing the content of messages.
+                 *
+                 *     See [`PATCH /messages/{message_id}`](/api/update-message) for details and
+                 *     history of how message editing permissions work.
+                 *
+                 *     [config-message-editing]: /help/restrict-message-editing-and-deletion
+                 */
+                allow_message_editing?: boolean;
+                /**
+                 * @description Dictionary of authentication method keys mapped to dictionaries that
+                 *     describe the properties of the named authentication method for the
+                 *     organization - its enabled status and availability for use by the
+                 *     organization.
+                 *
+                 *     Clients should use this to implement server-settings UI to change which
+                 *     methods are enabled for the organization. For authentication UI itself,
+                 *     clients should use the pre-authentication metadata returned by
+                 *     [`GET /server_settings`](/api/get-server-settings).
+                 *
+                 *     **Changes**: In Zulip 9.0 (feature level 243), the values in this
+                 *     dictionary were changed. Previously, the values were a simple boolean
+                 *     indicating whether the backend is enabled or not.
+                 */
+                authentication_methods?: {
+                    [key: string]: components["schemas"]["RealmAuthenticationMethod"];
+                };
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the
+                 *     set of users who are allowed to access all users in the
+                 *     organization.
+                 *
+                 *     **Changes**: Prior to Zulip 10.0 (feature level 314), this value used
+                 *     to be of type integer and did not accept anonymous user groups.
+                 *
+                 *     New in Zulip 8.0 (feature level 225).
+                 */
+                can_access_all_users_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create user
+                 *     groups in this organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 299). Previously
+                 *     `user_group_edit_policy` field used to control the permission
+                 *     to create user groups.
+                 */
+                can_create_groups?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create all types of bot users
+                 *     in the organization. See also `can_create_write_only_bots_group`.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 344). Previously, this
+                 *     permission was controlled by the enum `bot_creation_policy`. Values
+                 *     were 1=Members, 2=Generic bots limited to administrators, 3=Administrators.
+                 */
+                can_create_bots_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create bot users that
+                 *     can only send messages in the organization, i.e. incoming webhooks,
+                 *     in addition to the users who are present in `can_create_bots_group`.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 344). Previously, this
+                 *     permission was controlled by the enum `bot_creation_policy`. Values
+                 *     were 1=Members, 2=Generic bots limited to administrators, 3=Administrators.
+                 */
+                can_create_write_only_bots_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create public
+                 *     channels in this organization.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 264). Previously
+                 *     `realm_create_public_stream_policy` field used to control the
+                 *     permission to create public channels.
+                 */
+                can_create_public_channel_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create private
+                 *     channels in this organization.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 266). Previously
+                 *     `realm_create_private_stream_policy` field used to control the
+                 *     permission to create private channels.
+                 */
+                can_create_private_channel_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to create web-public
+                 *     channels in this organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 280). Previously
+                 *     `realm_create_web_public_stream_policy` field used to control
+                 *     the permission to create web-public channels.
+                 */
+                can_create_web_public_channel_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to add custom emoji in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 307). Previously, this
+                 *     permission was controlled by the enum `add_custom_emoji_policy`. Values
+                 *     were 1=Members, 2=Admins, 3=Full members, 4=Moderators.
+                 *
+                 *     Before Zulip 5.0 (feature level 85), the `realm_add_emoji_by_admins_only`
+                 *     boolean setting controlled this permission; `true` corresponded to `Admins`,
+                 *     and `false` to `Everyone`.
+                 */
+                can_add_custom_emoji_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to add subscribers to channels in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 341). Previously, this
+                 *     permission was controlled by the enum `invite_to_stream_policy`. Values
+                 *     were 1=Members, 2=Admins, 3=Full members, 4=Moderators.
+                 */
+                can_add_subscribers_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to delete any message in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 281). Previously, this
+                 *     permission was limited to administrators only and was uneditable.
+                 */
+                can_delete_any_message_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to delete messages that they have sent in the
+                 *     organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 291). Previously, this
+                 *     permission was controlled by the enum `delete_own_message_policy`. Values
+                 *     were 1=Members, 2=Admins, 3=Full members, 4=Moderators, 5=Everyone.
+                 *
+                 *     Before Zulip 5.0 (feature level 101), the `allow_message_deleting` boolean
+                 *     setting controlled this permission; `true` corresponded to `Everyone`, and
+                 *     `false` to `Admins`.
+                 */
+                can_delete_own_message_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to change per-channel `can_delete_any_message_group`
+                 *     and `can_delete_own_message_group` permission settings. Note that the user
+                 *     must be a member of both this group and the `can_administer_channel_group`
+                 *     of the channel whose message delete settings they want to change.
+                 *
+                 *     Organization administrators can always change these settings of
+                 *     every channel.
+                 *
+                 *     **Changes**: New in Zulip 11.0 (feature level 407).
+                 */
+                can_set_delete_message_policy_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to change per-channel `topics_policy` setting. Note that
+                 *     the user must be a member of both this group and the `can_administer_channel_group`
+                 *     of the channel whose `topics_policy` they want to change.
+                 *
+                 *     Organization administrators can always change the `topics_policy` setting of
+                 *     every channel.
+                 *
+                 *     **Changes**: New in Zulip 11.0 (feature level 392).
+                 */
+                can_set_topics_policy_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to send email invitations for inviting other users
+                 *     to the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 321). Previously, this
+                 *     permission was controlled by the enum `invite_to_realm_policy`. Values
+                 *     were 1=Members, 2=Admins, 3=Full members, 4=Moderators, 6=Nobody.
+                 *
+                 *     Before Zulip 4.0 (feature level 50), the `invite_by_admins_only` boolean
+                 *     setting controlled this permission; `true` corresponded to `Admins`, and
+                 *     `false` to `Members`.
+                 */
+                can_invite_users_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to use wildcard mentions in large channels.
+                 *
+                 *     All users will receive a warning/reminder when using mentions in large
+                 *     channels, even when permitted to do so.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 352). Previously, this
+                 *     permission was controlled by the enum `wildcard_mention_policy`.
+                 */
+                can_mention_many_users_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to move messages from one channel to another
+                 *     in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 310). Previously, this
+                 *     permission was controlled by the enum `move_messages_between_streams_policy`.
+                 *     Values were 1=Members, 2=Admins, 3=Full members, 4=Moderators, 6=Nobody.
+                 *
+                 *     In Zulip 7.0 (feature level 159), `Nobody` was added as an option to
+                 *     `move_messages_between_streams_policy` enum.
+                 */
+                can_move_messages_between_channels_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to move messages from one topic to another
+                 *     within a channel in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 316). Previously, this
+                 *     permission was controlled by the enum `edit_topic_policy`. Values were
+                 *     1=Members, 2=Admins, 3=Full members, 4=Moderators, 5=Everyone, 6=Nobody.
+                 *
+                 *     In Zulip 7.0 (feature level 159), `Nobody` was added as an option to
+                 *     `edit_topic_policy` enum.
+                 */
+                can_move_messages_between_topics_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining
+                 *     the set of users who have permission to [resolve topics](/help/resolve-a-topic)
+                 *     in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 367). Previously, permission to
+                 *     resolve topics was controlled by the more general
+                 *     can_move_messages_between_topics_group permission for moving messages.
+                 */
+                can_resolve_topics_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values)
+                 *     defining the set of users who have permission to
+                 *     administer all existing groups in this organization.
+                 *
+                 *     **Changes**: Prior to Zulip 10.0 (feature level 305), only users who
+                 *     were a member of the group or had the moderator role or above could
+                 *     exercise the permission on a given group.
+                 *
+                 *     New in Zulip 10.0 (feature level 299). Previously the
+                 *     `user_group_edit_policy` field controlled the permission
+                 *     to manage user groups. Valid values were as follows:
+                 *
+                 *     - 1 = All members can create and edit user groups
+                 *     - 2 = Only organization administrators can create and edit
+                 *       user groups
+                 *     - 3 = Only [full members][calc-full-member] can create and
+                 *       edit user groups.
+                 *     - 4 = Only organization administrators and moderators can
+                 *       create and edit user groups.
+                 *
+                 *     [calc-full-member]: /api/roles-and-permissions#determining-if-a-user-is-a-full-member
+                 */
+                can_manage_all_groups?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to manage plans and billing in the organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 363). Previously, only owners
+                 *     and users with `is_billing_admin` property set to `true` were allowed to
+                 *     manage plans and billing.
+                 */
+                can_manage_billing_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the
+                 *     set of users who are allowed to use AI summarization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 350).
+                 */
+                can_summarize_topics_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the
+                 *     set of users who are allowed to create [reusable invitation
+                 *     links](/help/invite-new-users#create-a-reusable-invitation-link)
+                 *     to the organization.
+                 *
+                 *     **Changes**: Prior to Zulip 10.0 (feature level 314), this value used
+                 *     to be of type integer and did not accept anonymous user groups.
+                 *
+                 *     New in Zulip 8.0 (feature level 209).
+                 */
+                create_multiuse_invite_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description The default pygments language code to be used for code blocks in this
+                 *     organization. If an empty string, no default has been set.
+                 *
+                 *     **Changes**: Prior to Zulip 8.0 (feature level 195), a server bug meant
+                 *     that both `null` and an empty string could represent that no default was
+                 *     set for this realm setting in the [`POST /register`](/api/register-queue)
+                 *     response. The documentation for both that endpoint and this event
+                 *     incorrectly stated that the only representation for no default language
+                 *     was `null`. This event in fact uses the empty string to indicate that no
+                 *     default has been set in all server versions.
+                 */
+                default_code_block_language?: string;
+                /** @description The default language for the organization. */
+                default_language?: string;
+                /** @description The description of the organization, used on login and registration pages. */
+                description?: string;
+                /** @description Whether the organization has enabled [weekly digest emails](/help/digest-emails). */
+                digest_emails_enabled?: boolean;
+                /**
+                 * @description The day of the week when the organization will send
+                 *     its weekly digest email to inactive users.
+                 */
+                digest_weekday?: number;
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to start a new direct message conversation
+                 *     involving other non-bot users. Users who are outside this group and attempt
+                 *     to send the first direct message to a given collection of recipient users
+                 *     will receive an error, unless all other recipients are bots or the sender.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 270).
+                 *
+                 *     Previously, access to send direct messages was controlled by the
+                 *     `private_message_policy` realm setting, which supported values of
+                 *     1 (enabled) and 2 (disabled).
+                 */
+                direct_message_initiator_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description A [group-setting value](/api/group-setting-values) defining the set of
+                 *     users who have permission to fully use direct messages. Users outside
+                 *     this group can only send direct messages to conversations where all the
+                 *     recipients are in this group, are bots, or are the sender, ensuring that
+                 *     every direct message conversation will be visible to at least one user in
+                 *     this group.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 270).
+                 *
+                 *     Previously, access to send direct messages was controlled by the
+                 *     `private_message_policy` realm setting, which supported values of
+                 *     1 (enabled) and 2 (disabled).
+                 */
+                direct_message_permission_group?: components["schemas"]["GroupSettingValue"];
+                /**
+                 * @description Whether the organization disallows disposable email
+                 *     addresses.
+                 */
+                disallow_disposable_email_addresses?: boolean;
+                /**
+                 * @description Whether users are allowed to change their own email address in this
+                 *     organization. This is typically disabled for organizations that
+                 *     synchronize accounts from LDAP or a similar corporate database.
+                 */
+                email_changes_disabled?: boolean;
+                /**
+                 * @description Whether read receipts is enabled in the organization or not.
+                 *
+                 *     If disabled, read receipt data will be unavailable to clients, regardless
+                 *     of individual users' personal read receipt settings. See also the
+                 *     `send_read_receipts` setting within `realm_user_settings_defaults`.
+                 *
+                 *     **Changes**: New in Zulip 6.0 (feature level 137).
+                 */
+                enable_read_receipts?: boolean;
+                /**
+                 * @description Whether [new users joining](/help/restrict-account-creation#configuring-email-domain-restrictions)
+                 *     this organization are required to have an email
+                 *     address in one of the `realm_domains` configured for the organization.
+                 */
+                emails_restricted_to_domains?: boolean;
+                /**
+                 * @description Whether clients should show a warning when a user is composing
+                 *     a DM to a guest user in this organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 348).
+                 */
+                enable_guest_user_dm_warning?: boolean;
+                /**
+                 * @description Whether clients should display "(guest)" after the names of
+                 *     guest users to prominently highlight their status.
+                 *
+                 *     **Changes**: New in Zulip 8.0 (feature level 216).
+                 */
+                enable_guest_user_indicator?: boolean;
+                /**
+                 * @description Whether web-public channels are enabled in this organization.
+                 *
+                 *     Can only be enabled if the `WEB_PUBLIC_STREAMS_ENABLED`
+                 *     [server setting][server-settings] is enabled on the Zulip
+                 *     server. See also the `can_create_web_public_channel_group`
+                 *     realm setting.
+                 *
+                 *     [server-settings]: https://zulip.readthedocs.io/en/stable/production/settings.html
+                 *
+                 *     **Changes**: New in Zulip 5.0 (feature level 109).
+                 */
+                enable_spectator_access?: boolean;
+                /**
+                 * @description Maximum rating of the GIFs that will be retrieved from GIPHY.
+                 *
+                 *     **Changes**: New in Zulip 4.0 (feature level 55).
+                 */
+                giphy_rating?: number;
+                /**
+                 * @description String indicating whether the organization's
+                 *     [profile icon](/help/create-your-organization-profile) was uploaded
+                 *     by a user or is the default. Useful for UI allowing editing the organization's icon.
+                 *
+                 *     - "G" means generated by Gravatar (the default).
+                 *     - "U" means uploaded by an organization administrator.
+                 */
+                icon_source?: string;
+                /** @description The URL of the organization's [profile icon](/help/create-your-organization-profile). */
+                icon_url?: string;
+                /**
+                 * @description Whether this organization has been configured to enable
+                 *     [previews of linked images](/help/image-video-and-website-previews).
+                 */
+                inline_image_preview?: boolean;
+                /**
+                 * @description Whether this organization has been configured to enable
+                 *     [previews of linked websites](/help/image-video-and-website-previews).
+                 */
+                inline_url_embed_preview?: boolean;
+                /** @description Whether an invitation is required to join this organization. */
+                invite_required?: boolean;
+                /**
+                 * @description The URL of the custom Jitsi Meet server configured in this organization's
+                 *     settings.
+                 *
+                 *     `null`, the default, means that the organization is using the should use the
+                 *     server-level configuration, `server_jitsi_server_url`.
+                 *
+                 *     **Changes**: New in Zulip 8.0 (feature level 212). Previously, this was only
+                 *     available as a server-level configuration, and required a server restart to
+                 *     change.
+                 */
+                jitsi_server_url?: string | null;
+                /**
+                 * @description String indicating whether the organization's
+                 *     [profile wide logo](/help/create-your-organization-profile) was uploaded
+                 *     by a user or is the default. Useful for UI allowing editing the
+                 *     organization's wide logo.
+                 *
+                 *     - "D" means the logo is the default Zulip logo.
+                 *     - "U" means uploaded by an organization administrator.
+                 */
+                logo_source?: string;
+                /**
+                 * @description The URL of the organization's wide logo configured in the
+                 *     [organization profile](/help/create-your-organization-profile).
+                 */
+                logo_url?: string;
+                /**
+                 * @description The organization's default policy for sending channel messages to the
+                 *     [empty "general chat" topic](/help/general-chat-topic).
+                 *
+                 *     - `"allow_empty_topic"`: Channel messages can be sent to the empty topic.
+                 *     - `"disable_empty_topic"`: Channel messages cannot be sent to the empty topic.
+                 *
+                 *     **Changes**: New in Zulip 11.0 (feature level 392). Previously, this was
+                 *     controlled by the boolean realm `mandatory_topics` setting, which is now
+                 *     deprecated.
+                 * @enum {string}
+                 */
+                topics_policy?: "allow_empty_topic" | "disable_empty_topic";
+                /**
+                 * @deprecated
+                 * @description Whether [topics are required](/help/require-topics) for messages in this
+                 *     organization.
+                 *
+                 *     **Changes**: Deprecated in Zulip 11.0 (feature level 392). This is now
+                 *     controlled by the realm `topics_policy` setting.
+                 */
+                mandatory_topics?: boolean;
+                /**
+                 * @description The new maximum file size that can be uploaded to this Zulip organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 306). Previously, this field of
+                 *     the core state did not support being updated via the events system, as it was
+                 *     typically hardcoded for a given Zulip installation.
+                 */
+                max_file_upload_size_mib?: number;
+                /**
+                 * @description Whether notification emails in this organization are allowed to
+                 *     contain Zulip the message content, or simply indicate that a new
+                 *     message was sent.
+                 */
+                message_content_allowed_in_email_notifications?: boolean;
+                /**
+                 * @description Messages sent more than this many seconds ago cannot be deleted
+                 *     with this organization's
+                 *     [message deletion policy](/help/restrict-message-editing-and-deletion).
+                 *
+                 *     Will not be 0. A `null` value means no limit: messages can be deleted
+                 *     regardless of how long ago they were sent.
+                 *
+                 *     **Changes**: No limit was represented using the
+                 *     special value `0` before Zulip 5.0 (feature level 100).
+                 */
+                message_content_delete_limit_seconds?: number | null;
+                /**
+                 * @description Messages sent more than this many seconds ago cannot be edited
+                 *     with this organization's
+                 *     [message edit policy](/help/restrict-message-editing-and-deletion).
+                 *
+                 *     Will not be `0`. A `null` value means no limit, so messages can be edited
+                 *     regardless of how long ago they were sent.
+                 *
+                 *     See [`PATCH /messages/{message_id}`](/api/update-message) for details and
+                 *     history of how message editing permissions work.
+                 *
+                 *     **Changes**: Before Zulip 6.0 (feature level 138), no limit was
+                 *     represented using the special value `0`.
+                 */
+                message_content_edit_limit_seconds?: number | null;
+                /**
+                 * @description Which type of message edit history is configured to allow users to
+                 *     access [message edit history](/help/view-a-messages-edit-history).
+                 *
+                 *     - "all" = All edit history is visible.
+                 *     - "moves" = Only moves are visible.
+                 *     - "none" = No edit history is visible.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 358), replacing the previous
+                 *     `allow_edit_history` boolean setting; `true` corresponds to `all`,
+                 *     and `false` to `none`.
+                 */
+                message_edit_history_visibility_policy?: string;
+                /**
+                 * @description The ID of the private channel to which messages flagged by users for
+                 *     moderation are sent. Moderators can use this channel to review and
+                 *     act on reported content.
+                 *
+                 *     Will be `-1` if moderation requests are disabled.
+                 *
+                 *     Clients should check whether moderation requests are disabled to
+                 *     determine whether to present a "report message" feature in their UI
+                 *     within a given organization.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 331). Previously,
+                 *     no "report message" features existed in Zulip.
+                 */
+                moderation_request_channel_id?: number;
+                /**
+                 * @description Messages sent more than this many seconds ago cannot be moved within a
+                 *     channel to another topic by users who have permission to do so based on this
+                 *     organization's [topic edit policy](/help/restrict-moving-messages). This
+                 *     setting does not affect moderators and administrators.
+                 *
+                 *     Will not be `0`. A `null` value means no limit, so message topics can be
+                 *     edited regardless of how long ago they were sent.
+                 *
+                 *     See [`PATCH /messages/{message_id}`](/api/update-message) for details and
+                 *     history of how message editing permissions work.
+                 *
+                 *     **Changes**: New in Zulip 7.0 (feature level 162). Previously, this time
+                 *     limit was always 72 hours for users who were not administrators or
+                 *     moderators.
+                 */
+                move_messages_within_stream_limit_seconds?: number | null;
+                /**
+                 * @description Messages sent more than this many seconds ago cannot be moved between
+                 *     channels by users who have permission to do so based on this organization's
+                 *     [message move policy](/help/restrict-moving-messages). This setting does
+                 *     not affect moderators and administrators.
+                 *
+                 *     Will not be `0`. A `null` value means no limit, so messages can be moved
+                 *     regardless of how long ago they were sent.
+                 *
+                 *     See [`PATCH /messages/{message_id}`](/api/update-message) for details and
+                 *     history of how message editing permissions work.
+                 *
+                 *     **Changes**: New in Zulip 7.0 (feature level 162). Previously, there was
+                 *     no time limit for moving messages between channels for users with permission
+                 *     to do so.
+                 */
+                move_messages_between_streams_limit_seconds?: number | null;
+                /** @description The name of the organization, used in login pages etc. */
+                name?: string;
+                /**
+                 * @description Indicates whether users are
+                 *     [allowed to change](/help/restrict-name-and-email-changes) their name
+                 *     via the Zulip UI in this organization. Typically disabled
+                 *     in organizations syncing this type of account information from
+                 *     an external user database like LDAP.
+                 */
+                name_changes_disabled?: boolean;
+                /**
+                 * @description String indicating whether the organization's dark theme
+                 *     [profile wide logo](/help/create-your-organization-profile) was uploaded
+                 *     by a user or is the default. Useful for UI allowing editing the
+                 *     organization's wide logo.
+                 *
+                 *     - "D" means the logo is the default Zulip logo.
+                 *     - "U" means uploaded by an organization administrator.
+                 */
+                night_logo_source?: string;
+                /**
+                 * @description The URL of the organization's dark theme wide-format logo configured in the
+                 *     [organization profile](/help/create-your-organization-profile).
+                 */
+                night_logo_url?: string;
+                /**
+                 * @description The ID of the channel to which automated messages announcing the
+                 *     [creation of new channels][new-channel-announce] are sent.
+                 *
+                 *     Will be `-1` if such automated messages are disabled.
+                 *
+                 *     Since these automated messages are sent by the server, this field is
+                 *     primarily relevant to clients containing UI for changing it.
+                 *
+                 *     [new-channel-announce]: /help/configure-automated-notices#new-channel-announcements
+                 *
+                 *     **Changes**: In Zulip 9.0 (feature level 241), renamed `notifications_stream_id`
+                 *     to `new_stream_announcements_stream_id`.
+                 */
+                new_stream_announcements_stream_id?: number;
+                /**
+                 * @description The [organization type](/help/organization-type)
+                 *     for the realm.
+                 *
+                 *     - 0 = Unspecified
+                 *     - 10 = Business
+                 *     - 20 = Open-source project
+                 *     - 30 = Education (non-profit)
+                 *     - 35 = Education (for-profit)
+                 *     - 40 = Research
+                 *     - 50 = Event or conference
+                 *     - 60 = Non-profit (registered)
+                 *     - 70 = Government
+                 *     - 80 = Political group
+                 *     - 90 = Community
+                 *     - 100 = Personal
+                 *     - 1000 = Other
+                 *
+                 *     **Changes**: New in Zulip 6.0 (feature level 128).
+                 */
+                org_type?: number;
+                /**
+                 * @description The plan type of the organization.
+                 *
+                 *     - 1 = Self-hosted organization (SELF_HOSTED)
+                 *     - 2 = Zulip Cloud free plan (LIMITED)
+                 *     - 3 = Zulip Cloud Standard plan (STANDARD)
+                 *     - 4 = Zulip Cloud Standard plan, sponsored for free (STANDARD_FREE)
+                 */
+                plan_type?: number;
+                /**
+                 * @description Whether online presence of other users is shown in this
+                 *     organization.
+                 */
+                presence_disabled?: boolean;
+                /**
+                 * @description Whether push notifications are enabled for this organization. Typically
+                 *     `true` for Zulip Cloud and self-hosted realms that have a valid
+                 *     registration for the [Mobile push notifications
+                 *     service](https://zulip.readthedocs.io/en/latest/production/mobile-push-notifications.html),
+                 *     and `false` for self-hosted servers that do not.
+                 *
+                 *     **Changes**: New in Zulip 8.0 (feature level 231).
+                 *     Previously, this value was never updated via events.
+                 */
+                push_notifications_enabled?: boolean;
+                /**
+                 * @description If the server expects the realm's push notifications access to end at a
+                 *     definite time in the future, the time at which this is expected to happen.
+                 *     Mobile clients should use this field to display warnings to users when the
+                 *     indicated timestamp is near.
+                 *
+                 *     **Changes**: New in Zulip 8.0 (feature level 231).
+                 */
+                push_notifications_enabled_end_timestamp?: number | null;
+                /**
+                 * @description Whether this realm is configured to disallow sending mobile
+                 *     push notifications with message content through the legacy
+                 *     mobile push notifications APIs. The new API uses end-to-end
+                 *     encryption to protect message content and metadata from
+                 *     being accessible to the push bouncer service, APNs, and
+                 *     FCM. Clients that support the new E2EE API will use it
+                 *     automatically regardless of this setting.
+                 *
+                 *     If `true`, mobile push notifications sent to clients that
+                 *     lack support for E2EE push notifications will always have
+                 *     "New message" as their content. Note that these legacy
+                 *     mobile notifications will still contain metadata, which may
+                 *     include the message's ID, the sender's name, email address,
+                 *     and avatar.
+                 *
+                 *     In a future release, once the official mobile apps have
+                 *     implemented fully validated their E2EE protocol support,
+                 *     this setting will become strict, and disable the legacy
+                 *     protocol entirely.
+                 *
+                 *     **Changes**: New in Zulip 11.0 (feature level 409). Previously,
+                 *     this behavior was available only via the
+                 *     `PUSH_NOTIFICATION_REDACT_CONTENT` global server setting.
+                 */
+                require_e2ee_push_notifications?: boolean;
+                /**
+                 * @description Indicates whether the organization is configured to require users to have
+                 *     unique full names. If true, the server will reject attempts to create a
+                 *     new user, or change the name of an existing user, where doing so would
+                 *     lead to two users whose names are identical modulo case and unicode
+                 *     normalization.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 246). Previously, the Zulip
+                 *     server could not be configured to enforce unique names.
+                 */
+                require_unique_names?: boolean;
+                /**
+                 * @description Whether or not this organization is configured to send the standard Zulip
+                 *     [welcome emails](/help/disable-welcome-emails) to new users joining the organization.
+                 */
+                send_welcome_emails?: boolean;
+                /**
+                 * @description The ID of the channel to which automated messages announcing
+                 *     that [new users have joined the organization][new-user-announce] are sent.
+                 *
+                 *     Will be `-1` if such automated messages are disabled.
+                 *
+                 *     Since these automated messages are sent by the server, this field is
+                 *     primarily relevant to clients containing UI for changing it.
+                 *
+                 *     [new-user-announce]: /help/configure-automated-notices#new-user-announcements
+                 *
+                 *     **Changes**: In Zulip 9.0 (feature level 241), renamed
+                 *     `signup_notifications_stream_id` to `signup_announcements_stream_id`.
+                 */
+                signup_announcements_stream_id?: number;
+                /**
+                 * @description The new upload quota for the Zulip organization.
+                 *
+                 *     If `null`, there is no limit.
+                 *
+                 *     **Changes**: New in Zulip 10.0 (feature level 306). Previously,
+                 *     this was present changed via an `upload_quota` field in `extra_data` property
+                 *     of [realm/update](#realm-update) event format for `plan_type` events.
+                 */
+                upload_quota_mib?: number | null;
+                /**
+                 * @description The configured [video call provider](/help/configure-call-provider) for the
+                 *     organization.
+                 *
+                 *     - 0 = None
+                 *     - 1 = Jitsi Meet
+                 *     - 3 = Zoom (User OAuth integration)
+                 *     - 4 = BigBlueButton
+                 *     - 5 = Zoom (Server to Server OAuth integration)
+                 *
+                 *     Note that only one of the [Zoom integrations][zoom-video-calls] can
+                 *     be configured on a Zulip server.
+                 *
+                 *     **Changes**: In Zulip 10.0 (feature level 353), added the Zoom Server
+                 *     to Server OAuth option.
+                 *
+                 *     In Zulip 3.0 (feature level 1), added the None option
+                 *     to disable video call UI.
+                 *
+                 *     [zoom-video-calls]: https://zulip.readthedocs.io/en/latest/production/video-calls.html#zoom
+                 */
+                video_chat_provider?: number;
+                /**
+                 * @description Members whose accounts have been created at least this many days ago
+                 *     will be treated as [full members][calc-full-member]
+                 *     for the purpose of settings that restrict access to new members.
+                 *
+                 *     [calc-full-member]: /api/roles-and-permissions#determining-if-a-user-is-a-full-member
+                 */
+                waiting_period_threshold?: number;
+                /**
+                 * @description Whether the organization has given permission to be advertised in the
+                 *     Zulip [communities directory](/help/communities-directory).
+                 *
+                 *     **Changes**: New in Zulip 6.0 (feature level 129).
+                 */
+                want_advertise_in_communities_directory?: boolean;
+                /**
+                 * @description This organization's configured custom message for Welcome Bot
+                 *     to send to new user accounts, in Zulip Markdown format.
+                 *
+                 *     Maximum length is 8000 characters.
+                 *
+                 *     **Changes**: New in Zulip 11.0 (feature level 416).
+                 */
+                welcome_message_custom_text?: string;
+                /**
+                 * @description The ID of the channel to which automated messages announcing
+                 *     new features or other end-user updates about the Zulip software are sent.
+                 *
+                 *     Will be `-1` if such automated messages are disabled.
+                 *
+                 *     Since these automated messages are sent by the server, this field is
+                 *     primarily relevant to clients containing UI for changing it.
+                 *
+                 *     **Changes**: New in Zulip 9.0 (feature level 242).
+                 */
+                zulip_update_announcements_stream_id?: number;
+            };
         };
         /** @description The new value of the property. */
         get_events_200_response_allOf_events_inner_oneOf_68_value: boolean | number | string;
@@ -11111,9 +12042,9 @@ export interface components {
         /** @description A dictionary containing the updated properties of the navigation view. */
         get_events_200_response_allOf_events_inner_oneOf_73_data: {
             /** @description The user-facing name for custom navigation views. Omit this field for built-in views. */
-            name: string | null;
+            name?: string | null;
             /** @description Determines whether the view is pinned (true) or hidden in the menu (false). */
-            is_pinned: boolean | null;
+            is_pinned?: boolean | null;
         };
         /**
          * @description Event containing details of an update to an existing navigation view.
@@ -11402,24 +12333,24 @@ export interface components {
              * @description The new name of the channel folder. Only present if the channel
              *     folder's name changed.
              */
-            name: string;
+            name?: string;
             /**
              * @description The new description of the channel folder. Only present if the
              *     description changed.
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            description: string;
+            description?: string;
             /**
              * @description The new rendered description of the channel folder. Only present
              *     if the description changed.
              */
-            rendered_description: string;
+            rendered_description?: string;
             /**
              * @description Whether the channel folder is archived or not. Only present if
              *     the channel folder is archived or unarchived.
              */
-            is_archived: boolean;
+            is_archived?: boolean;
         };
         /**
          * @description Event sent to users in an organization when a channel folder is updated.
@@ -11503,9 +12434,9 @@ export interface components {
              *     guaranteed to be increasing, but they are not guaranteed to be
              *     consecutive.
              */
-            events?: components["schemas"]["get_events_200_response_allOf_events_inner"][];
+            events: components["schemas"]["get_events_200_response_allOf_events_inner"][];
             /** @description The ID of the registered queue. */
-            queue_id?: string;
+            queue_id: string;
         };
         delete_queue_request: {
             /**
@@ -11528,7 +12459,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The ID of the given channel. */
-            stream_id?: number;
+            stream_id: number;
         };
         /**
          * @example {
@@ -11628,12 +12559,12 @@ export interface components {
              * @description A list of `attachment` objects, each containing
              *     details about a file uploaded by the user.
              */
-            attachments?: components["schemas"]["Attachment"][];
+            attachments: components["schemas"]["Attachment"][];
             /**
              * @description The total size of all files uploaded by users in the organization,
              *     in bytes.
              */
-            upload_space_used?: number;
+            upload_space_used: number;
         };
         /**
          * @example {
@@ -11676,12 +12607,12 @@ export interface components {
              *     number of drafts returned under "drafts".
              * @example 3
              */
-            count?: number;
+            count: number;
             /**
              * @description Returns all of the current user's drafts, in order of last edit time
              *     (with the most recently edited draft appearing first).
              */
-            drafts?: components["schemas"]["Draft"][];
+            drafts: components["schemas"]["Draft"][];
         };
         create_drafts_request: {
             /**
@@ -11719,7 +12650,7 @@ export interface components {
              * @description An array of the IDs for the drafts that were just created in the same
              *     order as they were submitted.
              */
-            ids?: number[];
+            ids: number[];
         };
         edit_draft_request: {
             /**
@@ -11762,7 +12693,7 @@ export interface components {
             result?: unknown;
             msg?: unknown;
             /** @description An array of dictionaries containing the user's navigation views. */
-            navigation_views?: components["schemas"]["NavigationView"][];
+            navigation_views: components["schemas"]["NavigationView"][];
         };
         /**
          * @example {
@@ -11821,7 +12752,7 @@ export interface components {
              * @description An array of dictionaries containing data on all of the current user's
              *     saved snippets.
              */
-            saved_snippets?: components["schemas"]["SavedSnippet"][];
+            saved_snippets: components["schemas"]["SavedSnippet"][];
         };
         create_saved_snippet_request: {
             /**
@@ -11851,7 +12782,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The unique ID of the saved snippet created. */
-            saved_snippet_id?: number;
+            saved_snippet_id: number;
         };
         edit_saved_snippet_request: {
             /**
@@ -11911,7 +12842,7 @@ export interface components {
              * @description Returns all of the current user's undelivered reminders,
              *     ordered by `scheduled_delivery_timestamp` (ascending).
              */
-            reminders?: components["schemas"]["Reminder"][];
+            reminders: components["schemas"]["Reminder"][];
         };
         create_message_reminder_request: {
             /**
@@ -11946,7 +12877,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description Unique ID of the scheduled message reminder. */
-            reminder_id?: number;
+            reminder_id: number;
         };
         /**
          * @example {
@@ -11986,7 +12917,7 @@ export interface components {
              *     messages, ordered by `scheduled_delivery_timestamp`
              *     (ascending).
              */
-            scheduled_messages?: components["schemas"]["ScheduledMessage"][];
+            scheduled_messages: components["schemas"]["ScheduledMessage"][];
         };
         /**
          * @description The scheduled message's tentative target audience.
@@ -12075,7 +13006,7 @@ export interface components {
              *     This is different from the unique ID that the message will have
              *     after it is sent.
              */
-            scheduled_message_id?: number;
+            scheduled_message_id: number;
         };
         create_scheduled_message_400_response: components["schemas"]["NonExistingChannelIdError"] | components["schemas"]["CodedError"];
         /**
@@ -12247,7 +13178,7 @@ export interface components {
              *
              *     [message-flags]: /api/update-message-flags#available-flags
              */
-            flags?: string[];
+            flags: string[];
             /**
              * @description Only present if keyword search was included among the narrow parameters.
              *
@@ -12547,7 +13478,7 @@ export interface components {
              *     The topic of the message immediately
              *     prior to this edit event.
              */
-            prev_topic: string;
+            prev_topic?: string;
             /**
              * @description Only present if message's channel was edited.
              *
@@ -12556,7 +13487,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 118).
              */
-            stream: number;
+            stream?: number;
             /**
              * @description Only present if message's channel was edited.
              *
@@ -12565,7 +13496,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 3.0 (feature level 1).
              */
-            prev_stream: number;
+            prev_stream?: number;
             /**
              * @description The raw [Zulip-flavored Markdown](/help/format-your-message-using-markdown) content of the message
              *     immediately after this edit event.
@@ -12583,7 +13514,7 @@ export interface components {
              *     The raw [Zulip-flavored Markdown](/help/format-your-message-using-markdown) content of the message immediately
              *     prior to this edit event.
              */
-            prev_content: string;
+            prev_content?: string;
             /**
              * @description Only present if message's content was edited.
              *
@@ -12591,7 +13522,7 @@ export interface components {
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            prev_rendered_content: string;
+            prev_rendered_content?: string;
             /**
              * @description The ID of the user that made the edit.
              *
@@ -12609,7 +13540,7 @@ export interface components {
              *     An HTML diff between this version of the message
              *     and the previous one.
              */
-            content_html_diff: string;
+            content_html_diff?: string;
             /** @description The UNIX timestamp for this edit. */
             timestamp: number;
         };
@@ -12657,7 +13588,7 @@ export interface components {
              *     of `snapshot` objects, each one with the values of
              *     the message after the edit.
              */
-            message_history?: components["schemas"]["get_message_history_200_response_allOf_message_history_inner"][];
+            message_history: components["schemas"]["get_message_history_200_response_allOf_message_history_inner"][];
         };
         update_message_flags_request: {
             /**
@@ -12701,7 +13632,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description An array with the IDs of the modified messages. */
-            messages?: number[];
+            messages: number[];
             /**
              * @description Only present if the flag is `read` and the operation is `remove`.
              *
@@ -12740,7 +13671,7 @@ export interface components {
              * @default true
              * @example false
              */
-            include_anchor: boolean;
+            include_anchor?: boolean;
             /**
              * @description Limit the number of messages preceding the anchor in the
              *     update range. The server may decrease this to bound
@@ -12881,7 +13812,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The rendered HTML. */
-            rendered?: string;
+            rendered: string;
         };
         add_reaction_request: {
             /**
@@ -12945,7 +13876,7 @@ export interface components {
              *     users who have been muted by or have muted the current user were
              *     included in the response.
              */
-            user_ids?: number[];
+            user_ids: number[];
         };
         /**
          * @description `message_id`: The ID of the message that matches the narrow. No record will be returned
@@ -12990,7 +13921,7 @@ export interface components {
              * @description A dictionary with a key for each queried message that matches the narrow,
              *     with message IDs as keys and search rendering data as values.
              */
-            messages?: {
+            messages: {
                 [key: string]: components["schemas"]["check_messages_match_narrow_200_response_allOf_messages_value"];
             };
         };
@@ -13064,7 +13995,7 @@ export interface components {
              *
              *     [message-flags]: /api/update-message-flags#available-flags
              */
-            flags?: string[];
+            flags: string[];
         };
         /**
          * @example {
@@ -13116,8 +14047,8 @@ export interface components {
              *     legacy clients. Modern clients should prefer passing
              *     `"apply_markdown": false` to request raw message content.
              */
-            raw_content?: string;
-            message?: components["schemas"]["get_message_200_response_allOf_message"];
+            raw_content: string;
+            message: components["schemas"]["get_message_200_response_allOf_message"];
         };
         delete_message_400_response: components["schemas"]["InvalidMessageError"] | components["schemas"]["CodedError"];
         update_message_request: {
@@ -13288,7 +14219,7 @@ export interface components {
              *
              *     [edit-history-access]: /help/restrict-message-edit-history-access
              */
-            detached_uploads?: components["schemas"]["Attachment"][];
+            detached_uploads: components["schemas"]["Attachment"][];
         };
         /**
          * @example {
@@ -13299,7 +14230,7 @@ export interface components {
          */
         update_message_400_response_oneOf: components["schemas"]["CodedError"] & {
             /** @enum {string} */
-            msg?: "Your organization has turned off message editing" | "You don't have permission to edit this message" | "The time limit for editing this message has past" | "Nothing to change" | "Topic can't be empty";
+            msg: "Your organization has turned off message editing" | "You don't have permission to edit this message" | "The time limit for editing this message has past" | "Nothing to change" | "Topic can't be empty";
         };
         update_message_400_response: components["schemas"]["update_message_400_response_oneOf"] | components["schemas"]["CodedError"] | components["schemas"]["CodedError"] | components["schemas"]["CodedError"];
         report_message_request: {
@@ -13326,19 +14257,22 @@ export interface components {
             /**
              * Format: binary
              * @example {
-             *       "0": 47,
-             *       "1": 112,
-             *       "2": 97,
-             *       "3": 116,
-             *       "4": 104,
-             *       "5": 47,
-             *       "6": 116,
-             *       "7": 111,
-             *       "8": 47,
-             *       "9": 102,
-             *       "10": 105,
-             *       "11": 108,
-             *       "12": 101
+             *       "type": "Buffer",
+             *       "data": [
+             *         47,
+             *         112,
+             *         97,
+             *         116,
+             *         104,
+             *         47,
+             *         116,
+             *         111,
+             *         47,
+             *         102,
+             *         105,
+             *         108,
+             *         101
+             *       ]
              *     }
              */
             filename: string;
@@ -13364,14 +14298,14 @@ export interface components {
              *     **Changes**: Deprecated in Zulip 9.0 (feature level 272). The term
              *     "URI" is deprecated in [web standards](https://url.spec.whatwg.org/#goals).
              */
-            uri?: string;
+            uri: string;
             /**
              * @description The URL of the uploaded file.
              *
              *     **Changes**: New in Zulip 9.0 (feature level 272). Previously,
              *     this property was only available under the legacy `uri` name.
              */
-            url?: string;
+            url: string;
             /**
              * @description The filename that Zulip stored the upload as. This usually
              *     differs from the basename of the URL when HTML escaping is
@@ -13385,7 +14319,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 10.0 (feature level 285).
              */
-            filename?: string;
+            filename: string;
         };
         /**
          * @example {
@@ -13403,7 +14337,7 @@ export interface components {
              * @description A temporary URL that can be used to access the uploaded file
              *     without Zulip's normal API authentication.
              */
-            url?: string;
+            url: string;
         };
         /**
          * @example {
@@ -13460,7 +14394,7 @@ export interface components {
              * @description A list of `user` objects, each containing details about a user in the
              *     organization.
              */
-            members?: components["schemas"]["User"][];
+            members: components["schemas"]["User"][];
         };
         create_user_request: {
             /**
@@ -13496,7 +14430,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 4.0 (feature level 30).
              */
-            user_id?: number;
+            user_id: number;
         };
         /**
          * @example {
@@ -13515,7 +14449,7 @@ export interface components {
              *     currently set, then the returned dictionary will be empty as none of the
              *     keys listed below will be present.
              */
-            status?: components["schemas"]["UserStatus"];
+            status: components["schemas"]["UserStatus"];
         };
         update_status_for_user_request: {
             /**
@@ -13612,7 +14546,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description An object containing the presence details for the user. */
-            presence?: {
+            presence: {
                 [key: string]: components["schemas"]["get_user_presence_200_response_allOf_presence_value"];
             };
         };
@@ -13649,7 +14583,7 @@ export interface components {
              *     **Changes**: New in Zulip 2.1.0.
              * @example x
              */
-            avatar_url?: string;
+            avatar_url: string;
             /**
              * @description Version for the requesting user's avatar. Used for cache-busting requests
              *     for the user's avatar. Clients generally shouldn't need to use this;
@@ -13658,22 +14592,22 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 10).
              * @example 1
              */
-            avatar_version?: number;
+            avatar_version: number;
             /**
              * @description Zulip API email of the requesting user.
              * @example iago@zulip.com
              */
-            email?: string;
+            email: string;
             /**
              * @description Full name of the requesting user.
              * @example Iago
              */
-            full_name?: string;
+            full_name: string;
             /**
              * @description A boolean indicating if the requesting user is an admin.
              * @example true
              */
-            is_admin?: boolean;
+            is_admin: boolean;
             /**
              * @description A boolean indicating if the requesting user is
              *     an organization owner.
@@ -13681,7 +14615,7 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 8).
              * @example false
              */
-            is_owner?: boolean;
+            is_owner: boolean;
             /**
              * @description [Organization-level role](/api/roles-and-permissions) of
              *     the requesting user.
@@ -13696,19 +14630,19 @@ export interface components {
              *     **Changes**: New in Zulip 4.0 (feature level 59).
              * @enum {integer}
              */
-            role?: 100 | 200 | 300 | 400 | 600;
+            role: 100 | 200 | 300 | 400 | 600;
             /**
              * @description A boolean indicating if the requesting user is a guest.
              *
              *     **Changes**: New in Zulip 3.0 (feature level 10).
              * @example false
              */
-            is_guest?: boolean;
+            is_guest: boolean;
             /**
              * @description A boolean indicating if the requesting user is a bot.
              * @example false
              */
-            is_bot?: boolean;
+            is_bot: boolean;
             /**
              * @description A boolean specifying whether the requesting user account
              *     has been deactivated.
@@ -13716,7 +14650,7 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 10).
              * @example true
              */
-            is_active?: boolean;
+            is_active: boolean;
             /**
              * @description The IANA identifier of the requesting user's [profile time zone](/help/change-your-timezone),
              *     which is used primarily to display the user's local time to other users.
@@ -13724,14 +14658,14 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 10).
              * @example
              */
-            timezone?: string;
+            timezone: string;
             /**
              * @description The time the requesting user's account was created.
              *
              *     **Changes**: New in Zulip 3.0 (feature level 10).
              * @example 2019-10-20T07:50:53.728864+00:00
              */
-            date_joined?: string;
+            date_joined: string;
             /**
              * @deprecated
              * @description The integer ID of the last message received by the requesting
@@ -13741,12 +14675,12 @@ export interface components {
              *     using `GET /messages` with `"anchor": "newest"`.
              * @example 30
              */
-            max_message_id?: number;
+            max_message_id: number;
             /**
              * @description The user's ID.
              * @example 1
              */
-            user_id?: number;
+            user_id: number;
             /**
              * @description The requesting user's real email address.
              *
@@ -13756,7 +14690,7 @@ export interface components {
              *     this feature level, this field is always present.
              */
             delivery_email?: string;
-            profile_data?: components["schemas"]["profile_data"];
+            profile_data: components["schemas"]["profile_data"];
         };
         /**
          * @example {
@@ -13802,7 +14736,7 @@ export interface components {
              * @description An array of strings, where each string is an alert word (or phrase)
              *     configured by the user.
              */
-            alert_words?: string[];
+            alert_words: string[];
         };
         add_alert_words_request: {
             /**
@@ -13837,7 +14771,7 @@ export interface components {
              * @description An array of strings, where each string is an alert word (or phrase)
              *     configured by the user.
              */
-            alert_words?: string[];
+            alert_words: string[];
         };
         remove_alert_words_request: {
             /**
@@ -13869,7 +14803,7 @@ export interface components {
              * @description An array of strings, where each string is an alert word (or phrase)
              *     configured by the user.
              */
-            alert_words?: string[];
+            alert_words: string[];
         };
         update_presence_request: {
             /**
@@ -13926,7 +14860,7 @@ export interface components {
              * @default false
              * @example false
              */
-            new_user_input: boolean;
+            new_user_input?: boolean;
             /**
              * @description Whether the client is sending a ping-only request, meaning it only
              *     wants to update the user's presence `status` on the server.
@@ -13937,7 +14871,7 @@ export interface components {
              * @default false
              * @example false
              */
-            ping_only: boolean;
+            ping_only?: boolean;
             /**
              * @deprecated
              * @description Legacy parameter for configuring the format (modern or legacy) in
@@ -13964,7 +14898,7 @@ export interface components {
              * @default false
              * @example false
              */
-            slim_presence: boolean;
+            slim_presence?: boolean;
             /**
              * @description The status of the user on this client.
              *
@@ -14166,7 +15100,7 @@ export interface components {
              *     topics in the specified channel, sorted by recency (i.e.,
              *     the topic with the most recent message is ordered first).
              */
-            topics?: components["schemas"]["get_stream_topics_200_response_allOf_topics_inner"][];
+            topics: components["schemas"]["get_stream_topics_200_response_allOf_topics_inner"][];
         };
         /**
          * @example {
@@ -14351,7 +15285,7 @@ export interface components {
              * @default true
              * @example false
              */
-            authorization_errors_fatal: boolean;
+            authorization_errors_fatal?: boolean;
             /**
              * @description If one of the channels specified did not exist previously and is thus created
              *     by this call, this determines whether [notification bot](/help/configure-automated-notices)
@@ -14359,7 +15293,7 @@ export interface components {
              * @default false
              * @example true
              */
-            announce: boolean;
+            announce?: boolean;
             /**
              * @description As described above, this endpoint will create a new channel if passed
              *     a channel name that doesn't already exist. This parameters and the ones
@@ -14371,7 +15305,7 @@ export interface components {
              * @default false
              * @example true
              */
-            invite_only: boolean;
+            invite_only?: boolean;
             /**
              * @description This parameter determines whether any newly created channels will be
              *     web-public channels.
@@ -14389,7 +15323,7 @@ export interface components {
              * @default false
              * @example true
              */
-            is_web_public: boolean;
+            is_web_public?: boolean;
             /**
              * @description This parameter determines whether any newly created channels will be
              *     added as [default channels][default-channels] for new users joining
@@ -14402,7 +15336,7 @@ export interface components {
              * @default false
              * @example true
              */
-            is_default_stream: boolean;
+            is_default_stream?: boolean;
             history_public_to_subscribers?: components["schemas"]["HistoryPublicToSubscribers"];
             message_retention_days?: components["schemas"]["MessageRetentionDays"];
             topics_policy?: components["schemas"]["TopicsPolicy"];
@@ -14465,7 +15399,7 @@ export interface components {
              *     **Changes**: Before Zulip 10.0 (feature level 289), the user
              *     keys were Zulip API email addresses, not user ID.
              */
-            subscribed?: {
+            subscribed: {
                 [key: string]: string[];
             };
             /**
@@ -14477,7 +15411,7 @@ export interface components {
              *     **Changes**: Before Zulip 10.0 (feature level 289), the user
              *     keys were Zulip API email addresses, not user IDs.
              */
-            already_subscribed?: {
+            already_subscribed: {
                 [key: string]: string[];
             };
             /**
@@ -14533,12 +15467,12 @@ export interface components {
              * @description A list of the names of channels that the user is already unsubscribed
              *     from, and hence doesn't need to be unsubscribed.
              */
-            not_removed?: string[];
+            not_removed: string[];
             /**
              * @description A list of the names of channels which were unsubscribed from as a result
              *     of the query.
              */
-            removed?: string[];
+            removed: string[];
         };
         update_subscriptions_request_add_inner: {
             name: string;
@@ -14851,28 +15785,31 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description Whether the user is subscribed to the channel. */
-            is_subscribed?: boolean;
+            is_subscribed: boolean;
         };
         upload_custom_emoji_request: {
             /**
              * Format: binary
              * @example {
-             *       "0": 47,
-             *       "1": 112,
-             *       "2": 97,
-             *       "3": 116,
-             *       "4": 104,
-             *       "5": 47,
-             *       "6": 116,
-             *       "7": 111,
-             *       "8": 47,
-             *       "9": 105,
-             *       "10": 109,
-             *       "11": 103,
-             *       "12": 46,
-             *       "13": 112,
-             *       "14": 110,
-             *       "15": 103
+             *       "type": "Buffer",
+             *       "data": [
+             *         47,
+             *         112,
+             *         97,
+             *         116,
+             *         104,
+             *         47,
+             *         116,
+             *         111,
+             *         47,
+             *         105,
+             *         109,
+             *         103,
+             *         46,
+             *         112,
+             *         110,
+             *         103
+             *       ]
              *     }
              */
             filename: string;
@@ -14902,7 +15839,7 @@ export interface components {
              * @description An object that contains `emoji` objects, each identified with their
              *     emoji ID as the key.
              */
-            emoji?: {
+            emoji: {
                 [key: string]: components["schemas"]["RealmEmoji"];
             };
         };
@@ -14932,12 +15869,12 @@ export interface components {
              * @description The time when the server fetched the `presences` data included
              *     in the response.
              */
-            server_timestamp?: number;
+            server_timestamp: number;
             /**
              * @description A dictionary where each entry describes the presence details
              *     of a user in the Zulip organization.
              */
-            presences?: {
+            presences: {
                 [key: string]: {
                     [key: string]: components["schemas"]["LegacyPresenceFormat"];
                 };
@@ -14982,7 +15919,7 @@ export interface components {
              * @description An array containing all the custom profile fields defined in this
              *     Zulip organization.
              */
-            custom_fields?: components["schemas"]["CustomProfileField"][];
+            custom_fields: components["schemas"]["CustomProfileField"][];
         };
         create_custom_profile_field_request: {
             /**
@@ -15090,7 +16027,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The ID for the custom profile field. */
-            id?: number;
+            id: number;
         };
         reorder_custom_profile_fields_request: {
             /**
@@ -15733,7 +16670,7 @@ export interface components {
             result?: unknown;
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
-            user?: components["schemas"]["User"];
+            user: components["schemas"]["User"];
         };
         update_user_by_email_request: {
             /**
@@ -15856,7 +16793,7 @@ export interface components {
              *     patterns. The order can be modified using [`PATCH
              *     /realm/linkifiers`](/api/reorder-linkifiers).
              */
-            linkifiers?: components["schemas"]["get_linkifiers_200_response_allOf_linkifiers_inner"][];
+            linkifiers: components["schemas"]["get_linkifiers_200_response_allOf_linkifiers_inner"][];
         };
         reorder_linkifiers_request: {
             /**
@@ -15888,7 +16825,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The numeric ID assigned to this filter. */
-            id?: number;
+            id: number;
         };
         add_code_playground_request: {
             /**
@@ -15930,7 +16867,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The numeric ID assigned to this playground. */
-            id?: number;
+            id: number;
         };
         /**
          * @example {
@@ -15969,7 +16906,7 @@ export interface components {
              * @description An array of dictionaries where each dictionary contains
              *     details about a data export of the organization.
              */
-            exports?: components["schemas"]["RealmExport"][];
+            exports: components["schemas"]["RealmExport"][];
         };
         export_realm_request: {
             /**
@@ -16005,7 +16942,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 7.0 (feature level 182).
              */
-            id?: number;
+            id: number;
         };
         /**
          * @example {
@@ -16044,7 +16981,7 @@ export interface components {
              * @description An array of objects where each object contains a user ID and
              *     whether the user has consented for their private data to be exported.
              */
-            export_consents?: components["schemas"]["get_realm_export_consents_200_response_allOf_export_consents_inner"][];
+            export_consents: components["schemas"]["get_realm_export_consents_200_response_allOf_export_consents_inner"][];
         };
         /**
          * @example {
@@ -16085,7 +17022,7 @@ export interface components {
              * @description An array of objects, each representing a single unexpired
              *     [invitation](/help/invite-new-users).
              */
-            invites?: components["schemas"]["Invite"][];
+            invites: components["schemas"]["Invite"][];
         };
         send_invites_request: {
             /**
@@ -16155,7 +17092,7 @@ export interface components {
              * @default false
              * @example false
              */
-            include_realm_default_subscriptions: boolean;
+            include_realm_default_subscriptions?: boolean;
             /**
              * @description A boolean indicating whether the referrer would like to receive a
              *     direct message from [notification
@@ -16167,7 +17104,7 @@ export interface components {
              * @default true
              * @example false
              */
-            notify_referrer_on_join: boolean;
+            notify_referrer_on_join?: boolean;
             /**
              * @description Custom message text, in Zulip Markdown format, to be sent by the
              *     Welcome Bot to new users that join the organization via this
@@ -16298,7 +17235,7 @@ export interface components {
              * @description The URL of the [reusable invitation link](/help/invite-new-users#create-a-reusable-invitation-link)
              *     that was created by this request.
              */
-            invite_link?: string;
+            invite_link: string;
         };
         create_invite_link_400_response: components["schemas"]["CodedError"] | components["schemas"]["CodedError"] | components["schemas"]["CodedError"];
         revoke_invite_link_400_response: components["schemas"]["CodedError"] | components["schemas"]["CodedError"];
@@ -16325,7 +17262,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The message_id of the test welcome bot custom message. */
-            message_id?: number;
+            message_id: number;
         };
         register_queue_request: {
             /**
@@ -16821,7 +17758,7 @@ export interface components {
              *     If `null`, the channel was recently created and there is
              *     insufficient data to estimate the average traffic.
              */
-            stream_weekly_traffic?: number | null;
+            stream_weekly_traffic: number | null;
             /**
              * @description A list of user IDs of users who are subscribed
              *     to the channel. Included only if `include_subscribers` is `true`.
@@ -16851,7 +17788,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 11.0 (feature level 412).
              */
-            partial_subscribers?: number[];
+            partial_subscribers: number[];
         };
         /**
          * @example {
@@ -18428,7 +19365,7 @@ export interface components {
              *     **Changes**: This field was called `is_cross_realm_bot`
              *     before Zulip 5.0 (feature level 83).
              */
-            is_system_bot?: boolean;
+            is_system_bot: boolean;
             bot_type?: unknown;
             bot_owner_id?: unknown;
             role?: unknown;
@@ -23164,7 +24101,7 @@ export interface components {
             result?: unknown;
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
-            authentication_methods?: components["schemas"]["get_server_settings_200_response_allOf_authentication_methods"];
+            authentication_methods: components["schemas"]["get_server_settings_200_response_allOf_authentication_methods"];
             /**
              * @description A list of dictionaries describing the available external
              *     authentication methods (E.g. Google, GitHub, or SAML)
@@ -23175,7 +24112,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 2.1.0.
              */
-            external_authentication_methods?: components["schemas"]["get_server_settings_200_response_allOf_external_authentication_methods_inner"][];
+            external_authentication_methods: components["schemas"]["get_server_settings_200_response_allOf_external_authentication_methods_inner"][];
             /**
              * @description An integer indicating what features are
              *     available on the server. The feature level increases monotonically;
@@ -23188,7 +24125,7 @@ export interface components {
              *     **Changes**: New in Zulip 3.0 (feature level 1). We recommend using an
              *     implied value of 0 for Zulip servers that do not send this field.
              */
-            svc_feature_level?: number;
+            svc_feature_level: number;
             /**
              * @description The server's version number. This is often a release version number,
              *     like `2.1.7`. But for a server running a [version from Git][git-release],
@@ -23196,7 +24133,7 @@ export interface components {
              *
              *     [git-release]: https://zulip.readthedocs.io/en/latest/overview/release-lifecycle.html#git-versions
              */
-            svc_version?: string;
+            svc_version: string;
             /**
              * @description The `git merge-base` between `svc_version` and official branches
              *     in the public
@@ -23208,19 +24145,19 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 88).
              */
-            svc_merge_base?: string;
+            svc_merge_base: string;
             /** @description Whether mobile/push notifications are configured. */
-            push_notifications_enabled?: boolean;
+            push_notifications_enabled: boolean;
             /**
              * @description Whether the Zulip client that has sent a request to this endpoint is
              *     deemed incompatible with the server.
              */
-            is_incompatible?: boolean;
+            is_incompatible: boolean;
             /**
              * @description Setting for allowing users authenticate with an email-password
              *     combination.
              */
-            email_auth_enabled?: boolean;
+            email_auth_enabled: boolean;
             /**
              * @description Whether all valid usernames for authentication to this
              *     organization will be email addresses. This is important
@@ -23233,7 +24170,7 @@ export interface components {
              *
              *     [ldap-auth]: https://zulip.readthedocs.io/en/latest/production/authentication-methods.html#ldap-including-active-directory
              */
-            require_email_format_usernames?: boolean;
+            require_email_format_usernames: boolean;
             /**
              * @deprecated
              * @description The organization's canonical URL. Alias of `realm_url`.
@@ -23241,27 +24178,27 @@ export interface components {
              *     **Changes**: Deprecated in Zulip 9.0 (feature level 257). The term
              *     "URI" is deprecated in [web standards](https://url.spec.whatwg.org/#goals).
              */
-            realm_uri?: string;
+            realm_uri: string;
             /**
              * @description The organization's canonical URL.
              *
              *     **Changes**: New in Zulip 9.0 (feature level 257), replacing the
              *     deprecated `realm_uri`.
              */
-            realm_url?: string;
+            realm_url: string;
             /** @description The organization's name (for display purposes). */
-            realm_name?: string;
+            realm_name: string;
             /**
              * @description The URL for the organization's logo formatted as a square image,
              *     used for identifying the organization in small locations in the
              *     mobile and desktop apps.
              */
-            realm_icon?: string;
+            realm_icon: string;
             /**
              * @description HTML description of the organization, as configured by the [organization
              *     profile](/help/create-your-organization-profile).
              */
-            realm_description?: string;
+            realm_description: string;
             /**
              * @description Whether the organization has enabled the creation of
              *     [web-public channels](/help/public-access-option) and
@@ -23273,7 +24210,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 5.0 (feature level 116).
              */
-            realm_web_public_access_enabled?: boolean;
+            realm_web_public_access_enabled: boolean;
         };
         update_settings_request: {
             /**
@@ -23976,7 +24913,7 @@ export interface components {
              * @description A list containing the IDs of all active users who are subscribed
              *     to the channel.
              */
-            subscribers?: number[];
+            subscribers: number[];
         };
         /**
          * @example {
@@ -24144,7 +25081,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description A list of channel objects with details on the requested channels. */
-            streams?: components["schemas"]["get_streams_200_response_allOf_streams_inner"][];
+            streams: components["schemas"]["get_streams_200_response_allOf_streams_inner"][];
         };
         /**
          * @example {
@@ -24188,7 +25125,7 @@ export interface components {
             result?: unknown;
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
-            stream?: components["schemas"]["BasicChannel"];
+            stream: components["schemas"]["BasicChannel"];
         };
         update_stream_request: {
             /**
@@ -24604,7 +25541,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description Email address of the channel. */
-            email?: string;
+            email: string;
         };
         delete_topic_request: {
             /**
@@ -24642,7 +25579,7 @@ export interface components {
              * @example direct
              * @enum {string}
              */
-            type: "direct" | "stream" | "channel";
+            type?: "direct" | "stream" | "channel";
             /**
              * @description Whether the user has started (`"start"`) or stopped (`"stop"`) typing.
              * @example start
@@ -24747,7 +25684,7 @@ export interface components {
              * @default false
              * @example true
              */
-            announce: boolean;
+            announce?: boolean;
             /**
              * @description This parameter and the ones
              *     that follow are used to request an initial configuration of the new channel.
@@ -24757,7 +25694,7 @@ export interface components {
              * @default false
              * @example true
              */
-            invite_only: boolean;
+            invite_only?: boolean;
             /**
              * @description This parameter determines whether the newly created channel will be
              *     a web-public channel.
@@ -24773,7 +25710,7 @@ export interface components {
              * @default false
              * @example true
              */
-            is_web_public: boolean;
+            is_web_public?: boolean;
             /**
              * @description This parameter determines whether the newly created channel will be
              *     added as a [default channel][default-channels] for new users joining
@@ -24783,7 +25720,7 @@ export interface components {
              * @default false
              * @example true
              */
-            is_default_stream: boolean;
+            is_default_stream?: boolean;
             folder_id?: components["schemas"]["FolderId"];
             send_new_subscription_messages?: components["schemas"]["SendNewSubscriptionMessages"];
             topics_policy?: components["schemas"]["TopicsPolicy"];
@@ -24813,7 +25750,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description The ID of the newly created channel. */
-            id?: number;
+            id: number;
         };
         /**
          * @description Bad request as channel already exists.
@@ -24825,11 +25762,11 @@ export interface components {
          */
         create_channel_409_response: components["schemas"]["CodedError"] & {
             /** @example error */
-            result?: string;
+            result: string;
             /** @example Channel 'discussions' already exists */
-            msg?: string;
+            msg: string;
             /** @example CHANNEL_ALREADY_EXISTS */
-            code?: string;
+            code: string;
         };
         create_user_group_request: {
             /**
@@ -24981,7 +25918,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description A list containing the user IDs of members of the user group. */
-            members?: number[];
+            members: number[];
         };
         update_user_group_members_request: {
             /**
@@ -25442,7 +26379,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description A list of `user_group` objects. */
-            user_groups?: components["schemas"]["get_user_groups_200_response_allOf_user_groups_inner"][];
+            user_groups: components["schemas"]["get_user_groups_200_response_allOf_user_groups_inner"][];
         };
         /**
          * @example {
@@ -25460,7 +26397,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description A list containing the IDs of subgroups of the user group. */
-            subgroups?: number[];
+            subgroups: number[];
         };
         update_user_group_subgroups_request: {
             /**
@@ -25491,7 +26428,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description Whether the user is member of user group. */
-            is_user_group_member?: boolean;
+            is_user_group_member: boolean;
         };
         deactivate_user_group_400_response: components["schemas"]["CodedError"] | components["schemas"]["CodedError"];
         create_channel_folder_request: {
@@ -25571,7 +26508,7 @@ export interface components {
             msg?: unknown;
             ignored_parameters_unsupported?: unknown;
             /** @description A list of channel folder objects. */
-            channel_folders?: components["schemas"]["ChannelFolder"][];
+            channel_folders: components["schemas"]["ChannelFolder"][];
         };
         patch_channel_folders_request: {
             /**
@@ -25647,7 +26584,7 @@ export interface components {
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            rendered_content?: string;
+            rendered_content: string;
         };
         /**
          * @description This is an example of the JSON payload that the Zulip server will `POST`
@@ -25720,7 +26657,7 @@ export interface components {
              * @description The URL for the BigBlueButton video call.
              * @example /calls/bigbluebutton/join?meeting_id=%22zulip-something%22&password=%22something%22&name=%22your_meeting_name%22&checksum=%22somechecksum%22
              */
-            url?: string;
+            url: string;
         };
         /**
          * @example {
@@ -25863,7 +26800,7 @@ export interface components {
             /** @description Full name of the user. */
             full_name: string;
             /** @description Whether the user is a mirror dummy. */
-            is_mirror_dummy: boolean;
+            is_mirror_dummy?: boolean;
         };
         MessagesBase_display_recipient_oneOf_inner: {
             /** @description ID of the user. */
@@ -26012,7 +26949,7 @@ export interface components {
              *
              *     See [Markdown message formatting](/api/message-formatting) for details on Zulip's HTML format.
              */
-            rendered_value: string;
+            rendered_value?: string;
         };
         InvitationFailedError_allOf_errors_inner_inner: string | boolean;
         get_events_200_response_allOf_events_inner_oneOf_19_allOf_type: components["schemas"]["EventTypeSchema"] & "reaction";

@@ -1,9 +1,12 @@
-import type { Delivery } from '../../events.ts';
-import type { WireEventOf } from '../../wire/events.ts';
+import type { ApiEvent, Delivery } from '../../events.ts';
+import type { PartialWithout, WireEventOf } from '../../wire/events.ts';
 import type { RealmState } from '../state.ts';
 import { isAdmin } from '../state.ts';
 import type { BotChange } from './changes.ts';
 import { asBot, botAdministrators, botView, servicesView } from './views.ts';
+
+type PersonUpdate = PartialWithout<WireEventOf<'realm_user', 'update'>['person'], 'user_id'>;
+type BotUpdate = PartialWithout<WireEventOf<'realm_bot', 'update'>['bot'], 'user_id'>;
 
 const channelName = (state: RealmState, id: number | null) => (id === null ? null : (state.channels.get(id)?.name ?? null));
 
@@ -12,10 +15,10 @@ export function botEvents(state: RealmState, change: BotChange): Delivery[] {
   const bot = asBot(state.users.get(change.userId));
   if (!bot) return [];
   const out: Delivery[] = [];
-  const toRealm = (person: Record<string, unknown>) =>
+  const toRealm = (person: PersonUpdate) =>
     out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'realm_user', op: 'update', person: { user_id: bot.userId, ...person } } });
   let administrators = botAdministrators(state, bot.bot);
-  const toAdministrators = (fields: Record<string, unknown>) => {
+  const toAdministrators = (fields: BotUpdate) => {
     if (administrators.length === 0) return;
     out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: administrators }, event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.userId, ...fields } } });
   };
@@ -49,11 +52,11 @@ export function botEvents(state: RealmState, change: BotChange): Delivery[] {
 }
 
 /** The `realm_bot` event of a bot's creation, deactivation, reactivation or new key, to those who administer it. */
-export function botAccountEvent(state: RealmState, userId: number, op: 'add' | 'update', fields?: Record<string, unknown>): Delivery[] {
+export function botAccountEvent(state: RealmState, userId: number, op: 'add' | 'update', fields?: BotUpdate): Delivery[] {
   const bot = asBot(state.users.get(userId));
   if (!bot) return [];
   const userIds = botAdministrators(state, bot.bot);
   if (userIds.length === 0) return [];
-  const payload = op === 'add' ? botView(state, bot) : { user_id: userId, ...fields };
-  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'realm_bot', op, bot: payload } }];
+  const event: ApiEvent = op === 'add' ? { type: 'realm_bot', op, bot: botView(state, bot) } : { type: 'realm_bot', op, bot: { user_id: userId, ...fields } };
+  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }];
 }

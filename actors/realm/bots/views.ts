@@ -1,5 +1,6 @@
 import { isAdmin, type RealmState, type UserProfile } from '../state.ts';
 import { avatarUrl } from '../views.ts';
+import { fullAvatarUrl } from '../avatars/urls.ts';
 import type { BotProfile } from './state.ts';
 
 const channelName = (state: RealmState, id: number | null) => (id === null ? null : (state.channels.get(id)?.name ?? null));
@@ -20,7 +21,7 @@ export function botView(state: RealmState, user: UserProfile & { bot: BotProfile
     default_sending_stream: channelName(state, bot.defaultSendingChannelId),
     default_events_register_stream: channelName(state, bot.defaultEventsRegisterChannelId),
     default_all_public_streams: bot.defaultAllPublicStreams,
-    avatar_url: avatarUrl(user, false),
+    avatar_url: fullAvatarUrl(user),
     services: servicesView(bot),
     owner_id: bot.ownerId,
   };

@@ -1,5 +1,5 @@
 import type { WireEventOf } from '../../wire/events.ts';
-import type { Delivery } from '../../events.ts';
+import type { ApiEvent, Delivery } from '../../events.ts';
 import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
@@ -15,13 +15,15 @@ function viewers(state: RealmState, channel: Channel, except: Set<number> = new 
   return out;
 }
 
+type StreamUpdate = WireEventOf<'stream', 'update'>;
+
 const API_FIELD: Record<string, string> = {
   name: 'name', description: 'description', inviteOnly: 'invite_only', isWebPublic: 'is_web_public',
   historyPublicToSubscribers: 'history_public_to_subscribers', messageRetentionDays: 'message_retention_days', isArchived: 'is_archived', folderId: 'folder_id', topicsPolicy: 'topics_policy',
 };
 
 export function channelEvents(state: RealmState, change: ChannelChange, now: number): Delivery[] {
-  const to = (userIds: number[], event: Delivery['event']): Delivery[] =>
+  const to = (userIds: number[], event: ApiEvent): Delivery[] =>
     userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
   switch (change.type) {
     case 'channel.created': {
@@ -32,19 +34,21 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       const channel = state.channels.get(change.id)!;
       const audience = viewers(state, channel);
       const out: Delivery[] = [];
-      const update = (property: string, value: unknown, extra: Record<string, unknown> = {}) =>
+      const update = (property: string, value: StreamUpdate['value'], extra: Pick<StreamUpdate, 'rendered_description'> = {}) =>
         out.push(...to(audience, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property, value, ...extra }));
       for (const [field, value] of Object.entries(change.fields)) {
         if (field === 'permissions') {
-          for (const [permission, setting] of Object.entries(value as object)) update(permission, setting);
+          for (const [permission, setting] of Object.entries(change.fields.permissions ?? {})) update(permission, setting);
         } else if (field === 'description') {
-          update('description', value, { rendered_description: channel.renderedDescription });
+          update('description', channel.description, { rendered_description: channel.renderedDescription });
         } else if (field === 'isDefault') {
           // Their ids since feature level 330, as at registration.
           const defaults = [...state.channels.values()].filter((c) => c.isDefault && !c.isArchived).map((c) => c.id);
           out.push({ realmId: state.realmId, audience: { kind: 'realm' }, event: { type: 'default_streams', default_streams: defaults } satisfies WireEventOf<'default_streams'> });
-        } else if (API_FIELD[field]) {
+        } else if (API_FIELD[field] && typeof value !== 'object') {
           update(API_FIELD[field], value);
+        } else if (API_FIELD[field] && value === null) {
+          update(API_FIELD[field], null);
         }
       }
       return out;
@@ -84,6 +88,8 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         for (const [apiName, stored] of Object.entries(PROPERTY_NAMES)) {
           if (!(stored in entry.properties)) continue;
           const value = entry.properties[stored];
+          // A change sets colors and booleans; `null` (inherit the user's setting) is only ever a starting value.
+          if (value === undefined || value === null) continue;
           out.push(...to([change.userId], { type: 'subscription', op: 'update', stream_id: entry.channelId, property: apiName, value }));
           // Muting is announced under both names: clients still read the legacy inverse.
           if (apiName === 'is_muted') {

@@ -1,4 +1,6 @@
-import { CHANNEL_PERMISSIONS, type Channel, type SubscriptionProperties } from './state.ts';
+import { CHANNEL_PERMISSIONS, type Channel, type ChannelPermission, type SubscriptionProperties } from './state.ts';
+import type { WireSchema } from '../../wire/events.ts';
+import type { GroupSetting } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
 import { systemGroupId } from '../permissions.ts';
 import { isRecentlyActive, weeklyTraffic } from './activity.ts';
@@ -13,10 +15,10 @@ function postPolicy(state: RealmState, channel: Channel): number {
 }
 
 /** The channel fields every view shares (GET /streams, stream events, subscriptions). */
-export function channelView(state: RealmState, channel: Channel, now: number) {
+export function channelView(state: RealmState, channel: Channel, now: number): WireSchema<'BasicChannel'> {
   const policy = postPolicy(state, channel);
   const seconds = Math.floor(now / 1000);
-  const view: Record<string, unknown> = {
+  const view: Omit<WireSchema<'BasicChannel'>, ChannelPermission> = {
     stream_id: channel.id,
     name: channel.name,
     description: channel.description,
@@ -37,12 +39,13 @@ export function channelView(state: RealmState, channel: Channel, now: number) {
     stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
     subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
   };
-  for (const permission of CHANNEL_PERMISSIONS) view[permission] = channel.permissions[permission];
-  return view;
+  const permissions = {} as Record<ChannelPermission, GroupSetting>;
+  for (const permission of CHANNEL_PERMISSIONS) permissions[permission] = channel.permissions[permission];
+  return Object.assign(view, permissions);
 }
 
-export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, includeSubscribers: boolean) {
-  const view: Record<string, unknown> = {
+export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, includeSubscribers: boolean): WireSchema<'Subscription'> {
+  const view: WireSchema<'Subscription'> = {
     ...channelView(state, channel, now),
     color: properties.color,
     is_muted: properties.isMuted,

@@ -12,10 +12,8 @@ export function groupEvents(state: RealmState, change: GroupChange): ApiEvent[] 
       return group ? [{ type: 'user_group', op: 'add', group: groupView(state, group) }] : [];
     }
     case 'group.updated': {
-      const { type: _type, id, ...data } = change;
-      const flat: Record<string, unknown> = { ...data, ...data.permissions };
-      delete flat.permissions;
-      return [{ type: 'user_group', op: 'update', group_id: id, data: flat }];
+      const { type: _type, id, permissions, ...data } = change;
+      return [{ type: 'user_group', op: 'update', group_id: id, data: { ...data, ...permissions } }];
     }
     case 'group.members_changed':
       return [

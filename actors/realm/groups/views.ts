@@ -1,9 +1,10 @@
 import type { RealmState } from '../state.ts';
-import { GROUP_PERMISSIONS, type UserGroup } from './state.ts';
+import { GROUP_PERMISSIONS, type GroupPermission, type GroupSetting, type UserGroup } from './state.ts';
+import type { WireSchema } from '../../wire/events.ts';
 
 /** A group as the API shows it; deactivated users are left out of memberships (feature level 303). */
-export function groupView(state: RealmState, group: UserGroup) {
-  const view: Record<string, unknown> = {
+export function groupView(state: RealmState, group: UserGroup): WireSchema<'UserGroup'> {
+  const view: Omit<WireSchema<'UserGroup'>, GroupPermission> = {
     id: group.id,
     name: group.name,
     description: group.description,
@@ -14,8 +15,9 @@ export function groupView(state: RealmState, group: UserGroup) {
     date_created: group.dateCreated,
     deactivated: group.deactivated,
   };
-  for (const permission of GROUP_PERMISSIONS) view[permission] = group.permissions[permission];
-  return view;
+  const permissions = {} as Record<GroupPermission, GroupSetting>;
+  for (const permission of GROUP_PERMISSIONS) permissions[permission] = group.permissions[permission];
+  return Object.assign(view, permissions);
 }
 
 export function activeMembers(state: RealmState, group: UserGroup): number[] {

@@ -1,4 +1,5 @@
-import type { ApiEvent, Audience, Delivery } from '../../events.ts';
+import type { ApiEvent, Audience, Delivery, SelectedDelivery } from '../../events.ts';
+import type { WireEventOf } from '../../wire/events.ts';
 import type { QueueContext } from '../../queue/spec.ts';
 import { canSeeChannel } from '../channels/views.ts';
 import { Role, type RealmState } from '../state.ts';
@@ -9,6 +10,7 @@ import { topicLinks } from './topic-links.ts';
 import { messageView, reactionView, type ViewOptions } from './views.ts';
 import { displayEmail } from '../email-visibility.ts';
 
+type MessageDetails = NonNullable<Extract<WireEventOf<'update_message_flags'>, { op: 'remove' }>['message_details']>;
 type Edited = Extract<MessageChange, { type: 'message.edited' }>;
 
 /** One event for the listed users' queues, if there are any users. */
@@ -30,7 +32,7 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
     case 'messages.deleted': {
       const out: Delivery[] = [];
       for (const group of change.groups) {
-        const event: ApiEvent = { type: 'delete_message', message_ids: group.messageIds, message_type: group.messageType };
+        const event: WireEventOf<'delete_message'> = { type: 'delete_message', message_ids: group.messageIds, message_type: group.messageType };
         if (group.messageType === 'stream') Object.assign(event, { stream_id: group.channelId, topic: group.topic });
         out.push(...toUsers(state, group.userIds, event));
       }
@@ -41,7 +43,7 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
       const message = state.messages.byId.get(change.messageId);
       const user = state.users.get(change.reaction.userId);
       if (!message || !user) return [];
-      const event = {
+      const event: ApiEvent = {
         type: 'reaction',
         op: change.type === 'reaction.added' ? 'add' : 'remove',
         message_id: message.id,
@@ -51,8 +53,12 @@ export function messageEvents(state: RealmState, change: MessageChange): Deliver
       return toUsers(state, messageAudience(state, message), event);
     }
     case 'message.flags_changed': {
-      const event: ApiEvent = { type: 'update_message_flags', op: change.op, operation: change.op, flag: change.flag, messages: change.messageIds, all: false };
-      if (change.flag === 'read' && change.op === 'remove') event.message_details = unreadDetails(state, change.userId, change.messageIds);
+      const { flag, messageIds: messages } = change;
+      const event: ApiEvent = change.op === 'add'
+        ? { type: 'update_message_flags', op: 'add', operation: 'add', flag, messages, all: false }
+        : flag === 'read'
+          ? { type: 'update_message_flags', op: 'remove', operation: 'remove', flag, messages, all: false, message_details: unreadDetails(state, change.userId, messages) }
+          : { type: 'update_message_flags', op: 'remove', operation: 'remove', flag, messages, all: false };
       return toUsers(state, [change.userId], event);
     }
   }
@@ -73,20 +79,21 @@ const SHAPES: readonly ViewOptions[] = [
 const shapeOf = (queue: QueueContext) => (queue.spec.applyMarkdown ? 0 : 2) + (queue.spec.clientExtavatar ? 0 : 1);
 
 /** What every delivery of a new message has in common, for the registry's type checks. */
-const MESSAGE_EVENT: ApiEvent = Object.freeze({ type: 'message' });
+const MESSAGE_EVENT: SelectedDelivery['event'] = Object.freeze({ type: 'message' });
 
 type LocalEcho = { queueId: string; localId: string };
+type MessageView = WireEventOf<'message'>['message'];
 
 /** A new message's views, built once per shape some queue takes and shared by every group of recipients. */
 class NewMessage {
-  private readonly views: (Record<string, unknown> | undefined)[] = [];
+  private readonly views: (MessageView | undefined)[] = [];
   constructor(
     readonly state: RealmState,
     readonly message: StoredMessage,
     readonly echo: LocalEcho | undefined,
   ) {}
 
-  view(shape: number): Record<string, unknown> {
+  view(shape: number): MessageView {
     return (this.views[shape] ??= messageView(this.state, this.message, SHAPES[shape]!));
   }
 }
@@ -96,12 +103,12 @@ class NewMessage {
  * `all_public_streams` queues that did not receive the message (no flags, as the original). Each queue gets its shape; the sender's echoing queue gets it with `local_message_id`.
  * Nothing is built until a queue takes it, and then while the state is the one the send left.
  */
-class NewMessageDelivery implements Delivery {
+class NewMessageDelivery implements SelectedDelivery {
   readonly realmId: number;
   readonly event = MESSAGE_EVENT;
   private flags: string[] | undefined;
   /** by shape, then by shape + 4 for the echo */
-  private readonly events: (ApiEvent | undefined)[] = [];
+  private readonly events: (WireEventOf<'message'> | undefined)[] = [];
 
   constructor(
     readonly audience: Audience,
@@ -120,8 +127,9 @@ class NewMessageDelivery implements Delivery {
     let event = this.events[at];
     if (!event) {
       this.flags ??= audience.kind === 'users' ? flagsFor(state, audience.userIds[0]!, message) : [];
-      event = { type: 'message', message: this.sent.view(shape), flags: this.flags };
-      if (echoes) event.local_message_id = echo.localId;
+      event = echoes
+        ? { type: 'message', message: this.sent.view(shape), flags: this.flags, local_message_id: echo.localId }
+        : { type: 'message', message: this.sent.view(shape), flags: this.flags };
       this.events[at] = event;
     }
     return event;
@@ -156,7 +164,7 @@ function editDeliveries(state: RealmState, change: Edited): Delivery[] {
   const target = state.messages.byId.get(change.targetId);
   if (!target) return [];
   const { move, content } = change;
-  const base: ApiEvent = {
+  const base: Omit<WireEventOf<'update_message'>, 'flags'> = {
     type: 'update_message',
     user_id: change.editorId,
     edit_timestamp: change.at,
@@ -202,7 +210,7 @@ function lostAccessDeliveries(state: RealmState, change: Edited, stillSee: Set<n
   }
   const sample = state.messages.byId.get(change.targetId)!;
   const userIds = [...lost].filter((userId) => !canRead(state, userId, sample)).sort((a, b) => a - b);
-  const event = { type: 'delete_message', message_ids: change.messageIds, message_type: 'stream', stream_id: move.fromChannelId, topic: move.fromTopic };
+  const event: ApiEvent = { type: 'delete_message', message_ids: change.messageIds, message_type: 'stream', stream_id: move.fromChannelId, topic: move.fromTopic };
   return userIds.length ? [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event }] : [];
 }
 
@@ -213,15 +221,15 @@ function firstMessageIdEvents(state: RealmState, changes: FirstMessageIds): Deli
     const channel = state.channels.get(channelId);
     if (!channel) continue;
     const userIds = [...state.users.values()].filter((user) => user.isActive && canSeeChannel(state, channel, user.userId)).map((user) => user.userId);
-    const event = { type: 'stream', op: 'update', stream_id: channelId, name: channel.name, property: 'first_message_id', value: firstMessageId };
+    const event: ApiEvent = { type: 'stream', op: 'update', stream_id: channelId, name: channel.name, property: 'first_message_id', value: firstMessageId };
     if (userIds.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds }, event });
   }
   return out;
 }
 
 /** For messages marked unread again: where they are, so clients can rebuild their unread counts. */
-function unreadDetails(state: RealmState, userId: number, ids: readonly number[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function unreadDetails(state: RealmState, userId: number, ids: readonly number[]): MessageDetails {
+  const out: MessageDetails = {};
   for (const id of ids) {
     const message = state.messages.byId.get(id);
     if (!message) continue;

@@ -1,3 +1,4 @@
+import type { WireSchema } from '../../wire/events.ts';
 import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { senderProfile } from '../notifications/state.ts';
@@ -53,8 +54,8 @@ export function messageHistoryView(state: RealmState, message: StoredMessage, al
   return editSnapshots(message, { ...body, editHistory: visibleHistory(state, body) }, allowEmptyTopicName);
 }
 
-function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<string, unknown> {
-  const view: Record<string, unknown> = { user_id: entry.userId, timestamp: entry.timestamp };
+function historyView(entry: EditHistoryEntry, allowEmpty: boolean): WireSchema<'MessagesBase_edit_history_inner'> {
+  const view: WireSchema<'MessagesBase_edit_history_inner'> = { user_id: entry.userId, timestamp: entry.timestamp };
   if (entry.prevContent !== undefined) {
     view.prev_content = entry.prevContent;
     view.prev_rendered_content = entry.prevRenderedContent;
@@ -67,11 +68,11 @@ function historyView(entry: EditHistoryEntry, allowEmpty: boolean): Record<strin
 }
 
 /** The API Message object (without the per-user `flags`). */
-export function messageView(state: RealmState, message: StoredMessage, options: ViewOptions): Record<string, unknown> {
+export function messageView(state: RealmState, message: StoredMessage, options: ViewOptions): WireSchema<'MessagesEvent'> {
   const sender = senderProfile(state, message.senderId)!;
   const { recipient } = message;
   const body = state.messages.bodies.of(message);
-  const view: Record<string, unknown> = {
+  const view: WireSchema<'MessagesEvent'> = {
     id: message.id,
     sender_id: sender.userId,
     content: options.applyMarkdown ? body.renderedContent : body.content,

@@ -1,9 +1,10 @@
 import type { ProfileField, ProfileFieldStore } from './state.ts';
 import { FIELD_TYPES, orderedFields } from './state.ts';
+import type { WireSchema } from '../../wire/events.ts';
 
 /** A field as the API shows it: `field_data` as JSON text ('' for types without data). */
-export function fieldView(field: ProfileField): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function fieldView(field: ProfileField): WireSchema<'CustomProfileField'> {
+  const view: WireSchema<'CustomProfileField'> = {
     id: field.id,
     name: field.name,
     type: field.type,
