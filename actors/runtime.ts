@@ -17,6 +17,7 @@ import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
 import { decideRealm, type Clock } from './realm/decide.ts';
+import { readAheadFor } from './realm/messages/read-ahead.ts';
 import { realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import { ActorRegistry, userKey, type PersonalRecord, type RealmActor, type UserActor } from './registry.ts';
 import { Replay, type Recovered } from './replay.ts';
@@ -151,13 +152,26 @@ export class Runtime {
 
   /** Decides a realm command and commits its changes; resolves once they are durable. */
   async execute(realmId: number, command: RealmCommand): Promise<RealmChange[]> {
-    const actor = this.realms.get(realmId);
-    if (!actor || actor.getSnapshot().value !== 'ready') {
-      throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
+    const ahead = command.type === 'message.edit' ? await this.readAhead(realmId, command) : null;
+    try {
+      const actor = this.realms.get(realmId);
+      if (!actor || actor.getSnapshot().value !== 'ready') {
+        throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
+      }
+      const changes = decideRealm(actor.getSnapshot().context.state, command, this.registry.decideContext(realmId));
+      if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
+      return changes;
+    } finally {
+      ahead?.release();
     }
-    const changes = decideRealm(actor.getSnapshot().context.state, command, this.registry.decideContext(realmId));
-    if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
-    return changes;
+  }
+
+  /** The bodies a move of many messages rewrites, read a slice per turn before it is decided (read-ahead.ts). */
+  private readAhead(realmId: number, command: RealmCommand): Promise<{ release(): void }> | null {
+    const actor = this.realms.get(realmId);
+    // A replica forwards the command to the primary, which reads them.
+    if (!actor || actor.getSnapshot().value !== 'ready' || this.options.replication?.isPrimary() === false) return null;
+    return readAheadFor(actor.getSnapshot().context.state, command, this.registry.decideContext(realmId));
   }
 
   /** Decides a command of one user about its own state and commits its changes. */

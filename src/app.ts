@@ -21,6 +21,7 @@ import { allRoutes } from './routes/index.ts';
 import { eventSocketEndpoint } from './event-socket.ts';
 import { listen } from './server.ts';
 import { RealmExportJobs } from './realm-export-jobs.ts';
+import { followDroppingCopies } from './replica-files.ts';
 import type { AppServices } from './services.ts';
 import { uwsBinary } from './uws-native.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from './version.ts';
@@ -150,7 +151,9 @@ export async function startServer(
     await bootstrap(services, announce);
     await adoptEmailVisibility();
     await realmExports.failInterrupted();
-  });
+  }, (record) => followDroppingCopies(runtime, services.files, record, () => runtime.follow(record), (error, pathId) => {
+    log.warn({ err: error, pathId }, 'cluster: the local copy of a removed file could not be removed');
+  }));
   const webClient = await servedWebClient(config.dataDir);
   if (recovered.queues > 0) {
     // Queues kept across a restart learn of it, as from the original server, and may reload what they cache.

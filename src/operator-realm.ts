@@ -7,6 +7,8 @@ import type { OperatorCommand } from './operator.ts';
 import { withRuntime } from './operator-runtime.ts';
 import { EXPORT_KIND, EXPORT_VERSION, openExportFile, writeExportFile, type RealmExport } from './realm-export-file.ts';
 import { moveFileLinks } from './realm-file-links.ts';
+import { holdsCredentials, newOwnerLogins, writeOwnerZuliprcs, type OwnerLogin } from './realm-import-credentials.ts';
+import { configuredExternalUrl, realmUrl } from './bootstrap.ts';
 import { emojiPaths, RealmFiles } from './realm-files.ts';
 
 const SUBDOMAIN = /^([a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/;
@@ -106,7 +108,9 @@ Loads an organization written by 'chat-server export-realm' into the data direct
 served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
 uploaded files, avatars and custom emoji served again (their URLs, and the links to them in messages,
 name the new organization). Refused if an organization already has that subdomain. Files exported by older versions
-hold no files: the records come, the files are missing.
+hold no files: the records come, the files are missing. An export made through the API (POST /export/realm)
+holds no passwords or API keys: each active owner gets new ones, the password shown once and the API key
+written to a zuliprc file in the data directory (zuliprc-SUB-USERID), and lets the others in.
   --subdomain SUB       the new organization's subdomain ('' for the bare host, if free)
   --name NAME           a new name for it (default: the exported one)
 ${DATA_DIR_HELP}`,
@@ -123,6 +127,7 @@ ${DATA_DIR_HELP}`,
       try {
         const { header } = reader;
         const name = typeof values.name === 'string' && values.name.trim() ? values.name.trim() : header.realm.name;
+        const logins: OwnerLogin[] = holdsCredentials(header) ? [] : await newOwnerLogins(header.realm);
         const imported = await withRuntime(config, async (runtime) => {
           if (runtime.realmByStringId(subdomain)) throw new ConfigError(`an organization with subdomain '${subdomain}' exists already`);
           const realmId = runtime.nextRealmId();
@@ -146,6 +151,12 @@ ${DATA_DIR_HELP}`,
           `${written} files in ${Math.round(performance.now() - started)} ms`);
         const without = filesNamed(header) - written;
         if (without > 0) console.log(`${without} files the records name were not in the export; fetching them answers 404`);
+        if (!holdsCredentials(header)) {
+          const paths = await writeOwnerZuliprcs(config.dataDir, subdomain, realmUrl(configuredExternalUrl(config), subdomain), logins);
+          console.log(`The export holds no passwords or API keys: its users have none that anybody knows. Each owner has new ones:`);
+          logins.forEach((login, i) => console.log(`  ${login.email} (id ${login.userId}): password (shown once) ${login.password}; client configuration (zuliprc): ${paths[i]}`));
+          if (!logins.length) console.log('  (none: the organization has no active owner)');
+        }
       } catch (error) {
         // Nothing recorded them: the files of a failed import go again (the organization's id is new, so its
         // folder holds only what this import wrote, or an earlier failed one).

@@ -49,6 +49,12 @@ export interface RealmExport {
   missingFiles?: string[];
   /** version 3: how many frames of messages follow the header */
   messageFrames?: number;
+  /**
+   * false: made through the API, so no user's password or API key is in it (realm-export-filter.ts), and
+   * import-realm gives the owners new ones. Absent in the operator's exports, which hold them, and in API
+   * exports made before the field (see holdsCredentials).
+   */
+  credentials?: false;
 }
 
 export type FileKind = 'upload' | 'avatar' | 'emoji';

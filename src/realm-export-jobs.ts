@@ -128,6 +128,7 @@ export class RealmExportJobs {
       kind: EXPORT_KIND, exportVersion: EXPORT_VERSION, v: FORMAT_VERSION, exportedAt: new Date().toISOString(),
       source: { stringId: state.stringId, name: state.name }, realm, users, uploads, avatars, emojiImages, missingFiles: missing,
       messageFrames: Math.ceil(ids.length / MESSAGES_PER_SLICE),
+      credentials: false,
     };
     await writer.frame(header);
     for (let start = 0; start < ids.length; start += MESSAGES_PER_SLICE) {

@@ -4,7 +4,7 @@ import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
 import { clientAddress } from './http/client-address.ts';
 import type { Dispatch } from './http/dispatch.ts';
-import type { ApiRequest, ApiResponse } from './http/request.ts';
+import type { ApiRequest, ApiResponse, BodyStream } from './http/request.ts';
 import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -150,6 +150,10 @@ class Exchange {
   /** counted among the requests in flight, and not finished yet */
   counted = false;
   private dispatched = false;
+  /** the body being sent a piece at a time, until it is all sent or the client went away */
+  private streaming: AsyncIterator<Buffer> | null = null;
+  /** resolves the piece waiting for the client to take more */
+  private writable: ((more: boolean) => void) | null = null;
   readonly disconnect = new Disconnect();
 
   constructor(
@@ -168,6 +172,7 @@ class Exchange {
   abort(): void {
     this.done = true;
     this.disconnect.abort();
+    if (this.streaming) this.streamEnded(this.streaming);
     if (!this.dispatched) this.finish();
   }
 
@@ -190,11 +195,84 @@ class Exchange {
   }
 
   respond(response: ApiResponse): void {
-    if (!this.done) {
+    if (this.done) {
+      void response.stream?.pieces.return?.().catch(() => {});
+    } else if (response.stream) {
+      this.done = true;
+      void this.stream(response, response.stream);
+    } else {
       this.done = true;
       this.res.cork(() => write(this.res, response));
     }
     this.finish();
+  }
+
+  /**
+   * Sends a body a piece at a time with uWS backpressure: the next piece is asked for only once the client
+   * has taken the last, so memory holds one piece whatever the body's size. The request counts as answered
+   * once its head is written, as one whose body uWS still buffers does: a graceful stop does not wait for a
+   * slow download.
+   */
+  private async stream(response: ApiResponse, { pieces, size }: BodyStream): Promise<void> {
+    const res = this.res;
+    this.streaming = pieces;
+    res.cork(() => writeHead(res, response));
+    let sent = 0;
+    try {
+      for (;;) {
+        const piece = await pieces.next();
+        if (this.streaming !== pieces) return;
+        if (piece.done) break;
+        sent += piece.value.length;
+        if (sent > size) throw new Error('the body is longer than its Content-Length');
+        if (!(await this.sendPiece(piece.value, size))) return;
+      }
+      if (size === 0) {
+        this.streamEnded(pieces);
+        res.cork(() => res.end());
+        return;
+      }
+      throw new Error('the body is shorter than its Content-Length');
+    } catch {
+      // The status is sent already: the connection is cut so that the client does not take the body as whole.
+      if (this.streaming !== pieces) return;
+      this.streamEnded(pieces);
+      res.close();
+    }
+  }
+
+  /** Sends one piece; resolves true once the client has taken it and more may follow, false at the end. */
+  private sendPiece(piece: Buffer, size: number): boolean | Promise<boolean> {
+    const res = this.res;
+    const pieces = this.streaming!;
+    const offset = res.getWriteOffset();
+    let [sent, last] = [false, false];
+    res.cork(() => ([sent, last] = res.tryEnd(piece, size)));
+    if (last) this.streamEnded(pieces);
+    if (sent || last) return !last;
+    return new Promise((resolve) => {
+      this.writable = resolve;
+      // uWS keeps none of what tryEnd could not send: the rest of the piece is offered again, in this callback
+      // (uWS sends nothing by itself while one is registered).
+      res.onWritable((at) => {
+        [sent, last] = res.tryEnd(piece.subarray(at - offset), size);
+        if (last) this.streamEnded(pieces);
+        if (sent || last) {
+          this.writable = null;
+          resolve(!last);
+        }
+        return sent || last;
+      });
+    });
+  }
+
+  /** No more of the body is sent: its source is closed, and a piece waiting for the client is dropped. */
+  private streamEnded(pieces: AsyncIterator<Buffer>): void {
+    if (this.streaming !== pieces) return;
+    this.streaming = null;
+    void pieces.return?.().catch(() => {});
+    this.writable?.(false);
+    this.writable = null;
   }
 
   private finish(): void {
@@ -349,6 +427,12 @@ function tooLarge(limit: number): ApiResponse {
 }
 
 function write(res: HttpResponse, response: ApiResponse): void {
+  const close = writeHead(res, response);
+  res.end(response.bytes ?? response.body, close);
+}
+
+/** Writes the status and headers; says whether the answer asks to close the connection. */
+function writeHead(res: HttpResponse, response: ApiResponse): boolean {
   res.writeStatus(STATUS_TEXT[response.status] ?? String(response.status));
   let close = false;
   const headers = response.headers;
@@ -357,5 +441,5 @@ function write(res: HttpResponse, response: ApiResponse): void {
     if (name === 'Connection') close = headers[name] === 'close';
     else res.writeHeader(name, headers[name]!);
   }
-  res.end(response.bytes ?? response.body, close);
+  return close;
 }

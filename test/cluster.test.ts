@@ -203,6 +203,27 @@ t.test('three nodes: reads anywhere, writes forwarded, queues on their node, fai
     await served(t, c, 'through the other replica');
   });
 
+  await t.test('a replica drops its copy of a file once the primary removed it (attachment deleted, avatar replaced)', async (t) => {
+    const dirOfC = dirs[nodes.indexOf(c)]!;
+    const member = await api(b).createUser('avatar-owner@example.com');
+    const asMember = files(b).as(member);
+    const upload = await files(b).upload('gone.txt', 'deleted soon');
+    const avatar = await asMember.postFile('/users/me/avatar', 'me.png', png([200, 10, 10, 255]));
+    t.equal(avatar.status, 200, avatar.text);
+    const uploadPath = upload.body.url as string;
+    const avatarPath = new URL(avatar.body.avatar_url as string, b.url).pathname;
+    for (const path of [uploadPath, avatarPath]) t.equal((await files(c).get(path)).status, 200, `c serves ${path}`);
+    const copies = [join(dirOfC, 'uploads', uploadPath.replace('/user_uploads/', '')), join(dirOfC, 'avatars', avatarPath.replace('/user_avatars/', ''))];
+    t.same(copies.map((copy) => existsSync(copy)), [true, true], 'c kept a copy of each file it served');
+
+    const attachment = ((await api(b).get('/attachments')).body.attachments as { id: number; path_id: string }[]).find((entry) => uploadPath.endsWith(entry.path_id))!;
+    t.equal((await api(b).delete(`/attachments/${attachment.id}`)).status, 200);
+    t.equal((await asMember.postFile('/users/me/avatar', 'again.png', png([10, 10, 200, 255]))).status, 200);
+    await waitFor("c's copies to go", async () => (copies.some((copy) => existsSync(copy)) ? null : true));
+    t.pass('c removed its copies as it applied the records that removed the files');
+    t.equal((await files(c).get(avatarPath)).status, 404, 'the replaced avatar is no longer served through c');
+  });
+
   await t.test('a data export requested through a replica is downloaded through another', async (t) => {
     const requested = await api(b).post('/export/realm');
     t.equal(requested.status, 200, JSON.stringify(requested.body));

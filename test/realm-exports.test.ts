@@ -2,9 +2,10 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { channel, drain, ofType, sendDirect, sendToChannel, type Event } from './helpers/messages.ts';
-import { cli } from './helpers/cli.ts';
+import { cli, cliWith } from './helpers/cli.ts';
+import { HostClient } from './helpers/host-client.ts';
 import { OpenApi } from './helpers/openapi.ts';
-import { ApiClient, startTestServer, tempDir } from './helpers/server.ts';
+import { ApiClient, readZuliprc, startTestServer, tempDir } from './helpers/server.ts';
 import { openExportFile } from '../src/realm-export-file.ts';
 
 /** POST and GET /export/realm: a background export, without credentials, of what the export type and consents allow. */
@@ -104,7 +105,25 @@ t.test('exports through the API: public and with consent, told by events, downlo
   const file = join(dir, 'imported.chat-export');
   writeFileSync(file, Buffer.from(await (await fetchAs(owner)).arrayBuffer()));
   const target = join(dir, 'target');
-  const imported = await cli('import-realm', file, '--data-dir', target, '--subdomain', 'copy');
+  // Served at a name, so that the organization's subdomain is a host of its own.
+  const externalUrl = 'http://chat.localhost';
+  const imported = await cliWith({ CHAT_EXTERNAL_URL: externalUrl }, 'import-realm', file, '--data-dir', target, '--subdomain', 'copy');
   t.equal(imported.code, 0, imported.stderr);
   t.match(imported.stdout, /3 users, 1 channels, 1 messages, 1 files/);
+
+  // The export held no credentials: the owner gets new ones, and they work against the imported organization.
+  const handed = /^ {2}(\S+) \(id (\d+)\): password \(shown once\) (\S+); client configuration \(zuliprc\): (\S+)$/m.exec(imported.stdout);
+  t.ok(handed, `the owner's new credentials are told:\n${imported.stdout}`);
+  if (!handed) return;
+  const [, email, userId, password, rcPath] = handed;
+  t.equal(rcPath, join(target, `zuliprc-copy-${userId}`));
+  const rc = readZuliprc(rcPath!);
+  t.equal(rc.email, email);
+  t.equal(rc.site, 'http://copy.chat.localhost', 'the zuliprc names the imported organization');
+  const copy = await startTestServer(t, { dataDir: target, externalUrl });
+  const asOwner = new HostClient(copy.url, new URL(rc.site).hostname, { email: rc.email, key: rc.key });
+  const me = await asOwner.send('GET', '/users/me');
+  t.same([me.status, me.body.email, me.body.user_id, me.body.is_owner], [200, email, Number(userId), true], "the zuliprc's API key works");
+  const login = await asOwner.as(null).send('POST', '/fetch_api_key', { username: email!, password: password! });
+  t.same([login.status, login.body.api_key], [200, rc.key], 'and so does the password');
 });

@@ -21,6 +21,13 @@ export function takeForwardMark(request: { query: string }): boolean {
 /** Response headers that belong to one connection, not to the answer passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
 
+/**
+ * An answer larger than this is passed on as it arrives rather than gathered first: a data export downloaded
+ * through a replica must not be held whole in its memory. Smaller answers, nearly all of them, are gathered,
+ * the cheaper way. (Every answer of a node tells its length: uWS sends none chunked.)
+ */
+const STREAM_ABOVE_BYTES = 1024 * 1024;
+
 /** Connections to the other nodes are kept open: a forwarded write costs no new handshake. */
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -46,17 +53,23 @@ export function forwardHttp(baseUrl: string, request: ApiRequest): Promise<ApiRe
     const outgoing = httpRequest(
       { agent, host: target.hostname, port: target.port, method: request.method, path: `${request.path}?${query}`, headers },
       (incoming) => {
+        const answer: Record<string, string> = {};
+        for (const [name, value] of Object.entries(incoming.headers)) {
+          if (value === undefined || HOP_BY_HOP.has(name)) continue;
+          answer[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        const status = incoming.statusCode ?? 502;
+        const size = Number(incoming.headers['content-length'] ?? NaN);
+        if (size > STREAM_ABOVE_BYTES) {
+          // Until the front end reads it; a failure then ends its pieces, which cuts the client's connection.
+          incoming.on('error', () => {});
+          resolve({ status, headers: answer, body: '', stream: { pieces: incoming[Symbol.asyncIterator](), size } });
+          return;
+        }
         const chunks: Buffer[] = [];
         incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
         incoming.on('error', reject);
-        incoming.on('end', () => {
-          const answer: Record<string, string> = {};
-          for (const [name, value] of Object.entries(incoming.headers)) {
-            if (value === undefined || HOP_BY_HOP.has(name)) continue;
-            answer[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({ status: incoming.statusCode ?? 502, headers: answer, body: '', bytes: Buffer.concat(chunks) });
-        });
+        incoming.on('end', () => resolve({ status, headers: answer, body: '', bytes: Buffer.concat(chunks) }));
       },
     );
     outgoing.on('error', reject);

@@ -77,6 +77,7 @@ export class ClusterNode implements ClusterHooks, Replication {
   private nextLookup: Promise<number> | null = null;
   private lookupInFlight: Promise<unknown> = Promise.resolve();
   private runtime: Runtime | null = null;
+  private apply: (record: LogRecord) => Promise<void> = (record) => this.runtime!.follow(record);
   private replicated: ReplicatedStore | null = null;
   private local: Store | null = null;
   private snapshotTimer: NodeJS.Timeout | null = null;
@@ -197,8 +198,15 @@ export class ClusterNode implements ClusterHooks, Replication {
    * Starts following the stream and taking part in the election, this node's API being at `url`.
    * `promoted` runs each time this node becomes the primary, once it takes writes.
    */
-  async start(runtime: Runtime, url: string, promoted: () => Promise<void>): Promise<void> {
+  async start(
+    runtime: Runtime,
+    url: string,
+    promoted: () => Promise<void>,
+    /** applies one of the primary's records here (Runtime.follow, and what goes with it) */
+    apply: (record: LogRecord) => Promise<void> = (record) => runtime.follow(record),
+  ): Promise<void> {
     this.runtime = runtime;
+    this.apply = apply;
     this.url = this.config.advertiseUrl ?? url;
     await this.nodes.put(this.nodeId, this.leaseValue());
     this.nc.subscribe(SHARED_SUBJECT, {
@@ -238,7 +246,7 @@ export class ClusterNode implements ClusterHooks, Replication {
             return;
           }
           if (record.seq > runtime.logPosition) {
-            runtime.follow(record).catch((error: unknown) => this.fatal(`the local log could not store record ${record.seq}: ${String(error)}`));
+            this.apply(record).catch((error: unknown) => this.fatal(`the local log could not store record ${record.seq}: ${String(error)}`));
           }
         }
         this.advance(message.seq);

@@ -34,4 +34,17 @@ export interface ApiResponse {
   body: string;
   /** a body of bytes (uploaded files), sent instead of `body` */
   bytes?: Buffer;
+  /** a body read a piece at a time (a data export's file), sent as the client takes it instead of `body` */
+  stream?: BodyStream;
+}
+
+/**
+ * A body too large to hold in memory: the front end asks for the next piece only once the client has taken
+ * the last, so a download holds one piece at a time whatever its size. A piece may be overwritten by the
+ * next (a file read into one buffer); `return` closes the source when the client goes away.
+ */
+export interface BodyStream {
+  pieces: AsyncIterator<Buffer, unknown>;
+  /** its length in bytes, sent as Content-Length */
+  size: number;
 }

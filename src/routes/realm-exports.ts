@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ChatError, ErrorCode, notAdmin } from '../../actors/errors.ts';
 import { EXPORT_PUBLIC, type ExportType } from '../../actors/realm/exports/state.ts';
@@ -7,6 +6,7 @@ import { isAdmin } from '../../actors/realm/state.ts';
 import { NotPrimary } from '../../actors/replication.ts';
 import { settingValue } from '../../actors/user/settings.ts';
 import { DirectResponse } from '../http/envelope.ts';
+import { fileBody } from '../http/file-body.ts';
 import { p } from '../http/params.ts';
 import { exportFile } from '../realm-export-jobs.ts';
 import { route } from './route.ts';
@@ -63,10 +63,11 @@ export const realmExportRoutes = [
     async handle({ services, realm }, params) {
       const pathId = `${params.realm_id_str}/${params.dir}/${params.filename}`;
       if (!realm.exports.list.some((entry) => entry.pathId === pathId)) throw fileNotFound();
-      const bytes = await readFile(exportFile(services.config.dataDir, pathId)).catch(() => null);
+      // Read from disk as the client takes it: an export can be larger than the server's memory can spare.
+      const stream = await fileBody(exportFile(services.config.dataDir, pathId));
       // In a cluster the primary, which ran the export, holds its file: a replica forwards the download there.
-      if (!bytes && services.cluster && !services.cluster.isPrimary()) throw new NotPrimary();
-      if (!bytes) throw fileNotFound();
+      if (!stream && services.cluster && !services.cluster.isPrimary()) throw new NotPrimary();
+      if (!stream) throw fileNotFound();
       return new DirectResponse({
         status: 200,
         headers: {
@@ -76,7 +77,7 @@ export const realmExportRoutes = [
           'Cache-Control': 'private, no-store',
         },
         body: '',
-        bytes,
+        stream,
       });
     },
   }),

@@ -1,6 +1,7 @@
 import type { RealmState } from '../state.ts';
 import { contentHas } from './bodies.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
+import { reindexMoved, type MovedFrom } from './move-indexes.ts';
 import {
   addToIndexes,
   sameList,
@@ -95,6 +96,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
 function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'message.edited' }>): void {
   const store = state.messages;
   const { move, content } = change;
+  const moved: MovedFrom[] = [];
   for (const id of change.messageIds) {
     const message = store.byId.get(id);
     if (!message) continue;
@@ -111,9 +113,8 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
     if (move && message.recipient.kind === 'channel') {
       if (move.toChannelId !== move.fromChannelId) Object.assign(entry, { prevStream: move.fromChannelId, stream: move.toChannelId });
       if (move.toTopic !== message.recipient.topic) Object.assign(entry, { prevTopic: message.recipient.topic, topic: move.toTopic });
-      removeFromIndexes(store, message);
+      moved.push({ id, channelId: message.recipient.channelId, topic: message.recipient.topic });
       message.recipient = { kind: 'channel', channelId: move.toChannelId, topic: move.toTopic };
-      addToIndexes(store, message);
       if (!move.resolveOnly) message.lastMovedTimestamp = change.at;
       if (move.toChannelId !== move.fromChannelId) moveHolders(state, message, move.lostAccess, move.gained);
     }
@@ -121,6 +122,7 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
     store.bodies.set(message, body);
     if (content && id === change.targetId) indexMentions(state, message, true);
   }
+  if (move) reindexMoved(store, moved, move.toChannelId, move.toTopic);
   if (move && move.toChannelId !== move.fromChannelId) {
     const key = `c${move.toChannelId}`;
     // A channel that never had a message has no recipient id yet: moved messages take the next one.

@@ -1,5 +1,6 @@
 import { isImageName } from '../attachments/state.ts';
 import type { PagedMessages } from './paged.ts';
+import type { Step } from './turns.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
 /** The bodies snapshots stored for the messages of a realm (snapshots/store.ts, through the runtime). */
@@ -50,6 +51,19 @@ export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: r
 export const DEFAULT_BODY_CACHE = 4096;
 
 /**
+ * Bodies read ahead per turn of the event loop for a change that rewrites many (see readAhead): a read and
+ * its decoding cost a few microseconds, so a slice holds the loop for a few milliseconds.
+ */
+export const READ_AHEAD_SLICE = 1000;
+
+/** Bodies being read ahead for a change, and how to let go of those it did not take. */
+export interface ReadAhead {
+  /** reads the next slice; true once all are read */
+  step: Step<true>;
+  release(): void;
+}
+
+/**
  * A realm's message bodies. A body set by a change (a send, an edit, an import) stays on its message until
  * a snapshot has stored it, in the snapshot's own transaction, so that the snapshot and the bodies always
  * agree and the log after the snapshot holds every body that is not stored; then the message lets it go, and
@@ -60,6 +74,8 @@ export class MessageBodies {
   private source: StoredBodies | null = null;
   private cacheLimit = DEFAULT_BODY_CACHE;
   private readonly cache = new Map<number, MessageBody>();
+  /** stored bodies read ahead for a change about to rewrite them (readAhead), until it does */
+  private readonly ahead = new Map<number, MessageBody>();
   /** messages whose body the next snapshot writes, or removes when the message is gone */
   unsaved = new Set<number>();
 
@@ -97,7 +113,35 @@ export class MessageBodies {
 
   /** The message's body without caching it: for walks over many messages (a scan, an export, a rebuild). */
   peek(message: StoredMessage): MessageBody {
-    return message.body ?? this.cache.get(message.id) ?? this.read(message.id);
+    return message.body ?? this.cache.get(message.id) ?? this.ahead.get(message.id) ?? this.read(message.id);
+  }
+
+  /**
+   * Reads the stored bodies of `ids` ahead of a change that rewrites each of them (a topic move adds an entry
+   * to every moved message's edit history), a slice per `step`: the reads are spread over turns of the event
+   * loop (turns.ts) and the change, applied in one turn, reads none. A change that sets or drops one of these
+   * bodies meanwhile replaces the copy read ahead, so the copies are always the stored bodies; `release`
+   * lets go of those the change did not rewrite.
+   */
+  readAhead(byId: PagedMessages, ids: readonly number[]): ReadAhead {
+    let next = 0;
+    const taken: number[] = [];
+    return {
+      step: () => {
+        const end = Math.min(ids.length, next + READ_AHEAD_SLICE);
+        for (; next < end; next++) {
+          const id = ids[next]!;
+          const message = byId.get(id);
+          if (!message || message.body || this.cache.has(id) || this.ahead.has(id)) continue;
+          this.ahead.set(id, this.read(id));
+          taken.push(id);
+        }
+        return next === ids.length ? true : undefined;
+      },
+      release: () => {
+        for (const id of taken) this.ahead.delete(id);
+      },
+    };
   }
 
   /** The messages of `byId` (in id order) whose body is neither in memory nor stored: a damaged directory (verify). */
@@ -132,12 +176,14 @@ export class MessageBodies {
   set(message: StoredMessage, body: MessageBody): void {
     message.body = body;
     this.cache.delete(message.id);
+    this.ahead.delete(message.id);
     this.unsaved.add(message.id);
   }
 
   /** The message was deleted: the next snapshot removes its body. */
   dropped(messageId: number): void {
     this.cache.delete(messageId);
+    this.ahead.delete(messageId);
     this.unsaved.add(messageId);
   }
 
