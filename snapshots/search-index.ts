@@ -32,6 +32,9 @@ const SCHEMA = `
 /** The statements both connections write with (READER_SOURCE's and the event loop's at boot). */
 const SQL = {
   insert: 'INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)',
+  // FTS5 takes REPLACE on the rowid: a row already there is deleted first, as a DELETE before the INSERT
+  // would, in one statement (0.3-1.3 us less per message than the two, measured alone).
+  put: 'INSERT OR REPLACE INTO messages (rowid, content, topic) VALUES (?, ?, ?)',
   remove: 'DELETE FROM messages WHERE rowid = ?',
   content: 'UPDATE messages SET content = ? WHERE rowid = ?',
   topic: 'UPDATE messages SET topic = ? WHERE rowid = ?',
@@ -51,20 +54,20 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
-const insert = db.prepare(${JSON.stringify(SQL.insert)});
+const put = db.prepare(${JSON.stringify(SQL.put)});
 const remove = db.prepare(${JSON.stringify(SQL.remove)});
 const setContent = db.prepare(${JSON.stringify(SQL.content)});
 const setTopic = db.prepare(${JSON.stringify(SQL.topic)});
 const setPosition = db.prepare(${JSON.stringify(SQL.setPosition)});
-const span = ${REALM_SPAN};
+// ops: flat (see flatOps): kind, row, then the content and topic of a put, the text of a content or topic.
 const write = db.transaction((seq, ops) => {
-  for (const op of ops) {
-    const row = BigInt(op.realmId) * BigInt(span) + BigInt(op.id);
-    if (op.kind === 'put') { remove.run(row); insert.run(row, op.content, op.topic); }
-    else if (op.kind === 'content') setContent.run(op.content, row);
-    else if (op.kind === 'topic') setTopic.run(op.topic, row);
-    else if (op.kind === 'delete') remove.run(row);
-    else throw new Error('unknown index op ' + op.kind);
+  for (let i = 0; i < ops.length; ) {
+    const kind = ops[i++], row = ops[i++];
+    if (kind === 'put') { put.run(row, ops[i], ops[i + 1]); i += 2; }
+    else if (kind === 'content') setContent.run(ops[i++], row);
+    else if (kind === 'topic') setTopic.run(ops[i++], row);
+    else if (kind === 'delete') remove.run(row);
+    else throw new Error('unknown index op ' + kind);
   }
   setPosition.run(seq);
 });
@@ -134,6 +137,7 @@ export class SqliteSearchIndex {
       position: db.prepare("SELECT value FROM meta WHERE key = 'position'").pluck(),
       setPosition: db.prepare(SQL.setPosition),
       insert: db.prepare(SQL.insert),
+      put: db.prepare(SQL.put),
       remove: db.prepare(SQL.remove),
       content: db.prepare(SQL.content),
       topic: db.prepare(SQL.topic),
@@ -174,7 +178,7 @@ export class SqliteSearchIndex {
 
   /** Once serving: handed to the worker, which writes it before anything asked of it later. */
   post(seq: number, ops: readonly IndexOp[]): void {
-    this.reader.postMessage({ kind: 'write', seq, ops });
+    this.reader.postMessage({ kind: 'write', seq, ops: flatOps(ops) });
   }
 
   rebuild(seq: number, messages: Iterable<IndexedMessage>): void {
@@ -214,8 +218,7 @@ export class SqliteSearchIndex {
     const row = rowid(op.realmId, op.id);
     switch (op.kind) {
       case 'put':
-        this.statements.remove.run(row);
-        this.statements.insert.run(row, op.content, op.topic);
+        this.statements.put.run(row, op.content, op.topic);
         return;
       case 'content':
         this.statements.content.run(op.content, row);
@@ -250,6 +253,36 @@ export class SqliteSearchIndex {
 }
 
 const rowid = (realmId: number, id: number) => realmId * REALM_SPAN + id;
+
+/**
+ * Ops as the worker takes them: one flat array of the kind, the row (a BigInt: bound as an SQLite integer)
+ * and the texts, cheaper to copy across than an object of five keys per op. With REPLACE (SQL.put), a
+ * batch of 500 sends cost 5.7-5.8 us of CPU per message in all instead of 6.0-6.2 (2026-11-26).
+ */
+function flatOps(ops: readonly IndexOp[]): (string | bigint)[] {
+  const flat: (string | bigint)[] = [];
+  for (const op of ops) {
+    flat.push(op.kind, BigInt(rowid(op.realmId, op.id)));
+    switch (op.kind) {
+      case 'put':
+        flat.push(op.content, op.topic);
+        break;
+      case 'content':
+        flat.push(op.content);
+        break;
+      case 'topic':
+        flat.push(op.topic);
+        break;
+      case 'delete':
+        break;
+      default: {
+        const never: never = op;
+        throw new Error(`unknown index op ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  return flat;
+}
 
 /**
  * Opens the index, or starts an empty one (position 0) in place of a file that does not open as one of
