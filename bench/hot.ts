@@ -73,6 +73,14 @@ const FANOUT_WARMUP_DELIVERIES = 20_000;
 const fanoutOptions = (n: number): FanoutOptions => ({ rounds: 10, warmupRounds: Math.max(1, Math.ceil(FANOUT_WARMUP_DELIVERIES / n)), roundTimeoutMs: 60_000 });
 /** History messages sent per event-loop turn by the writer: one group commit each. */
 const BATCH = 1000;
+/**
+ * The writer snapshots every this many history messages, as the server's snapshot timer would (and as
+ * bench/recovery.ts's writer does): each snapshot lets the chunks and bodies it stored leave memory, so
+ * 10,000,000 messages fit in the writer's heap; the last snapshot leaves the log empty for the boot.
+ */
+const SNAPSHOT_EVERY = 250_000;
+/** The writer's time limit: about 7,000 messages a second in-process on this loaded machine, doubled. */
+const writerTimeoutMs = (history: number) => Math.max(1_800_000, history * 0.3);
 
 interface Written {
   owner: Credentials;
@@ -85,7 +93,12 @@ interface Written {
 async function write(dir: string, users: number, history: number): Promise<Written> {
   const { writeOrganization } = await import('./lib/organization.ts');
   // The owner, then `users` more; the large channel leaves the last one out.
-  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: users + 1, name: 'bench', channel: 'bench large', members: users });
+  // The search index is written as the server writes it, so that the server's boot need not build it from
+  // every message; no archive of the log (point-in-time restore is not measured; at 10,000,000 messages it
+  // would be gigabytes).
+  const { store, runtime, realm, userIds, channelId, search } = await writeOrganization(dir, {
+    users: users + 1, name: 'bench', channel: 'bench large', members: users, searchIndex: true, archiveRetentionMs: 0,
+  });
   const smallIds = userIds.slice(0, 10);
   await runtime.execute(realm.realmId, {
     type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'bench small', description: '' }], userIds: smallIds,
@@ -94,6 +107,7 @@ async function write(dir: string, users: number, history: number): Promise<Writt
   const state = runtime.realmState(realm.realmId);
   const smallId = state.channelIdByName.get('bench small')!;
   let messageId = 0;
+  const started = performance.now();
   for (let sent = 0; sent < history; sent += BATCH) {
     const batch = [];
     for (let n = sent; n < Math.min(history, sent + BATCH); n++) {
@@ -103,8 +117,15 @@ async function write(dir: string, users: number, history: number): Promise<Writt
     }
     const last = (await Promise.all(batch)).at(-1)?.[0] as { type: string; message?: { id: number } } | undefined;
     if (last?.type === 'message.sent') messageId = last.message!.id;
+    const done = Math.min(history, sent + BATCH);
+    if (done % SNAPSHOT_EVERY === 0 && done < history) await runtime.snapshot();
+    if (done % 1_000_000 === 0) console.log(`  writer: ${done} messages, ${((performance.now() - started) / 1000).toFixed(0)} s, heap ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(0)} MB`);
   }
   await runtime.settled();
+  await runtime.snapshot();
+  // Hands the index what it has not yet written; closing waits for the index's worker to write it all.
+  runtime.searchIndex();
+  await search!.close();
   const credentials = (userId: number): SeededUser => {
     const user = state.users.get(userId)!;
     return { email: user.email, key: user.apiKey, userId };
@@ -203,7 +224,9 @@ async function main(): Promise<void> {
 
 async function writeDir(dir: string, users: string, history: number): Promise<Written> {
   const started = performance.now();
-  const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, users, String(history)], 1_800_000);
+  const output = await runNode('hot-writer', [new URL(import.meta.url).pathname, 'write', dir, users, String(history)], writerTimeoutMs(history), {}, (line) => {
+    if (line.startsWith('  writer:')) console.log(line);
+  });
   const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
   console.log(`Wrote ${written.users.length + 1} users and ${history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return written;
@@ -225,7 +248,9 @@ async function gcRows(users: string, sizes: number[], seconds: number): Promise<
     let server: Child | null = null;
     try {
       const written = await writeDir(dir, users, history);
+      const booting = performance.now();
       server = await startServer(dir);
+      console.log(`Booted ${history} messages in ${((performance.now() - booting) / 1000).toFixed(1)} s`);
       const before = await settledMemory(server);
       const measurement = await runHttp(server.url, server.pid, scenarios(written).get('send1')!, { seconds, warmupSeconds: 1, connections: 1 });
       const after = await probeMemory(server);
