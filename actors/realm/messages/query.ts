@@ -188,11 +188,11 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
  * else a slice per turn of the event loop (turns.ts), each user's walks one after another. With the state
  * changed meanwhile, the matches are checked again at the end.
  */
-function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T): T | Promise<T> {
+function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number): T | Promise<T> {
   const first = walk();
   if (first !== undefined) return answer(first);
   const recheck = (ids: number[]) => ids.filter(ok);
-  return inTurns(owner, walk).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
+  return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
 }
 
 const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : (list as IdSet | ReadonlySet<number>).size);
@@ -202,27 +202,31 @@ const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : (list 
  * fewer ids is walked from its oldest: the user's unread messages, for the first that matches, or the
  * narrow's candidate lists, for the first unread match of each.
  */
-export function firstUnread(state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity): number | null | Promise<number | null> {
+export function firstUnread(
+  state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity, queuedPerUser = Infinity,
+): number | null | Promise<number | null> {
   const unread = state.messages.flags.unread.get(userId);
   if (!unread?.size) return null;
   const ok = idMatcher(state, userId, clauses);
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
   if (unread.size <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
-    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null);
+    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);
-  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, ({ after }) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null));
+  const oldest = ({ after }: Walked) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null);
+  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, oldest, queuedPerUser);
 }
 
 /**
  * The matching messages around an anchor. Each list is walked from the anchor outwards for one more match
  * than asked, so `found_oldest`/`found_newest` tell whether anything lies beyond. A narrow the candidate
  * lists answer poorly (a sender with no messages in a long history) examines up to `sliceIds` ids per
- * turn of the event loop; the answer is then a promise.
+ * turn of the event loop; the answer is then a promise, refused (turns.ts's LineFull) when the user already
+ * has `queuedPerUser` such walks in line.
  */
 export function fetchWindow(
-  state: RealmState, userId: number, clauses: readonly Clause[], window: Window, sliceIds = Infinity,
+  state: RealmState, userId: number, clauses: readonly Clause[], window: Window, sliceIds = Infinity, queuedPerUser = Infinity,
 ): WindowResult | Promise<WindowResult> {
   const ok = idMatcher(state, userId, clauses);
   const lists = candidateLists(state, userId, clauses);
@@ -233,5 +237,5 @@ export function fetchWindow(
     const newer = [...new Set(after)].sort((a, b) => a - b);
     const ids = [...older.slice(0, window.numBefore).reverse(), ...(foundAnchor ? [window.anchor] : []), ...newer.slice(0, window.numAfter)];
     return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
-  });
+  }, queuedPerUser);
 }
