@@ -6,6 +6,8 @@
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
  *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
  *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
+ *   npx tsx bench/hot.ts --gc 100000,10000000 --keep              the same, the directories kept (their paths printed)
+ *   npx tsx bench/hot.ts --gc 100000,10000000 --reuse D1,D2       the same on directories kept before (no writing)
  *   npx tsx bench/hot.ts --only none --idle-queues 10000          heap and anonymous RSS per idle queue
  *
  * Seeding 1,000 users through HTTP hashes 1,000 passwords (75-160 s here), so a child process writes the
@@ -21,6 +23,9 @@
  * connection (fanout.ts); the owner's send to that channel triggers each round. The raw long-poll baseline of
  * the same N answers with a body of the size the server's answer had.
  */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { messageTarget, rawTarget, runFanout, type FanoutOptions } from './fanout.ts';
@@ -180,10 +185,16 @@ async function main(): Promise<void> {
       gc: { type: 'string' },
       'socket-fanout': { type: 'string' },
       'idle-queues': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      reuse: { type: 'string' },
     },
   });
   printEnvironment(environment(pinSelf()));
-  if (values.gc) return gcRows(values.users, values.gc.split(',').map(Number), Number(values.seconds));
+  if (values.gc) {
+    const rows = await measureGc(Number(values.users), values.gc.split(',').map(Number), Number(values.seconds), { keep: values.keep, reuse: values.reuse?.split(',') });
+    console.log(`\nload average now ${loadAverage()}`);
+    return printGc(rows);
+  }
   const dir = makeTempDir('chat-hot-');
   let server: Child | null = null;
   try {
@@ -228,6 +239,7 @@ async function writeDir(dir: string, users: string, history: number): Promise<Wr
     if (line.startsWith('  writer:')) console.log(line);
   });
   const written = JSON.parse(output.slice(output.lastIndexOf(WRITER_MARK) + WRITER_MARK.length).split('\n')[0]!) as Written;
+  writeFileSync(join(dir, WRITTEN_FILE), JSON.stringify(written));
   console.log(`Wrote ${written.users.length + 1} users and ${history} messages in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return written;
 }
@@ -237,36 +249,82 @@ async function startServer(dir: string, nodeFlags: string[] = []): Promise<Child
   return startNode('server', [...nodeFlags, ...args], { CHAT_RATE_LIMIT: 'off', CHAT_LOG_LEVEL: 'warn' }, 300_000);
 }
 
+/** The GC row at one history size (deliverable 6). */
+export interface GcRow {
+  stored: number;
+  /** spawn to listening, the directory written beforehand (its search index included) */
+  bootSeconds: number;
+  heapMB: number;
+  sendP50Ms: number;
+  sendP99Ms: number;
+  serverCpuUsPerSend: number;
+  collections: number;
+  gcMs: number;
+  longestPauseMs: number;
+  longestPauseKind: string;
+}
+
+/** Where a directory written by `writeDir` keeps what was written (the users' keys, the channels), for `--reuse`. */
+const WRITTEN_FILE = 'hot-written.json';
+
 /**
  * Send latency at a moderate load (one client sending one message at a time to the 10-subscriber channel)
- * over each history size, with the longest garbage-collection pause of the run (heap-probe.ts).
+ * over each history size, with the longest garbage-collection pause of the run (heap-probe.ts). Each size's
+ * directory is written first (`users` users and the history in one topic), then booted.
  */
-async function gcRows(users: string, sizes: number[], seconds: number): Promise<void> {
-  const lines: string[] = [];
-  for (const history of sizes) {
-    const dir = makeTempDir('chat-hot-gc-');
+export async function measureGc(users: number, sizes: number[], seconds: number, dirs: { keep?: boolean; reuse?: string[] } = {}): Promise<GcRow[]> {
+  const rows: GcRow[] = [];
+  for (const [i, history] of sizes.entries()) {
+    const reused = dirs.reuse?.[i];
+    // Kept directories are not the bench's temporary ones, which an interrupted run removes.
+    const dir = reused ?? (dirs.keep ? mkdtempSync(join(tmpdir(), 'chat-hot-gc-')) : makeTempDir('chat-hot-gc-'));
     let server: Child | null = null;
     try {
-      const written = await writeDir(dir, users, history);
+      const written = reused ? (JSON.parse(readFileSync(join(dir, WRITTEN_FILE), 'utf8')) as Written) : await writeDir(dir, String(users), history);
       const booting = performance.now();
       server = await startServer(dir);
-      console.log(`Booted ${history} messages in ${((performance.now() - booting) / 1000).toFixed(1)} s`);
+      const bootSeconds = (performance.now() - booting) / 1000;
       const before = await settledMemory(server);
       const measurement = await runHttp(server.url, server.pid, scenarios(written).get('send1')!, { seconds, warmupSeconds: 1, connections: 1 });
       const after = await probeMemory(server);
-      const line =
-        `${history} messages stored (heap ${(before.heapUsed / 1024 / 1024).toFixed(0)} MB): send p50 ${measurement.p50Ms.toFixed(2)} ms, ` +
-        `p99 ${measurement.p99Ms.toFixed(2)} ms, ${measurement.serverCpuUsPerRequest.toFixed(0)} us of server CPU per send; ` +
-        `${after.gcCount} collections, ${after.gcTotalMs?.toFixed(0)} ms in all, longest pause ${after.gcMaxMs?.toFixed(1)} ms`;
-      console.log(line);
-      lines.push(line);
+      const row: GcRow = {
+        stored: history,
+        bootSeconds,
+        heapMB: before.heapUsed / 1024 / 1024,
+        sendP50Ms: measurement.p50Ms,
+        sendP99Ms: measurement.p99Ms,
+        serverCpuUsPerSend: measurement.serverCpuUsPerRequest,
+        collections: after.gcCount ?? 0,
+        gcMs: after.gcTotalMs ?? 0,
+        longestPauseMs: after.gcMaxMs ?? 0,
+        longestPauseKind: after.gcMaxKind ?? '',
+      };
+      console.log(gcLine(row));
+      rows.push(row);
     } finally {
       await server?.stop();
-      removeTempDir(dir);
+      if (reused || dirs.keep) console.log(`Kept ${dir} (${history} messages): --reuse it`);
+      else removeTempDir(dir);
     }
   }
-  console.log(`\nload average now ${loadAverage()}`);
-  for (const line of lines) console.log(line);
+  return rows;
+}
+
+export function gcLine(row: GcRow): string {
+  return (
+    `${row.stored} messages stored (boot ${row.bootSeconds.toFixed(1)} s, heap ${row.heapMB.toFixed(0)} MB): send p50 ${row.sendP50Ms.toFixed(2)} ms, ` +
+    `p99 ${row.sendP99Ms.toFixed(2)} ms, ${row.serverCpuUsPerSend.toFixed(0)} us of server CPU per send; ` +
+    `${row.collections} collections, ${row.gcMs.toFixed(0)} ms in all, longest pause ${row.longestPauseMs.toFixed(1)} ms (${row.longestPauseKind})`
+  );
+}
+
+/** The GC rows and the target's ratio: the largest history's send p99 over the smallest's (at most 1.5). */
+export function printGc(rows: GcRow[]): void {
+  console.log('\nGarbage collection over the history (send to 10 subscribers, one at a time)');
+  for (const row of rows) console.log(`  ${gcLine(row)}`);
+  if (rows.length < 2) return;
+  const [first, last] = [rows[0]!, rows.at(-1)!];
+  console.log(`  send p99 at ${last.stored} over ${first.stored}: ${(last.sendP99Ms / first.sendP99Ms).toFixed(2)}x (target at most 1.5x)`);
 }
 
 /**
