@@ -18,6 +18,8 @@ const SLICE_IDS = 64;
  * turn's (turns.ts runs one slice a turn), with room to spare. A copy of the set in one turn reads all of it.
  */
 const PER_TURN = 4 * SLICE_IDS;
+/** The unread messages a registration reports at most, the newest (the original's limit). */
+const MAX_UNREAD_MESSAGES = 50_000;
 
 /** The server's own flag set, counting the ids it hands out; put in the user's place before a narrow. */
 class CountingIdSet extends IdSet {
@@ -153,6 +155,18 @@ t.test("narrows over a user's flag sets read them a slice per turn, with the ans
       t.ok(most <= PER_TURN, `${JSON.stringify(narrow)}: at most ${most} ids read in one turn`);
       t.equal((await request).body.anchor, expected, `${JSON.stringify(narrow)}: the first unread match`);
     }
+  });
+
+  t.test("registration reads only the newest of a user's unread messages, the ones it reports", async (t) => {
+    const before = counted.unread.read;
+    const registered = await as.ann.register({ fetch_event_types: ['message', 'update_message_flags'] });
+    t.type(registered.queueId, 'string');
+    const read = counted.unread.read - before;
+    t.ok(read <= MAX_UNREAD_MESSAGES + 1, `${read} ids of her ${HISTORY + 1} unread read, for the newest ${MAX_UNREAD_MESSAGES}`);
+    const unread = registered.body.unread_msgs as { streams: { unread_message_ids: number[] }[]; old_unreads_missing: boolean };
+    const reported = unread.streams.flatMap((stream) => stream.unread_message_ids).sort((a, b) => a - b);
+    t.same(reported, [link, ...history].slice(-MAX_UNREAD_MESSAGES), 'the newest of them');
+    t.equal(unread.old_unreads_missing, true);
   });
 
   t.test('with a negated search, the flag set leads in slices too', async (t) => {
