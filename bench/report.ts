@@ -5,6 +5,7 @@ import type { MessageMemory } from './messages.ts';
 import type { RecoveryResult } from './recovery.ts';
 import type { SearchLatency } from './search.ts';
 import type { ClusterResult } from './cluster.ts';
+import type { GcRow } from './hot.ts';
 import { ROOT, type MemoryProbe } from './lib/proc.ts';
 import { round } from './lib/stats.ts';
 
@@ -55,6 +56,8 @@ export interface Results {
   recovery?: RecoveryResult | null;
   /** search narrow latencies over a long history (absent in older result files) */
   search?: SearchLatency[] | null;
+  /** send latency and GC pauses over two history sizes (hot.ts's measureGc; absent in older result files) */
+  gc?: GcRow[] | null;
   /** the cluster bench (cluster.ts), with its single-process baseline: full runs and --cluster (absent in older result files) */
   cluster?: ClusterResult | null;
   /** per-scenario extras: every run, fan-out rounds, CPU of each process */

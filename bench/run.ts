@@ -2,8 +2,10 @@
  * The benchmark suite's entry point.
  *
  *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each,
- *                                          recovery of 1,000,000 messages, search over 1,000,000)
- *   npm run bench -- --quick               under two minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000, search over 50,000)
+ *                                          recovery of 1,000,000 messages, search over 1,000,000, GC with
+ *                                          100,000 and 1,000,000 stored)
+ *   npm run bench -- --quick               a few minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000, search over 50,000,
+ *                                          GC with 10,000 and 100,000 stored)
  *   npm run bench -- --quick --cluster     with the cluster bench (cluster.ts), which a full run includes
  *   npm run bench -- --compare A.json B.json
  */
@@ -12,6 +14,7 @@ import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
 import { runRecovery } from './recovery.ts';
 import { runSearch } from './search.ts';
+import { measureGc, printGc } from './hot.ts';
 import { CLUSTER_DEFAULTS, natsServerInstalled, printCluster, runCluster } from './cluster.ts';
 import { compare, printMemory, printMessageMemory, printRecovery, printTable, writeResults, type Results } from './report.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
@@ -55,6 +58,7 @@ async function main(): Promise<void> {
   // Last, on its own: no other server runs while the recovery directory is written and booted.
   const recovery = await runRecovery(settings.recovery);
   const search = await runSearch(settings.search.messages, settings.search.requests);
+  const gc = await measureGc(settings.gc.users, settings.gc.sizes, settings.gc.seconds);
   // Last: seven processes of its own (three NATS servers, the single process, three nodes).
   const withCluster = values.cluster === true || settings.mode === 'full';
   const installed = withCluster && natsServerInstalled();
@@ -69,9 +73,10 @@ async function main(): Promise<void> {
   printRecovery(recovery);
   console.log(`\nSearch (${settings.search.messages} messages; ms as the client saw them)`);
   for (const row of search) console.log(`  ${row.label}: p50 ${row.p50}, p99 ${row.p99}, max ${row.max} (${row.count} requests)`);
+  printGc(gc);
   if (cluster) printCluster(cluster);
   else if (withCluster) console.log('\nCluster bench skipped: no nats-server here (apt-get install nats-server)');
-  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search, cluster };
+  const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search, gc, cluster };
   console.log(`\nWrote ${writeResults(results)}`);
 }
 

@@ -26,6 +26,11 @@ export interface Settings {
   recovery: RecoveryOptions;
   /** the search narrows' history (search.ts) */
   search: { messages: number; requests: number };
+  /**
+   * The GC row (hot.ts's measureGc): send latency over two history sizes, each written and booted. The
+   * target's sizes, 100,000 and 10,000,000, take about half an hour here (bench/README.md has the command).
+   */
+  gc: { users: number; sizes: number[]; seconds: number };
 }
 
 export const QUICK: Settings = {
@@ -40,6 +45,7 @@ export const QUICK: Settings = {
   memoryMessages: 2000,
   recovery: { messages: 50_000, logTailShare: 0.1, writeTimeoutMs: 120_000, bootTimeoutMs: 60_000 },
   search: { messages: 50_000, requests: 50 },
+  gc: { users: 50, sizes: [10_000, 100_000], seconds: 5 },
 };
 
 export const FULL: Settings = {
@@ -53,6 +59,7 @@ export const FULL: Settings = {
   memoryMessages: 20_000,
   recovery: { messages: 1_000_000, logTailShare: 0.1, writeTimeoutMs: 900_000, bootTimeoutMs: 300_000 },
   search: { messages: 1_000_000, requests: 200 },
+  gc: { users: 1000, sizes: [100_000, 1_000_000], seconds: 20 },
 };
 
 const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';

@@ -36,6 +36,8 @@ export interface Config {
   messageChunkCache: number;
   /** ids a narrow's walk of its candidate lists examines per turn of the event loop before yielding it */
   narrowSliceIds: number;
+  /** slow narrows (walked in slices) one user may have waiting or running; more are refused with a 429 */
+  narrowsQueuedPerUser: number;
   /** channel folders one organization may have, archived ones included: every registration carries them all */
   maxChannelFoldersPerRealm: number;
   /** saved navigation views one user may have: every registration of the user carries them all */
@@ -179,6 +181,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // The original has no limit. A poll of a 10,000-member organization where each votes and changes a vote.
     maxSubmessagesPerMessage: 20_000,
     narrowSliceIds: DEFAULT_NARROW_SLICE_IDS,
+    // The original has no such line (PostgreSQL answers each narrow on its own connection). The web app
+    // and the mobile apps have one or two fetches of a narrow out at a time, a script with a few workers a
+    // few more; each waiting walk holds its request and what it found so far, so a flood of them must stop
+    // somewhere well below the memory a member could otherwise take.
+    narrowsQueuedPerUser: 10,
     // The original has no limits on these; an organization arranges its channels in a handful of folders, a
     // user pins a few views.
     maxChannelFoldersPerRealm: 100,
@@ -296,6 +303,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
     maxSubmessagesPerMessage: read('CHAT_MAX_SUBMESSAGES_PER_MESSAGE', positiveInteger, base.maxSubmessagesPerMessage),
     narrowSliceIds: read('CHAT_NARROW_SLICE_IDS', positiveInteger, base.narrowSliceIds),
+    narrowsQueuedPerUser: read('CHAT_NARROWS_QUEUED_PER_USER', positiveInteger, base.narrowsQueuedPerUser),
     maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
     maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),

@@ -13,7 +13,8 @@ const SLICE_IDS = 64;
 
 /** The walk as it was, in one turn: the reference the sliced walk must agree with. */
 function referenceWindow(state: RealmState, userId: number, clauses: readonly Clause[], window: Window) {
-  const lists = candidateLists(state, userId, clauses);
+  // In one turn: each candidate set copied and sorted, as the walk once did.
+  const lists = candidateLists(state, userId, clauses).map((list) => (Array.isArray(list) ? (list as readonly number[]) : [...list].sort((a, b) => a - b)));
   const ok = idMatcher(state, userId, clauses);
   const before = new Set<number>();
   const after = new Set<number>();

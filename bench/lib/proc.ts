@@ -287,8 +287,9 @@ export interface MemoryProbe {
   /** garbage collections since the previous probe, before this one's (absent in older result files) */
   gcCount?: number;
   gcTotalMs?: number;
-  /** the longest of their pauses */
+  /** the longest of their pauses, and its kind (minor, major, incremental, weak callbacks) */
   gcMaxMs?: number;
+  gcMaxKind?: string;
 }
 
 const PROBE_MARK = 'bench-memory ';

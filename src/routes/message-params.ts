@@ -11,7 +11,9 @@ import type { StoredMessage } from '../../actors/realm/messages/state.ts';
 import { openMessageJson } from '../../actors/realm/messages/view-cache.ts';
 import { topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
+import { LineFull } from '../../actors/realm/messages/turns.ts';
 import { p } from '../http/params.ts';
+import { rateLimitHit } from '../http/rate-limit.ts';
 
 const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
 const term = z.union([
@@ -47,8 +49,14 @@ function resolveAnchor(services: AppServices, realm: RealmState, userId: number,
   if (anchor !== 'first_unread') return anchor;
   const first = hasSearch(clauses)
     ? firstUnreadSearch(services.runtime.searchIndex(), realm, userId, clauses, services.config.narrowSliceIds)
-    : firstUnread(realm, userId, clauses, services.config.narrowSliceIds);
-  return first instanceof Promise ? first.then((id) => id ?? LARGER_THAN_MAX_MESSAGE_ID) : (first ?? LARGER_THAN_MAX_MESSAGE_ID);
+    : firstUnread(realm, userId, clauses, services.config.narrowSliceIds, services.config.narrowsQueuedPerUser);
+  return first instanceof Promise ? first.then((id) => id ?? LARGER_THAN_MAX_MESSAGE_ID, refuseLineFull) : (first ?? LARGER_THAN_MAX_MESSAGE_ID);
+}
+
+/** A user with CHAT_NARROWS_QUEUED_PER_USER slow narrows in line already: the rate limiter's answer. */
+function refuseLineFull(error: unknown): never {
+  if (!(error instanceof LineFull)) throw error;
+  throw rateLimitHit(`Too many slow narrows at once (at most ${error.limit} wait); try again shortly`, error.retryAfterSeconds, error.limit);
 }
 
 /**
@@ -66,8 +74,8 @@ export async function narrowWindow(
   const resolved = resolveAnchor(services, realm, userId, request.anchor, clauses);
   const anchor = typeof resolved === 'number' ? resolved : await resolved;
   if (hasSearch(clauses)) return { anchor, ...(await fetchSearchWindow(services.runtime.searchIndex(), realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds)) };
-  const window = fetchWindow(realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds);
-  return { anchor, ...(window instanceof Promise ? await window : window) };
+  const window = fetchWindow(realm, userId, clauses, { ...request, anchor }, services.config.narrowSliceIds, services.config.narrowsQueuedPerUser);
+  return { anchor, ...(window instanceof Promise ? await window.catch(refuseLineFull) : window) };
 }
 
 export function checkCounts(numBefore: number, numAfter: number): void {

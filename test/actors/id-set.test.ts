@@ -55,3 +55,22 @@ t.test('addRange adds runs of ids, over lists, bitmaps and block edges, as add w
   ids.delete(1500);
   t.equal(ids.size, reference.size - 1, 'a bitmap made by addRange counts its ids for delete');
 });
+
+t.test('idsFrom reads the ids beyond any bound, nearest first, in either direction', async (t) => {
+  const next = random(4);
+  const ids = new IdSet();
+  // Sparse blocks (lists), dense ones (bitmaps), and a last id at the top of the id range.
+  for (let step = 0; step < 3000; step++) ids.add(1 + Math.floor(next() * 200_000));
+  ids.addRange(50_000, 53_500);
+  ids.add(2 ** 31 - 1);
+  const all = [...ids];
+  const bounds = [-5, 0, 1, 1023, 1024, 50_000, 50_001, 51_200, 53_499, 53_500, 199_999, 2 ** 31 - 1, 2 ** 31, 1e16, ...all.filter((_, i) => i % 97 === 0)];
+  for (const from of bounds) {
+    const below = [...ids.idsFrom(from, true)];
+    const above = [...ids.idsFrom(from, false)];
+    if (JSON.stringify(below) !== JSON.stringify(all.filter((id) => id < from).reverse())) t.fail(`below ${from}`);
+    if (JSON.stringify(above) !== JSON.stringify(all.filter((id) => id > from))) t.fail(`above ${from}`);
+  }
+  t.same([...ids.idsFrom(1e16, true)].slice(0, 3), [2 ** 31 - 1, ...all.slice(-3, -1).reverse()], 'from "newest" down');
+  t.same([...new IdSet().idsFrom(10, true)], [], 'an empty set');
+});

@@ -146,6 +146,71 @@ export class IdSet implements Iterable<number> {
   values(): IterableIterator<number> {
     return this[Symbol.iterator]();
   }
+
+  /**
+   * The ids beyond `from` (any number: it need not be in the set), the nearest first: below it, descending,
+   * when `down`, else above it, ascending. Reaching the first costs a search over the blocks, not a walk of
+   * the ids before it, so a walk resumed by the last id it examined starts where it stopped. The set must not
+   * change while this is iterated.
+   */
+  *idsFrom(from: number, down: boolean): Generator<number, void, undefined> {
+    const keys = (this.keys ??= [...this.blocks.keys()].sort((a, b) => a - b));
+    // The block `from` falls in (ids are below 2^31: a larger bound is past every block).
+    const fromKey = Math.floor(Math.min(Math.max(from, -1), MAX_ID + 1) / (1 << BLOCK_BITS));
+    if (down) {
+      for (let k = keyIndex(keys, fromKey + 1) - 1; k >= 0; k--) {
+        const key = keys[k]!;
+        const block = this.blocks.get(key)!;
+        if (!(block instanceof Int32Array)) {
+          for (let i = block.length - 1; i >= 0; i--) if (block[i]! < from) yield block[i]!;
+          continue;
+        }
+        const base = key << BLOCK_BITS;
+        for (let word = WORDS - 1; word >= 0; word--) {
+          let bits = block[word]!;
+          while (bits !== 0) {
+            const high = 31 - Math.clz32(bits);
+            bits &= ~(1 << high);
+            const id = base + word * 32 + high;
+            if (id < from) yield id;
+          }
+        }
+      }
+      return;
+    }
+    for (let k = keyIndex(keys, fromKey); k < keys.length; k++) {
+      const key = keys[k]!;
+      const block = this.blocks.get(key)!;
+      if (!(block instanceof Int32Array)) {
+        for (const id of block) if (id > from) yield id;
+        continue;
+      }
+      const base = key << BLOCK_BITS;
+      for (let word = 0; word < WORDS; word++) {
+        let bits = block[word]!;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          bits ^= low;
+          const id = base + word * 32 + (31 - Math.clz32(low));
+          if (id > from) yield id;
+        }
+      }
+    }
+  }
+}
+
+const MAX_ID = 2 ** 31 - 1;
+
+/** The index of the first of the ascending `keys` at or above `key`. */
+function keyIndex(keys: readonly number[], key: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function setBit(bitmap: Int32Array, id: number): void {

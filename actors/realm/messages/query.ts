@@ -1,4 +1,5 @@
 import type { RealmState } from '../state.ts';
+import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
 import { inTurns, type Step } from './turns.ts';
@@ -20,15 +21,24 @@ export interface WindowResult {
   foundNewest: boolean;
 }
 
-/** A copy of the ids, in ascending order. */
-export const sorted = (set: Iterable<number> | undefined) => [...(set ?? [])].sort((a, b) => a - b);
+/**
+ * Where a narrow's matches may be: a sorted id array (a channel, a topic, a conversation), a flag set
+ * (IdSet: in id order already), or the ids a user is mentioned in (a Set, in no order). None is copied or
+ * sorted in one turn of the event loop (a user may have a million unread messages): a walk reads arrays and
+ * IdSets from the anchor (walkLists here, search.ts's walk), and copies a plain Set into an IdSet first, a
+ * slice at a time.
+ */
+export type Candidates = readonly number[] | IdSet | ReadonlySet<number>;
+
+const EMPTY: readonly number[] = [];
 
 /**
- * The sorted id lists that hold every message the narrow can match, chosen from its most selective
+ * The candidate lists that hold every message the narrow can match, chosen from its most selective
  * positive clause: one message, a topic, a channel, a conversation, a flag set; without one, the user's
- * own history (subscribed channels and direct conversations). Never a scan of the whole realm.
+ * own history (subscribed channels and direct conversations). Never a scan of the whole realm, and never a
+ * copy of a flag set: a user may have a million unread or starred messages.
  */
-export function candidateLists(state: RealmState, userId: number, clauses: readonly Clause[]): number[][] {
+export function candidateLists(state: RealmState, userId: number, clauses: readonly Clause[]): Candidates[] {
   const store = state.messages;
   const positive = <K extends Clause['kind']>(kind: K) =>
     clauses.find((clause): clause is Extract<Clause, { kind: K }> => clause.kind === kind && !clause.negated);
@@ -41,9 +51,9 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
   const dm = positive('dm');
   if (dm) return [store.byConversation.get(dm.key) ?? []];
   const is = clauses.filter((clause): clause is Extract<Clause, { kind: 'is' }> => clause.kind === 'is' && !clause.negated);
-  if (is.some((clause) => clause.what === 'starred')) return [sorted(store.flags.starred.get(userId))];
-  if (is.some((clause) => clause.what === 'mentioned')) return [sorted(store.mentionedOf.get(userId))];
-  if (is.some((clause) => clause.what === 'unread')) return [sorted(store.flags.unread.get(userId))];
+  if (is.some((clause) => clause.what === 'starred')) return [store.flags.starred.get(userId) ?? EMPTY];
+  if (is.some((clause) => clause.what === 'mentioned')) return [store.mentionedOf.get(userId) ?? EMPTY];
+  if (is.some((clause) => clause.what === 'unread')) return [store.flags.unread.get(userId) ?? EMPTY];
   const conversations = [...(store.conversationsOf.get(userId) ?? [])];
   const including = positive('dm-including');
   if (including) return conversations.filter((key) => key.split(',').includes(String(including.userId))).map((key) => store.byConversation.get(key) ?? []);
@@ -53,6 +63,25 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
   }
   const channels = [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? []);
   return [...channels, ...conversations.map((key) => store.byConversation.get(key) ?? [])];
+}
+
+/** Is `id` among the candidates? */
+export const contains = (list: Candidates, id: number) => (Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet).has(id));
+
+/**
+ * The ids of an array or IdSet beyond `last` (an id, which need not be among them), the nearest first:
+ * below it when `down`, else above it. Found again by id, not position, so that a walk resumed after the
+ * history changed (messages sent, moved, deleted, flags set) starts where it stopped.
+ */
+export function* idsBeyond(list: readonly number[] | IdSet, last: number, down: boolean): Generator<number, void, undefined> {
+  if (list instanceof IdSet) {
+    yield* list.idsFrom(last, down);
+    return;
+  }
+  let i = lowerBound(list, last);
+  if (down) i--;
+  else if (list[i] === last) i++;
+  for (const step = down ? -1 : 1; i >= 0 && i < list.length; i += step) yield list[i]!;
 }
 
 /**
@@ -66,7 +95,7 @@ const TIME_CHECK = 1024;
 
 /** A direction of one candidate list, walked from the anchor outwards; `last`: the id examined last. */
 interface Cursor {
-  list: readonly number[];
+  list: readonly number[] | IdSet;
   down: boolean;
   last: number;
   found: number[];
@@ -78,14 +107,29 @@ interface Walked {
   after: number[];
 }
 
+/** A plain Set being put in id order, a slice at a time, into an IdSet the walk then reads. */
+interface Ordering {
+  from: Iterator<number>;
+  into: IdSet;
+}
+
 /**
  * Walks `lists` from `anchor` outwards for up to `wantBefore` matches below it and `wantAfter` above, in
  * slices of at most `sliceIds` ids (and SLICE_MS). Between slices messages may be sent, moved or deleted:
- * each slice finds its place again by the last id it examined, never by a position in the list.
+ * each slice finds its place again by the last id it examined, never by a position in the list. A plain
+ * Set among the lists is first copied into an IdSet (which keeps ids in order) within the same budget; its
+ * iterator sees the ids added and removed meanwhile, and the caller checks the matches again at the end.
  */
-function walkLists(lists: readonly (readonly number[])[], ok: (id: number) => boolean, anchor: number, wantBefore: number, wantAfter: number, sliceIds: number): Step<Walked> {
+function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, anchor: number, wantBefore: number, wantAfter: number, sliceIds: number): Step<Walked> {
   const cursors: Cursor[] = [];
-  for (const list of lists) {
+  const orderings: Ordering[] = [];
+  for (const candidates of lists) {
+    let list: readonly number[] | IdSet;
+    if (Array.isArray(candidates) || candidates instanceof IdSet) list = candidates as readonly number[] | IdSet;
+    else {
+      list = new IdSet();
+      orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
+    }
     if (wantBefore > 0) cursors.push({ list, down: true, last: anchor, found: [] });
     if (wantAfter > 0) cursors.push({ list, down: false, last: anchor, found: [] });
   }
@@ -93,10 +137,32 @@ function walkLists(lists: readonly (readonly number[])[], ok: (id: number) => bo
   return () => {
     const began = performance.now();
     let examined = 0;
+    const spent = () => ++examined >= sliceIds || ((examined & (TIME_CHECK - 1)) === 0 && performance.now() - began > SLICE_MS);
+    while (orderings.length) {
+      const { from, into } = orderings[0]!;
+      for (let item = from.next(); !item.done; item = from.next()) {
+        into.add(item.value);
+        if (spent()) return undefined;
+      }
+      orderings.shift();
+    }
     for (; next < cursors.length; next++) {
       const cursor = cursors[next]!;
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;
+      if (found.length >= want) continue;
+      if (list instanceof IdSet) {
+        for (const id of list.idsFrom(cursor.last, cursor.down)) {
+          if (ok(id)) found.push(id);
+          if (found.length >= want) break;
+          if (spent()) {
+            cursor.last = id;
+            return undefined;
+          }
+        }
+        continue;
+      }
+      // A sorted array, the hot path (a topic, a channel): by index.
       let i = lowerBound(list, cursor.last);
       if (cursor.down) i--;
       else if (list[i] === cursor.last) i++;
@@ -122,49 +188,54 @@ function walkLists(lists: readonly (readonly number[])[], ok: (id: number) => bo
  * else a slice per turn of the event loop (turns.ts), each user's walks one after another. With the state
  * changed meanwhile, the matches are checked again at the end.
  */
-function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T): T | Promise<T> {
+function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number): T | Promise<T> {
   const first = walk();
   if (first !== undefined) return answer(first);
   const recheck = (ids: number[]) => ids.filter(ok);
-  return inTurns(owner, walk).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
+  return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
 }
 
-/** Unread messages a user may have for first_unread to sort them all in one turn (a few ms): more are walked in slices. */
-const UNREAD_SORT_LIMIT = 50_000;
+const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : (list as IdSet | ReadonlySet<number>).size);
 
 /**
- * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Few unread
- * messages are sorted and walked; with many, the narrow's candidate lists are walked from their oldest for
- * the first unread match of each.
+ * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Whichever holds
+ * fewer ids is walked from its oldest: the user's unread messages, for the first that matches, or the
+ * narrow's candidate lists, for the first unread match of each.
  */
-export function firstUnread(state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity): number | null | Promise<number | null> {
+export function firstUnread(
+  state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity, queuedPerUser = Infinity,
+): number | null | Promise<number | null> {
   const unread = state.messages.flags.unread.get(userId);
   if (!unread?.size) return null;
   const ok = idMatcher(state, userId, clauses);
   const owner = `${state.realmId}:${userId}`;
-  if (unread.size <= UNREAD_SORT_LIMIT) return runWalk(owner, walkLists([sorted(unread)], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null);
+  const lists = candidateLists(state, userId, clauses);
+  if (unread.size <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
+    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
+  }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);
-  const walk = walkLists(candidateLists(state, userId, clauses), unreadMatch, 0, 0, 1, sliceIds);
-  return runWalk(owner, walk, unreadMatch, ({ after }) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null));
+  const oldest = ({ after }: Walked) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null);
+  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, oldest, queuedPerUser);
 }
 
 /**
  * The matching messages around an anchor. Each list is walked from the anchor outwards for one more match
  * than asked, so `found_oldest`/`found_newest` tell whether anything lies beyond. A narrow the candidate
  * lists answer poorly (a sender with no messages in a long history) examines up to `sliceIds` ids per
- * turn of the event loop; the answer is then a promise.
+ * turn of the event loop; the answer is then a promise, refused (turns.ts's LineFull) when the user already
+ * has `queuedPerUser` such walks in line.
  */
 export function fetchWindow(
-  state: RealmState, userId: number, clauses: readonly Clause[], window: Window, sliceIds = Infinity,
+  state: RealmState, userId: number, clauses: readonly Clause[], window: Window, sliceIds = Infinity, queuedPerUser = Infinity,
 ): WindowResult | Promise<WindowResult> {
   const ok = idMatcher(state, userId, clauses);
   const lists = candidateLists(state, userId, clauses);
   const walk = walkLists(lists, ok, window.anchor, window.numBefore + 1, window.numAfter + 1, sliceIds);
   return runWalk(`${state.realmId}:${userId}`, walk, ok, ({ before, after }) => {
-    const foundAnchor = window.includeAnchor && lists.some((list) => hasSorted(list, window.anchor)) && ok(window.anchor);
+    const foundAnchor = window.includeAnchor && lists.some((list) => contains(list, window.anchor)) && ok(window.anchor);
     const older = [...new Set(before)].sort((a, b) => b - a);
     const newer = [...new Set(after)].sort((a, b) => a - b);
     const ids = [...older.slice(0, window.numBefore).reverse(), ...(foundAnchor ? [window.anchor] : []), ...newer.slice(0, window.numAfter)];
     return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
-  });
+  }, queuedPerUser);
 }

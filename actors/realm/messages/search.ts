@@ -1,8 +1,8 @@
 import type { SearchIndex } from '../../search-index.ts';
 import type { RealmState } from '../state.ts';
 import { idMatcher, type Clause } from './narrow.ts';
-import { candidateLists, DEFAULT_NARROW_SLICE_IDS, sorted, type Window, type WindowResult } from './query.ts';
-import { lowerBound } from './state.ts';
+import { IdSet } from './id-set.ts';
+import { candidateLists, DEFAULT_NARROW_SLICE_IDS, idsBeyond, type Candidates, type Window, type WindowResult } from './query.ts';
 
 /** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
 const CHUNK = 1000;
@@ -84,36 +84,62 @@ export async function fetchSearchWindow(
   return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Up to `want` ids of `list` beyond `from` (an id) in steps of `step` that pass `ok` and the search clauses.
  * At most `sliceIds` ids are examined between two turns of the event loop; each chunk finds
  * its place again by the last id examined, as messages may be sent or deleted while the index is read.
  */
 async function walk(
-  index: SearchIndex, state: RealmState, clauses: readonly Clause[], list: readonly number[], from: number, step: 1 | -1, want: number, ok: (id: number) => boolean, sliceIds: number,
+  index: SearchIndex, state: RealmState, clauses: readonly Clause[], candidates: Candidates, from: number, step: 1 | -1, want: number, ok: (id: number) => boolean, sliceIds: number,
 ): Promise<number[]> {
+  const list = await inOrder(candidates, sliceIds);
   const found: number[] = [];
   let last = from;
   for (;;) {
-    let i = lowerBound(list, last);
-    if (step === -1) i--;
-    else if (list[i] === last) i++;
-    if (found.length >= want || i < 0 || i >= list.length) return found;
     const chunk: number[] = [];
-    for (let examined = 0; chunk.length < CHUNK && examined < sliceIds && i >= 0 && i < list.length; i += step, examined++) {
-      last = list[i]!;
-      if (ok(last)) chunk.push(last);
+    let examined = 0;
+    let end = true;
+    for (const id of idsBeyond(list, last, step === -1)) {
+      if (chunk.length >= CHUNK || examined >= sliceIds) {
+        end = false;
+        break;
+      }
+      last = id;
+      examined++;
+      if (ok(id)) chunk.push(id);
     }
-    if (chunk.length === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    else for (const id of await searchFilter(index, state.realmId, clauses, chunk)) if (found.length < want) found.push(id);
+    if (chunk.length === 0) {
+      if (end) return found;
+      await nextTurn();
+      continue;
+    }
+    for (const id of await searchFilter(index, state.realmId, clauses, chunk)) if (found.length < want) found.push(id);
+    if (end || found.length >= want) return found;
   }
+}
+
+/**
+ * The candidates in id order: a plain Set (the ids a user is mentioned in) copied into an IdSet, `sliceIds`
+ * ids per turn of the event loop (the Set's iterator sees what changes meanwhile; matches are checked by id).
+ */
+async function inOrder(candidates: Candidates, sliceIds: number): Promise<readonly number[] | IdSet> {
+  if (Array.isArray(candidates) || candidates instanceof IdSet) return candidates as readonly number[] | IdSet;
+  const ordered = new IdSet();
+  let copied = 0;
+  for (const id of candidates as ReadonlySet<number>) {
+    ordered.add(id);
+    if (++copied % sliceIds === 0) await nextTurn();
+  }
+  return ordered;
 }
 
 /** The oldest unread message matching a narrow with search clauses, or null. */
 export async function firstUnreadSearch(
   index: SearchIndex, state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = DEFAULT_NARROW_SLICE_IDS,
 ): Promise<number | null> {
-  const unread = sorted(state.messages.flags.unread.get(userId));
+  const unread = state.messages.flags.unread.get(userId) ?? [];
   const [first] = await walk(index, state, clauses, unread, 0, 1, 1, idMatcher(state, userId, clauses), sliceIds);
   return first ?? null;
 }

@@ -27,9 +27,9 @@ export const maxMessageIdState: Builder = ({ realm, user }) => {
   return { max_message_id: max };
 };
 
-/** fetch type `starred_messages` */
+/** fetch type `starred_messages` (an IdSet iterates in id order) */
 export const starredMessagesState: Builder = ({ realm, user }) => ({
-  starred_messages: [...(realm.messages.flags.starred.get(user.userId) ?? [])].sort((a, b) => a - b),
+  starred_messages: [...(realm.messages.flags.starred.get(user.userId) ?? [])],
 });
 
 /**
@@ -38,8 +38,14 @@ export const starredMessagesState: Builder = ({ realm, user }) => ({
  */
 export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) => {
   if (fetchTypes !== null && !fetchTypes.includes('message')) return {};
-  const ids = [...(realm.messages.flags.unread.get(user.userId) ?? [])].sort((a, b) => a - b);
-  const kept = ids.slice(-MAX_UNREAD_MESSAGES);
+  // Read from the newest down: a user may have a million unread messages, and only the newest count.
+  const unread = realm.messages.flags.unread.get(user.userId);
+  const kept: number[] = [];
+  for (const id of unread?.idsFrom(Infinity, true) ?? []) {
+    if (kept.length === MAX_UNREAD_MESSAGES) break;
+    kept.push(id);
+  }
+  kept.reverse();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
@@ -72,7 +78,7 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
       streams: [...streams.values()],
       huddles: [...huddles].map(([key, list]) => ({ user_ids_string: key, unread_message_ids: list })),
       mentions,
-      old_unreads_missing: ids.length > kept.length,
+      old_unreads_missing: (unread?.size ?? 0) > kept.length,
     },
   };
 };
