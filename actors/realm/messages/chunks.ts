@@ -20,6 +20,7 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
+import { decode, encode } from '../../../snapshots/codec.ts';
 import { contentHas } from './bodies.ts';
 
 /** What a realm's snapshot record holds of its messages when they are written in chunk records. */
@@ -91,8 +92,16 @@ export interface MessageChunkRecord {
   strings: string[];
   /** holder lists and direct conversations' participants, each written once */
   lists: number[][];
-  /** in id order */
-  messages: MessageTuple[];
+  /** in id order; before format 5 (since, `packed`) */
+  messages?: MessageTuple[];
+  /**
+   * Since format 5: each message's tuple encoded on its own, one after the other, in id order, so that a read
+   * decodes the few it needs rather than all 2,000 (the garbage of whole decodes made the collector's pauses
+   * the slowest part of a cold read); `ids` and `ends` (each tuple's end in `packed`) are Int32Array bytes.
+   */
+  packed?: Uint8Array;
+  ids?: Uint8Array;
+  ends?: Uint8Array;
   /** per flag: [user, the ids of this chunk that carry it]; absent since the index records hold them */
   flags?: Record<PersonalFlag, [number, number[]][]>;
 }
@@ -150,7 +159,8 @@ export function messageHead(store: MessageStore): MessageHeadRecord {
 // ---- writing ----------------------------------------------------------------------------------------------
 
 class ChunkWriter {
-  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [] };
+  readonly record: MessageChunkRecord = { strings: [], lists: [] };
+  private readonly tuples: MessageTuple[] = [];
   /** the index record's columns, made bytes by `finish` */
   private readonly index = {
     ids: [] as number[], senders: [] as number[], timestamps: [] as number[], channels: [] as number[], places: [] as number[],
@@ -202,7 +212,7 @@ class ChunkWriter {
     index.channels.push(recipient.kind === 'channel' ? recipient.channelId : 0);
     index.places.push(this.indexPlace(recipient));
     const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
-    this.record.messages.push([
+    this.tuples.push([
       message.id,
       message.senderId,
       recipient.kind === 'channel' ? recipient.channelId : 0,
@@ -226,12 +236,20 @@ class ChunkWriter {
     ]);
   }
 
+  private packed(): MessageChunkRecord {
+    const parts = this.tuples.map((tuple) => encode(tuple));
+    const ends = new Int32Array(parts.length);
+    let end = 0;
+    parts.forEach((part, i) => (ends[i] = end += part.length));
+    return { ...this.record, packed: Buffer.concat(parts, end), ids: bytesOf(Int32Array.from(this.index.ids)), ends: bytesOf(ends) };
+  }
+
   /** null for a record that holds nothing: the stored one, if there is one, goes. */
   finish(): ChunkRecords {
     const index = this.index;
-    const empty = this.record.messages.length === 0;
+    const empty = this.tuples.length === 0;
     return {
-      chunk: empty ? null : this.record,
+      chunk: empty ? null : this.packed(),
       index: empty
         ? null
         : {
@@ -287,18 +305,37 @@ interface Place {
   channelIds: number[] | null;
 }
 
+/** Every message tuple of a chunk record, in id order, whichever its format. */
+export function chunkTuples(chunk: MessageChunkRecord): MessageTuple[] {
+  if (!chunk.packed || !chunk.ends) return chunk.messages ?? [];
+  const { packed } = chunk;
+  const ends = int32s(chunk.ends);
+  return Array.from(ends, (end, i) => decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends[i - 1]!, end)));
+}
+
 /**
  * A chunk record's messages as a page-in reads them (PagedMessages): each built when first asked for, by its
  * position in the chunk (`base` is the chunk's first id); those of one recipient share its value. Bodies are
  * stored apart (format 3 on); a chunk of format 2 is never paged (it is loaded whole, see MessageStoreLoader).
  */
 export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (position: number) => StoredMessage | undefined {
-  const { strings, lists, messages } = chunk;
+  const { strings, lists } = chunk;
   const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
-  for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
+  let tupleAt: (index: number) => MessageTuple | undefined;
+  if (chunk.packed && chunk.ids && chunk.ends) {
+    const { packed } = chunk;
+    const ids = int32s(chunk.ids);
+    const ends = int32s(chunk.ends);
+    for (let i = 0; i < ids.length; i++) at[ids[i]! - base] = i;
+    tupleAt = (i) => (i < 0 ? undefined : decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
+  } else {
+    const messages = chunk.messages ?? [];
+    for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
+    tupleAt = (i) => messages[i];
+  }
   const recipients = new Map<number, MessageRecipient[]>();
   return (position) => {
-    const tuple = messages[at[position] ?? -1];
+    const tuple = tupleAt(at[position] ?? -1);
     if (tuple === undefined) return undefined;
     const channelId = tuple[2];
     const place = tuple[3];
@@ -442,7 +479,8 @@ export class MessageStoreLoader {
   private inOrder = true;
 
   add(chunk: MessageChunkRecord): void {
-    const { text, strings, lists, messages, flags } = chunk;
+    const { text, strings, lists, flags } = chunk;
+    const messages = chunkTuples(chunk);
     let at = 0;
     const store = this.store;
     // The chunk's places, by channel and topic index, and by participants index (0 for direct messages).
