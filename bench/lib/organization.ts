@@ -10,6 +10,8 @@ export interface OrganizationSpec {
   members?: number;
   /** how long the store keeps the log a snapshot trimmed (default: the server's; 0: not at all) */
   archiveRetentionMs?: number;
+  /** keep the full-text index (search.sqlite) up to date as the server does, so that a boot need not build it */
+  search?: boolean;
 }
 
 /**
@@ -26,7 +28,9 @@ export async function writeOrganization(dir: string, spec: OrganizationSpec) {
   const { DEFAULT_REALM_NAME, writeZuliprc } = await import('../../src/bootstrap.ts');
 
   const store = new Store(dir, { waitForFlush: true, ...(spec.archiveRetentionMs === undefined ? {} : { archiveRetentionMs: spec.archiveRetentionMs }) });
-  const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
+  const { SqliteSearchIndex } = await import('../../snapshots/search-index.ts');
+  const search = spec.search ? new SqliteSearchIndex(dir) : undefined;
+  const runtime = new Runtime(store, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 }, ...(search ? { search } : {}) });
   runtime.recover();
   const realm = await runtime.createRealm('', DEFAULT_REALM_NAME);
   const title = spec.name[0]!.toUpperCase() + spec.name.slice(1);
@@ -45,5 +49,5 @@ export async function writeOrganization(dir: string, spec: OrganizationSpec) {
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
   });
   const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey(spec.channel))!;
-  return { store, runtime, realm, userIds, channelId };
+  return { store, runtime, realm, userIds, channelId, search };
 }
