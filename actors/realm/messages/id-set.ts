@@ -153,8 +153,16 @@ export class IdSet implements Iterable<number> {
     }
   }
 
-  /** The ids in [from, to), ascending. */
-  *range(from: number, to: number): IterableIterator<number> {
+  /**
+   * The ids in [from, to) as runs of consecutive ids, [from, to) pairs one after the other: a bitmap's full
+   * words are taken whole, so that a user's 100,000 unread messages make a few runs in microseconds.
+   */
+  runs(from: number, to: number): number[] {
+    const out: number[] = [];
+    const push = (start: number, end: number) => {
+      if (out.length > 0 && out[out.length - 1] === start) out[out.length - 1] = end;
+      else out.push(start, end);
+    };
     this.keys ??= [...this.blocks.keys()].sort((a, b) => a - b);
     const first = from >>> BLOCK_BITS;
     const last = (to - 1) >>> BLOCK_BITS;
@@ -164,20 +172,27 @@ export class IdSet implements Iterable<number> {
       const block = this.blocks.get(key);
       if (block === undefined) continue;
       if (!(block instanceof Int32Array)) {
-        for (const id of block.slice()) if (id >= from && id < to) yield id;
+        for (const id of block) if (id >= from && id < to) push(id, id + 1);
         continue;
       }
       const base = key << BLOCK_BITS;
       for (let word = 0; word < WORDS; word++) {
         let bits = block[word]!;
+        if (bits === 0) continue;
+        const wordBase = base + word * 32;
+        if (bits === -1 && wordBase >= from && wordBase + 32 <= to) {
+          push(wordBase, wordBase + 32);
+          continue;
+        }
         while (bits !== 0) {
           const low = bits & -bits;
-          const id = base + word * 32 + (31 - Math.clz32(low));
-          if (id >= from && id < to) yield id;
+          const id = wordBase + (31 - Math.clz32(low));
+          if (id >= from && id < to) push(id, id + 1);
           bits ^= low;
         }
       }
     }
+    return out;
   }
 
   values(): IterableIterator<number> {

@@ -27,6 +27,18 @@ function segmentRecord(ids: Iterable<number>): KeySegmentRecord | null {
   return runs.length < list.length ? { runs: bytesOf(Int32Array.from(runs)) } : { ids: bytesOf(Int32Array.from(list)) };
 }
 
+/** The record of the ids in runs ([from, to) pairs), null if there are none. */
+function runsRecord(runs: readonly number[]): KeySegmentRecord | null {
+  if (runs.length === 0) return null;
+  let count = 0;
+  for (let i = 0; i < runs.length; i += 2) count += runs[i + 1]! - runs[i]!;
+  if (runs.length < count) return { runs: bytesOf(Int32Array.from(runs)) };
+  const ids = new Int32Array(count);
+  let at = 0;
+  for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids[at++] = id;
+  return { ids: bytesOf(ids) };
+}
+
 /** The ids a segment record holds, ascending. */
 function* idsOf(record: KeySegmentRecord): IterableIterator<number> {
   if (record.ids) yield* int32s(record.ids);
@@ -70,7 +82,7 @@ export const ID_SET: ValueKind<IdSet> & {
   },
   segment(set, segment) {
     const [from, to] = segmentRange(segment);
-    return segmentRecord(set.range(from, to));
+    return runsRecord(set.runs(from, to));
   },
   load(records) {
     const set = new IdSet();

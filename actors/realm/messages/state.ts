@@ -181,6 +181,8 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
   for (const flag of PERSONAL_FLAGS) {
     flags[flag] = [];
     for (const [userId, ids] of store.flags[flag]) if (ids.size) flags[flag].push([userId, [...ids]]);
+    // By user: the order keys are read back in (LazyMap) is no order of the data.
+    flags[flag].sort(([a], [b]) => a - b);
   }
   const holderLists: number[][] = [];
   const listIndex = new Map<number[], number>();
