@@ -1,5 +1,6 @@
 import { IdSet } from './id-set.ts';
 import { LazyMap, SEGMENT_BITS, type ValueKind } from './lazy-map.ts';
+import { lowerBound } from './lower-bound.ts';
 
 /**
  * One segment of a key's ids (lazy-map.ts) as a snapshot stores it: the ids themselves, or as runs of
@@ -13,19 +14,6 @@ export interface KeySegmentRecord {
 
 const bytesOf = (values: Int32Array) => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-
-/** The record of the ids in the segment, null if there are none. */
-function segmentRecord(ids: Iterable<number>): KeySegmentRecord | null {
-  const list: number[] = [];
-  const runs: number[] = [];
-  for (const id of ids) {
-    list.push(id);
-    if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
-    else runs.push(id, id + 1);
-  }
-  if (list.length === 0) return null;
-  return runs.length < list.length ? { runs: bytesOf(Int32Array.from(runs)) } : { ids: bytesOf(Int32Array.from(list)) };
-}
 
 /** The record of the ids in runs ([from, to) pairs), null if there are none. */
 function runsRecord(runs: readonly number[]): KeySegmentRecord | null {
@@ -58,11 +46,13 @@ export const ID_LIST: ValueKind<number[]> & {
   ids: (list) => list,
   segment(list, segment) {
     const [from, to] = segmentRange(segment);
-    let lo = lowerBound(list, from);
-    const hi = lowerBound(list, to);
-    const ids: number[] = [];
-    for (; lo < hi; lo++) ids.push(list[lo]!);
-    return segmentRecord(ids);
+    const runs: number[] = [];
+    for (let at = lowerBound(list, from), end = lowerBound(list, to); at < end; at++) {
+      const id = list[at]!;
+      if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
+      else runs.push(id, id + 1);
+    }
+    return runsRecord(runs);
   },
   load(records) {
     const list: number[] = [];
@@ -99,14 +89,3 @@ export const ID_SET: ValueKind<IdSet> & {
 
 export const idList = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, number[]>(parse, ID_LIST);
 export const idSets = () => new LazyMap<number, IdSet>(Number, ID_SET);
-
-function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

@@ -3,6 +3,7 @@ import { IdSet } from './id-set.ts';
 import { idList, idSets } from './key-records.ts';
 import type { LazyMap } from './lazy-map.ts';
 import { PagedMessages } from './paged.ts';
+import { lowerBound } from './lower-bound.ts';
 
 /** Where a message went: a channel's topic, or a direct conversation (participants sorted, sender included). */
 export type MessageRecipient =
@@ -302,17 +303,7 @@ export type KeyIndexCode = ReturnType<typeof keyIndexes>[number][0];
 
 // ---- sorted number arrays ---------------------------------------------------------------------------------
 
-/** The index of the first element >= value. */
-export function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+export { lowerBound };
 
 export const sameList = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((value, i) => value === b[i]));
 
