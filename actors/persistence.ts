@@ -10,8 +10,8 @@ export interface Persistence {
   /** after readLog: a record at the very end that could not be read (a write cut short), if any */
   readonly tornTail: { seq: number; error: string } | null;
   discardTornTail(): Promise<void>;
-  /** every snapshot record but those of `skipKind` */
-  readSnapshots(skipKind?: string): Iterable<SnapshotRecord>;
+  /** every snapshot record but those of the kinds in `skipKinds` */
+  readSnapshots(skipKinds?: readonly string[]): Iterable<SnapshotRecord>;
   /** one snapshot record; synchronous (memory-mapped) */
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined;
   /** the snapshot records of `kind` whose id starts with `idPrefix`, in key order */

@@ -11,6 +11,7 @@ import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
 import { DEFAULT_CHUNK_CACHE } from './realm/messages/paged.ts';
+import { DEFAULT_KEY_CACHE } from './realm/messages/lazy-map.ts';
 import { attachChunks } from './realm/snapshot.ts';
 import { emptyRealm, humanAdministrators, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
@@ -55,6 +56,8 @@ export interface RegistryOptions {
   bodyCache?: number;
   /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
   chunkCache?: number;
+  /** keys of each per-key message index (channel, topic, user's flags) each realm keeps in memory (absent: DEFAULT_KEY_CACHE) */
+  keyCache?: number;
   /** a live change of a user's personal state (the scheduled messages' timers follow them) */
   userChanged(state: UserState, changes: readonly UserChange[]): void;
 }
@@ -274,7 +277,12 @@ export class ActorRegistry {
       },
       ids: () => store.readBodyIds(realmId),
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
-    attachChunks(state, (kind, id) => store.readSnapshot(kind, id)?.data, this.options.chunkCache ?? DEFAULT_CHUNK_CACHE);
+    attachChunks(
+      state,
+      { read: (kind, id) => store.readSnapshot(kind, id)?.data, readPrefix: (kind, prefix) => store.readSnapshotsOf(kind, prefix) },
+      this.options.chunkCache ?? DEFAULT_CHUNK_CACHE,
+      this.options.keyCache ?? DEFAULT_KEY_CACHE,
+    );
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
     this.realms.set(state.realmId, actor);

@@ -5,7 +5,8 @@ import type { QueueRegistry } from './queue/registry.ts';
 import { QueueSnapshotLoader } from './queue/snapshot.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { MessageChunkRecord, MessageIndexRecord } from './realm/messages/chunks.ts';
-import { MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
+import { MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, MESSAGE_KEY_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
+import { messageKeysChanged } from './realm/messages/state.ts';
 import type { RealmRecord } from './realm/state.ts';
 import { userKey, type ActorRegistry, type ApplyMode, type PersonalRecord } from './registry.ts';
 import { UNDELIVERED, type UndeliveredRecord } from './snapshot-writer.ts';
@@ -67,8 +68,8 @@ export class Replay {
     const snapshotSeq = new Map<string, number>();
     const realms = new RealmSnapshotLoader();
     const queues = new QueueSnapshotLoader();
-    // Message chunks stay on disk: their index records say what a boot needs (realm/snapshot.ts).
-    for (const record of this.store.readSnapshots(MESSAGE_CHUNK_KIND)) {
+    // Messages stay on disk: the realm record's head says what a boot needs (realm/snapshot.ts).
+    for (const record of this.store.readSnapshots([MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, MESSAGE_KEY_KIND])) {
       snapshots++;
       snapshotSeq.set(`${record.kind}:${record.id}`, record.seq);
       if (withQueues) {
@@ -77,12 +78,18 @@ export class Replay {
         if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
       }
       if (record.kind === 'realm') registry.startRealm(realms.realm(record.data as RealmRecord), false);
-      else if (record.kind === MESSAGE_INDEX_KIND) realms.index(record.id, record.data as MessageIndexRecord);
       else if (record.kind === 'user') {
         const data = record.data as PersonalRecord;
         registry.startUser(userFromRecord(data.state), data.value);
       } else if (record.kind === UNDELIVERED[0] && withQueues) {
         undelivered = record.data as UndeliveredRecord;
+      }
+    }
+    // A snapshot before format 5 has no key records: its realms are built from their chunks' index records.
+    for (const prefix of realms.needsIndex()) {
+      for (const record of this.store.readSnapshotsOf(MESSAGE_INDEX_KIND, prefix)) {
+        snapshots++;
+        realms.index(record.id, record.data as MessageIndexRecord);
       }
     }
     const firstChunk = (prefix: string) => {
@@ -100,7 +107,7 @@ export class Replay {
     // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
     for (const actor of registry.realms.values()) {
       const state = actor.getSnapshot().context.state;
-      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0) registry.dirty.realms.add(state.realmId);
+      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0 || messageKeysChanged(state.messages)) registry.dirty.realms.add(state.realmId);
     }
     // Events the snapshot's changes announced that had not reached their queues when it was taken: they
     // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.

@@ -56,6 +56,8 @@ export interface RuntimeOptions {
   bodyCache?: number;
   /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
   chunkCache?: number;
+  /** keys of each per-key message index each realm keeps in memory (absent: DEFAULT_KEY_CACHE) */
+  keyCache?: number;
 }
 
 interface CommitTarget {
@@ -111,6 +113,7 @@ export class Runtime {
       ...(options.realmHost ? { realmHost: options.realmHost } : {}),
       ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
       ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
+      ...(options.keyCache !== undefined ? { keyCache: options.keyCache } : {}),
       userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
     });
     this.realms = this.registry.realms;

@@ -110,7 +110,8 @@ export interface RecoveryResult {
 async function writeDataDir(dir: string, messages: number, logTailShare: number): Promise<WriterResult> {
   // The server's code is imported by writeOrganization: the measuring side never loads it.
   // No archive of the log: point-in-time restore is not measured, and at 50,000,000 messages it would fill the disk.
-  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dir, { users: SUBSCRIBERS, name: 'recovery', channel: 'recovery', archiveRetentionMs: 0 });
+  // The search index is kept as the server keeps it: the first boot only brings it up to the log's end.
+  const { store, runtime, realm, userIds, channelId, search } = await writeOrganization(dir, { users: SUBSCRIBERS, name: 'recovery', channel: 'recovery', archiveRetentionMs: 0, searchIndex: true });
 
   const snapshotAfter = Math.round(messages * (1 - logTailShare));
   let snapshotMs = NaN;
@@ -151,6 +152,7 @@ async function writeDataDir(dir: string, messages: number, logTailShare: number)
   const sendSeconds = (performance.now() - started - (Number.isFinite(snapshotMs) ? snapshotMs : 0)) / 1000;
   await runtime.settled();
   const logEntries = store.logCount();
+  await search?.close();
   await store.close();
   return {
     messages,

@@ -4,7 +4,7 @@ import { Packr } from 'msgpackr';
  * Every persisted record carries this version. Bump it when a record's shape changes and teach
  * `upgradeRecord` (in the reader) how to read the older shape, so a newer server opens an older data directory.
  */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 // 1: a realm's snapshot record holds its messages. 2: it holds the message store's counters (messageHead) and
 // its messages and flags are in records of their own, one per chunk of ids (actors/realm/snapshot.ts); log
 // records are unchanged. A server of format 1 refuses a directory of format 2 rather than lose its messages.
@@ -15,6 +15,11 @@ export const FORMAT_VERSION = 4;
 // actors/realm/messages/chunks.ts), which a boot reads instead of the chunks; chunk records no longer carry
 // flags. A snapshot of format 3 is read whole and written again with its index records; a server of format 3
 // refuses format 4 (it would find no flags).
+// 5: a realm's channel, topic and conversation indexes, its users' flags and mentions are stored per key, in
+// segments of 2^17 ids (actors/realm/messages/lazy-map.ts, realm/snapshot.ts MESSAGE_KEY_KIND), and the
+// realm record's messageHead lists the keys: a boot reads neither chunk nor index record, each key is read
+// when first asked for, a chunk's columns (index record, no longer holding flags or mentions) likewise. A
+// snapshot of format 4 is read as before and written again whole; a server of format 4 refuses format 5.
 
 
 // Records are plain data (arrays and objects); Maps are turned into arrays by each actor's record codec, so

@@ -253,12 +253,18 @@ export class Store {
   }
 
   /**
-   * Every snapshot record, in key order, but for those of `skipKind` (a boot leaves the message chunks on
-   * disk): their range of keys is not even read.
+   * Every snapshot record, in key order, but for those of the kinds in `skipKinds` (a boot leaves the
+   * messages' records on disk): their ranges of keys are not even read.
    */
-  *readSnapshots(skipKind?: string): Generator<SnapshotRecord> {
+  *readSnapshots(skipKinds: readonly string[] = []): Generator<SnapshotRecord> {
     // Keys are [kind, id]: a kind's records are one range, after the key [kind] and before [kind, '\uffff'].
-    const ranges = skipKind === undefined ? [{}] : [{ end: [skipKind] }, { start: [skipKind, '\uffff'] }];
+    const ranges: { start?: [string, string]; end?: [string] }[] = [];
+    let start: [string, string] | undefined;
+    for (const kind of [...skipKinds].sort()) {
+      ranges.push({ ...(start ? { start } : {}), end: [kind] });
+      start = [kind, '\uffff'];
+    }
+    ranges.push(start ? { start } : {});
     for (const range of ranges) {
       for (const { value } of this.snaps.getRange(range as { start?: [string, string]; end?: [string, string] })) {
         yield checkVersion('snapshot', decode<SnapshotRecord>(value));

@@ -83,6 +83,7 @@ export async function startServer(
     ...(cluster ? { replication: cluster } : {}),
     bodyCache: config.messageBodyCache,
     chunkCache: config.messageChunkCache,
+    keyCache: config.messageKeyCache,
   });
   live = runtime;
   if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);

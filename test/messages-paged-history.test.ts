@@ -4,7 +4,7 @@ import { childServers } from './helpers/child.ts';
 import { channel, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { openRuntime } from './helpers/runtime.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
-import { MESSAGE_CHUNK_SIZE } from '../actors/realm/messages/state.ts';
+import { keyIndexes, MESSAGE_CHUNK_SIZE, type MessageStore } from '../actors/realm/messages/state.ts';
 import { verifyRealm } from '../actors/verify.ts';
 
 // Two servers and a history of thousands of messages per test, on a loaded machine.
@@ -77,6 +77,11 @@ const streamId = async (api: ApiClient, name: string) => (await api.get('/get_st
 
 const resident = (server: TestServer) => server.server.runtime.realmState(1).messages.byId.residentChunks;
 
+/** How many keys of the per-key indexes (channels, topics, conversations, flags, mentions) are in memory. */
+function residentKeys(store: MessageStore): number {
+  return keyIndexes(store).reduce((sum, [, index]) => sum + index.residentKeys, 0);
+}
+
 const COUNT = 4200;
 
 t.test('with a cache of one chunk, every view, narrow, edit, move, deletion and flag works on a paged history', async (t) => {
@@ -94,8 +99,9 @@ t.test('with a cache of one chunk, every view, narrow, edit, move, deletion and 
   const copy = tempDir();
   t.teardown(() => rmSync(copy, { recursive: true, force: true }));
   cpSync(first.dataDir, copy, { recursive: true });
-  const paged = await startTestServer(t, { dataDir: first.dataDir, messageChunkCache: 1, messageBodyCache: 8, rateLimit: null });
+  const paged = await startTestServer(t, { dataDir: first.dataDir, messageChunkCache: 1, messageKeyCache: 1, messageBodyCache: 8, rateLimit: null });
   t.equal(resident(paged), 0, 'the boot decoded no chunk');
+  t.equal(residentKeys(paged.server.runtime.realmState(1).messages), 0, 'and read no index, flag or mention');
   t.same(await everything(paged.api, shown, [general, other]), before, 'every view is the same, paged');
   t.ok(resident(paged) <= 1, `one chunk stays decoded (${resident(paged)})`);
   const whole = await startTestServer(t, { dataDir: copy, rateLimit: null });
@@ -115,19 +121,22 @@ t.test('with a cache of one chunk, every view, narrow, edit, move, deletion and 
   await paged.stop();
   await whole.stop();
 
-  const again = await startTestServer(t, { dataDir: first.dataDir, messageChunkCache: 1, messageBodyCache: 8, rateLimit: null });
+  const again = await startTestServer(t, { dataDir: first.dataDir, messageChunkCache: 1, messageKeyCache: 1, messageBodyCache: 8, rateLimit: null });
+  t.equal(residentKeys(again.server.runtime.realmState(1).messages), 0, 'a restart reads no index, flag or mention');
   t.same(await everything(again.api, shown, [general, other]), changed, 'the same after a restart');
+  t.ok(keyIndexes(again.server.runtime.realmState(1).messages).every(([, index]) => index.residentKeys <= 1), 'one key per index stays in memory');
   t.same(verifyRealm(again.server.runtime.realmState(1)), [], 'verify finds the paged store sound');
   await again.stop();
   const { store, runtime } = openRuntime(first.dataDir, { now: Date.now });
   t.teardown(() => store.close());
-  t.equal(runtime.realmState(1).messages.byId.residentChunks, 0, 'a boot reads the index records only');
+  t.equal(runtime.realmState(1).messages.byId.residentChunks, 0, 'a boot decodes no chunk');
+  t.equal(residentKeys(runtime.realmState(1).messages), 0, 'nor any index');
 });
 
 t.test('changes to paged-out chunks survive SIGKILL, with and without a snapshot between', async (t) => {
   const dataDir = tempDir();
   const servers = childServers(t, [dataDir]);
-  const env = { CHAT_MESSAGE_CHUNK_CACHE: '1', CHAT_MESSAGE_BODY_CACHE: '4' };
+  const env = { CHAT_MESSAGE_CHUNK_CACHE: '1', CHAT_MESSAGE_KEY_CACHE: '1', CHAT_MESSAGE_BODY_CACHE: '4' };
   const first = await servers.start(dataDir, env);
   const ann = await first.api.createUser('ann@example.com', 'Ann');
   const general = await channel(first.api, 'general', [1, ann.userId]);

@@ -2,6 +2,7 @@ import { bodyRecord, type BodyRecord } from './messages/bodies.ts';
 import {
   chunkRecords,
   IndexedStoreLoader,
+  lazyStore,
   messageHead,
   messagesOfChunk,
   MessageStoreLoader,
@@ -9,7 +10,11 @@ import {
   type MessageHeadRecord,
   type MessageIndexRecord,
 } from './messages/chunks.ts';
-import { MESSAGE_CHUNK_SIZE, type MessageBody } from './messages/state.ts';
+import { ID_LIST, ID_SET, type KeySegmentRecord } from './messages/key-records.ts';
+import type { IdSet } from './messages/id-set.ts';
+import type { LazyMap } from './messages/lazy-map.ts';
+import type { ChunkColumns } from './messages/paged.ts';
+import { keyIndexes, MESSAGE_CHUNK_SIZE, type KeyIndexCode, type MessageBody, type MessageStore } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
 /**
@@ -23,13 +28,27 @@ export const MESSAGE_CHUNK_KIND = 'messages';
 /** A chunk's index record (MessageIndexRecord), beside its chunk record under the same id: what a boot reads. */
 export const MESSAGE_INDEX_KIND = 'message-index';
 
+/**
+ * One segment of one key of a per-key index (channel, topic, conversation, a user's flag or mentions): see
+ * lazy-map.ts. Since format 5, what a boot reads of the messages is the realm record's head, which lists the
+ * keys; a key's segments are read when it is first asked for.
+ */
+export const MESSAGE_KEY_KIND = 'message-keys';
+
 /** `realm:chunk`, the chunk zero-padded so that the store (ordered by key) lists a realm's chunks in id order. */
 export const chunkRecordId = (realmId: number, chunk: number) => `${realmId}:${String(chunk).padStart(10, '0')}`;
 
+/** `realm:code:key:` then the segment, zero-padded (10 digits) so that a key's segments are listed in id order. */
+const keyRecordPrefix = (realmId: number, code: KeyIndexCode, key: string) => `${realmId}:${code}:${key}:`;
+const SEGMENT_DIGITS = 10;
+const keyRecordId = (realmId: number, code: KeyIndexCode, key: string, segment: number) => keyRecordPrefix(realmId, code, key) + String(segment).padStart(SEGMENT_DIGITS, '0');
+
 export interface RealmSnapshot {
   realm: RealmRecord;
-  /** chunk and index records to write, or null for one to remove (it holds nothing now) */
-  chunks: [kind: string, id: string, data: MessageChunkRecord | MessageIndexRecord | null][];
+  /** chunk, index and key records to write, or null for one to remove (it holds nothing now) */
+  chunks: [kind: string, id: string, data: MessageChunkRecord | MessageIndexRecord | KeySegmentRecord | null][];
+  /** the keys' segments this snapshot covers: held in memory until it is written, unsaved again if it cannot be */
+  takenKeys: [LazyMap<string | number, unknown>, Map<string | number, Set<number>>][];
   /** the chunks this snapshot covers: to mark unsaved again if it cannot be written (restoreUnsaved) */
   taken: Set<number>;
   /** the message bodies to store, or null for one to remove (the message is gone) */
@@ -58,12 +77,28 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
     bodies.push([id, body && bodyRecord(body)]);
     if (body) storedBodies.set(id, body);
   }
+  const written: RealmSnapshot['chunks'] = chunks.flatMap((chunk, i) => {
+    const id = chunkRecordId(state.realmId, chunk);
+    return [[MESSAGE_CHUNK_KIND, id, records[i]!.chunk], [MESSAGE_INDEX_KIND, id, records[i]!.index]] as const;
+  });
+  const takenKeys: RealmSnapshot['takenKeys'] = [];
+  for (const [code, index] of keyIndexes(store)) {
+    const dirty = index.takeDirty();
+    if (dirty.size === 0) continue;
+    takenKeys.push([index as LazyMap<string | number, unknown>, dirty]);
+    for (const [key, segments] of dirty) {
+      // Held since takeDirty: a dirty key is in memory, or was deleted.
+      const value = index.peek(key as never) as number[] | IdSet | undefined;
+      for (const segment of segments) {
+        const record = value === undefined ? null : Array.isArray(value) ? ID_LIST.segment(value, segment) : ID_SET.segment(value, segment);
+        written.push([MESSAGE_KEY_KIND, keyRecordId(state.realmId, code, String(key), segment), record]);
+      }
+    }
+  }
   return {
     realm: { ...realmRecordWithoutMessages(state), messageHead: messageHead(store) },
-    chunks: chunks.flatMap((chunk, i) => {
-      const id = chunkRecordId(state.realmId, chunk);
-      return [[MESSAGE_CHUNK_KIND, id, records[i]!.chunk], [MESSAGE_INDEX_KIND, id, records[i]!.index]] as const;
-    }) as RealmSnapshot['chunks'],
+    chunks: written,
+    takenKeys,
     taken,
     bodies,
     takenBodies,
@@ -71,29 +106,62 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
   };
 }
 
-/** After a snapshot that could not be written: its chunks and bodies are unsaved again. */
-export function restoreUnsaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'taken' | 'takenBodies'>): void {
+/** After a snapshot that could not be written: its chunks, keys and bodies are unsaved again. */
+export function restoreUnsaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'taken' | 'takenBodies' | 'takenKeys'>): void {
   for (const chunk of snapshot.taken) state.messages.unsavedChunks.add(chunk);
   state.messages.byId.release(snapshot.taken);
+  for (const [index, taken] of snapshot.takenKeys) index.restore(taken);
   state.messages.bodies.restore(snapshot.takenBodies);
 }
 
 /** After the snapshot is durable: the bodies it stored leave memory, unless a change set them again since. */
-export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'storedBodies' | 'taken'>): void {
+export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'storedBodies' | 'taken' | 'takenKeys'>): void {
   state.messages.bodies.saved(state.messages.byId, snapshot.storedBodies);
   state.messages.byId.release(snapshot.taken);
+  for (const [index, taken] of snapshot.takenKeys) index.release(taken);
+}
+
+/** How the realm's messages read the data directory: one snapshot record's data, and those of a kind whose id starts with a prefix (both synchronous). */
+export interface RecordReader {
+  read(kind: string, id: string): unknown;
+  readPrefix(kind: string, idPrefix: string): Iterable<{ id: string; data: unknown }>;
 }
 
 /**
- * The realm's messages page in from its chunk records in the data directory (`read` a snapshot record's
- * data, synchronously), `limit` chunks staying decoded.
+ * The realm's messages page in from its chunk records in the data directory, `limit` chunks staying
+ * decoded, and its per-key indexes from their key records, `keyLimit` keys per index staying in memory.
  */
-export function attachChunks(state: RealmState, read: (kind: string, id: string) => unknown, limit: number): void {
+export function attachChunks(state: RealmState, reader: RecordReader, limit: number, keyLimit: number): void {
   const { realmId } = state;
-  state.messages.byId.attach((chunk) => {
-    const data = read(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk)) as MessageChunkRecord | undefined;
-    return data ? messagesOfChunk(data, chunk * MESSAGE_CHUNK_SIZE) : () => undefined;
-  }, limit);
+  const store = state.messages;
+  store.byId.attach(
+    (chunk) => {
+      const data = reader.read(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk)) as MessageChunkRecord | undefined;
+      return data ? messagesOfChunk(data, chunk * MESSAGE_CHUNK_SIZE) : () => undefined;
+    },
+    limit,
+    (chunk) => {
+      const data = reader.read(MESSAGE_INDEX_KIND, chunkRecordId(realmId, chunk)) as MessageIndexRecord | undefined;
+      return data && indexColumns(data);
+    },
+  );
+  for (const [code, index] of keyIndexes(store)) {
+    const kind = code === 'c' || code === 't' || code === 'd' ? ID_LIST : ID_SET;
+    const load = (key: string) => {
+      const prefix = keyRecordPrefix(realmId, code, key);
+      const segments: KeySegmentRecord[] = [];
+      // The prefix of key `a` is the start of key `a:...`'s too: a segment of this key has only the segment after it.
+      for (const { id, data } of reader.readPrefix(MESSAGE_KEY_KIND, prefix)) if (id.length === prefix.length + SEGMENT_DIGITS) segments.push(data as KeySegmentRecord);
+      return kind.load(segments);
+    };
+    (index as LazyMap<string | number, unknown>).attach(load, keyLimit);
+  }
+}
+
+/** Every per-key index reads from where the other store's do (a store loaded for a realm started with another). */
+function adoptKeys(store: RealmState['messages'], other: RealmState['messages']): void {
+  const others = keyIndexes(other);
+  keyIndexes(store).forEach(([, index], i) => (index as LazyMap<string | number, unknown>).adopt(others[i]![1] as LazyMap<string | number, unknown>));
 }
 
 /**
@@ -128,6 +196,11 @@ export class RealmSnapshotLoader {
     return state;
   }
 
+  /** The realms whose snapshot predates the key records (format 4 and before), as the prefix of their ids: their index records are read. */
+  needsIndex(): string[] {
+    return this.heads.filter(([, head]) => head.keys === undefined).map(([state]) => `${state.realmId}:`);
+  }
+
   /**
    * The realms whose chunk records must be read whole, as the prefix of their ids: those whose snapshot has
    * no index records (MessageHeadRecord.indexed), and those whose first chunk record (`firstChunk`) still
@@ -148,12 +221,19 @@ export class RealmSnapshotLoader {
   finish(): void {
     for (const [state, head] of this.heads) {
       const started = state.messages;
-      const indexed = (this.indexed.get(state.realmId) ?? new IndexedStoreLoader()).finish(head);
-      // Chunk records read whole hold flags only if written before the index records, which hold them since.
+      const { keys } = head;
+      let indexed: MessageStore;
+      if (keys) {
+        indexed = lazyStore({ ...head, keys });
+        adoptKeys(indexed, started);
+      } else indexed = (this.indexed.get(state.realmId) ?? new IndexedStoreLoader()).finish(head);
+      // Chunk records read whole hold flags only if written before the index records, which hold them since
+      // (and the key records since format 5).
       state.messages = head.indexed ? indexed : (this.whole.get(state.realmId) ?? new MessageStoreLoader()).finish(head, indexed.flags);
       // The runtime attached the data directory to the store it started the realm with.
       state.messages.bodies.adopt(started.bodies);
       state.messages.byId.adopt(started.byId);
+      if (state.messages !== indexed || !keys) adoptKeys(state.messages, started);
     }
     this.heads.length = 0;
     this.indexed.clear();
@@ -162,3 +242,15 @@ export class RealmSnapshotLoader {
 }
 
 const realmOfRecord = (id: string) => Number(id.slice(0, id.indexOf(':')));
+
+const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+/** A chunk's columns from its index record. */
+function indexColumns(index: MessageIndexRecord): ChunkColumns {
+  const timestamps = index.timestamps;
+  return {
+    ids: int32s(index.ids),
+    senders: int32s(index.senders),
+    timestamps: new Uint32Array(timestamps.buffer.slice(timestamps.byteOffset, timestamps.byteOffset + timestamps.byteLength)),
+  };
+}

@@ -82,8 +82,8 @@ export class ReplicatedStore implements Persistence {
   discardTornTail(): Promise<void> {
     return this.local.discardTornTail();
   }
-  readSnapshots(skipKind?: string): Iterable<SnapshotRecord> {
-    return this.local.readSnapshots(skipKind);
+  readSnapshots(skipKinds?: readonly string[]): Iterable<SnapshotRecord> {
+    return this.local.readSnapshots(skipKinds);
   }
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined {
     return this.local.readSnapshot(kind, id);

@@ -74,3 +74,27 @@ t.test('idsFrom reads the ids beyond any bound, nearest first, in either directi
   t.same([...ids.idsFrom(1e16, true)].slice(0, 3), [2 ** 31 - 1, ...all.slice(-3, -1).reverse()], 'from "newest" down');
   t.same([...new IdSet().idsFrom(10, true)], [], 'an empty set');
 });
+
+t.test('runs over a range agree with the ids, across lists, bitmaps, full words and the range ends; every change is told', async (t) => {
+  const naiveRuns = (ids: number[], from: number, to: number) => {
+    const out: number[] = [];
+    for (const id of ids) {
+      if (id < from || id >= to) continue;
+      if (out.length > 0 && out[out.length - 1] === id) out[out.length - 1] = id + 1;
+      else out.push(id, id + 1);
+    }
+    return out;
+  };
+  const next = random(7);
+  const ids = new IdSet();
+  const told: number[] = [];
+  ids.onChange = (id) => told.push(id);
+  ids.addRange(100, 70_000);
+  for (let step = 0; step < 5_000; step++) ids.delete(100 + Math.floor(next() * 70_000));
+  for (let step = 0; step < 2_000; step++) ids.add(80_000 + Math.floor(next() * 200_000));
+  t.ok(told.some((id) => id >= 80_000) && told.includes(69_999), 'adds, deletes and both ends of a range were told');
+  const all = [...ids];
+  for (const [from, to] of [[0, 300_000], [100, 70_000], [1_000, 1_030], [65_536, 131_072], [69_990, 80_500], [5, 6]] as const) {
+    t.same(ids.runs(from, to), naiveRuns(all, from, to), `runs in [${from}, ${to})`);
+  }
+});

@@ -7,7 +7,7 @@ import type { MessageStoreRecord } from '../../actors/realm/messages/state.ts';
 import { Runtime } from '../../actors/runtime.ts';
 import { chunkOf, MESSAGE_CHUNK_SIZE } from '../../actors/realm/messages/state.ts';
 import { MESSAGE_CHUNK_KIND } from '../../actors/realm/snapshot.ts';
-import type { MessageChunkRecord } from '../../actors/realm/messages/chunks.ts';
+import { chunkTuples, type MessageChunkRecord } from '../../actors/realm/messages/chunks.ts';
 import { Role, realmToRecord, type RealmRecord } from '../../actors/realm/state.ts';
 import { verifyRealm } from '../../actors/verify.ts';
 import { FORMAT_VERSION } from '../../snapshots/codec.ts';
@@ -192,12 +192,13 @@ t.test('chunks of format 2, bodies inside, load; the next snapshot stores the bo
   const old = [...live.store.readSnapshots()].filter((record) => record.kind === MESSAGE_CHUNK_KIND).map((record) => {
     const chunk = record.data as MessageChunkRecord;
     const text: string[] = [];
-    for (const tuple of chunk.messages) {
+    const messages = chunkTuples(chunk);
+    for (const tuple of messages) {
       const body = state.messages.bodies.peek(state.messages.byId.get(tuple[0])!);
       text.push(body.content, body.renderedContent);
       Object.assign(tuple, { 5: body.content.length, 6: body.renderedContent.length, 10: body.editHistory.length ? body.editHistory : null });
     }
-    return { ...record, v: 2, data: { ...chunk, text: text.join('') } };
+    return { ...record, v: 2, data: { strings: chunk.strings, lists: chunk.lists, messages, text: text.join('') } };
   });
   await live.store.writeSnapshots(seq, old, [], false, [...state.messages.byId.keys()].map((messageId) => ({ realmId, messageId, body: null })));
   await live.store.close();

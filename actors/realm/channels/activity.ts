@@ -41,8 +41,10 @@ export function weeklyTraffic(state: RealmState, channelId: number, createdAt: n
 export function channelTopics(state: RealmState, channelId: number, canSee: (messageId: number) => boolean): { name: string; max_id: number }[] {
   const prefix = `${channelId}\u0000`;
   const topics: { name: string; max_id: number }[] = [];
-  for (const [key, ids] of state.messages.byTopic) {
+  // Keys first: a topic's ids are read from the data directory only for this channel's topics.
+  for (const key of [...state.messages.byTopic.keys()]) {
     if (!key.startsWith(prefix)) continue;
+    const ids = state.messages.byTopic.get(key) ?? [];
     for (let i = ids.length - 1; i >= 0; i--) {
       const id = ids[i]!;
       if (!canSee(id)) continue;

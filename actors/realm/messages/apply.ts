@@ -12,10 +12,10 @@ import {
   lowerBound,
   markUnsaved,
   mentionedUsers,
+  mentionSet,
   PERSONAL_FLAGS,
   recipientKey,
   removeFromIndexes,
-  setOf,
   type EditHistoryEntry,
   type SentMessage,
   type StoredMessage,
@@ -223,7 +223,7 @@ function dropFlags(state: RealmState, userId: number, messageId: number): void {
 
 function indexMentions(state: RealmState, message: StoredMessage, add: boolean): void {
   for (const userId of mentionedUsers(message)) {
-    if (add) setOf(state.messages.mentionedOf, userId).add(message.id);
+    if (add) mentionSet(state.messages, userId).add(message.id);
     else state.messages.mentionedOf.get(userId)?.delete(message.id);
   }
 }

@@ -3,12 +3,15 @@ import {
   conversationKey,
   emptyMessageStore,
   flagSet,
+  keyIndexes,
   listOf,
   MESSAGE_CHUNK_SIZE,
   mentionedUsers,
+  mentionSet,
   PERSONAL_FLAGS,
   setOf,
   topicKey,
+  type KeyIndexCode,
   type EditHistoryEntry,
   type Mentions,
   type MessageRecipient,
@@ -17,6 +20,7 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
+import { decode, encode } from '../../../snapshots/codec.ts';
 import { contentHas } from './bodies.ts';
 
 /** What a realm's snapshot record holds of its messages when they are written in chunk records. */
@@ -32,6 +36,13 @@ export interface MessageHeadRecord {
    * records whole, and written again with its index records by the next snapshot.
    */
   indexed?: true | undefined;
+  /**
+   * Since format 5: the indexes, flags and mentions are stored per key (realm/snapshot.ts key records),
+   * these are their keys, and a boot reads nothing else of the messages; index records hold no flags.
+   */
+  keys?: Record<KeyIndexCode, string[]>;
+  /** with `keys`: how many messages the realm holds */
+  count?: number;
 }
 
 /**
@@ -81,8 +92,16 @@ export interface MessageChunkRecord {
   strings: string[];
   /** holder lists and direct conversations' participants, each written once */
   lists: number[][];
-  /** in id order */
-  messages: MessageTuple[];
+  /** in id order; before format 5 (since, `packed`) */
+  messages?: MessageTuple[];
+  /**
+   * Since format 5: each message's tuple encoded on its own, one after the other, in id order, so that a read
+   * decodes the few it needs rather than all 2,000 (the garbage of whole decodes made the collector's pauses
+   * the slowest part of a cold read); `ids` and `ends` (each tuple's end in `packed`) are Int32Array bytes.
+   */
+  packed?: Uint8Array;
+  ids?: Uint8Array;
+  ends?: Uint8Array;
   /** per flag: [user, the ids of this chunk that carry it]; absent since the index records hold them */
   flags?: Record<PersonalFlag, [number, number[]][]>;
 }
@@ -103,10 +122,10 @@ export interface MessageIndexRecord {
   places: Uint8Array;
   topics: string[];
   participants: number[][];
-  /** [message, user] pairs one after the other: the users whose flags include a mention (mentionedUsers) */
-  mentioned: Uint8Array;
-  /** per flag: [user, the runs of ids of this chunk that carry it, as [from, to) pairs]: unread messages come in runs */
-  flags: Record<PersonalFlag, [number, Uint8Array][]>;
+  /** format 4: [message, user] pairs one after the other: the users whose flags include a mention (mentionedUsers) */
+  mentioned?: Uint8Array;
+  /** format 4: per flag: [user, the runs of ids of this chunk that carry it, as [from, to) pairs]; since, stored per user */
+  flags?: Record<PersonalFlag, [number, Uint8Array][]>;
 }
 
 /** A column's bytes for a record (msgpack stores them as they are). */
@@ -116,29 +135,36 @@ const bytesOf = (values: Int32Array | Uint32Array) => new Uint8Array(values.buff
 const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 const uint32s = (bytes: Uint8Array) => new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 
-/** Ascending ids as runs of consecutive ones, [from, to) pairs. */
-function runsOf(ids: readonly number[]): Int32Array {
-  const runs: number[] = [];
-  for (const id of ids) {
-    if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
-    else runs.push(id, id + 1);
-  }
-  return Int32Array.from(runs);
-}
-
 export function messageHead(store: MessageStore): MessageHeadRecord {
-  return { chunkSize: MESSAGE_CHUNK_SIZE, nextId: store.nextId, recipientIds: [...store.recipientIds], nextRecipientId: store.nextRecipientId, indexed: true };
+  const keys = {} as Record<KeyIndexCode, string[]>;
+  for (const [code, index] of keyIndexes(store)) {
+    keys[code] = [];
+    for (const key of index.keys()) {
+      // A set emptied stays in memory as its key's value; it is not listed.
+      const value = index.peek(key as never) as { size?: number; length?: number } | undefined;
+      if (value === undefined || (value.size ?? value.length) !== 0) keys[code].push(String(key));
+    }
+  }
+  return {
+    chunkSize: MESSAGE_CHUNK_SIZE,
+    nextId: store.nextId,
+    recipientIds: [...store.recipientIds],
+    nextRecipientId: store.nextRecipientId,
+    indexed: true,
+    keys,
+    count: store.byId.size,
+  };
 }
 
 // ---- writing ----------------------------------------------------------------------------------------------
 
 class ChunkWriter {
-  readonly record: MessageChunkRecord = { strings: [], lists: [], messages: [] };
+  readonly record: MessageChunkRecord = { strings: [], lists: [] };
+  private readonly tuples: MessageTuple[] = [];
   /** the index record's columns, made bytes by `finish` */
   private readonly index = {
     ids: [] as number[], senders: [] as number[], timestamps: [] as number[], channels: [] as number[], places: [] as number[],
-    topics: [] as string[], participants: [] as number[][], mentioned: [] as number[],
-    flags: { unread: [], starred: [], collapsed: [] } as Record<PersonalFlag, [number, number[]][]>,
+    topics: [] as string[], participants: [] as number[][],
   };
   private readonly topicIndex = new Map<string, number>();
   private readonly indexParticipants = new Map<string, number>();
@@ -185,9 +211,8 @@ class ChunkWriter {
     index.timestamps.push(message.timestamp);
     index.channels.push(recipient.kind === 'channel' ? recipient.channelId : 0);
     index.places.push(this.indexPlace(recipient));
-    for (const userId of mentionedUsers(message)) index.mentioned.push(message.id, userId);
     const mentioned = mentions.userIds.length > 0 || mentions.streamWildcard || mentions.topicWildcardUserIds.length > 0;
-    this.record.messages.push([
+    this.tuples.push([
       message.id,
       message.senderId,
       recipient.kind === 'channel' ? recipient.channelId : 0,
@@ -211,22 +236,20 @@ class ChunkWriter {
     ]);
   }
 
-  /** The ids of `flag` for `userId` in this chunk, added to by the caller. */
-  flagIds(flag: PersonalFlag, userId: number): number[] {
-    const ids: number[] = [];
-    this.index.flags[flag].push([userId, ids]);
-    return ids;
+  private packed(): MessageChunkRecord {
+    const parts = this.tuples.map((tuple) => encode(tuple));
+    const ends = new Int32Array(parts.length);
+    let end = 0;
+    parts.forEach((part, i) => (ends[i] = end += part.length));
+    return { ...this.record, packed: Buffer.concat(parts, end), ids: bytesOf(Int32Array.from(this.index.ids)), ends: bytesOf(ends) };
   }
 
   /** null for a record that holds nothing: the stored one, if there is one, goes. */
   finish(): ChunkRecords {
     const index = this.index;
-    const flags = {} as MessageIndexRecord['flags'];
-    for (const flag of PERSONAL_FLAGS) flags[flag] = index.flags[flag].filter(([, ids]) => ids.length > 0).map(([userId, ids]) => [userId, bytesOf(runsOf(ids))]);
-    const noMessages = this.record.messages.length === 0;
-    const empty = noMessages && PERSONAL_FLAGS.every((flag) => flags[flag].length === 0);
+    const empty = this.tuples.length === 0;
     return {
-      chunk: noMessages ? null : this.record,
+      chunk: empty ? null : this.packed(),
       index: empty
         ? null
         : {
@@ -237,8 +260,6 @@ class ChunkWriter {
             places: bytesOf(Int32Array.from(index.places)),
             topics: index.topics,
             participants: index.participants,
-            mentioned: bytesOf(Int32Array.from(index.mentioned)),
-            flags,
           },
     };
   }
@@ -265,33 +286,6 @@ export function chunkRecords(store: MessageStore, chunks: readonly number[]): Ch
       if (message) writer.message(message);
     }
   }
-  // A user's flag set is walked once for all the chunks when it is smaller than their id ranges, and probed
-  // over the ranges when it is larger: a snapshot of the newest chunk costs a few thousand lookups per user,
-  // not a walk over every message the user has unread.
-  const span = chunks.length * MESSAGE_CHUNK_SIZE;
-  for (const flag of PERSONAL_FLAGS) {
-    for (const [userId, ids] of store.flags[flag]) {
-      if (ids.size === 0) continue;
-      if (ids.size <= span) {
-        // Ascending ids: each chunk's are consecutive.
-        let chunk = -1;
-        let list: number[] | undefined;
-        for (const id of ids) {
-          if (chunkOf(id) !== chunk) {
-            chunk = chunkOf(id);
-            list = writers.get(chunk)?.flagIds(flag, userId);
-          }
-          list?.push(id);
-        }
-      } else {
-        for (const [chunk, writer] of writers) {
-          const list = writer.flagIds(flag, userId);
-          const end = (chunk + 1) * MESSAGE_CHUNK_SIZE;
-          for (let id = chunk * MESSAGE_CHUNK_SIZE; id < end; id++) if (ids.has(id)) list.push(id);
-        }
-      }
-    }
-  }
   return chunks.map((chunk) => writers.get(chunk)!.finish());
 }
 
@@ -311,18 +305,37 @@ interface Place {
   channelIds: number[] | null;
 }
 
+/** Every message tuple of a chunk record, in id order, whichever its format. */
+export function chunkTuples(chunk: MessageChunkRecord): MessageTuple[] {
+  if (!chunk.packed || !chunk.ends) return chunk.messages ?? [];
+  const { packed } = chunk;
+  const ends = int32s(chunk.ends);
+  return Array.from(ends, (end, i) => decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends[i - 1]!, end)));
+}
+
 /**
  * A chunk record's messages as a page-in reads them (PagedMessages): each built when first asked for, by its
  * position in the chunk (`base` is the chunk's first id); those of one recipient share its value. Bodies are
  * stored apart (format 3 on); a chunk of format 2 is never paged (it is loaded whole, see MessageStoreLoader).
  */
 export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (position: number) => StoredMessage | undefined {
-  const { strings, lists, messages } = chunk;
+  const { strings, lists } = chunk;
   const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
-  for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
+  let tupleAt: (index: number) => MessageTuple | undefined;
+  if (chunk.packed && chunk.ids && chunk.ends) {
+    const { packed } = chunk;
+    const ids = int32s(chunk.ids);
+    const ends = int32s(chunk.ends);
+    for (let i = 0; i < ids.length; i++) at[ids[i]! - base] = i;
+    tupleAt = (i) => (i < 0 ? undefined : decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
+  } else {
+    const messages = chunk.messages ?? [];
+    for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
+    tupleAt = (i) => messages[i];
+  }
   const recipients = new Map<number, MessageRecipient[]>();
   return (position) => {
-    const tuple = messages[at[position] ?? -1];
+    const tuple = tupleAt(at[position] ?? -1);
     if (tuple === undefined) return undefined;
     const channelId = tuple[2];
     const place = tuple[3];
@@ -376,7 +389,7 @@ export class IndexedStoreLoader {
     const timestamps = uint32s(index.timestamps);
     const channels = int32s(index.channels);
     const places = int32s(index.places);
-    const mentioned = int32s(index.mentioned);
+    const mentioned = index.mentioned ? int32s(index.mentioned) : new Int32Array(0);
     // The chunk's index lists, by channel and topic index, and by participants index (channel 0).
     const lists = new Map<number, [ids: number[], channelIds: number[] | null][]>();
     for (let i = 0; i < ids.length; i++) {
@@ -402,9 +415,9 @@ export class IndexedStoreLoader {
       where[0].push(id);
       where[1]?.push(id);
     }
-    for (let i = 0; i < mentioned.length; i += 2) setOf(store.mentionedOf, mentioned[i + 1]!).add(mentioned[i]!);
+    for (let i = 0; i < mentioned.length; i += 2) mentionSet(store, mentioned[i + 1]!).add(mentioned[i]!);
     for (const flag of PERSONAL_FLAGS) {
-      for (const [userId, bytes] of flags[flag]) {
+      for (const [userId, bytes] of flags?.[flag] ?? []) {
         const set = flagSet(store, flag, userId);
         const runs = int32s(bytes);
         for (let i = 0; i < runs.length; i += 2) set.addRange(runs[i]!, runs[i + 1]!);
@@ -426,6 +439,7 @@ function addFlags(store: MessageStore, flags: NonNullable<MessageChunkRecord['fl
   }
 }
 
+/** A store loaded whole (a snapshot before format 5): every key of it is written by the next snapshot. */
 function finishStore(store: MessageStore, head: MessageHeadRecord, inOrder: boolean): MessageStore {
   store.nextId = head.nextId;
   store.nextRecipientId = head.nextRecipientId;
@@ -434,6 +448,23 @@ function finishStore(store: MessageStore, head: MessageHeadRecord, inOrder: bool
     const ascending = (a: number, b: number) => a - b;
     for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
   }
+  for (const [, index] of keyIndexes(store)) index.markAll();
+  return store;
+}
+
+/**
+ * The store of a snapshot of format 5 (MessageHeadRecord.keys): its keys known, every value read when first
+ * asked for (attachKeys in realm/snapshot.ts), the messages' columns read by chunk (PagedMessages). Reads
+ * nothing of the history.
+ */
+export function lazyStore(head: MessageHeadRecord & { keys: NonNullable<MessageHeadRecord['keys']> }): MessageStore {
+  const store = emptyMessageStore();
+  store.nextId = head.nextId;
+  store.nextRecipientId = head.nextRecipientId;
+  for (const [key, id] of head.recipientIds) store.recipientIds.set(key, id);
+  for (const [code, index] of keyIndexes(store)) index.known(head.keys[code] ?? []);
+  for (const key of head.keys.d ?? []) for (const userId of key.split(',')) setOf(store.conversationsOf, Number(userId)).add(key);
+  store.byId.restore(head.count ?? 0, head.nextId);
   return store;
 }
 
@@ -448,7 +479,8 @@ export class MessageStoreLoader {
   private inOrder = true;
 
   add(chunk: MessageChunkRecord): void {
-    const { text, strings, lists, messages, flags } = chunk;
+    const { text, strings, lists, flags } = chunk;
+    const messages = chunkTuples(chunk);
     let at = 0;
     const store = this.store;
     // The chunk's places, by channel and topic index, and by participants index (0 for direct messages).
@@ -475,7 +507,7 @@ export class MessageStoreLoader {
       store.unsavedChunks.add(chunkOf(id));
       where.ids.push(id);
       where.channelIds?.push(id);
-      if (tuple[14] !== null) for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(id);
+      if (tuple[14] !== null) for (const userId of mentionedUsers(message)) mentionSet(store, userId).add(id);
     }
     if (flags) {
       addFlags(store, flags);

@@ -5,6 +5,8 @@ const WORDS = 1 << (BLOCK_BITS - 5);
 const LIST_LIMIT = 32;
 
 type Block = number[] | Int32Array;
+/** addRange tells onChange of an id at least this often: less than the smallest span a listener tells apart (lazy-map.ts SEGMENT_BITS) */
+const RANGE_STEP = 1 << 12;
 
 /**
  * A set of message ids (a user's unread, starred or collapsed messages), iterated in ascending order. Ids are
@@ -17,6 +19,8 @@ export class IdSet implements Iterable<number> {
   private count = 0;
   /** the block keys in ascending order, for iteration; null after a block came or went */
   private keys: number[] | null = null;
+  /** told of every id added or removed (and of each end of a range added): what a snapshot must write again (lazy-map.ts) */
+  onChange: ((id: number) => void) | null = null;
 
   constructor(ids?: Iterable<number>) {
     if (ids) for (const id of ids) this.add(id);
@@ -36,6 +40,7 @@ export class IdSet implements Iterable<number> {
   add(id: number): this {
     const key = id >>> BLOCK_BITS;
     const block = this.blocks.get(key);
+    this.onChange?.(id);
     if (block === undefined) {
       this.blocks.set(key, [id]);
       this.keys = null;
@@ -68,6 +73,10 @@ export class IdSet implements Iterable<number> {
 
   /** Adds the ids in [from, to): a whole block's worth at once as a bitmap (a boot adds unread messages by the thousand). */
   addRange(from: number, to: number): this {
+    if (this.onChange && from < to) {
+      for (let at = from; at < to; at += RANGE_STEP) this.onChange(at);
+      this.onChange(to - 1);
+    }
     let id = from;
     while (id < to) {
       const key = id >>> BLOCK_BITS;
@@ -115,6 +124,7 @@ export class IdSet implements Iterable<number> {
       left = block.length;
     }
     this.count--;
+    this.onChange?.(id);
     if (left === 0) {
       this.blocks.delete(key);
       this.keys = null;
@@ -141,6 +151,48 @@ export class IdSet implements Iterable<number> {
         }
       }
     }
+  }
+
+  /**
+   * The ids in [from, to) as runs of consecutive ids, [from, to) pairs one after the other: a bitmap's full
+   * words are taken whole, so that a user's 100,000 unread messages make a few runs in microseconds.
+   */
+  runs(from: number, to: number): number[] {
+    const out: number[] = [];
+    const push = (start: number, end: number) => {
+      if (out.length > 0 && out[out.length - 1] === start) out[out.length - 1] = end;
+      else out.push(start, end);
+    };
+    this.keys ??= [...this.blocks.keys()].sort((a, b) => a - b);
+    const first = from >>> BLOCK_BITS;
+    const last = (to - 1) >>> BLOCK_BITS;
+    for (const key of this.keys) {
+      if (key < first) continue;
+      if (key > last) break;
+      const block = this.blocks.get(key);
+      if (block === undefined) continue;
+      if (!(block instanceof Int32Array)) {
+        for (const id of block) if (id >= from && id < to) push(id, id + 1);
+        continue;
+      }
+      const base = key << BLOCK_BITS;
+      for (let word = 0; word < WORDS; word++) {
+        let bits = block[word]!;
+        if (bits === 0) continue;
+        const wordBase = base + word * 32;
+        if (bits === -1 && wordBase >= from && wordBase + 32 <= to) {
+          push(wordBase, wordBase + 32);
+          continue;
+        }
+        while (bits !== 0) {
+          const low = bits & -bits;
+          const id = wordBase + (31 - Math.clz32(low));
+          if (id >= from && id < to) push(id, id + 1);
+          bits ^= low;
+        }
+      }
+    }
+    return out;
   }
 
   values(): IterableIterator<number> {

@@ -1,3 +1,4 @@
+import type { LazyMap } from './lazy-map.ts';
 import { listOf, setOf, topicKey, type MessageStore } from './state.ts';
 
 /** Where a moved channel message was. */
@@ -33,22 +34,26 @@ export function reindexMoved(store: MessageStore, moved: readonly MovedFrom[], t
   }
   for (const [key, ids] of leavingTopics) removeAll(store.byTopic, key, ids);
   for (const [channelId, ids] of leavingChannels) removeAll(store.byChannel, channelId, ids);
-  if (intoTopic.length) mergeInto(listOf(store.byTopic, toKey), intoTopic);
-  if (intoChannel.length) mergeInto(listOf(store.byChannel, toChannelId), intoChannel);
+  if (intoTopic.length) mergeInto(store.byTopic, toKey, intoTopic);
+  if (intoChannel.length) mergeInto(store.byChannel, toChannelId, intoChannel);
 }
 
-function removeAll<K>(map: Map<K, number[]>, key: K, ids: ReadonlySet<number>): void {
+/** Each change is marked on the index, so that its key stays in memory and the next snapshot writes it. */
+function removeAll<K extends string | number>(map: LazyMap<K, number[]>, key: K, ids: ReadonlySet<number>): void {
   const list = map.get(key);
   if (!list) return;
   let kept = 0;
   for (const id of list) if (!ids.has(id)) list[kept++] = id;
   list.length = kept;
+  for (const id of ids) map.mark(key, id);
   if (kept === 0) map.delete(key);
 }
 
 /** Merges `ids` into the ascending `list`, in place, keeping it ascending and without an id twice. */
-function mergeInto(list: number[], ids: number[]): void {
+function mergeInto<K extends string | number>(map: LazyMap<K, number[]>, key: K, ids: number[]): void {
+  const list = listOf(map, key);
   ids.sort((a, b) => a - b);
+  for (const id of ids) map.mark(key, id);
   if (list.length === 0 || list[list.length - 1]! < ids[0]!) {
     for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) list.push(ids[i]!);
     return;

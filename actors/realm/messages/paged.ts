@@ -7,6 +7,15 @@ import type { StoredMessage } from './state.ts';
  */
 export type ChunkSource = (chunk: number) => (position: number) => StoredMessage | undefined;
 
+/** What the data directory holds of a chunk's columns (its index record): its ids, their senders and timestamps. */
+export interface ChunkColumns {
+  ids: Int32Array;
+  senders: Int32Array;
+  timestamps: Uint32Array;
+}
+
+export type ColumnSource = (chunk: number) => ChunkColumns | undefined;
+
 /** A decoded chunk: the messages built so far by position, and how to build the others (null: all built). */
 interface Page {
   messages: (StoredMessage | undefined)[];
@@ -47,6 +56,11 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   private readonly resident = new Map<number, Page>();
   private lastUsed = -1;
   private source: ChunkSource | null = null;
+  private columnSource: ColumnSource | null = null;
+  /** chunks below this one may have columns in the data directory not read yet (a boot reads none, `restore`) */
+  private lazyChunks = 0;
+  /** per chunk below lazyChunks: 1 once its columns are in memory */
+  private columnsRead = new Uint8Array(0);
   private limit = DEFAULT_CHUNK_CACHE;
   /** chunks whose snapshot is being written, with how many snapshots hold them */
   private readonly held = new Map<number, number>();
@@ -62,46 +76,64 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     return this.resident.size;
   }
 
-  /** Pages chunks in from `source` from now on; `limit` chunks stay decoded (CHAT_MESSAGE_CHUNK_CACHE). */
-  attach(source: ChunkSource, limit: number): void {
+  /**
+   * Pages chunks in from `source` from now on; `limit` chunks stay decoded (CHAT_MESSAGE_CHUNK_CACHE). The
+   * columns of a store restored lazily are read through `columns`.
+   */
+  attach(source: ChunkSource, limit: number, columns: ColumnSource | null = null): void {
     this.source = source;
+    this.columnSource = columns;
     this.limit = limit;
     this.trim();
   }
 
   /** Reads from where `other` reads (a store loaded for a realm started with another). */
   adopt(other: PagedMessages): void {
-    if (other.source) this.attach(other.source, other.limit);
+    if (other.source) this.attach(other.source, other.limit, other.columnSource);
+  }
+
+  /**
+   * A store of `count` messages below `end`, its columns left in the data directory: each chunk's are read
+   * when one of its ids is first asked about, and then stay (9 bytes a message, outside the heap).
+   */
+  restore(count: number, end: number): void {
+    this.count = count;
+    this.end = end;
+    this.lazyChunks = Math.ceil(end / MESSAGE_CHUNK_SIZE);
+    this.columnsRead = new Uint8Array(this.lazyChunks);
+    if (end > this.present.length) this.grow(end);
   }
 
   has(id: number): boolean {
+    this.columns(id);
     return this.present[id] === 1;
   }
 
   get(id: number): StoredMessage | undefined {
-    if (this.present[id] !== 1) return undefined;
+    if (!this.has(id)) return undefined;
     return message(this.chunk(chunkOf(id)), id % MESSAGE_CHUNK_SIZE);
   }
 
   /** The message if its chunk is decoded, without reading it: for what may do without (sharing a holder list). */
   ifResident(id: number): StoredMessage | undefined {
-    if (this.present[id] !== 1) return undefined;
+    if (!this.has(id)) return undefined;
     const page = this.resident.get(chunkOf(id));
     return page && message(page, id % MESSAGE_CHUNK_SIZE);
   }
 
   /** The message's sender, without reading its chunk. */
   senderOf(id: number): number | undefined {
-    return this.present[id] === 1 ? this.senders[id] : undefined;
+    return this.has(id) ? this.senders[id] : undefined;
   }
 
   /** The message's timestamp (UNIX seconds), without reading its chunk. */
   timestampOf(id: number): number | undefined {
-    return this.present[id] === 1 ? this.timestamps[id] : undefined;
+    return this.has(id) ? this.timestamps[id] : undefined;
   }
 
   set(id: number, message: StoredMessage): this {
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`not a message id: ${id}`);
+    this.columns(id);
     this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = message;
     this.note(id, message.senderId, message.timestamp);
     return this;
@@ -113,7 +145,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   delete(id: number): boolean {
-    if (this.present[id] !== 1) return false;
+    if (!this.has(id)) return false;
     this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
     this.present[id] = 0;
     this.count--;
@@ -135,8 +167,10 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   *keys(): IterableIterator<number> {
-    const present = this.present;
-    for (let id = 0; id < this.end; id++) if (present[id] === 1) yield id;
+    for (let id = 0; id < this.end; id++) {
+      if (id % MESSAGE_CHUNK_SIZE === 0) this.columns(id);
+      if (this.present[id] === 1) yield id;
+    }
   }
 
   /** Every message in id order; chunks not in memory are decoded one at a time and not kept (a walk over all). */
@@ -146,6 +180,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     for (let chunk = 0; chunk < chunks; chunk++) {
       const base = chunk * MESSAGE_CHUNK_SIZE;
       const end = Math.min(base + MESSAGE_CHUNK_SIZE, this.end);
+      this.columns(base);
       let any = false;
       for (let id = base; id < end && !any; id++) any = present[id] === 1;
       if (!any) continue;
@@ -164,6 +199,22 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   [Symbol.iterator](): IterableIterator<[number, StoredMessage]> {
     return this.entries();
+  }
+
+  /** Reads the columns of the id's chunk, if they are still in the data directory only. */
+  private columns(id: number): void {
+    const chunk = Math.floor(id / MESSAGE_CHUNK_SIZE);
+    if (chunk >= this.lazyChunks || this.columnsRead[chunk] === 1) return;
+    this.columnsRead[chunk] = 1;
+    const columns = this.columnSource?.(chunk);
+    if (!columns) return;
+    const { ids, senders, timestamps } = columns;
+    for (let i = 0; i < ids.length; i++) {
+      const at = ids[i]!;
+      this.present[at] = 1;
+      this.senders[at] = senders[i]!;
+      this.timestamps[at] = timestamps[i]!;
+    }
   }
 
   private note(id: number, senderId: number, timestamp: number): void {

@@ -1,6 +1,9 @@
 import { contentHas, MessageBodies } from './bodies.ts';
 import { IdSet } from './id-set.ts';
+import { idList, idSets } from './key-records.ts';
+import type { LazyMap } from './lazy-map.ts';
 import { PagedMessages } from './paged.ts';
+import { lowerBound } from './lower-bound.ts';
 
 /** Where a message went: a channel's topic, or a direct conversation (participants sorted, sender included). */
 export type MessageRecipient =
@@ -93,28 +96,28 @@ export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
 
 /**
  * Every message of a realm, its indexes and the per-user flags. Indexes are sorted id arrays, so a
- * narrow naming a channel, topic or conversation reads only that array; a boot builds them from the chunks'
- * index records (chunks.ts), without decoding a message.
+ * narrow naming a channel, topic or conversation reads only that array. Each index is stored per key
+ * (LazyMap): a boot reads none of them, a key's ids are read back when first asked for.
  */
 export interface MessageStore {
   /** paged from the snapshot's chunk records: ask it for the messages needed, never walk it on a hot path */
   byId: PagedMessages;
   nextId: number;
   /** channel -> ids */
-  byChannel: Map<number, number[]>;
+  byChannel: LazyMap<number, number[]>;
   /** topicKey(channel, topic) -> ids */
-  byTopic: Map<string, number[]>;
+  byTopic: LazyMap<string, number[]>;
   /** conversationKey(participants) -> ids */
-  byConversation: Map<string, number[]>;
+  byConversation: LazyMap<string, number[]>;
   /** user -> keys of the direct conversations they are part of */
   conversationsOf: Map<number, Set<string>>;
   /** recipientKey -> recipient id, assigned on first use */
   recipientIds: Map<string, number>;
   nextRecipientId: number;
   /** user -> message ids carrying the flag (persisted) */
-  flags: Record<PersonalFlag, Map<number, IdSet>>;
-  /** user -> ids of messages mentioning them, directly, through a group or a wildcard (derived) */
-  mentionedOf: Map<number, Set<number>>;
+  flags: Record<PersonalFlag, LazyMap<number, IdSet>>;
+  /** user -> ids of messages mentioning them, directly, through a group or a wildcard (derived from the messages, stored as the flags are) */
+  mentionedOf: LazyMap<number, IdSet>;
   /**
    * The chunks (see MESSAGE_CHUNK_SIZE) whose snapshot record no longer matches the messages and flags in
    * memory: those the next snapshot writes. Persistence bookkeeping, never persisted itself.
@@ -159,14 +162,14 @@ export function emptyMessageStore(): MessageStore {
   const store: MessageStore = {
     byId: new PagedMessages(),
     nextId: 1,
-    byChannel: new Map(),
-    byTopic: new Map(),
-    byConversation: new Map(),
+    byChannel: idList(Number),
+    byTopic: idList(String),
+    byConversation: idList(String),
     conversationsOf: new Map(),
     recipientIds: new Map(),
     nextRecipientId: 1,
-    flags: { unread: new Map(), starred: new Map(), collapsed: new Map() },
-    mentionedOf: new Map(),
+    flags: { unread: idSets(), starred: idSets(), collapsed: idSets() },
+    mentionedOf: idSets(),
     unsavedChunks: new Set(),
     bodies: new MessageBodies(),
   };
@@ -179,6 +182,8 @@ export function messageStoreToRecord(store: MessageStore): MessageStoreRecord {
   for (const flag of PERSONAL_FLAGS) {
     flags[flag] = [];
     for (const [userId, ids] of store.flags[flag]) if (ids.size) flags[flag].push([userId, [...ids]]);
+    // By user: the order keys are read back in (LazyMap) is no order of the data.
+    flags[flag].sort(([a], [b]) => a - b);
   }
   const holderLists: number[][] = [];
   const listIndex = new Map<number[], number>();
@@ -225,17 +230,23 @@ export function messageStoreFromRecord(record: MessageStoreRecord | undefined): 
 export function indexMessage(store: MessageStore, message: StoredMessage): void {
   store.byId.set(message.id, message);
   addToIndexes(store, message);
-  for (const userId of mentionedUsers(message)) setOf(store.mentionedOf, userId).add(message.id);
+  for (const userId of mentionedUsers(message)) mentionSet(store, userId).add(message.id);
+}
+
+/** Adds the id to the key's list, which the next snapshot writes. */
+function addTo<K extends string | number>(map: LazyMap<K, number[]>, key: K, id: number): void {
+  insertSorted(listOf(map, key), id);
+  map.mark(key, id);
 }
 
 export function addToIndexes(store: MessageStore, message: StoredMessage): void {
   const { recipient } = message;
   if (recipient.kind === 'channel') {
-    insertSorted(listOf(store.byChannel, recipient.channelId), message.id);
-    insertSorted(listOf(store.byTopic, topicKey(recipient.channelId, recipient.topic)), message.id);
+    addTo(store.byChannel, recipient.channelId, message.id);
+    addTo(store.byTopic, topicKey(recipient.channelId, recipient.topic), message.id);
   } else {
     const key = conversationKey(recipient.userIds);
-    insertSorted(listOf(store.byConversation, key), message.id);
+    addTo(store.byConversation, key, message.id);
     for (const userId of recipient.userIds) setOf(store.conversationsOf, userId).add(key);
   }
 }
@@ -261,25 +272,38 @@ export function mentionedUsers(message: StoredMessage): Set<number> {
 }
 
 export function flagSet(store: MessageStore, flag: PersonalFlag, userId: number): IdSet {
-  const flagged = store.flags[flag];
-  let set = flagged.get(userId);
-  if (!set) flagged.set(userId, (set = new IdSet()));
+  return idSetOf(store.flags[flag], userId);
+}
+
+/** The ids of the messages that mention the user, made if there were none. */
+export function mentionSet(store: MessageStore, userId: number): IdSet {
+  return idSetOf(store.mentionedOf, userId);
+}
+
+function idSetOf(map: LazyMap<number, IdSet>, userId: number): IdSet {
+  let set = map.get(userId);
+  if (!set) map.set(userId, (set = new IdSet()));
   return set;
 }
 
+/** Every per-key index of the store, by the code its stored records carry (realm/snapshot.ts). */
+export function keyIndexes(store: MessageStore) {
+  return [
+    ['c', store.byChannel],
+    ['t', store.byTopic],
+    ['d', store.byConversation],
+    ['u', store.flags.unread],
+    ['s', store.flags.starred],
+    ['o', store.flags.collapsed],
+    ['m', store.mentionedOf],
+  ] as const;
+}
+
+export type KeyIndexCode = ReturnType<typeof keyIndexes>[number][0];
+
 // ---- sorted number arrays ---------------------------------------------------------------------------------
 
-/** The index of the first element >= value. */
-export function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+export { lowerBound };
 
 export const sameList = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((value, i) => value === b[i]));
 
@@ -295,11 +319,14 @@ export function insertSorted(list: number[], value: number): void {
   if (list[at] !== value) list.splice(at, 0, value);
 }
 
-function removeSorted<K>(map: Map<K, number[]>, key: K, value: number): void {
+function removeSorted<K extends string | number>(map: LazyMap<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
   if (!list) return;
   const at = lowerBound(list, value);
-  if (list[at] === value) list.splice(at, 1);
+  if (list[at] === value) {
+    list.splice(at, 1);
+    map.mark(key, value);
+  }
   if (list.length === 0) map.delete(key);
 }
 
@@ -314,3 +341,6 @@ export function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
   if (!set) map.set(key, (set = new Set()));
   return set;
 }
+
+/** Whether a per-key index changed since the last snapshot (a store loaded whole has all its keys to write). */
+export const messageKeysChanged = (store: MessageStore) => keyIndexes(store).some(([, index]) => index.changed);

@@ -1,0 +1,91 @@
+import { IdSet } from './id-set.ts';
+import { LazyMap, SEGMENT_BITS, type ValueKind } from './lazy-map.ts';
+import { lowerBound } from './lower-bound.ts';
+
+/**
+ * One segment of a key's ids (lazy-map.ts) as a snapshot stores it: the ids themselves, or as runs of
+ * consecutive ids ([from, to) pairs, unread messages come in runs), whichever is shorter; the bytes of an
+ * Int32Array (little-endian), which decode with one copy.
+ */
+export interface KeySegmentRecord {
+  ids?: Uint8Array;
+  runs?: Uint8Array;
+}
+
+const bytesOf = (values: Int32Array) => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+
+/** The record of the ids in runs ([from, to) pairs), null if there are none. */
+function runsRecord(runs: readonly number[]): KeySegmentRecord | null {
+  if (runs.length === 0) return null;
+  let count = 0;
+  for (let i = 0; i < runs.length; i += 2) count += runs[i + 1]! - runs[i]!;
+  if (runs.length < count) return { runs: bytesOf(Int32Array.from(runs)) };
+  const ids = new Int32Array(count);
+  let at = 0;
+  for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids[at++] = id;
+  return { ids: bytesOf(ids) };
+}
+
+/** The ids a segment record holds, ascending. */
+function* idsOf(record: KeySegmentRecord): IterableIterator<number> {
+  if (record.ids) yield* int32s(record.ids);
+  if (record.runs) {
+    const runs = int32s(record.runs);
+    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) yield id;
+  }
+}
+
+const segmentRange = (segment: number): [number, number] => [segment * 2 ** SEGMENT_BITS, (segment + 1) * 2 ** SEGMENT_BITS];
+
+/** A sorted id list (a channel's, topic's or conversation's messages). */
+export const ID_LIST: ValueKind<number[]> & {
+  segment(list: readonly number[], segment: number): KeySegmentRecord | null;
+  load(records: Iterable<KeySegmentRecord>): number[];
+} = {
+  ids: (list) => list,
+  segment(list, segment) {
+    const [from, to] = segmentRange(segment);
+    const runs: number[] = [];
+    for (let at = lowerBound(list, from), end = lowerBound(list, to); at < end; at++) {
+      const id = list[at]!;
+      if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
+      else runs.push(id, id + 1);
+    }
+    return runsRecord(runs);
+  },
+  load(records) {
+    const list: number[] = [];
+    for (const record of records) for (const id of idsOf(record)) list.push(id);
+    return list;
+  },
+};
+
+/** A set of ids (a user's flag or mentions), which reports its own changes. */
+export const ID_SET: ValueKind<IdSet> & {
+  segment(set: IdSet, segment: number): KeySegmentRecord | null;
+  load(records: Iterable<KeySegmentRecord>): IdSet;
+} = {
+  ids: (set) => set,
+  watch(set, changed) {
+    set.onChange = changed;
+  },
+  segment(set, segment) {
+    const [from, to] = segmentRange(segment);
+    return runsRecord(set.runs(from, to));
+  },
+  load(records) {
+    const set = new IdSet();
+    for (const record of records) {
+      if (record.ids) for (const id of int32s(record.ids)) set.add(id);
+      if (record.runs) {
+        const runs = int32s(record.runs);
+        for (let i = 0; i < runs.length; i += 2) set.addRange(runs[i]!, runs[i + 1]!);
+      }
+    }
+    return set;
+  },
+};
+
+export const idList = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, number[]>(parse, ID_LIST);
+export const idSets = () => new LazyMap<number, IdSet>(Number, ID_SET);
