@@ -1,5 +1,6 @@
 import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
+import { Later } from '../later.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { EventBuffer, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
@@ -18,7 +19,8 @@ export interface QueueTimings {
   sweepMs: number;
 }
 
-type HeldPoll = (eventsJson: string) => void;
+/** A held poll: settled with the events as JSON text ('[]' when its client went away). */
+type HeldPoll = Later<string>;
 
 /**
  * A connection that takes a queue's events as they come (the front end's WebSocket), instead of polling.
@@ -312,26 +314,28 @@ export class QueueRegistry {
   /**
    * One long-poll (GET /events): acknowledge, complete any poll already held on the queue, then answer at
    * once if there is something to send (or the client said not to block), else hold until an event or the
-   * heartbeat. The events as JSON text: at once (no promise) when the poll is answered at once.
+   * heartbeat. The events as JSON text, at once when the poll is answered at once, else later (a Later, not
+   * a promise: thousands are held at once, see later.ts).
    */
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Promise<string> {
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: true, signal?: Disconnect): string;
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string>;
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
     this.takeOver(queue);
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
-    return new Promise<string>((resolve) => {
-      const held: HeldPoll = (json) => resolve(json);
-      queue.held = held;
-      signal?.onAbort(() => {
-        // The client went away: its events stay queued for the next poll. The request still ends here,
-        // so the front end stops counting it as in flight (a graceful stop waits for those).
-        if (queue.held !== held) return;
-        queue.held = null;
-        queue.heartbeatAt = null;
-        resolve('[]');
-      });
+    const held: HeldPoll = new Later();
+    queue.held = held;
+    signal?.onAbort(() => {
+      // The client went away: its events stay queued for the next poll. The request still ends here,
+      // so the front end stops counting it as in flight (a graceful stop waits for those).
+      if (queue.held !== held) return;
+      queue.held = null;
+      queue.heartbeatAt = null;
+      held.settle('[]');
     });
+    return held;
   }
 
   /**
@@ -405,15 +409,14 @@ export class QueueRegistry {
     if (!held) return;
     queue.held = null;
     queue.heartbeatAt = null;
-    held(queue.buffer.render());
+    held.settle(queue.buffer.render());
   }
 
   /**
    * Held polls are completed from a setImmediate, not from inside the request that caused the event:
    * that request's socket is corked, and completing other sockets from there costs many more syscalls.
-   * They are completed a slice at a time, a setImmediate each: a completed poll's answer is written a few
-   * promise steps later (the route, dispatch), and those steps run only once the loop that completed it
-   * returns. In one loop, 10,000 polls were all completed before the first answer left (50 ms later).
+   * They are completed a slice at a time, a setImmediate each (a held poll's answer is written as it is
+   * completed, see later.ts), so that other requests are read between slices of a 10,000-queue fan-out.
    */
   private scheduleWake(queue: Queue): void {
     this.toWake.add(queue);
