@@ -55,6 +55,8 @@ export class Queue {
   private readonly types: ReadonlySet<string> | null;
   /** its machine (machine.ts) reached `collected`: deleted or garbage-collected, and the registry let it go */
   collected = false;
+  /** in the registry's list of queues to wake */
+  wakePending = false;
   constructor(
     readonly context: QueueContext,
     readonly buffer: EventBuffer,
@@ -128,8 +130,14 @@ export class QueueRegistry {
   private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
-  private readonly toWake = new Set<Queue>();
+  /**
+   * Queues to wake, in order, each once (Queue.wakePending), from `wakeNext` on. An array, not a Set: a Set
+   * emptied from its head a slice at a time is walked past its deleted entries again by every slice.
+   */
+  private toWake: Queue[] = [];
+  private wakeNext = 0;
   private wakeScheduled = false;
+  private readonly wakeSlice = () => this.wake();
   private sweeper: NodeJS.Timeout | null = null;
 
   constructor(options: QueueRegistryOptions) {
@@ -422,22 +430,31 @@ export class QueueRegistry {
    * completed, see later.ts), so that other requests are read between slices of a 10,000-queue fan-out.
    */
   private scheduleWake(queue: Queue): void {
-    this.toWake.add(queue);
+    if (queue.wakePending) return;
+    queue.wakePending = true;
+    this.toWake.push(queue);
     if (this.wakeScheduled) return;
     this.wakeScheduled = true;
-    setImmediate(() => this.wake());
+    setImmediate(this.wakeSlice);
   }
 
   private wake(): void {
-    let budget = WAKE_SLICE;
-    for (const waking of this.toWake) {
-      this.toWake.delete(waking);
+    const toWake = this.toWake;
+    const end = Math.min(toWake.length, this.wakeNext + WAKE_SLICE);
+    while (this.wakeNext < end) {
+      const waking = toWake[this.wakeNext++]!;
+      waking.wakePending = false;
+      // A queue deleted since has neither a held poll nor a subscriber: nothing to do.
       if (waking.held) this.complete(waking);
       else this.push(waking);
-      if (--budget === 0) break;
     }
-    if (this.toWake.size > 0) setImmediate(() => this.wake());
-    else this.wakeScheduled = false;
+    if (this.wakeNext < toWake.length) {
+      setImmediate(this.wakeSlice);
+      return;
+    }
+    this.toWake = [];
+    this.wakeNext = 0;
+    this.wakeScheduled = false;
   }
 
   private forget(queue: Queue): void {
@@ -446,7 +463,6 @@ export class QueueRegistry {
     this.byRealm.get(realmId)?.delete(queue);
     this.byUser.get(realmId)?.get(userId)?.delete(queue);
     this.allPublicByRealm.get(realmId)?.delete(queue);
-    this.toWake.delete(queue);
   }
 
   /**
