@@ -298,22 +298,23 @@ export class QueueRegistry {
   }
 
   private append(queues: readonly Queue[], events: readonly ApiEvent[], logged: boolean): void {
-    for (const event of events) {
-      const payload = this.payloads.create(event.type, JSON.stringify(event));
-      if (logged) {
-        const entry: LoggedEvent = { payload, merge: flagMerge(event) };
-        for (const queue of queues) {
-          if (!queue.accepts(event.type)) continue;
-          queue.buffer.pushLogged(entry);
-          queue.unsaved = true;
-        }
-      } else {
-        for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(payload);
-      }
-    }
+    const entries: LoggedEvent[] = events.map((event) => ({
+      payload: this.payloads.create(event.type, JSON.stringify(event)),
+      merge: logged ? flagMerge(event) : undefined,
+    }));
     const { events: maxEvents, bytes: maxBytes } = this.limits;
+    // One pass over the queues (each touched once: at 10,000 queues, their memory is what a delivery waits on).
     for (const queue of queues) {
       const buffer = queue.buffer;
+      for (const entry of entries) {
+        if (!queue.accepts(entry.payload.type)) continue;
+        if (logged) {
+          buffer.pushLogged(entry);
+          queue.unsaved = true;
+        } else {
+          buffer.pushEphemeral(entry.payload);
+        }
+      }
       if (buffer.events.length > maxEvents || buffer.bytes > maxBytes) {
         this.onOverflow(queue);
         if (queue.collected) continue;
