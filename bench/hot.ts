@@ -5,6 +5,7 @@
  *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
  *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
+ *     [--fanout-rounds 10]                                         measured rounds per fan-out (the full bench's 10)
  *   npx tsx bench/hot.ts --gc 100000,1000000 --seconds 20         send latency and GC pauses over two history sizes
  *   npx tsx bench/hot.ts --gc 100000,10000000 --keep              the same, the directories kept (their paths printed)
  *   npx tsx bench/hot.ts --gc 100000,10000000 --reuse D1,D2       the same on directories kept before (no writing)
@@ -75,7 +76,9 @@ const MESSAGE_CLIENT = {
  * the same warm-up.
  */
 const FANOUT_WARMUP_DELIVERIES = 20_000;
-const fanoutOptions = (n: number): FanoutOptions => ({ rounds: 10, warmupRounds: Math.max(1, Math.ceil(FANOUT_WARMUP_DELIVERIES / n)), roundTimeoutMs: 60_000 });
+/** Measured rounds per fan-out (`--fanout-rounds`): 10 as the full bench runs; more for a finer CPU figure or a profile. */
+let fanoutRounds = 10;
+const fanoutOptions = (n: number): FanoutOptions => ({ rounds: fanoutRounds, warmupRounds: Math.max(1, Math.ceil(FANOUT_WARMUP_DELIVERIES / n)), roundTimeoutMs: 60_000 });
 /** History messages sent per event-loop turn by the writer: one group commit each. */
 const BATCH = 1000;
 /**
@@ -184,12 +187,14 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
       gc: { type: 'string' },
       'socket-fanout': { type: 'string' },
+      'fanout-rounds': { type: 'string' },
       'idle-queues': { type: 'string' },
       keep: { type: 'boolean', default: false },
       reuse: { type: 'string' },
     },
   });
   printEnvironment(environment(pinSelf()));
+  if (values['fanout-rounds']) fanoutRounds = Number(values['fanout-rounds']);
   if (values.gc) {
     const rows = await measureGc(Number(values.users), values.gc.split(',').map(Number), Number(values.seconds), { keep: values.keep, reuse: values.reuse?.split(',') });
     console.log(`\nload average now ${loadAverage()}`);

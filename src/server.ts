@@ -1,9 +1,10 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket } from 'uWebSockets.js';
 import { Disconnect } from '../actors/disconnect.ts';
+import { Later } from '../actors/later.ts';
 import { MAX_UPLOAD_BYTES } from '../actors/realm/attachments/decide.ts';
 import { uWS } from './uws-native.ts';
 import { clientAddress } from './http/client-address.ts';
-import type { Dispatch } from './http/dispatch.ts';
+import type { Answer, Dispatch } from './http/dispatch.ts';
 import type { ApiRequest, ApiResponse, BodyStream } from './http/request.ts';
 import type { SocketConnection, SocketEndpoint } from './http/socket.ts';
 
@@ -75,7 +76,7 @@ export function listen<S>(
       authorization: req.getHeader('authorization'),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
-      signal: exchange.disconnect,
+      signal: exchange,
       connection: exchange,
     };
     const cap = request.method === 'POST' && UPLOAD_PATHS.has(request.path) ? Math.max(maxBodyBytes, UPLOAD_BODY_BYTES) : maxBodyBytes;
@@ -142,9 +143,10 @@ const EMPTY = Buffer.alloc(0);
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
  * the client went away, and counted as finished once it is answered, or once its client went away before
  * dispatch had it (a body cut off midway: nothing will answer it, and a graceful stop must not wait for it).
- * Its work is in methods rather than closures made per request.
+ * Its work is in methods rather than closures made per request. It is the request's Disconnect itself: a
+ * fan-out holds thousands of requests, and every object one keeps is copied by the collector.
  */
-class Exchange {
+class Exchange extends Disconnect {
   /** answered, or the client went away: nothing more is written */
   done = false;
   /** counted among the requests in flight, and not finished yet */
@@ -154,14 +156,15 @@ class Exchange {
   private streaming: AsyncIterator<Buffer> | null = null;
   /** resolves the piece waiting for the client to take more */
   private writable: ((more: boolean) => void) | null = null;
-  readonly disconnect = new Disconnect();
 
   constructor(
     private readonly res: HttpResponse,
     private readonly finished: () => void,
     private readonly forwardedFor: string,
     private readonly trustedProxies: ReadonlySet<string>,
-  ) {}
+  ) {
+    super();
+  }
 
   /** The client's address, while the request is unanswered (uWS frees the connection's data after). */
   clientAddress(): string {
@@ -169,22 +172,25 @@ class Exchange {
     return clientAddress(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor, this.trustedProxies);
   }
 
-  abort(): void {
+  /** The client went away. */
+  override abort(): void {
     this.done = true;
-    this.disconnect.abort();
+    super.abort();
     if (this.streaming) this.streamEnded(this.streaming);
     if (!this.dispatched) this.finish();
   }
 
   run(dispatch: Dispatch, request: ApiRequest): void {
     this.dispatched = true;
-    let answer: ApiResponse | Promise<ApiResponse>;
+    let answer: Answer;
     try {
       answer = dispatch(request);
     } catch {
       answer = INTERNAL_ERROR;
     }
-    if (answer instanceof Promise) {
+    if (answer instanceof Later) {
+      answer.listen((response) => this.respond(response));
+    } else if (answer instanceof Promise) {
       answer.then(
         (response) => this.respond(response),
         () => this.respond(INTERNAL_ERROR),
@@ -304,10 +310,9 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
       const holder = ws.getUserData();
       if (holder.gone) return;
       // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
-      // bytes still over the limit drops the connection instead (uWS would skip it: a gap in the events).
-      let status = SEND_DROPPED;
-      if (ws.getBufferedAmount() <= maxBufferedBytes) ws.cork(() => (status = ws.send(text, false, false)));
-      if (status === SEND_DROPPED) {
+      // bytes still over the limit (uWS's maxBackpressure, set to it) is skipped by uWS: a gap in the
+      // events, so the connection is dropped instead. uWS corks a send made outside a handler itself.
+      if (ws.send(text, false, false) === SEND_DROPPED) {
         holder.gone = true;
         ws.close();
       }

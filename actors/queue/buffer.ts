@@ -121,7 +121,11 @@ export class EventBuffer {
     } else if (count === 0 || this.events[count - 1]!.id !== lastEventId) {
       throw badRequest(`Event ${lastEventId} was not in this queue`);
     }
-    for (const event of this.events.splice(0, count)) this.drop(event);
+    const events = this.events;
+    for (let i = 0; i < count; i++) this.drop(events[i]!);
+    // Usually every event was read (a poll acknowledges what it was last sent): no array of the removed ones.
+    if (count === events.length) events.length = 0;
+    else events.splice(0, count);
     this.newestPrunedId = lastEventId;
   }
 

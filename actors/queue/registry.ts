@@ -1,5 +1,6 @@
 import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
+import { Later } from '../later.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
 import { EventBuffer, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
@@ -18,7 +19,8 @@ export interface QueueTimings {
   sweepMs: number;
 }
 
-type HeldPoll = (eventsJson: string) => void;
+/** A held poll: settled with the events as JSON text ('[]' when its client went away). */
+type HeldPoll = Later<string>;
 
 /**
  * A connection that takes a queue's events as they come (the front end's WebSocket), instead of polling.
@@ -53,6 +55,8 @@ export class Queue {
   private readonly types: ReadonlySet<string> | null;
   /** its machine (machine.ts) reached `collected`: deleted or garbage-collected, and the registry let it go */
   collected = false;
+  /** in the registry's list of queues to wake */
+  wakePending = false;
   constructor(
     readonly context: QueueContext,
     readonly buffer: EventBuffer,
@@ -75,7 +79,10 @@ export class Queue {
 
   acceptsAny(types: readonly string[]): boolean {
     const wanted = this.types;
-    return wanted === null || types.some((type) => wanted.has(type));
+    if (wanted === null) return true;
+    // A loop, not `some`: this runs for every queue a delivery may reach, and a callback would be allocated each time.
+    for (let i = 0; i < types.length; i++) if (wanted.has(types[i]!)) return true;
+    return false;
   }
 
   /** The last sign of its client: now if a poll is held or a subscriber attached, else when the last poll started. */
@@ -123,8 +130,14 @@ export class QueueRegistry {
   private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
-  private readonly toWake = new Set<Queue>();
+  /**
+   * Queues to wake, in order, each once (Queue.wakePending), from `wakeNext` on. An array, not a Set: a Set
+   * emptied from its head a slice at a time is walked past its deleted entries again by every slice.
+   */
+  private toWake: Queue[] = [];
+  private wakeNext = 0;
   private wakeScheduled = false;
+  private readonly wakeSlice = () => this.wake();
   private sweeper: NodeJS.Timeout | null = null;
 
   constructor(options: QueueRegistryOptions) {
@@ -286,22 +299,23 @@ export class QueueRegistry {
   }
 
   private append(queues: readonly Queue[], events: readonly ApiEvent[], logged: boolean): void {
-    for (const event of events) {
-      const payload = this.payloads.create(event.type, JSON.stringify(event));
-      if (logged) {
-        const entry: LoggedEvent = { payload, merge: flagMerge(event) };
-        for (const queue of queues) {
-          if (!queue.accepts(event.type)) continue;
-          queue.buffer.pushLogged(entry);
-          queue.unsaved = true;
-        }
-      } else {
-        for (const queue of queues) if (queue.accepts(event.type)) queue.buffer.pushEphemeral(payload);
-      }
-    }
+    const entries: LoggedEvent[] = events.map((event) => ({
+      payload: this.payloads.create(event.type, JSON.stringify(event)),
+      merge: logged ? flagMerge(event) : undefined,
+    }));
     const { events: maxEvents, bytes: maxBytes } = this.limits;
+    // One pass over the queues (each touched once: at 10,000 queues, their memory is what a delivery waits on).
     for (const queue of queues) {
       const buffer = queue.buffer;
+      for (const entry of entries) {
+        if (!queue.accepts(entry.payload.type)) continue;
+        if (logged) {
+          buffer.pushLogged(entry);
+          queue.unsaved = true;
+        } else {
+          buffer.pushEphemeral(entry.payload);
+        }
+      }
       if (buffer.events.length > maxEvents || buffer.bytes > maxBytes) {
         this.onOverflow(queue);
         if (queue.collected) continue;
@@ -313,26 +327,28 @@ export class QueueRegistry {
   /**
    * One long-poll (GET /events): acknowledge, complete any poll already held on the queue, then answer at
    * once if there is something to send (or the client said not to block), else hold until an event or the
-   * heartbeat. The events as JSON text: at once (no promise) when the poll is answered at once.
+   * heartbeat. The events as JSON text, at once when the poll is answered at once, else later (a Later, not
+   * a promise: thousands are held at once, see later.ts).
    */
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Promise<string> {
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: true, signal?: Disconnect): string;
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string>;
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
     this.takeOver(queue);
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
-    return new Promise<string>((resolve) => {
-      const held: HeldPoll = (json) => resolve(json);
-      queue.held = held;
-      signal?.onAbort(() => {
-        // The client went away: its events stay queued for the next poll. The request still ends here,
-        // so the front end stops counting it as in flight (a graceful stop waits for those).
-        if (queue.held !== held) return;
-        queue.held = null;
-        queue.heartbeatAt = null;
-        resolve('[]');
-      });
+    const held: HeldPoll = new Later();
+    queue.held = held;
+    signal?.onAbort(() => {
+      // The client went away: its events stay queued for the next poll. The request still ends here,
+      // so the front end stops counting it as in flight (a graceful stop waits for those).
+      if (queue.held !== held) return;
+      queue.held = null;
+      queue.heartbeatAt = null;
+      held.settle('[]');
     });
+    return held;
   }
 
   /**
@@ -406,33 +422,41 @@ export class QueueRegistry {
     if (!held) return;
     queue.held = null;
     queue.heartbeatAt = null;
-    held(queue.buffer.render());
+    held.settle(queue.buffer.render());
   }
 
   /**
    * Held polls are completed from a setImmediate, not from inside the request that caused the event:
    * that request's socket is corked, and completing other sockets from there costs many more syscalls.
-   * They are completed a slice at a time, a setImmediate each: a completed poll's answer is written a few
-   * promise steps later (the route, dispatch), and those steps run only once the loop that completed it
-   * returns. In one loop, 10,000 polls were all completed before the first answer left (50 ms later).
+   * They are completed a slice at a time, a setImmediate each (a held poll's answer is written as it is
+   * completed, see later.ts), so that other requests are read between slices of a 10,000-queue fan-out.
    */
   private scheduleWake(queue: Queue): void {
-    this.toWake.add(queue);
+    if (queue.wakePending) return;
+    queue.wakePending = true;
+    this.toWake.push(queue);
     if (this.wakeScheduled) return;
     this.wakeScheduled = true;
-    setImmediate(() => this.wake());
+    setImmediate(this.wakeSlice);
   }
 
   private wake(): void {
-    let budget = WAKE_SLICE;
-    for (const waking of this.toWake) {
-      this.toWake.delete(waking);
+    const toWake = this.toWake;
+    const end = Math.min(toWake.length, this.wakeNext + WAKE_SLICE);
+    while (this.wakeNext < end) {
+      const waking = toWake[this.wakeNext++]!;
+      waking.wakePending = false;
+      // A queue deleted since has neither a held poll nor a subscriber: nothing to do.
       if (waking.held) this.complete(waking);
       else this.push(waking);
-      if (--budget === 0) break;
     }
-    if (this.toWake.size > 0) setImmediate(() => this.wake());
-    else this.wakeScheduled = false;
+    if (this.wakeNext < toWake.length) {
+      setImmediate(this.wakeSlice);
+      return;
+    }
+    this.toWake = [];
+    this.wakeNext = 0;
+    this.wakeScheduled = false;
   }
 
   private forget(queue: Queue): void {
@@ -441,7 +465,6 @@ export class QueueRegistry {
     this.byRealm.get(realmId)?.delete(queue);
     this.byUser.get(realmId)?.get(userId)?.delete(queue);
     this.allPublicByRealm.get(realmId)?.delete(queue);
-    this.toWake.delete(queue);
   }
 
   /**

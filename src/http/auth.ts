@@ -12,14 +12,33 @@ const unauthorized = (code: ErrorCode, message: string, headers: Record<string, 
  * address that is not under the external host, like 127.0.0.1) is the default realm, string id ''.
  */
 export function realmForHost(runtime: Runtime, host: string, externalHostname: string): RealmState {
-  const hostname = host.replace(/:\d+$/, '').toLowerCase();
-  const suffix = `.${externalHostname}`;
-  const subdomain = hostname.endsWith(suffix) ? hostname.slice(0, -suffix.length) : '';
-  const realm = runtime.realmByStringId(subdomain);
+  const realm = runtime.realmByStringId(subdomainOf(host, externalHostname));
   if (!realm) {
     throw new ChatError(ErrorCode.NONEXISTENT_SUBDOMAIN, 'There is no organization hosted at this subdomain.', 404);
   }
   return realm;
+}
+
+/**
+ * Host header -> subdomain, per external host name: every request asks, with one of a few Host headers
+ * (a regular expression, a lowercasing and a concatenation each time before). Bounded: a client may send
+ * any Host it likes.
+ */
+const subdomains = new Map<string, Map<string, string>>();
+const SUBDOMAIN_CACHE_SIZE = 1024;
+
+function subdomainOf(host: string, externalHostname: string): string {
+  let known = subdomains.get(externalHostname);
+  if (!known) subdomains.set(externalHostname, (known = new Map()));
+  let subdomain = known.get(host);
+  if (subdomain === undefined) {
+    const hostname = host.replace(/:\d+$/, '').toLowerCase();
+    const suffix = `.${externalHostname}`;
+    subdomain = hostname.endsWith(suffix) ? hostname.slice(0, -suffix.length) : '';
+    if (known.size >= SUBDOMAIN_CACHE_SIZE) known.clear();
+    known.set(host, subdomain);
+  }
+  return subdomain;
 }
 
 /** A header that authenticated a user, and what made it valid then (see `authenticate`). */

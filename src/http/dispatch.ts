@@ -1,4 +1,5 @@
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
+import { Later } from '../../actors/later.ts';
 import { NotPrimary, queueNode } from '../../actors/replication.ts';
 import type { UserProfile } from '../../actors/realm/state.ts';
 import type { Route, RouteContext } from '../routes/route.ts';
@@ -15,9 +16,12 @@ import { Router } from './router.ts';
 
 export const API_PREFIX = '/api/v1';
 
+/** A request's answer: at once, in a promise, or for a held long-poll in a Later (see actors/later.ts). */
+export type Answer = ApiResponse | Promise<ApiResponse> | Later<ApiResponse>;
+
 export interface Dispatch {
   /** synchronous where every step of the request is (see handleApi) */
-  (request: ApiRequest): ApiResponse | Promise<ApiResponse>;
+  (request: ApiRequest): Answer;
   /**
    * Called by the front end before it reads a request's body, with the length the request declares (null:
    * undeclared, chunked): an answer refuses the request unread (see Route.admit); null reads the body.
@@ -44,7 +48,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
    * its frame alive (route, realm, form, parameters, context) for as long as the poll is held, thousands of
    * them in a fan-out, and a poll answered at once would still pay a promise step per frame.
    */
-  const handleApi = (request: ApiRequest, label: { route: string }): ApiResponse | Promise<ApiResponse> => {
+  const handleApi = (request: ApiRequest, label: { route: string }): Answer => {
     // A request another node forwarded here is answered here, whatever this node's role.
     const attempt: Attempt = { request, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
     try {
@@ -59,7 +63,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       // (long-polls answer with events).
       const cluster = services.cluster;
       const answer = cluster && route.rateLimited !== false
-        ? cluster.caughtUp().then(() => answerRoute(attempt, route, match.pathParams))
+        ? cluster.caughtUp().then(() => settledAnswer(answerRoute(attempt, route, match.pathParams)))
         : answerRoute(attempt, route, match.pathParams);
       return answer instanceof Promise ? answer.catch((error: unknown) => failed(attempt, error)) : answer;
     } catch (error) {
@@ -67,7 +71,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  const answerRoute = (attempt: Attempt, route: Route, pathParams: Map<string, string>): ApiResponse | Promise<ApiResponse> => {
+  const answerRoute = (attempt: Attempt, route: Route, pathParams: Map<string, string>): Answer => {
     const { request } = attempt;
     const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
     let user: UserProfile | null = null;
@@ -86,13 +90,13 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     const values = readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
     const context: RouteContext<'public'> = { services, realm, user, request, files };
     return values instanceof Promise
-      ? values.then((read) => answerWith(attempt, route, pathParams, context, read))
+      ? values.then((read) => settledAnswer(answerWith(attempt, route, pathParams, context, read)))
       : answerWith(attempt, route, pathParams, context, values);
   };
 
   const answerWith = (
     attempt: Attempt, route: Route, pathParams: Map<string, string>, context: RouteContext<'public'>, values: Map<string, string>,
-  ): ApiResponse | Promise<ApiResponse> => {
+  ): Answer => {
     const cluster = services.cluster;
     const queueId = cluster && values.get('queue_id');
     if (queueId) {
@@ -108,10 +112,26 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
     // later commits: that would add a commit to every delivery.
     const settles = context.request.method === 'GET' && route.rateLimited !== false;
+    if (result instanceof Later) {
+      // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its step keeps
+      // what it needs, not the request (see later.ts).
+      if (settles) throw new Error(`${route.path}: a Later from a route whose reads settle`);
+      const { method, path } = attempt.request;
+      return result.map((value) => heldSuccess(value, ignored, method, path));
+    }
     if (result instanceof Promise) {
       return result.then((value: HandlerResult) => (settles ? services.runtime.settled().then(() => successResponse(value, ignored)) : successResponse(value, ignored)));
     }
     return settles ? services.runtime.settled().then(() => successResponse(result, ignored)) : successResponse(result, ignored);
+  };
+
+  /** A Later's step: whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject). */
+  const heldSuccess = (value: HandlerResult, ignored: readonly string[], method: string, path: string): ApiResponse => {
+    try {
+      return successResponse(value, ignored);
+    } catch (error) {
+      return error instanceof ChatError ? errorResponse(error) : internalError({ method, path }, error);
+    }
   };
 
   const failed = (attempt: Attempt, error: unknown): ApiResponse | Promise<ApiResponse> => {
@@ -128,7 +148,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     return internalError(attempt.request, error);
   };
 
-  const internalError = (request: ApiRequest, error: unknown): ApiResponse => {
+  const internalError = (request: Pick<ApiRequest, 'method' | 'path'>, error: unknown): ApiResponse => {
     services.log.error({ err: error, method: request.method, path: request.path }, 'request failed');
     return errorResponse(new ChatError(ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error', 500));
   };
@@ -158,12 +178,12 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  const observe = (request: ApiRequest, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
-    services.metrics.requests.record(request.method, label.route, response.status, (performance.now() - started) / 1000);
+  const observe = (method: string, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
+    services.metrics.requests.record(method, label.route, response.status, (performance.now() - started) / 1000);
     return response;
   };
 
-  return Object.assign((request: ApiRequest): ApiResponse | Promise<ApiResponse> => {
+  return Object.assign((request: ApiRequest): Answer => {
     if (request.method === 'GET' && request.path === '/health') return health(services);
     if (request.method === 'GET' && request.path === '/metrics') {
       const refusal = metricsRefusal(services, request);
@@ -173,9 +193,15 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     const started = performance.now();
     const label = { route: 'unmatched' };
     const response = handleApi(request, label);
-    return response instanceof Promise ? response.then((answer) => observe(request, label, started, answer)) : observe(request, label, started, response);
+    const { method } = request;
+    if (response instanceof Promise) return response.then((answer) => observe(method, label, started, answer));
+    if (response instanceof Later) return response.map((answer) => observe(method, label, started, answer));
+    return observe(method, label, started, response);
   }, { admit });
 }
+
+/** An answer inside a promise's step: a Later there (a poll held after a multipart body) becomes a promise. */
+const settledAnswer = (answer: Answer): ApiResponse | Promise<ApiResponse> => (answer instanceof Later ? answer.promise() : answer);
 
 /** One request through handleApi: what the handling of a failure needs to know. */
 interface Attempt {

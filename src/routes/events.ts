@@ -8,7 +8,7 @@ import type { QueueSpec } from '../../actors/queue/spec.ts';
 import { Role, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { authenticate } from '../http/auth.ts';
 import { checkRateLimit, rateLimitKey } from '../http/dispatch.ts';
-import { RawFields } from '../http/envelope.ts';
+import { RawFields, type HandlerResult } from '../http/envelope.ts';
 import { includeSubscribers, p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
 import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
@@ -152,7 +152,7 @@ export const eventRoutes = [
         throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'last_event_id' argument", 400, { var_name: 'last_event_id' });
       }
       const events = runtime.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
-      return typeof events === 'string' ? pollAnswer(events, queue.id) : events.then((held) => pollAnswer(held, queue.id));
+      return typeof events === 'string' ? pollAnswer(events, queue.id) : events.map<HandlerResult>((held) => pollAnswer(held, queue.id));
     },
   }),
 

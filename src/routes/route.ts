@@ -1,3 +1,4 @@
+import type { Later } from '../../actors/later.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import type { AppServices } from '../services.ts';
 import type { HandlerResult } from '../http/envelope.ts';
@@ -53,7 +54,8 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
    * take is turned away before its bytes come in.
    */
   admit?(context: Omit<RouteContext<A>, 'request' | 'files'>, declaredBytes: number | null): void;
-  handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | HandlerResult;
+  /** a Later only for a held long-poll (not rate limited: see dispatch's answerWith) */
+  handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | Later<HandlerResult> | HandlerResult;
 }
 
 /** Declares a route, keeping its parameter types for the handler. */
