@@ -8,6 +8,7 @@ import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from 
 import type { MessageCommand } from './commands.ts';
 import { callerUser, readableMessage } from './decide.ts';
 import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import type { IdSet } from './id-set.ts';
 import { normalizeTopic } from './limits.ts';
 import { conversationKey, topicKey, type Reaction, type StoredMessage } from './state.ts';
 
@@ -155,13 +156,25 @@ export function decideMarkRead(state: RealmState, command: Command<'message.mark
   const unread = state.messages.flags.unread.get(user.userId);
   let ids: number[];
   if (scope.kind === 'all') {
-    ids = [...(unread ?? [])];
+    ids = command.limit === undefined ? [...(unread ?? [])] : newest(unread, command.limit);
   } else {
     if (!state.subscriptions.get(scope.channelId)?.has(user.userId)) throw badRequest('Invalid channel ID');
     const inScope = new Set(scope.kind === 'channel'
       ? state.messages.byChannel.get(scope.channelId)
       : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic))));
     ids = [...(unread ?? [])].filter((id) => inScope.has(id));
+    if (command.limit !== undefined) ids = ids.slice(Math.max(0, ids.length - command.limit));
   }
   return decideFlags(state, { type: 'message.flags', caller: command.caller, messageIds: ids, op: 'add', flag: 'read' });
+}
+
+/** The newest `limit` ids of a set, without reading the rest of it. */
+function newest(ids: IdSet | undefined, limit: number): number[] {
+  const taken: number[] = [];
+  if (!ids || limit <= 0) return taken;
+  for (const id of ids.idsFrom(Number.MAX_SAFE_INTEGER, true)) {
+    taken.push(id);
+    if (taken.length === limit) break;
+  }
+  return taken;
 }
