@@ -37,6 +37,12 @@ t.test('marking 100,000 messages read answers other requests meanwhile, and mark
   t.equal((await annApi.get('/messages', { anchor: 'newest', num_before: 0, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] })).status, 200);
   t.equal(server.runtime.realmState(1).messages.flags.unread.get(ann.userId)?.size, UNREAD, "Ann's unread messages");
 
+  // A flags update over a wide range is bounded as one fetch is (5,000 messages), made smaller rather than refused.
+  const wide = await annApi.post('/messages/flags/narrow', { anchor: 'newest', num_before: UNREAD, num_after: 0, narrow: [], op: 'add', flag: 'starred' });
+  t.equal(wide.status, 200, 'a range wider than the bound is taken');
+  t.same([wide.body.processed_count, wide.body.updated_count, wide.body.first_processed_id, wide.body.last_processed_id, wide.body.found_oldest, wide.body.found_newest],
+    [5000, 5000, history[UNREAD - 5000], history[UNREAD - 1], false, true], 'and made the newest 5,000 before the anchor');
+
   const { queueId } = await annApi.register({ event_types: ['update_message_flags'] });
   let answered = false;
   const marking = annApi.post('/mark_all_as_read').then((result) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { MarkReadScope } from '../../actors/realm/messages/commands.ts';
 import type { AppServices } from '../services.ts';
 import { p } from '../http/params.ts';
-import { anchorParam, checkCounts, narrowFor, narrowParam, narrowWindow } from './message-params.ts';
+import { anchorParam, MAX_MESSAGES_PER_FETCH, narrowFor, narrowParam, narrowWindow } from './message-params.ts';
 import { updateFlags } from './message-edits.ts';
 import { route } from './route.ts';
 
@@ -22,6 +22,17 @@ function markRead(services: AppServices, realmId: number, userId: number, scope:
   return services.runtime.execute(realmId, { type: 'message.mark_read', caller: { kind: 'user', userId }, scope, limit });
 }
 
+/**
+ * The range POST /messages/flags/narrow updates, made smaller rather than refused where it asks for more than
+ * one fetch may, as the original bounds each update ("the server may decrease this"): half of the bound
+ * stays for the messages before the anchor when both sides ask for much. The client goes on from
+ * last_processed_id.
+ */
+function clampedRange(numBefore: number, numAfter: number): { numBefore: number; numAfter: number } {
+  const before = Math.min(numBefore, Math.max(MAX_MESSAGES_PER_FETCH - numAfter, MAX_MESSAGES_PER_FETCH / 2));
+  return { numBefore: before, numAfter: Math.min(numAfter, MAX_MESSAGES_PER_FETCH - before) };
+}
+
 export const messageFlagRoutes = [
   route({
     method: 'POST',
@@ -29,9 +40,9 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: { anchor: anchorParam, include_anchor: p.bool().default(true), num_before: count, num_after: count, narrow: narrowParam.default([]), op, flag: p.string() },
     async handle({ services, realm, user }, params) {
-      checkCounts(params.num_before, params.num_after);
+      const { numBefore, numAfter } = clampedRange(params.num_before, params.num_after);
       const clauses = narrowFor(services, realm, user.userId, params.narrow);
-      const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: params.anchor, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
+      const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: params.anchor, numBefore, numAfter, includeAnchor: params.include_anchor });
       const changed = window.ids.length ? await updateFlags(services, realm.realmId, user.userId, window.ids, params.op, params.flag) : [];
       return {
         processed_count: window.ids.length,
