@@ -11,15 +11,30 @@ const op = p.string(z.enum(['add', 'remove']));
 const count = p.int(z.number().int().min(0));
 
 /**
- * POST /mark_all_as_read marks this many unread messages per command, newest first, each batch committed and
+ * POST /mark_*_as_read mark this many unread messages per command, newest first, each batch committed and
  * told to the user's queues on its own, with other requests answered in between (the original's batch size).
  */
-const MARK_ALL_BATCH = 2000;
-/** Past this, the client is told `complete: false` and asks again (the original's timeout for the request). */
+const MARK_READ_BATCH = 2000;
+/** Past this, mark_all_as_read tells the client `complete: false` and it asks again (the original's timeout). */
 const MARK_ALL_BUDGET_MS = 50_000;
 
-function markRead(services: AppServices, realmId: number, userId: number, scope: MarkReadScope, limit?: number) {
-  return services.runtime.execute(realmId, { type: 'message.mark_read', caller: { kind: 'user', userId }, scope, limit });
+/**
+ * Marks the scope's unread messages read a batch at a time; answers false where it stopped at the budget. A
+ * channel's or topic's batch goes on below the last: the messages marked before it need no second look. All
+ * of them asks afresh each time, as the original does, newer unread messages included.
+ */
+async function markRead(services: AppServices, realmId: number, userId: number, scope: MarkReadScope, budgetMs = Infinity): Promise<boolean> {
+  const started = performance.now();
+  let before: number | undefined;
+  for (;;) {
+    const [change] = await services.runtime.execute(realmId, { type: 'message.mark_read', caller: { kind: 'user', userId }, scope, limit: MARK_READ_BATCH, before });
+    const marked = change?.type === 'message.flags_changed' ? change.messageIds : [];
+    if (marked.length < MARK_READ_BATCH) return true;
+    if (scope.kind !== 'all') before = marked[0];
+    if (performance.now() - started > budgetMs) return false;
+    // A commit may settle without the event loop turning (no fsync awaited): the turn is given up here.
+    await setImmediate();
+  }
 }
 
 /**
@@ -61,15 +76,7 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: {},
     async handle({ services, realm, user }) {
-      const started = performance.now();
-      for (;;) {
-        const [change] = await markRead(services, realm.realmId, user.userId, { kind: 'all' }, MARK_ALL_BATCH);
-        const marked = change?.type === 'message.flags_changed' ? change.messageIds.length : 0;
-        if (marked < MARK_ALL_BATCH) return { complete: true };
-        if (performance.now() - started > MARK_ALL_BUDGET_MS) return { complete: false };
-        // A commit may settle without the event loop turning (no fsync awaited): the turn is given up here.
-        await setImmediate();
-      }
+      return { complete: await markRead(services, realm.realmId, user.userId, { kind: 'all' }, MARK_ALL_BUDGET_MS) };
     },
   }),
 

@@ -50,9 +50,10 @@ export type MessageCommand =
   | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string }
   /**
    * marks the caller's unread messages read: all, a channel's (one the caller is subscribed to) or a topic's;
-   * with `limit`, only the newest `limit` of them (POST /mark_all_as_read runs it in batches)
+   * with `limit`, only the newest `limit` of them, and with `before`, only those below it, where the last batch
+   * stopped (POST /mark_*_as_read run it in batches)
    */
-  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope; limit?: number };
+  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope; limit?: number; before?: number };
 
 /** `topic`: as the client sent it (normalized by the decision) */
 export type MarkReadScope = { kind: 'all' } | { kind: 'channel'; channelId: number } | { kind: 'topic'; channelId: number; topic: string };
