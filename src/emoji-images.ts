@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageInfo } from './images.ts';
-import { readShared, writeShared, type SharedFiles } from './uploads.ts';
+import type { BodyStream } from './http/request.ts';
+import { openShared, readShared, writeShared, type SharedFiles } from './uploads.ts';
 
 export interface StoredEmojiImage {
   fileName: string;
@@ -36,6 +37,12 @@ export class EmojiImageStore {
   async read(realmId: number, fileName: string, still: boolean): Promise<Buffer | null> {
     if (!FILE_NAME.test(fileName)) return null;
     return readShared(this.dataDir, this.pathOf(realmId, fileName, still), this.shared);
+  }
+
+  /** The image as a body read from disk as the client takes it, or null when there is no such file. */
+  async open(realmId: number, fileName: string, still: boolean): Promise<BodyStream | null> {
+    if (!FILE_NAME.test(fileName)) return null;
+    return openShared(this.dataDir, this.pathOf(realmId, fileName, still), this.shared);
   }
 
   /** Writes an image under a name chosen elsewhere (import-realm), durably; refused if it exists. */

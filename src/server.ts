@@ -74,6 +74,7 @@ export function listen<S>(
       query: req.getQuery() ?? '',
       host: req.getHeader('host'),
       authorization: req.getHeader('authorization'),
+      userAgent: req.getHeader('user-agent'),
       contentType: req.getHeader('content-type'),
       body: EMPTY,
       signal: exchange,

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { fileBody } from './http/file-body.ts';
+import type { BodyStream } from './http/request.ts';
 
 /**
  * Where a cluster keeps the organization's files (cluster/node.ts: in its object store, replicated as the
@@ -49,6 +51,11 @@ export class UploadStore {
     return readShared(this.dataDir, this.pathOf(pathId), this.shared);
   }
 
+  /** The file as a body read from disk as the client takes it, or null when the file is gone. */
+  async open(pathId: string): Promise<BodyStream | null> {
+    return openShared(this.dataDir, this.pathOf(pathId), this.shared);
+  }
+
   /** Removes the file and its random directory. */
   async remove(pathId: string): Promise<void> {
     await rm(dirname(this.fileOf(pathId)), { recursive: true, force: true });
@@ -93,6 +100,17 @@ export async function readShared(dataDir: string, path: string, shared: SharedFi
     });
   }
   return fetched;
+}
+
+/**
+ * A file as a response body read from the data directory a piece at a time; a file only the cluster has is
+ * fetched (readShared keeps a copy) and sent from that copy. Null when neither has it.
+ */
+export async function openShared(dataDir: string, path: string, shared: SharedFiles | null): Promise<BodyStream | null> {
+  const local = await fileBody(join(dataDir, path));
+  if (local || !shared) return local;
+  const fetched = await readShared(dataDir, path, shared);
+  return fetched ? fileBody(join(dataDir, path)) : null;
 }
 
 /** Writes a new file (never over an existing one) and syncs it to disk before returning. */

@@ -43,6 +43,7 @@ export function forwardHttp(baseUrl: string, request: ApiRequest): Promise<ApiRe
   const headers: Record<string, string> = { host: request.host };
   if (request.authorization) headers.authorization = request.authorization;
   if (request.contentType) headers['content-type'] = request.contentType;
+  if (request.userAgent) headers['user-agent'] = request.userAgent;
   const client = request.clientAddress ?? request.connection?.clientAddress();
   // The receiving node counts budgets of requests without credentials by this address when it trusts the
   // forwarding node as a proxy (CHAT_TRUSTED_PROXIES).

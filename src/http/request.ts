@@ -11,6 +11,8 @@ export interface ApiRequest {
   /** the Origin header, where the request has one (browsers send it with every WebSocket upgrade) */
   origin?: string;
   authorization: string;
+  /** the User-Agent header, where the request has one: the client a message is recorded as sent from */
+  userAgent?: string;
   /**
    * The client's address (see client-address.ts), for the budgets of requests without credentials; absent
    * for a request made inside the process. Read off the connection only for those requests: the read costs

@@ -5,6 +5,7 @@ import { fullAvatarUrl, mediumAvatarUrl } from '../../actors/realm/avatars/urls.
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { avatarContentType, avatarFormat, defaultAvatarSvg, isValidInitials, MAX_AVATAR_BYTES } from '../avatars.ts';
 import { DirectResponse } from '../http/envelope.ts';
+import type { BodyStream } from '../http/request.ts';
 import { p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { route, type RouteContext } from './route.ts';
@@ -44,7 +45,7 @@ function redirectToAvatar({ services, realm, user: viewer }: RouteContext<'user'
 }
 
 /** An avatar's bytes: public (an <img> sends no credentials), immutable (a new avatar gets a new path). */
-function image(contentType: string, body: { body: string; bytes?: Buffer }): DirectResponse {
+function image(contentType: string, body: { body: string; stream?: BodyStream }): DirectResponse {
   return new DirectResponse({
     status: 200,
     headers: {
@@ -150,9 +151,9 @@ export const avatarRoutes = [
       const type = avatarContentType(params.filename);
       const wellFormed = /^[\w-]+$/.test(params.dir) && /^[\w-]+\.[a-z]+$/.test(params.filename);
       if (params.realm_id_str !== String(realm.realmId) || !type || !wellFormed) throw notFound();
-      const bytes = await services.files.avatars.read(`${params.realm_id_str}/${params.dir}/${params.filename}`);
-      if (!bytes) throw notFound();
-      return image(type, { body: '', bytes });
+      const stream = await services.files.avatars.open(`${params.realm_id_str}/${params.dir}/${params.filename}`);
+      if (!stream) throw notFound();
+      return image(type, { body: '', stream });
     },
   }),
 ];

@@ -94,8 +94,8 @@ export const emojiRoutes = [
       params: { realm_id_str: p.string(), file_name: p.string(z.string().max(100)) },
       async handle({ services, realm }, params) {
         if (params.realm_id_str !== String(realm.realmId) || !usesFile(realm, params.file_name, still)) throw imageNotFound();
-        const bytes = await services.files.emoji.read(realm.realmId, params.file_name, still);
-        if (!bytes) throw imageNotFound();
+        const stream = await services.files.emoji.open(realm.realmId, params.file_name, still);
+        if (!stream) throw imageNotFound();
         const extension = params.file_name.slice(params.file_name.lastIndexOf('.') + 1);
         return new DirectResponse({
           status: 200,
@@ -106,7 +106,7 @@ export const emojiRoutes = [
             'Cache-Control': 'public, max-age=31536000, immutable',
           },
           body: '',
-          bytes,
+          stream,
         });
       },
     }),

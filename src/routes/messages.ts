@@ -4,6 +4,7 @@ import { renderMessage } from '../../actors/realm/messages/render.ts';
 import { idMatcher } from '../../actors/realm/messages/narrow.ts';
 import { hasSearch, searchFilter } from '../../actors/realm/messages/search.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
+import { clientName } from '../http/client-name.ts';
 import { RawFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import {
@@ -42,8 +43,9 @@ export const messageRoutes = [
       queue_id: p.string().optional(),
       local_id: p.string().optional(),
       read_by_sender: p.bool().optional(),
+      client: p.string().optional(),
     },
-    async handle({ services, realm, user }, params) {
+    async handle({ services, realm, user, request }, params) {
       const [change] = await services.runtime.execute(realm.realmId, {
         type: 'message.send',
         caller: { kind: 'user', userId: user.userId },
@@ -51,7 +53,7 @@ export const messageRoutes = [
         to: parseTo(params.to),
         topic: params.topic ?? params.subject,
         content: params.content,
-        client: 'API',
+        client: clientName(params.client, request.userAgent),
         readBySender: params.read_by_sender,
         localEcho: params.queue_id !== undefined && params.local_id !== undefined ? { queueId: params.queue_id, localId: params.local_id } : undefined,
       });

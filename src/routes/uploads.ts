@@ -149,8 +149,9 @@ function readableAttachment(realm: RealmState, userId: number, params: { realm_i
 }
 
 async function fileResponse(store: UploadStore, pathId: string, name: string): Promise<DirectResponse> {
-  const bytes = await store.read(pathId);
-  if (!bytes) throw fileNotFound();
+  // Read from disk as the client takes it: many downloads of a large file at once hold a piece of it each.
+  const stream = await store.open(pathId);
+  if (!stream) throw fileNotFound();
   const type = contentType(name);
   const disposition = INLINE_TYPES.has(type) ? 'inline' : 'attachment';
   return new DirectResponse({
@@ -163,7 +164,7 @@ async function fileResponse(store: UploadStore, pathId: string, name: string): P
       'Cache-Control': 'private, max-age=86400',
     },
     body: '',
-    bytes,
+    stream,
   });
 }
 

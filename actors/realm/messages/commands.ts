@@ -48,8 +48,12 @@ export type MessageCommand =
   | { type: 'topic.delete'; caller: Caller; channelId: number; topic: string; limit: number }
   | { type: 'reaction.add' | 'reaction.remove'; caller: Caller; messageId: number; reaction: ReactionSpec }
   | { type: 'message.flags'; caller: Caller; messageIds: number[]; op: 'add' | 'remove'; flag: string }
-  /** marks the caller's unread messages read: all, a channel's (one the caller is subscribed to) or a topic's */
-  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope };
+  /**
+   * marks the caller's unread messages read: all, a channel's (one the caller is subscribed to) or a topic's;
+   * with `limit`, only the newest `limit` of them, and with `before`, only those below it, where the last batch
+   * stopped (POST /mark_*_as_read run it in batches)
+   */
+  | { type: 'message.mark_read'; caller: Caller; scope: MarkReadScope; limit?: number; before?: number };
 
 /** `topic`: as the client sent it (normalized by the decision) */
 export type MarkReadScope = { kind: 'all' } | { kind: 'channel'; channelId: number } | { kind: 'topic'; channelId: number; topic: string };

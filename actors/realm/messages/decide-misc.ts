@@ -8,8 +8,9 @@ import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from 
 import type { MessageCommand } from './commands.ts';
 import { callerUser, readableMessage } from './decide.ts';
 import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import type { IdSet } from './id-set.ts';
 import { normalizeTopic } from './limits.ts';
-import { conversationKey, topicKey, type Reaction, type StoredMessage } from './state.ts';
+import { conversationKey, hasSorted, lowerBound, topicKey, type Reaction, type StoredMessage } from './state.ts';
 
 type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type: T }>;
 
@@ -152,16 +153,35 @@ export function decideFlags(state: RealmState, command: Command<'message.flags'>
 export function decideMarkRead(state: RealmState, command: Command<'message.mark_read'>): MessageChange[] {
   const user = callerUser(state, command.caller);
   const { scope } = command;
-  const unread = state.messages.flags.unread.get(user.userId);
-  let ids: number[];
-  if (scope.kind === 'all') {
-    ids = [...(unread ?? [])];
-  } else {
+  let scoped: readonly number[] | null = null;
+  if (scope.kind !== 'all') {
     if (!state.subscriptions.get(scope.channelId)?.has(user.userId)) throw badRequest('Invalid channel ID');
-    const inScope = new Set(scope.kind === 'channel'
+    scoped = (scope.kind === 'channel'
       ? state.messages.byChannel.get(scope.channelId)
-      : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic))));
-    ids = [...(unread ?? [])].filter((id) => inScope.has(id));
+      : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic)))) ?? [];
   }
+  const ids = newestUnread(state.messages.flags.unread.get(user.userId), scoped, command.limit ?? Infinity, command.before ?? Infinity);
   return decideFlags(state, { type: 'message.flags', caller: command.caller, messageIds: ids, op: 'add', flag: 'read' });
+}
+
+/**
+ * The newest `limit` unread ids below `before`, of the ascending `scoped` list where there is one. Walks the
+ * shorter of the two, newest first, so that a batch reads about the ids it takes and those it passes over,
+ * never the whole of the longer.
+ */
+function newestUnread(unread: IdSet | undefined, scoped: readonly number[] | null, limit: number, before: number): number[] {
+  const taken: number[] = [];
+  if (!unread || limit <= 0) return taken;
+  if (scoped && scoped.length < unread.size) {
+    for (let at = lowerBound(scoped, before) - 1; at >= 0 && taken.length < limit; at--) {
+      if (unread.has(scoped[at]!)) taken.push(scoped[at]!);
+    }
+    return taken;
+  }
+  for (const id of unread.idsFrom(Math.min(before, Number.MAX_SAFE_INTEGER), true)) {
+    if (scoped && !hasSorted(scoped, id)) continue;
+    taken.push(id);
+    if (taken.length === limit) break;
+  }
+  return taken;
 }

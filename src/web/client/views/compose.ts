@@ -175,7 +175,8 @@ export class Compose {
       const message = target.kind === 'channel'
         ? { type: 'stream', to: target.streamId, topic: target.topic, content }
         : { type: 'direct', to: target.userIds.length ? target.userIds : [this.model.me.userId], content };
-      if (at === undefined) await this.api.post('/messages', message);
+      // As the original's web app is recorded, rather than by the browser's User-Agent.
+      if (at === undefined) await this.api.post('/messages', { ...message, client: 'website' });
       else {
         await this.api.post('/scheduled_messages', { ...message, scheduled_delivery_timestamp: at });
         this.notice.textContent = `Scheduled for ${new Date(at * 1000).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short', hour12: clock.hour12 })}.`;
