@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   writesRefused?(): string | null;
   /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts); absent: `localhost` */
   realmHost?(stringId: string): string;
+  /** the organization's URL, asked each time it is needed, as the port is known only once the server listens; absent: `http://localhost` */
+  organizationUrl?(stringId: string): string;
   /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
   search?: SearchIndex;
   /**
@@ -109,6 +111,7 @@ export class Runtime {
     });
     this.registry = new ActorRegistry(store, this.queues, () => options.clock.now(), {
       ...(options.realmHost ? { realmHost: options.realmHost } : {}),
+      ...(options.organizationUrl ? { organizationUrl: options.organizationUrl } : {}),
       ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
       ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
       userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
