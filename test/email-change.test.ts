@@ -6,6 +6,7 @@ import { confirmationKeyOwner, newConfirmationKey } from '../actors/user/email-c
 import { applyUserChange } from '../actors/user/apply.ts';
 import { emptyUserState } from '../actors/user/state.ts';
 import { ChatError } from '../actors/errors.ts';
+import { emptyRealm, Role, type UserProfile } from '../actors/realm/state.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 
 type Event = Record<string, unknown> & { type: string };
@@ -167,7 +168,9 @@ t.test('confirmation keys: they name their user, and expire after a day', async 
   let now = Date.UTC(2026, 0, 1);
   const clock = { now: () => now };
   const state = emptyUserState(1, 7);
-  for (const change of decideUser(state, { type: 'email.request_change', newEmail: 'n@example.com' }, clock)) applyUserChange(state, change);
+  const realm = emptyRealm(1, '', 'R', 0);
+  realm.users.set(7, { userId: 7, email: 'o@example.com', role: Role.member, isActive: true } as UserProfile);
+  for (const change of decideUser(state, { type: 'email.request_change', newEmail: 'n@example.com', realm }, clock)) applyUserChange(state, change);
   const key = state.pendingEmailChange!.token;
   t.equal(confirmationKeyOwner(key), 7);
   now += 24 * 60 * 60 * 1000;
