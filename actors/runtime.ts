@@ -153,7 +153,11 @@ export class Runtime {
     return this.registry.userActor(realmId, userId);
   }
 
-  /** Decides a realm command and commits its changes; resolves once they are durable. */
+  /**
+   * Decides a realm command and commits its changes; resolves once they are durable. But for a message
+   * edit's read-ahead, it decides and applies before its first await: the state read right after the call
+   * is the command's outcome (routes/subscriptions.ts shapes its answers so).
+   */
   async execute(realmId: number, command: RealmCommand): Promise<RealmChange[]> {
     const ahead = command.type === 'message.edit' ? await this.readAhead(realmId, command) : null;
     try {
