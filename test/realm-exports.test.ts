@@ -23,9 +23,9 @@ async function upload(client: ApiClient, name: string, text: string): Promise<st
 }
 
 /** Waits until the export is no longer pending (it is made in the background), then answers the list. */
-async function finished(client: ApiClient, id: number): Promise<Record<string, any>> {
+async function finished(client: ApiClient | HostClient, id: number): Promise<Record<string, any>> {
   for (;;) {
-    const { body } = await client.get('/export/realm');
+    const { body } = client instanceof HostClient ? await client.send('GET', '/export/realm') : await client.get('/export/realm');
     const entry = body.exports.find((candidate: { id: number }) => candidate.id === id);
     if (entry && !entry.pending) return entry;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -129,4 +129,11 @@ t.test('exports through the API: public and with consent, told by events, downlo
   t.same([me.status, me.body.email, me.body.user_id, me.body.is_owner], [200, email, Number(userId), true], "the zuliprc's API key works");
   const login = await asOwner.as(null).send('POST', '/fetch_api_key', { username: email!, password: password! });
   t.same([login.status, login.body.api_key], [200, rc.key], 'and so does the password');
+
+  // An organization at a subdomain gives its own URL.
+  const again = await asOwner.send('POST', '/export/realm');
+  t.equal(again.status, 200, JSON.stringify(again.body));
+  const entry = await finished(asOwner, again.body.id);
+  t.equal((await asOwner.send('GET', '/server_settings')).body.realm_url, 'http://copy.chat.localhost');
+  t.match(entry.export_url, /^http:\/\/copy\.chat\.localhost\/user_exports\//, 'the export of the organization at a subdomain is at its URL');
 });
