@@ -121,6 +121,20 @@ t.test('an address taken since the request is refused, and the link stays usable
   t.equal((await follow(link)).status, 400, 'a deactivated account still holds its address');
 });
 
+t.test("the organization's domain restrictions apply to a new address, as at sign-up", async (t) => {
+  const server = await startTestServer(t);
+  const { api } = server;
+  t.equal((await api.post('/realm/domains', { domain: 'example.com', allow_subdomains: false })).status, 200);
+  t.equal((await api.patch('/realm', { emails_restricted_to_domains: true })).status, 200);
+  const outside = await api.patch('/settings', { email: 'me@elsewhere.org' });
+  t.same([outside.status, outside.body.msg], [400, 'Outside your domain.']);
+  const plus = await api.patch('/settings', { email: 'me+tag@example.com' });
+  t.same([plus.status, plus.body.msg], [400, 'Email addresses containing + are not allowed.']);
+  const link = await requestChange(server, api, 'me@example.com');
+  const followed = await follow(link);
+  t.same([followed.status, followed.body.new_email], [200, 'me@example.com'], 'an address of the domain is taken');
+});
+
 t.test('a deactivated user cannot confirm', async (t) => {
   const server = await startTestServer(t);
   const { api } = server;
