@@ -72,29 +72,32 @@ function requested(state: RealmState, names: readonly string[], principals: read
   return { channels, userIds };
 }
 
-/** Who is now subscribed to what of the request, by channel name, and the channels skipped (not fatal). */
+/** Each requested user and channel, by name, and whether the user is subscribed to it now. */
 function subscribeOutcome(state: RealmState, names: readonly string[], principals: readonly Principal[], callerId: number) {
   const { channels, userIds } = requested(state, names, principals, callerId);
-  const subscribedNow: [number, number, string][] = [];
-  const unauthorized = new Set<string>();
+  const pairs: { userId: number; channelId: number | null; name: string; subscribedNow: boolean }[] = [];
   for (const name of new Set(names.map((n) => n.trim()))) {
     const channel = channels.find((c) => channelKey(c.name) === channelKey(name));
     for (const userId of userIds) {
-      if (channel && state.subscriptions.get(channel.id)?.has(userId)) subscribedNow.push([userId, channel.id, channel.name]);
-      else unauthorized.add(channel?.name ?? name);
+      pairs.push({ userId, channelId: channel?.id ?? null, name: channel?.name ?? name, subscribedNow: !!channel && !!state.subscriptions.get(channel.id)?.has(userId) });
     }
   }
-  return { subscribedNow, unauthorized, notified: (userId: number) => userId !== callerId && state.users.get(userId)?.isBot === false };
+  return { pairs, notified: (userId: number) => userId !== callerId && state.users.get(userId)?.isBot === false };
 }
 
-/** `subscribed` (by this request) and `already_subscribed`, by user. */
+/** `subscribed` (by this request) and `already_subscribed`, by user, and the channels skipped as not accessible. */
 function subscribeAnswer(outcome: ReturnType<typeof subscribeOutcome>, changes: RealmChanges) {
   const added = new Set<string>();
   for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
   const subscribed: [number, string][] = [];
   const already: [number, string][] = [];
-  for (const [userId, channelId, name] of outcome.subscribedNow) (added.has(`${channelId}:${userId}`) ? subscribed : already).push([userId, name]);
-  return { added, answer: { subscribed: byUser(subscribed), already_subscribed: byUser(already) } };
+  const unauthorized = new Set<string>();
+  for (const { userId, channelId, name, subscribedNow } of outcome.pairs) {
+    if (added.has(`${channelId}:${userId}`)) subscribed.push([userId, name]);
+    else if (subscribedNow) already.push([userId, name]);
+    else unauthorized.add(name);
+  }
+  return { added, unauthorized, answer: { subscribed: byUser(subscribed), already_subscribed: byUser(already) } };
 }
 
 /** `removed` and `not_removed`: the channels named, as they are named now. */
@@ -123,9 +126,9 @@ async function addSubscriptions(
     options,
     ...(sendNewSubscriptionMessages ? { newSubscriptionMessages: { botDomain: botDomain(services, realm) } } : {}),
   }, (state) => subscribeOutcome(state, names, principals, user.userId));
-  const { added, answer } = subscribeAnswer(outcome, changes);
+  const { added, unauthorized, answer } = subscribeAnswer(outcome, changes);
   const result: Record<string, unknown> = { ...answer };
-  if (!authorizationErrorsFatal) result.unauthorized = [...outcome.unauthorized];
+  if (!authorizationErrorsFatal) result.unauthorized = [...unauthorized];
   if (sendNewSubscriptionMessages) {
     // Told (by newSubscriptionNotices) unless the request subscribed more people than the bound.
     const told = new Set([...added].map((key) => Number(key.split(':')[1])).filter(outcome.notified));

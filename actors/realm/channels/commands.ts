@@ -42,7 +42,7 @@ export type ChannelCommand =
   /**
    * PATCH /users/me/subscriptions, for the caller, in one turn: `remove` is resolved before anything changes (an
    * unknown name refuses the request), then `add` is decided as a subscribe (its new channels made with
-   * `options`), then `remove`, which sees what `add` subscribed.
+   * `options`), then `remove`; a channel named in both is removed.
    */
   | { type: 'channel.subscriptions_edit'; caller: Extract<Caller, { kind: 'user' }>; add: { name: string; description: string }[]; remove: readonly string[]; options: NewChannelOptions }
   | {

@@ -94,16 +94,20 @@ export function checkDescription(description: string): string {
   return description.replace(/\s*\n\s*/g, ' ').trim();
 }
 
-/** PATCH /users/me/subscriptions: the removals named first, then the additions, then the removals (commands.ts). */
+/**
+ * PATCH /users/me/subscriptions: the removals named first, then the additions, then the removals (commands.ts).
+ * A channel both added and removed is only removed: one commit cannot hold a subscription's addition and its
+ * removal (their events are made from the state after both), and removing it is where the two end.
+ */
 function decideSubscriptionsEdit(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.subscriptions_edit' }>, clock: Clock): ChannelChange[] {
   const removeIds = channelIdsByName(state, command.remove);
+  const removing = new Set(removeIds);
   const { caller, options } = command;
-  const added = command.add.length === 0 ? [] : decideSubscribe(state, {
-    type: 'channel.subscribe', caller, channels: command.add, principals: [caller.userId], options, authorizationErrorsFatal: true,
+  const add = command.add.filter((channel) => !removing.has(state.channelIdByName.get(channelKey(channel.name)) ?? -1));
+  const added = add.length === 0 ? [] : decideSubscribe(state, {
+    type: 'channel.subscribe', caller, channels: add, principals: [caller.userId], options, authorizationErrorsFatal: true,
   }, clock);
-  const justAdded = new Set<string>();
-  for (const change of added) if (change.type === 'subscriptions.added') for (const entry of change.entries) justAdded.add(`${entry.channelId}:${entry.userId}`);
-  return [...added, ...decideUnsubscribe(state, caller.userId, removeIds, [caller.userId], justAdded)];
+  return [...added, ...decideUnsubscribe(state, caller.userId, removeIds, [caller.userId])];
 }
 
 function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): ChannelChange[] {
@@ -216,11 +220,7 @@ function colorFor(state: RealmState, taken: Map<number, Set<string>>, userId: nu
   return color;
 }
 
-/**
- * Unsubscribes the users from the channels. `justAdded` (`channelId:userId`): subscriptions the same turn
- * made before (channel.subscriptions_edit), not yet in the state.
- */
-function decideUnsubscribe(state: RealmState, actor: number | null, channelIds: readonly number[], userIds: readonly number[], justAdded: ReadonlySet<string> = new Set()): ChannelChange[] {
+function decideUnsubscribe(state: RealmState, actor: number | null, channelIds: readonly number[], userIds: readonly number[]): ChannelChange[] {
   const entries: { channelId: number; userId: number }[] = [];
   for (const channelId of channelIds) {
     const channel = requireChannel(state, channelId);
@@ -228,9 +228,7 @@ function decideUnsubscribe(state: RealmState, actor: number | null, channelIds: 
     if (others && !administers(state, channel, actor) && !settingIncludes(state, channel.permissions.can_remove_subscribers_group, actor!)) {
       throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
     }
-    for (const userId of userIds) {
-      if (state.subscriptions.get(channelId)?.has(userId) || justAdded.has(`${channelId}:${userId}`)) entries.push({ channelId, userId });
-    }
+    for (const userId of userIds) if (state.subscriptions.get(channelId)?.has(userId)) entries.push({ channelId, userId });
   }
   return entries.length ? [{ type: 'subscriptions.removed', entries }] : [];
 }
