@@ -52,6 +52,8 @@ const NO_ALERT_WORDS: ReadonlyMap<number, readonly string[]> = new Map();
 export interface RegistryOptions {
   /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts) */
   realmHost?(stringId: string): string;
+  /** the organization's URL, asked each time it is needed (RealmState.organizationUrl) */
+  organizationUrl?(stringId: string): string;
   /** stored message bodies each realm keeps decoded (absent: DEFAULT_BODY_CACHE) */
   bodyCache?: number;
   /** chunks of stored messages each realm keeps decoded (absent: DEFAULT_CHUNK_CACHE) */
@@ -265,6 +267,8 @@ export class ActorRegistry {
   /** Starts a realm's actor; `ready` at once unless a replay starts it (it is ready once the replay ends). */
   startRealm(state: RealmState, ready: boolean): RealmActor {
     if (this.options.realmHost) state.emailDomain = this.options.realmHost(state.stringId);
+    const { organizationUrl } = this.options;
+    if (organizationUrl) state.organizationUrl = () => organizationUrl(state.stringId);
     const { store } = this;
     const { realmId } = state;
     state.messages.bodies.attach({

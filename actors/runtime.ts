@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   writesRefused?(): string | null;
   /** the host an organization is served at, the domain of its stand-in addresses (realm/email-visibility.ts); absent: `localhost` */
   realmHost?(stringId: string): string;
+  /** the organization's URL, asked each time it is needed, as the port is known only once the server listens; absent: `http://localhost` */
+  organizationUrl?(stringId: string): string;
   /** the full-text index of the messages (absent: search narrows are refused, as for operator commands) */
   search?: SearchIndex;
   /**
@@ -111,6 +113,7 @@ export class Runtime {
     });
     this.registry = new ActorRegistry(store, this.queues, () => options.clock.now(), {
       ...(options.realmHost ? { realmHost: options.realmHost } : {}),
+      ...(options.organizationUrl ? { organizationUrl: options.organizationUrl } : {}),
       ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
       ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
       ...(options.keyCache !== undefined ? { keyCache: options.keyCache } : {}),
@@ -153,7 +156,11 @@ export class Runtime {
     return this.registry.userActor(realmId, userId);
   }
 
-  /** Decides a realm command and commits its changes; resolves once they are durable. */
+  /**
+   * Decides a realm command and commits its changes; resolves once they are durable. But for a message
+   * edit's read-ahead, it decides and applies before its first await: the state read right after the call
+   * is the command's outcome (routes/subscriptions.ts shapes its answers so).
+   */
   async execute(realmId: number, command: RealmCommand): Promise<RealmChange[]> {
     const ahead = command.type === 'message.edit' ? await this.readAhead(realmId, command) : null;
     try {

@@ -109,7 +109,7 @@ async function write(dir: string, users: number, history: number): Promise<Writt
   });
   const smallIds = userIds.slice(0, 10);
   await runtime.execute(realm.realmId, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'bench small', description: '' }], userIds: smallIds,
+    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: 'bench small', description: '' }], principals: smallIds,
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
   });
   const state = runtime.realmState(realm.realmId);

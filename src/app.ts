@@ -67,6 +67,7 @@ export async function startServer(
     else log.warn({ freeBytes: free }, 'disk space is back above the minimum: writes are taken again');
   });
   let live: Runtime | null = null;
+  let serving: AppServices | null = null;
   const metrics = new Metrics(() => live, () => (live ? live.logPosition - store.snapshotSeq() : 0));
   storageGauges(metrics, store, diskSpace, () => live);
   const listenHost = listenHostOf(config);
@@ -76,6 +77,8 @@ export async function startServer(
     clock: { now: Date.now },
     // The port is not part of a host, so the stand-in addresses are known before the server listens.
     realmHost: (stringId) => realmHost(configuredExternalUrl(config), stringId),
+    // Asked lazily: without a configured external URL, the port is the one the server picks when it listens.
+    organizationUrl: (stringId) => realmUrl(serving?.externalUrl ?? configuredExternalUrl(config), stringId),
     onDelivered: (count, seconds) => metrics.observeDelivery(count, seconds),
     writesRefused: () => diskSpace.refusal(),
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: Math.min(config.sweepMs, config.heartbeatMs / 4) },
@@ -138,6 +141,7 @@ export async function startServer(
     },
     ...(cluster ? { cluster } : {}),
   };
+  serving = services;
   cluster?.registerMetrics(metrics);
   // The web client at / and /static/ in front of the API.
   const dispatch = withWebClient(createDispatch(services, allRoutes), buildWebClient, log);

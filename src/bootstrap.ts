@@ -44,7 +44,7 @@ export async function bootstrap(services: AppServices, announce: (line: string) 
       type: 'channel.subscribe',
       caller: { kind: 'user', userId: change.user.userId },
       channels: config.starterChannels.map((name) => ({ name, description: STARTER_DESCRIPTIONS[name.toLowerCase()] ?? '' })),
-      userIds: [change.user.userId],
+      principals: [change.user.userId],
       options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: true, permissions: {} },
       authorizationErrorsFatal: true,
       mustCreate: true,

@@ -106,7 +106,7 @@ t.test('announce=true: the bot announces a new public channel in the same commit
   // The creation and its notice are the changes of one command, committed as one log record: a crash can
   // never keep one without the other.
   const changes = await server.server.runtime.execute(1, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: 1 }, channels: [{ name: 'direct', description: '' }], userIds: [1],
+    type: 'channel.subscribe', caller: { kind: 'user', userId: 1 }, channels: [{ name: 'direct', description: '' }], principals: [1],
     authorizationErrorsFatal: true, options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {}, announce: true },
   });
   t.same(changes.map((change) => change.type), ['channel.created', 'subscriptions.added', 'message.sent']);

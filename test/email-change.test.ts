@@ -6,6 +6,7 @@ import { confirmationKeyOwner, newConfirmationKey } from '../actors/user/email-c
 import { applyUserChange } from '../actors/user/apply.ts';
 import { emptyUserState } from '../actors/user/state.ts';
 import { ChatError } from '../actors/errors.ts';
+import { emptyRealm, Role, type UserProfile } from '../actors/realm/state.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 
 type Event = Record<string, unknown> & { type: string };
@@ -120,6 +121,20 @@ t.test('an address taken since the request is refused, and the link stays usable
   t.equal((await follow(link)).status, 400, 'a deactivated account still holds its address');
 });
 
+t.test("the organization's domain restrictions apply to a new address, as at sign-up", async (t) => {
+  const server = await startTestServer(t);
+  const { api } = server;
+  t.equal((await api.post('/realm/domains', { domain: 'example.com', allow_subdomains: false })).status, 200);
+  t.equal((await api.patch('/realm', { emails_restricted_to_domains: true })).status, 200);
+  const outside = await api.patch('/settings', { email: 'me@elsewhere.org' });
+  t.same([outside.status, outside.body.msg], [400, 'Outside your domain.']);
+  const plus = await api.patch('/settings', { email: 'me+tag@example.com' });
+  t.same([plus.status, plus.body.msg], [400, 'Email addresses containing + are not allowed.']);
+  const link = await requestChange(server, api, 'me@example.com');
+  const followed = await follow(link);
+  t.same([followed.status, followed.body.new_email], [200, 'me@example.com'], 'an address of the domain is taken');
+});
+
 t.test('a deactivated user cannot confirm', async (t) => {
   const server = await startTestServer(t);
   const { api } = server;
@@ -167,7 +182,9 @@ t.test('confirmation keys: they name their user, and expire after a day', async 
   let now = Date.UTC(2026, 0, 1);
   const clock = { now: () => now };
   const state = emptyUserState(1, 7);
-  for (const change of decideUser(state, { type: 'email.request_change', newEmail: 'n@example.com' }, clock)) applyUserChange(state, change);
+  const realm = emptyRealm(1, '', 'R', 0);
+  realm.users.set(7, { userId: 7, email: 'o@example.com', role: Role.member, isActive: true } as UserProfile);
+  for (const change of decideUser(state, { type: 'email.request_change', newEmail: 'n@example.com', realm }, clock)) applyUserChange(state, change);
   const key = state.pendingEmailChange!.token;
   t.equal(confirmationKeyOwner(key), 7);
   now += 24 * 60 * 60 * 1000;

@@ -207,7 +207,7 @@ t.test('restore --until: a snapshot brought forward to a moment or a log positio
 t.test("restore --until drops thousands of records of the snapshot's own log", async (t) => {
   const { dataDir, work, store, runtime, realmId, owner } = await organization(t);
   await runtime.execute(realmId, {
-    type: 'channel.subscribe', caller: owner, channels: [{ name: 'long log', description: '' }], userIds: [owner.userId], authorizationErrorsFatal: true,
+    type: 'channel.subscribe', caller: owner, channels: [{ name: 'long log', description: '' }], principals: [owner.userId], authorizationErrorsFatal: true,
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} },
   });
   const channelId = runtime.realmState(realmId).channels.values().next().value!.id;

@@ -23,9 +23,9 @@ async function upload(client: ApiClient, name: string, text: string): Promise<st
 }
 
 /** Waits until the export is no longer pending (it is made in the background), then answers the list. */
-async function finished(client: ApiClient, id: number): Promise<Record<string, any>> {
+async function finished(client: ApiClient | HostClient, id: number): Promise<Record<string, any>> {
   for (;;) {
-    const { body } = await client.get('/export/realm');
+    const { body } = client instanceof HostClient ? await client.send('GET', '/export/realm') : await client.get('/export/realm');
     const entry = body.exports.find((candidate: { id: number }) => candidate.id === id);
     if (entry && !entry.pending) return entry;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -34,7 +34,7 @@ async function finished(client: ApiClient, id: number): Promise<Record<string, a
 
 async function download(client: ApiClient, url: string, dir: string): Promise<ReturnType<typeof openExportFile>> {
   const auth = `Basic ${Buffer.from(`${client.credentials!.email}:${client.credentials!.key}`).toString('base64')}`;
-  const response = await fetch(new URL(url, client.baseUrl), { headers: { Authorization: auth } });
+  const response = await fetch(url, { headers: { Authorization: auth } });
   if (response.status !== 200) throw new Error(`download: ${response.status}`);
   const file = join(dir, `export-${Math.random()}.chat-export`);
   writeFileSync(file, Buffer.from(await response.arrayBuffer()));
@@ -44,7 +44,7 @@ async function download(client: ApiClient, url: string, dir: string): Promise<Re
 t.test('exports through the API: public and with consent, told by events, downloaded by administrators, imported', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const { api: owner, url } = await startTestServer(t, { realmExportLimit: 2 });
+  const { api: owner } = await startTestServer(t, { realmExportLimit: 2 });
   const ann = await owner.createUser('ann@example.com', 'Ann');
   const bob = await owner.createUser('bob@example.com', 'Bob');
   await owner.as(ann).patch('/settings', { allow_private_data_export: true });
@@ -66,15 +66,18 @@ t.test('exports through the API: public and with consent, told by events, downlo
   const requested = await owner.post('/export/realm');
   t.equal(requested.status, 200, JSON.stringify(requested.body));
   const done = await finished(owner, requested.body.id);
-  t.match(done, { id: requested.body.id, acting_user_id: 1, export_type: 1, pending: false, failed_timestamp: null, deleted_timestamp: null, export_url: /^\/user_exports\// });
+  t.match(done, { id: requested.body.id, acting_user_id: 1, export_type: 1, pending: false, failed_timestamp: null, deleted_timestamp: null });
+  const realmUrl = (await owner.get('/server_settings')).body.realm_url as string;
+  t.ok(done.export_url.startsWith(`${realmUrl}/user_exports/`), `export_url ${done.export_url} is absolute, at the organization's URL ${realmUrl}`);
   const list = await owner.get('/export/realm');
   t.same(api.mismatches(list.body, listSchema, 'GET /export/realm'), [], 'the list in its documented shape');
 
   const told = ofType(await drain(owner, queueId), 'realm_export') as Event[];
   t.same(told.map((event) => (event.exports as { pending: boolean }[]).at(-1)!.pending), [true, false], 'started, then finished');
   for (const event of told) t.same(api.mismatches(event, exportEventSchema, 'realm_export'), [], 'each event in its documented shape');
+  t.equal((told.at(-1)!.exports as { export_url: string }[]).at(-1)!.export_url, done.export_url, 'the events give the same absolute URL');
 
-  const fetchAs = (client: ApiClient) => fetch(new URL(done.export_url, url), { headers: { Authorization: `Basic ${Buffer.from(`${client.credentials!.email}:${client.credentials!.key}`).toString('base64')}` } });
+  const fetchAs = (client: ApiClient) => fetch(done.export_url, { headers: { Authorization: `Basic ${Buffer.from(`${client.credentials!.email}:${client.credentials!.key}`).toString('base64')}` } });
   t.equal((await fetchAs(owner.as(ann))).status, 400, 'not for a user who is no administrator');
 
   const keys = new Set([owner.credentials!.key, ann.key, bob.key]);
@@ -126,4 +129,11 @@ t.test('exports through the API: public and with consent, told by events, downlo
   t.same([me.status, me.body.email, me.body.user_id, me.body.is_owner], [200, email, Number(userId), true], "the zuliprc's API key works");
   const login = await asOwner.as(null).send('POST', '/fetch_api_key', { username: email!, password: password! });
   t.same([login.status, login.body.api_key], [200, rc.key], 'and so does the password');
+
+  // An organization at a subdomain gives its own URL.
+  const again = await asOwner.send('POST', '/export/realm');
+  t.equal(again.status, 200, JSON.stringify(again.body));
+  const entry = await finished(asOwner, again.body.id);
+  t.equal((await asOwner.send('GET', '/server_settings')).body.realm_url, 'http://copy.chat.localhost');
+  t.match(entry.export_url, /^http:\/\/copy\.chat\.localhost\/user_exports\//, 'the export of the organization at a subdomain is at its URL');
 });

@@ -209,7 +209,7 @@ t.test('policies rebuilt from the log alone equal the live ones; an older snapsh
   await live.runtime.execute(realmId, { type: 'user.create', caller: { kind: 'operator' }, email: 'a@example.com', fullName: 'A', passwordHash: null });
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
   await live.runtime.execute(realmId, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: 1 }, channels: [{ name: 'a', description: '' }, { name: 'b', description: '' }], userIds: [1], options, authorizationErrorsFatal: true,
+    type: 'channel.subscribe', caller: { kind: 'user', userId: 1 }, channels: [{ name: 'a', description: '' }, { name: 'b', description: '' }], principals: [1], options, authorizationErrorsFatal: true,
   });
   const realm = live.runtime.realmState(realmId);
   const [a, b] = ['a', 'b'].map((name) => realm.channelIdByName.get(name)!);

@@ -95,6 +95,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       const announced = [...changes, ...newChannelNotices(state, command, changes, clock)];
       return [...announced, ...newSubscriptionNotices(state, command, announced, clock).changes];
     }
+    case 'channel.subscriptions_edit':
     case 'channel.unsubscribe':
     case 'channel.update':
     case 'subscription.properties':

@@ -124,6 +124,11 @@ export interface RealmState {
    * the front end knows and the runtime sets when it starts the realm; not stored.
    */
   emailDomain: string;
+  /**
+   * The organization's URL (`realm_url`), asked each time it is needed: the front end knows it, and its port
+   * only once the server listens. Set by the runtime when it starts the realm; not stored.
+   */
+  organizationUrl: () => string;
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
@@ -132,7 +137,7 @@ type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channe
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
 type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
-export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot' | 'emailDomain'> & {
+export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot' | 'emailDomain' | 'organizationUrl'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
@@ -204,6 +209,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     exports: emptyRealmExportStore(),
     notificationBot: null,
     emailDomain: DEFAULT_EMAIL_DOMAIN,
+    organizationUrl: () => `http://${DEFAULT_EMAIL_DOMAIN}`,
   };
 }
 
@@ -214,7 +220,7 @@ export function realmToRecord(state: RealmState): RealmRecord {
 
 /** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
 export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, ...rest } = state;
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, organizationUrl: _g, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
   for (const [channelId, subscribers] of subscriptions) {
     for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);

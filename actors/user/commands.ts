@@ -65,7 +65,7 @@ export type UserCommand =
   /** the timer service could not send it: the realm refused the send with `reason` */
   | { type: 'scheduled.fail'; id: number; reason: string }
   | { type: 'settings.update'; settings: Record<string, unknown> }
-  | { type: 'email.request_change'; newEmail: string }
+  | ({ type: 'email.request_change'; newEmail: string } & RealmFacts)
   /** the link was followed and the realm has changed the address: the pending change is done */
   | { type: 'email.confirm_change'; token: string }
   /** `appid` given: an APNs token (hex); absent: an FCM registration token */

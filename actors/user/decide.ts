@@ -47,7 +47,7 @@ export function decideUser(state: UserState, command: UserCommand, clock: Clock)
     case 'settings.update':
       return decideSettings(state, command.settings);
     case 'email.request_change':
-      return decideEmailChange(state, command.newEmail, clock);
+      return decideEmailChange(state, command.realm, command.newEmail, clock);
     case 'email.confirm_change':
       return decideConfirmEmailChange(state, command.token, clock);
     case 'push_token.add':

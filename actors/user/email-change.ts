@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ChatError, ErrorCode } from '../errors.ts';
+import { badRequest, ChatError, ErrorCode } from '../errors.ts';
 import { randomString } from '../ids.ts';
-import type { Clock } from '../realm/decide.ts';
+import { emailChangeAllowed, type Clock } from '../realm/decide.ts';
+import { addressNotAllowed } from '../realm/domains/decide.ts';
+import { findUserByEmail, type RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
 import type { PendingEmailChange, UserState } from './state.ts';
 
@@ -43,7 +45,20 @@ export const unknownConfirmation = () => new ChatError(ErrorCode.BAD_REQUEST, 'I
  * older one (whose link stops working). The route has checked the address (well-formed, not in use); the
  * mail goes out once this is durable.
  */
-export function decideEmailChange(state: UserState, newEmail: string, clock: Clock): UserChange[] {
+/**
+ * A change of address asked for by the user (PATCH /settings `email`): none when it is the current one;
+ * refused, in the original's order, when the realm turned changes off for the user, when its domain
+ * restrictions leave the address out (as at sign-up), or when another account holds it. (Following the link
+ * checks the address again: it may have been taken since.)
+ */
+export function decideEmailChange(state: UserState, realm: RealmState, newEmail: string, clock: Clock): UserChange[] {
+  const user = realm.users.get(state.userId);
+  if (!user || user.email === newEmail) return [];
+  if (!emailChangeAllowed(realm, user)) throw badRequest('Email address changes are disabled in this organization.');
+  const refused = addressNotAllowed(realm, newEmail);
+  if (refused) throw badRequest(refused === 'plus' ? 'Email addresses containing + are not allowed.' : 'Outside your domain.');
+  const holder = findUserByEmail(realm, newEmail);
+  if (holder && holder.userId !== user.userId) throw badRequest(`Email '${newEmail}' already in use`);
   return [{
     type: 'email.change_requested',
     pending: { newEmail, token: newConfirmationKey(state.userId), requestedAt: Math.floor(clock.now() / 1000) },

@@ -48,7 +48,7 @@ export async function writeOrganization(dir: string, spec: OrganizationSpec) {
     if (i === 0) await writeZuliprc(join(dir, 'zuliprc'), created.user.email, created.user.apiKey, 'http://127.0.0.1');
   }
   await runtime.execute(realm.realmId, {
-    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: spec.channel, description: '' }], userIds: userIds.slice(0, spec.members ?? userIds.length),
+    type: 'channel.subscribe', caller: { kind: 'user', userId: userIds[0]! }, channels: [{ name: spec.channel, description: '' }], principals: userIds.slice(0, spec.members ?? userIds.length),
     options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
   });
   const channelId = runtime.realmState(realm.realmId).channelIdByName.get(channelKey(spec.channel))!;

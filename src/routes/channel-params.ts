@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { CHANNEL_PERMISSIONS, CHANNEL_TOPICS_POLICIES, type ChannelPermission } from '../../actors/realm/channels/state.ts';
 import type { GroupSetting } from '../../actors/realm/groups/state.ts';
-import type { RealmState } from '../../actors/realm/state.ts';
 import { p, Param, type ParamsOf } from '../http/params.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
-import { findUserByAddress } from '../../actors/realm/email-visibility.ts';
 
 const ids = z.array(z.number().int());
 export const groupSetting: z.ZodType<GroupSetting> = z.union([z.number().int(), z.object({ direct_members: ids, direct_subgroups: ids })]);
@@ -42,15 +40,8 @@ export const folderId = p.json(z.number().int().nullable());
 /** `principals`: user ids (preferred) or API emails; an unknown or deactivated one is a 400 BAD_REQUEST. */
 export const principals = p.json(z.union([z.array(z.number().int()), z.array(z.string())]));
 
-export function resolvePrincipals(realm: RealmState, given: number[] | string[] | undefined, self: number): number[] {
-  if (given === undefined || given.length === 0) return [self];
-  return given.map((principal: number | string) => {
-    // An address is the stand-in or a real one the caller may read (realm/email-visibility.ts).
-    const user = typeof principal === 'number' ? realm.users.get(principal) : findUserByAddress(realm, self, principal);
-    if (!user || !user.isActive) throw badRequest(`No such user: ${principal}`);
-    return user.userId;
-  });
-}
+/** None given: the caller (the actor resolves them, channels/principals.ts). */
+export const principalsOrSelf = (given: number[] | string[] | undefined, self: number): readonly (number | string)[] => (given?.length ? given : [self]);
 
 /** The parameters that shape a new channel, shared by POST /users/me/subscriptions and /channels/create. */
 export const newChannelParams = {

@@ -124,7 +124,7 @@ export const channelRoutes = [
         type: 'channel.subscribe',
         caller: { kind: 'user', userId: user.userId },
         channels: [{ name: params.name, description: params.description }],
-        userIds: params.subscribers,
+        principals: params.subscribers,
         authorizationErrorsFatal: true,
         mustCreate: true,
         options: newChannelOptions(params, services.config.webPublicStreamsEnabled),

@@ -26,7 +26,7 @@ export const realmExportRoutes = [
     authorize: adminsOnly,
     params: {},
     handle({ realm }) {
-      return { exports: exportsView(realm.exports) };
+      return { exports: exportsView(realm) };
     },
   }),
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
-import { emailChangeAllowed } from '../../actors/realm/decide.ts';
-import { findUserByEmail, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
+import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
 import { checkPassword } from '../password-check.ts';
@@ -27,15 +26,6 @@ const params = {
   ...settingParams,
 };
 
-/** The address to move to, or null when it is the current one; refused when another account has it. */
-function checkNewEmail(realm: RealmState, user: UserProfile, newEmail: string): string | null {
-  if (newEmail === user.email) return null;
-  if (!emailChangeAllowed(realm, user)) throw badRequest('Email address changes are disabled in this organization.');
-  const holder = findUserByEmail(realm, newEmail);
-  if (holder && holder.userId !== user.userId) throw badRequest(`Email '${newEmail}' already in use`);
-  return newEmail;
-}
-
 /** Verifies the old password and the new one's strength; returns the new hash. */
 async function checkNewPassword(context: RouteContext<'user'>, oldPassword: string | undefined, newPassword: string): Promise<string> {
   const { services, realm, request, user } = context;
@@ -52,11 +42,12 @@ async function checkNewPassword(context: RouteContext<'user'>, oldPassword: stri
 }
 
 /**
- * Records the pending change, then mails the confirmation link to the new address. The address changes when
- * the link's page (/accounts/confirm_new_email/KEY, src/routes/accounts.ts) is opened.
+ * Records the pending change (the user actor checks the address against the realm), then mails the
+ * confirmation link to the new address. The address changes when the link's page
+ * (/accounts/confirm_new_email/KEY, src/routes/accounts.ts) is opened.
  */
 async function startEmailChange(services: AppServices, realm: RealmState, user: UserProfile, newEmail: string): Promise<void> {
-  const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail });
+  const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail, realm });
   if (change?.type !== 'email.change_requested') return;
   const url = services.realmUrl(realm);
   const link = `${url}/accounts/confirm_new_email/${change.pending.token}`;
@@ -78,19 +69,19 @@ function requestedSettings(values: Record<string, unknown>): Record<string, unkn
 }
 
 /**
- * PATCH /settings: everything is checked before anything is committed, so a refused request changes nothing.
- * Then the password, the email change, the name (realm actor) and the personal settings (user actor).
+ * PATCH /settings: everything is checked before anything is committed, so a refused request changes nothing:
+ * the settings and the password here, then the email change, which its actor checks as it records it. Then
+ * the password, the name (realm actor) and the personal settings (user actor).
  */
 async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<typeof params>) {
   const { services, realm, user } = context;
   const requested = requestedSettings(values);
   const checked = checkSettings(requested);
-  const newEmail = values.email === undefined ? null : checkNewEmail(realm, user, values.email);
   const passwordHash = values.new_password === undefined ? null : await checkNewPassword(context, values.old_password, values.new_password);
   const caller = { kind: 'user' as const, userId: user.userId };
 
+  if (values.email !== undefined) await startEmailChange(services, realm, user, values.email);
   if (passwordHash !== null) await services.runtime.execute(realm.realmId, { type: 'user.change_password', caller, userId: user.userId, passwordHash });
-  if (newEmail !== null) await startEmailChange(services, realm, user, newEmail);
   // The name and the time zone are in the user directory (the realm actor); the time zone is a setting too.
   const timezone = typeof requested.timezone === 'string' ? requested.timezone : undefined;
   if (values.full_name !== undefined || timezone !== undefined) {

@@ -3,13 +3,16 @@ import { botDomain } from './bots.ts';
 import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
-import { channelKey } from '../../actors/realm/channels/state.ts';
+import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { canSeeChannel, PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
+import { findPrincipal, type Principal } from '../../actors/realm/channels/principals.ts';
+import type { RealmChange } from '../../actors/realm/changes.ts';
+import type { RealmCommand } from '../../actors/realm/commands.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { includeSubscribers, p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
-import { newChannelOptions, newChannelParams, principals, resolvePrincipals } from './channel-params.ts';
+import { newChannelOptions, newChannelParams, principals, principalsOrSelf } from './channel-params.ts';
 import { route } from './route.ts';
 
 const subscriptionList = z.array(z.object({ name: z.string(), description: z.string().optional() }));
@@ -26,14 +29,6 @@ function byUser(pairs: [number, string][]): Record<string, string[]> {
   return out;
 }
 
-function channelIdsByName(realm: RealmState, names: string[]): number[] {
-  return names.map((name) => {
-    const id = realm.channelIdByName.get(channelKey(name));
-    if (id === undefined) throw badRequest(`Invalid channel name '${name}'`);
-    return id;
-  });
-}
-
 /** Validates one property's value and maps it onto the stored properties. */
 function propertyValue(property: string, value: unknown): [string, unknown] {
   if (property === 'color') {
@@ -46,55 +41,100 @@ function propertyValue(property: string, value: unknown): [string, unknown] {
 }
 
 type SubscriptionRequest = z.infer<typeof subscriptionList>;
+type RealmChanges = readonly RealmChange[];
 
-/** Subscribes the users, making the channels that do not exist: POST (and PATCH) /users/me/subscriptions. */
-async function addSubscriptions(
-  services: AppServices, realm: RealmState, user: UserProfile, subscriptions: SubscriptionRequest, userIds: number[],
-  options: NewChannelOptions, authorizationErrorsFatal: boolean, sendNewSubscriptionMessages = false,
-): Promise<Record<string, unknown>> {
-  const names = subscriptions.map((s) => s.name.trim());
-  const changes = await services.runtime.execute(realm.realmId, {
-    type: 'channel.subscribe',
-    caller: { kind: 'user', userId: user.userId },
-    channels: subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
-    userIds,
-    authorizationErrorsFatal,
-    options,
-    ...(sendNewSubscriptionMessages ? { newSubscriptionMessages: { botDomain: botDomain(services, realm) } } : {}),
-  });
+/**
+ * Runs a subscription command and reads its outcome from the state as the command left it: the runtime
+ * decides and applies it before its first await (Runtime.execute), so that state is the turn's, whatever other
+ * requests change before the commit is durable. The actor resolves the names and principals
+ * (channels/principals.ts); `read` looks them up without failing (when the actor refused, its error answers).
+ */
+async function subscriptionTurn<T>(services: AppServices, realm: RealmState, command: RealmCommand, read: (state: RealmState) => T): Promise<[T, RealmChanges]> {
+  const done = services.runtime.execute(realm.realmId, command);
+  let outcome: T;
+  try {
+    outcome = read(services.runtime.realmState(realm.realmId));
+  } finally {
+    // Settled before going on, so that a refusal is never left unhandled.
+    await done.catch(() => undefined);
+  }
+  return [outcome, await done];
+}
+
+/** The requested channels and users as they stand (those the actor refused are not there: it refused the command). */
+function requested(state: RealmState, names: readonly string[], principals: readonly Principal[], callerId: number): { channels: Channel[]; userIds: number[] } {
+  const channels: Channel[] = [];
+  for (const name of names) {
+    const channel = state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1);
+    if (channel && !channels.includes(channel)) channels.push(channel);
+  }
+  const userIds = principals.map((principal) => findPrincipal(state, principal, callerId)?.userId).filter((id) => id !== undefined);
+  return { channels, userIds };
+}
+
+/** Each requested user and channel, by name, and whether the user is subscribed to it now. */
+function subscribeOutcome(state: RealmState, names: readonly string[], principals: readonly Principal[], callerId: number) {
+  const { channels, userIds } = requested(state, names, principals, callerId);
+  const pairs: { userId: number; channelId: number | null; name: string; subscribedNow: boolean }[] = [];
+  for (const name of new Set(names.map((n) => n.trim()))) {
+    const channel = channels.find((c) => channelKey(c.name) === channelKey(name));
+    for (const userId of userIds) {
+      pairs.push({ userId, channelId: channel?.id ?? null, name: channel?.name ?? name, subscribedNow: !!channel && !!state.subscriptions.get(channel.id)?.has(userId) });
+    }
+  }
+  return { pairs, notified: (userId: number) => userId !== callerId && state.users.get(userId)?.isBot === false };
+}
+
+/** `subscribed` (by this request) and `already_subscribed`, by user, and the channels skipped as not accessible. */
+function subscribeAnswer(outcome: ReturnType<typeof subscribeOutcome>, changes: RealmChanges) {
   const added = new Set<string>();
   for (const change of changes) if (change.type === 'subscriptions.added') for (const e of change.entries) added.add(`${e.channelId}:${e.userId}`);
   const subscribed: [number, string][] = [];
   const already: [number, string][] = [];
   const unauthorized = new Set<string>();
-  const state = services.runtime.realmState(realm.realmId);
-  for (const name of new Set(names)) {
-    const channel = state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1);
-    for (const userId of userIds) {
-      if (channel && added.has(`${channel.id}:${userId}`)) subscribed.push([userId, channel.name]);
-      else if (channel && state.subscriptions.get(channel.id)?.has(userId)) already.push([userId, channel.name]);
-      else unauthorized.add(channel?.name ?? name);
-    }
+  for (const { userId, channelId, name, subscribedNow } of outcome.pairs) {
+    if (added.has(`${channelId}:${userId}`)) subscribed.push([userId, name]);
+    else if (subscribedNow) already.push([userId, name]);
+    else unauthorized.add(name);
   }
-  const result: Record<string, unknown> = { subscribed: byUser(subscribed), already_subscribed: byUser(already) };
+  return { added, unauthorized, answer: { subscribed: byUser(subscribed), already_subscribed: byUser(already) } };
+}
+
+/** `removed` and `not_removed`: the channels named, as they are named now. */
+function unsubscribeOutcome(state: RealmState, names: readonly string[]) {
+  return names.map((name) => state.channels.get(state.channelIdByName.get(channelKey(name)) ?? -1)).filter((channel) => channel !== undefined).map((channel) => [channel.id, channel.name] as const);
+}
+
+function unsubscribeAnswer(outcome: ReturnType<typeof unsubscribeOutcome>, changes: RealmChanges) {
+  const removed = new Set<number>();
+  for (const change of changes) if (change.type === 'subscriptions.removed') for (const e of change.entries) removed.add(e.channelId);
+  return { removed: outcome.filter(([id]) => removed.has(id)).map(([, name]) => name), not_removed: outcome.filter(([id]) => !removed.has(id)).map(([, name]) => name) };
+}
+
+/** Subscribes the users, making the channels that do not exist: POST /users/me/subscriptions. */
+async function addSubscriptions(
+  services: AppServices, realm: RealmState, user: UserProfile, subscriptions: SubscriptionRequest, principals: readonly Principal[],
+  options: NewChannelOptions, authorizationErrorsFatal: boolean, sendNewSubscriptionMessages: boolean,
+): Promise<Record<string, unknown>> {
+  const names = subscriptions.map((s) => s.name);
+  const [outcome, changes] = await subscriptionTurn(services, realm, {
+    type: 'channel.subscribe',
+    caller: { kind: 'user', userId: user.userId },
+    channels: subscriptions.map((s) => ({ name: s.name, description: s.description ?? '' })),
+    principals,
+    authorizationErrorsFatal,
+    options,
+    ...(sendNewSubscriptionMessages ? { newSubscriptionMessages: { botDomain: botDomain(services, realm) } } : {}),
+  }, (state) => subscribeOutcome(state, names, principals, user.userId));
+  const { added, unauthorized, answer } = subscribeAnswer(outcome, changes);
+  const result: Record<string, unknown> = { ...answer };
   if (!authorizationErrorsFatal) result.unauthorized = [...unauthorized];
   if (sendNewSubscriptionMessages) {
     // Told (by newSubscriptionNotices) unless the request subscribed more people than the bound.
-    const told = new Set([...added].map((key) => Number(key.split(':')[1])).filter((id) => id !== user.userId && state.users.get(id)?.isBot === false));
+    const told = new Set([...added].map((key) => Number(key.split(':')[1])).filter(outcome.notified));
     result.new_subscription_messages_sent = told.size <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES;
   }
   return result;
-}
-
-/** Unsubscribes the users from the channels: DELETE (and PATCH) /users/me/subscriptions. */
-async function removeSubscriptions(services: AppServices, realm: RealmState, user: UserProfile, channelIds: number[], userIds: number[]) {
-  const changes = await services.runtime.execute(realm.realmId, {
-    type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channelIds, userIds,
-  });
-  const removed = new Set<number>();
-  for (const change of changes) if (change.type === 'subscriptions.removed') for (const e of change.entries) removed.add(e.channelId);
-  const names = (ids: number[]) => ids.map((id) => realm.channels.get(id)!.name);
-  return { removed: names(channelIds.filter((id) => removed.has(id))), not_removed: names(channelIds.filter((id) => !removed.has(id))) };
 }
 
 export const subscriptionRoutes = [
@@ -110,9 +150,8 @@ export const subscriptionRoutes = [
       ...newChannelParams,
     },
     handle({ services, realm, user }, params) {
-      const userIds = resolvePrincipals(realm, params.principals, user.userId);
       const options = newChannelOptions(params, services.config.webPublicStreamsEnabled);
-      return addSubscriptions(services, realm, user, params.subscriptions, userIds, options, params.authorization_errors_fatal, params.send_new_subscription_messages);
+      return addSubscriptions(services, realm, user, params.subscriptions, principalsOrSelf(params.principals, user.userId), options, params.authorization_errors_fatal, params.send_new_subscription_messages);
     },
   }),
 
@@ -135,9 +174,11 @@ export const subscriptionRoutes = [
     path: '/users/me/subscriptions',
     auth: 'user',
     params: { subscriptions: p.json(z.array(z.string())), principals: principals.optional() },
-    handle({ services, realm, user }, params) {
-      const userIds = resolvePrincipals(realm, params.principals, user.userId);
-      return removeSubscriptions(services, realm, user, channelIdsByName(realm, params.subscriptions), userIds);
+    async handle({ services, realm, user }, params) {
+      const [outcome, changes] = await subscriptionTurn(services, realm, {
+        type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channels: params.subscriptions, principals: principalsOrSelf(params.principals, user.userId),
+      }, (state) => unsubscribeOutcome(state, params.subscriptions));
+      return unsubscribeAnswer(outcome, changes);
     },
   }),
 
@@ -148,13 +189,17 @@ export const subscriptionRoutes = [
     params: { add: p.json(subscriptionList).default([]), delete: p.json(z.array(z.string())).default([]) },
     async handle({ services, realm, user }, params) {
       if (!params.add.length && !params.delete.length) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
-      // The removals are named before anything changes, so that an unknown name fails the whole request.
-      const channelIds = channelIdsByName(realm, params.delete);
       // The original's defaults for a channel this form creates: it takes no channel parameters.
       const options: NewChannelOptions = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {}, announce: false };
-      const added = params.add.length ? await addSubscriptions(services, realm, user, params.add, [user.userId], options, true) : { subscribed: {}, already_subscribed: {} };
-      const removed = channelIds.length ? await removeSubscriptions(services, realm, user, channelIds, [user.userId]) : { removed: [], not_removed: [] };
-      return { ...added, ...removed };
+      const names = params.add.map((s) => s.name);
+      const [outcome, changes] = await subscriptionTurn(services, realm, {
+        type: 'channel.subscriptions_edit',
+        caller: { kind: 'user', userId: user.userId },
+        add: params.add.map((s) => ({ name: s.name, description: s.description ?? '' })),
+        remove: params.delete,
+        options,
+      }, (state) => ({ added: subscribeOutcome(state, names, [user.userId], user.userId), removed: unsubscribeOutcome(state, params.delete) }));
+      return { ...subscribeAnswer(outcome.added, changes).answer, ...unsubscribeAnswer(outcome.removed, changes) };
     },
   }),
 

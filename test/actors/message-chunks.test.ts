@@ -27,7 +27,7 @@ async function realmWithMessages(runtime: Runtime, count: number, topicOf: (n: n
     await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email.split('@')[0]!, passwordHash: null, role });
   }
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
-  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [1, 2, 3], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [1, 2, 3], options, authorizationErrorsFatal: true });
   const ids: number[] = [];
   // Sent in batches of a few hundred: one group commit each, as under load.
   for (let n = 0; n < count; n += 500) {

@@ -23,7 +23,7 @@ async function history(runtime: Runtime, midway?: () => Promise<void>) {
     await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email.split('@')[0]!, passwordHash: null, role });
   }
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
-  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }, { name: 'other', description: '' }], userIds: [1, 2, 3], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }, { name: 'other', description: '' }], principals: [1, 2, 3], options, authorizationErrorsFatal: true });
   const send = (userId: number, to: Extract<MessageCommand, { type: 'message.send' }>['to'], topic: string | undefined, content: string, kind: 'channel' | 'direct' = 'channel') =>
     run({ type: 'message.send', caller: as(userId), kind, to, topic, content, client: 'test' });
   await send(1, 'general', 'lunch', 'hi @**ann** and @**all**');
@@ -96,7 +96,7 @@ t.test('messages to the same subscribers share one holder list, copied before it
     await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email, passwordHash: null, role: email.startsWith('owner') ? Role.owner : Role.member });
   }
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
-  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [1, 2], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [1, 2], options, authorizationErrorsFatal: true });
   const send = () => run({ type: 'message.send', caller: as(1), kind: 'channel', to: 'general', topic: 't', content: 'x', client: 'test' });
   await send();
   await send();
@@ -106,7 +106,7 @@ t.test('messages to the same subscribers share one holder list, copied before it
   t.equal(realmToRecord(state).messages!.holderLists!.length, 1, 'written once in a snapshot');
   await run({ type: 'message.flags', caller: as(3), messageIds: [1], op: 'add', flag: 'starred' });
   t.same([a.userIds, b.userIds], [[1, 2, 3], [1, 2]], 'starring puts Cat in the first message only');
-  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [3], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [3], options, authorizationErrorsFatal: true });
   await send();
   t.not(state.messages.byId.get(3)!.userIds, b.userIds, 'a new subscriber: a new list');
   await store.close();

@@ -25,7 +25,7 @@ async function realmOfTwo(runtime: Runtime) {
     await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email.split('@')[0]!, passwordHash: null, role });
   }
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
-  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], userIds: [1, 2], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [1, 2], options, authorizationErrorsFatal: true });
   const send = async (content: string) => {
     const [change] = await run({ type: 'message.send', caller: as(1), kind: 'channel', to: 'general', topic: 't', content, client: 'test' });
     return change?.type === 'message.sent' ? change.message.id : -1;

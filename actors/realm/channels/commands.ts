@@ -1,5 +1,6 @@
 import type { Caller } from '../commands.ts';
 import type { GroupSetting } from '../groups/state.ts';
+import type { Principal } from './principals.ts';
 import type { ChannelPermission, ChannelTopicsPolicy, SubscriptionProperties } from './state.ts';
 
 /** What a new channel is made with (parameters that existing channels ignore). */
@@ -21,8 +22,10 @@ export type ChannelCommand =
   | {
       type: 'channel.subscribe';
       caller: Caller;
+      /** by name: those that do not exist are made */
       channels: { name: string; description: string }[];
-      userIds: number[];
+      /** whom to subscribe, resolved in the realm's turn (principals.ts) */
+      principals: readonly Principal[];
       options: NewChannelOptions;
       /** when false, channels the caller may not add to are skipped instead of failing the request */
       authorizationErrorsFatal: boolean;
@@ -34,7 +37,14 @@ export type ChannelCommand =
        */
       newSubscriptionMessages?: { botDomain: string };
     }
-  | { type: 'channel.unsubscribe'; caller: Caller; channelIds: number[]; userIds: number[] }
+  /** `channels` by name, resolved with `principals` in the realm's turn: an unknown one refuses the whole command */
+  | { type: 'channel.unsubscribe'; caller: Caller; channels: readonly string[]; principals: readonly Principal[] }
+  /**
+   * PATCH /users/me/subscriptions, for the caller, in one turn: `remove` is resolved before anything changes (an
+   * unknown name refuses the request), then `add` is decided as a subscribe (its new channels made with
+   * `options`), then `remove`; a channel named in both is removed.
+   */
+  | { type: 'channel.subscriptions_edit'; caller: Extract<Caller, { kind: 'user' }>; add: { name: string; description: string }[]; remove: readonly string[]; options: NewChannelOptions }
   | {
       type: 'channel.update';
       caller: Caller;

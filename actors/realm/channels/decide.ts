@@ -6,6 +6,7 @@ import type { Clock } from '../decide.ts';
 import { settingIncludes, type GroupSetting } from '../groups/state.ts';
 import { checkFolderForChannel } from '../channel-folders/decide.ts';
 import { checkTopicsPolicy } from './topics-policy.ts';
+import { channelIdsByName, resolvePrincipals } from './principals.ts';
 import { disallowedNameCharacter } from '../names.ts';
 import { allowed, systemGroupId } from '../permissions.ts';
 import { MODERATION_CHANNEL_PUBLIC } from '../settings/decide.ts';
@@ -20,8 +21,14 @@ export function decideChannel(state: RealmState, command: ChannelCommand, clock:
   switch (command.type) {
     case 'channel.subscribe':
       return decideSubscribe(state, command, clock);
-    case 'channel.unsubscribe':
-      return decideUnsubscribe(state, command);
+    case 'channel.unsubscribe': {
+      // An unknown user is the request's error before an unknown channel, as the front end answered it before.
+      const actor = callerId(command.caller);
+      const userIds = resolvePrincipals(state, command.principals, actor);
+      return decideUnsubscribe(state, actor, channelIdsByName(state, command.channels), userIds);
+    }
+    case 'channel.subscriptions_edit':
+      return decideSubscriptionsEdit(state, command, clock);
     case 'channel.update':
       return decideUpdate(state, command);
     case 'subscription.properties': {
@@ -87,13 +94,26 @@ export function checkDescription(description: string): string {
   return description.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+/**
+ * PATCH /users/me/subscriptions: the removals named first, then the additions, then the removals (commands.ts).
+ * A channel both added and removed is only removed: one commit cannot hold a subscription's addition and its
+ * removal (their events are made from the state after both), and removing it is where the two end.
+ */
+function decideSubscriptionsEdit(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.subscriptions_edit' }>, clock: Clock): ChannelChange[] {
+  const removeIds = channelIdsByName(state, command.remove);
+  const removing = new Set(removeIds);
+  const { caller, options } = command;
+  const add = command.add.filter((channel) => !removing.has(state.channelIdByName.get(channelKey(channel.name)) ?? -1));
+  const added = add.length === 0 ? [] : decideSubscribe(state, {
+    type: 'channel.subscribe', caller, channels: add, principals: [caller.userId], options, authorizationErrorsFatal: true,
+  }, clock);
+  return [...added, ...decideUnsubscribe(state, caller.userId, removeIds, [caller.userId])];
+}
+
 function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): ChannelChange[] {
   const actor = callerId(command.caller);
-  for (const userId of command.userIds) {
-    const user = state.users.get(userId);
-    if (!user || !user.isActive) throw badRequest(`No such user: ${userId}`);
-  }
-  const othersIncluded = command.userIds.some((id) => id !== actor);
+  const userIds = resolvePrincipals(state, command.principals, actor);
+  const othersIncluded = userIds.some((id) => id !== actor);
   const changes: ChannelChange[] = [];
   const entries: Extract<ChannelChange, { type: 'subscriptions.added' }>['entries'] = [];
   const colorsTaken = new Map<number, Set<string>>();
@@ -106,19 +126,19 @@ function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): C
     const existingId = state.channelIdByName.get(key);
     let channel: Channel;
     if (existingId === undefined) {
-      channel = newChannel(state, command, requested, nextId++, actor, clock);
+      channel = newChannel(state, command, userIds, requested, nextId++, actor, clock);
       changes.push({ type: 'channel.created', channel });
     } else {
       if (command.mustCreate) throw badRequest(`Channel '${requested.name.trim()}' already exists`);
       channel = state.channels.get(existingId)!;
       if (channel.isArchived) throw badRequest(`Channel '${channel.name}' is archived.`);
-      const authorized = othersIncluded ? mayAddOthers(state, channel, actor) && (!command.userIds.includes(actor ?? -1) || maySubscribeSelf(state, channel, actor)) : maySubscribeSelf(state, channel, actor);
+      const authorized = othersIncluded ? mayAddOthers(state, channel, actor) && (!userIds.includes(actor ?? -1) || maySubscribeSelf(state, channel, actor)) : maySubscribeSelf(state, channel, actor);
       if (!authorized) {
         if (command.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${channel.name}).`);
         continue;
       }
     }
-    for (const userId of command.userIds) {
+    for (const userId of userIds) {
       if (state.subscriptions.get(channel.id)?.has(userId)) continue;
       entries.push({ channelId: channel.id, userId, properties: defaultProperties(colorFor(state, colorsTaken, userId, channel.id)) });
     }
@@ -136,7 +156,7 @@ function checkWebPublic(state: RealmState, inviteOnly: boolean): void {
   if (inviteOnly) throw badRequest('A web-public channel cannot be private.');
 }
 
-function newChannel(state: RealmState, command: Subscribe, requested: { name: string; description: string }, id: number, actor: number | null, clock: Clock): Channel {
+function newChannel(state: RealmState, command: Subscribe, userIds: readonly number[], requested: { name: string; description: string }, id: number, actor: number | null, clock: Clock): Channel {
   const name = checkChannelName(state, requested.name);
   const description = checkDescription(requested.description);
   const { options } = command;
@@ -146,7 +166,7 @@ function newChannel(state: RealmState, command: Subscribe, requested: { name: st
   if (actor !== null) {
     const permission = options.isWebPublic ? 'can_create_web_public_channel_group' : options.inviteOnly ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
     if (!allowed(state, permission, actor)) throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
-    if (command.userIds.some((userId) => userId !== actor) && !allowed(state, 'can_add_subscribers_group', actor)) {
+    if (userIds.some((userId) => userId !== actor) && !allowed(state, 'can_add_subscribers_group', actor)) {
       throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
     }
     if (options.messageRetentionDays !== null && state.users.get(actor)?.role !== Role.owner) {
@@ -200,16 +220,15 @@ function colorFor(state: RealmState, taken: Map<number, Set<string>>, userId: nu
   return color;
 }
 
-function decideUnsubscribe(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.unsubscribe' }>): ChannelChange[] {
-  const actor = callerId(command.caller);
+function decideUnsubscribe(state: RealmState, actor: number | null, channelIds: readonly number[], userIds: readonly number[]): ChannelChange[] {
   const entries: { channelId: number; userId: number }[] = [];
-  for (const channelId of command.channelIds) {
+  for (const channelId of channelIds) {
     const channel = requireChannel(state, channelId);
-    const others = command.userIds.some((id) => id !== actor);
+    const others = userIds.some((id) => id !== actor);
     if (others && !administers(state, channel, actor) && !settingIncludes(state, channel.permissions.can_remove_subscribers_group, actor!)) {
       throw new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insufficient permission');
     }
-    for (const userId of command.userIds) if (state.subscriptions.get(channelId)?.has(userId)) entries.push({ channelId, userId });
+    for (const userId of userIds) if (state.subscriptions.get(channelId)?.has(userId)) entries.push({ channelId, userId });
   }
   return entries.length ? [{ type: 'subscriptions.removed', entries }] : [];
 }

@@ -7,5 +7,5 @@ import { exportsView } from './views.ts';
 export function realmExportEvents(state: RealmState): Delivery[] {
   const userIds = humanAdministrators(state);
   if (userIds.length === 0) return [];
-  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'realm_export', exports: exportsView(state.exports) } satisfies WireEventOf<'realm_export'> }];
+  return [{ realmId: state.realmId, audience: { kind: 'users', userIds }, event: { type: 'realm_export', exports: exportsView(state) } satisfies WireEventOf<'realm_export'> }];
 }
