@@ -1,6 +1,7 @@
 import { canRead } from '../../realm/messages/access.ts';
 import type { StoredMessage } from '../../realm/messages/state.ts';
 import type { RealmState } from '../../realm/state.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /** The original reports at most this many unread messages, the newest. */
@@ -24,13 +25,13 @@ export const maxMessageIdState: Builder = ({ realm, user }) => {
       }
     }
   }
-  return { max_message_id: max };
+  return { max_message_id: max } satisfies WireRegisterKeys<'max_message_id'>;
 };
 
 /** fetch type `starred_messages` (an IdSet iterates in id order) */
 export const starredMessagesState: Builder = ({ realm, user }) => ({
   starred_messages: [...(realm.messages.flags.starred.get(user.userId) ?? [])],
-});
+}) satisfies WireRegisterKeys<'starred_messages'>;
 
 /**
  * fetch type `update_message_flags` (with `message`): `unread_msgs`, the user's unread messages by
@@ -80,7 +81,7 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
       mentions,
       old_unreads_missing: (unread?.size ?? 0) > kept.length,
     },
-  };
+  } satisfies WireRegisterKeys<'unread_msgs'>;
 };
 
 /** fetch type `recent_private_conversations`: the user's direct conversations, newest first. */
@@ -92,7 +93,7 @@ export const recentConversationsState: Builder = ({ realm, user }) => {
     const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
     out.push({ max_message_id: list[list.length - 1]!, user_ids: userIds });
   }
-  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) };
+  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) } satisfies WireRegisterKeys<'recent_private_conversations'>;
 };
 
 function mentionsUser(realm: RealmState, message: StoredMessage, userId: number): boolean {

@@ -6,6 +6,7 @@ import { profileDataOf } from '../../realm/profile-fields/views.ts';
 import { accessFilter, hiddenBy, unknownUserView } from '../../realm/user-access.ts';
 import { personView } from '../../realm/views.ts';
 import { addressesFor, displayEmail } from '../../realm/email-visibility.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -55,7 +56,7 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
     email: displayEmail(realm, user),
     delivery_email: user.email,
     full_name: user.fullName,
-  };
+  } satisfies WireRegisterKeys<RealmUserKeys> & Record<'realm_users' | 'realm_non_active_users', unknown[]>;
 };
 
 /**
@@ -67,3 +68,10 @@ function spectatorPersonView(user: UserProfile, host: string): Record<string, un
   const { timezone: _timezone, ...person } = personView(user, { email, delivery_email: null }, false, null);
   return { ...person, date_joined: person.date_joined.slice(0, 10) };
 }
+
+/** The directory's lists hold views of three shapes, not typed yet: checked by their tests only. */
+type RealmUserKeys =
+  | 'cross_realm_bots' | 'avatar_source' | 'avatar_url' | 'avatar_url_medium'
+  | 'can_create_streams' | 'can_create_public_streams' | 'can_create_private_streams' | 'can_create_web_public_streams'
+  | 'can_subscribe_other_users' | 'can_invite_others_to_realm' | 'is_admin' | 'is_owner' | 'is_moderator' | 'is_guest'
+  | 'user_id' | 'email' | 'delivery_email' | 'full_name';
