@@ -11,6 +11,7 @@ import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/s
 import { p } from '../http/params.ts';
 import { channelPermissionParams, checkWebPublicEnabled, folderId, groupSetting, topicsPolicy, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const channelId = p.int(z.number().int());
 const settingEdit = z.object({ new: groupSetting, old: groupSetting.optional() });
@@ -54,7 +55,7 @@ export const channelRoutes = [
           (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
         if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
       }
-      return { streams };
+      return { streams } satisfies WireResponse<'/streams', 'get'>;
     },
   }),
 

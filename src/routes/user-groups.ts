@@ -5,7 +5,9 @@ import { GROUP_PERMISSIONS, groupClosure, type GroupPermission, type GroupSettin
 import { activeMembers, groupView } from '../../actors/realm/groups/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p, type Param } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const ids = z.array(z.number().int());
 const groupSetting: z.ZodType<GroupSetting> = z.union([
@@ -53,11 +55,11 @@ export const userGroupRoutes = [
       ...permissionParams(groupSetting),
     },
     async handle({ services, realm, user }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'group.create', caller: caller(user.userId), name: params.name.trim(), description: params.description,
         members: params.members, subgroups: params.subgroups, permissions: pickPermissions(params),
       });
-      return { group_id: change?.type === 'group.created' ? change.id : null };
+      return { group_id: changeOf(changes, 'group.created').id } satisfies WireResponse<'/user_groups/create', 'post'>;
     },
   }),
 
@@ -68,7 +70,7 @@ export const userGroupRoutes = [
     params: { include_deactivated_groups: p.bool().default(false) },
     handle({ realm }, { include_deactivated_groups }) {
       const groups = [...realm.groups.values()].filter((group) => include_deactivated_groups || !group.deactivated);
-      return { user_groups: groups.map((group) => groupView(realm, group)) };
+      return { user_groups: groups.map((group) => groupView(realm, group)) } satisfies WireResponse<'/user_groups', 'get'>;
     },
   }),
 

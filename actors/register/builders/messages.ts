@@ -1,4 +1,4 @@
-import { canRead } from '../../realm/messages/access.ts';
+import { canRead, newestReadableId } from '../../realm/messages/access.ts';
 import type { StoredMessage } from '../../realm/messages/state.ts';
 import type { RealmState } from '../../realm/state.ts';
 import type { WireRegisterKeys } from '../../wire/events.ts';
@@ -8,25 +8,7 @@ import type { Builder } from '../builder.ts';
 const MAX_UNREAD_MESSAGES = 50_000;
 
 /** fetch type `message`: the newest message the user can see in their own history, or -1. */
-export const maxMessageIdState: Builder = ({ realm, user }) => {
-  let max = -1;
-  const store = realm.messages;
-  const lists = [
-    ...[...(realm.subscribedBy.get(user.userId) ?? [])].map((id) => store.byChannel.get(id)),
-    ...[...(store.conversationsOf.get(user.userId) ?? [])].map((key) => store.byConversation.get(key)),
-  ];
-  for (const list of lists) {
-    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
-      const id = list![i]!;
-      if (id <= max) break;
-      if (canRead(realm, user.userId, store.byId.get(id)!)) {
-        max = id;
-        break;
-      }
-    }
-  }
-  return { max_message_id: max } satisfies WireRegisterKeys<'max_message_id'>;
-};
+export const maxMessageIdState: Builder = ({ realm, user }) => ({ max_message_id: newestReadableId(realm, user.userId) }) satisfies WireRegisterKeys<'max_message_id'>;
 
 /** fetch type `starred_messages` (an IdSet iterates in id order) */
 export const starredMessagesState: Builder = ({ realm, user }) => ({

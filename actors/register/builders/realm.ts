@@ -1,4 +1,4 @@
-import { realmIconPath } from '../../realm/avatars/urls.ts';
+import { realmIconUrl } from '../../realm/avatars/urls.ts';
 import { botDomainOf } from '../../realm/bots/state.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
@@ -41,7 +41,7 @@ export const realmStateInputs: SectionInputs = ({ spectator }, options) => [
 export const realmState: Builder = ({ realm, spectator }, options) => {
   const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl, realmUploadQuotaBytes } = options;
   const settings = realmSettingsView(realm);
-  const icon = `${realmIconPath(realm)}?version=1`;
+  const icon = realmIconUrl(realm);
   return {
     ...LIMITS,
     ...SERVER_LIMITS,
