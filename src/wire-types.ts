@@ -79,6 +79,8 @@ const EVENT_CORRECTIONS: EventCorrection[] = [
   { type: 'message', add: { local_message_id: { type: 'string' } }, why: "the sender's queue that sent the message with a `local_id` gets it back (the original's local echo)" },
   { schema: 'register_queue_200_response', optional: 'all', why: 'each key comes with its fetch type (POST /register)' },
   { schema: 'UserBase', optional: ['bot_type', 'bot_owner_id'], why: 'format_user_row sets them for bots only' },
+  { schema: 'LegacyPresenceFormat', optional: ['pushable'], why: 'its description: not present in the `aggregated` object' },
+  { schema: 'UserBase', optional: ['timezone'], why: 'format_user_row deletes it for a spectator (acting_user None), with is_billing_admin' },
   { schema: 'Subscription', optional: ['partial_subscribers'], why: 'sent only instead of `subscribers`, when a client asked for partial lists (its description)' },
   { schema: 'register_queue_200_response_allOf_never_subscribed_inner', optional: ['partial_subscribers'], why: 'as for a subscription: only instead of `subscribers`, for partial lists' },
   { schema: 'register_queue_200_response_allOf_user_status', optional: ['away', 'status_text', 'emoji_name', 'emoji_code', 'reaction_type'], why: "format_user_status sends only the keys a user's status sets (the key's description: users who have set a status)" },

@@ -5046,7 +5046,7 @@ export interface components {
              *     `false` when present as the server no longer stores which client
              *     submitted presence data.
              */
-            pushable: boolean;
+            pushable?: boolean;
         };
         UserStatus: {
             /**
@@ -5534,7 +5534,7 @@ export interface components {
              * @description The IANA identifier of the user's [profile time zone](/help/change-your-timezone),
              *     which is used primarily to display the user's local time to other users.
              */
-            timezone: string;
+            timezone?: string;
             /**
              * @description URL for the user's avatar.
              *

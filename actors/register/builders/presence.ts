@@ -12,5 +12,5 @@ export const presenceState: Builder = ({ realm, user, presence, spectator }, opt
   const { presences, lastUpdateId } = presence
     ? realmPresences(presence, realm, { slim: options.slimPresence ?? false, lastUpdateId: -1, historyLimitDays: options.presenceHistoryLimitDays, now, viewerId: user.userId })
     : { presences: {}, lastUpdateId: -1 };
-  return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now } satisfies WireRegisterKeys<'presence_last_update_id' | 'server_timestamp'> & { presences: unknown };
+  return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now } satisfies WireRegisterKeys<'presences' | 'presence_last_update_id' | 'server_timestamp'>;
 };
