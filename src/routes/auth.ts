@@ -24,7 +24,7 @@ export const authRoutes = [
       const account = { realmId: realm.realmId, username, stored: user?.passwordHash ?? null };
       if (!(await checkPassword(services, request, 'anonymous', account, password)) || !user) throw loginFailed();
       requireActive(realm, user);
-      return { api_key: user.apiKey, email: user.email, user_id: user.userId };
+      return { api_key: user.apiKey, email: user.email, user_id: user.userId } satisfies WireResponse<'/fetch_api_key', 'post'>;
     },
   }),
 

@@ -65,7 +65,7 @@ export const messageEditRoutes = [
     params: { message_id: messageId },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'message.delete', caller: { kind: 'user', userId: user.userId }, messageId: params.message_id });
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}', 'delete'>;
     },
   }),
 

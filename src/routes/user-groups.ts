@@ -91,7 +91,7 @@ export const userGroupRoutes = [
         type: 'group.update', caller: caller(user.userId), id: params.user_group_id, name: params.name?.trim(),
         description: params.description, deactivated: params.deactivated, permissions: pickPermissions(params),
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}', 'patch'>;
     },
   }),
 
@@ -104,7 +104,7 @@ export const userGroupRoutes = [
       await services.runtime.execute(realm.realmId, {
         type: 'group.update', caller: caller(user.userId), id: params.user_group_id, deactivated: true,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/deactivate', 'post'>;
     },
   }),
 
@@ -124,7 +124,7 @@ export const userGroupRoutes = [
         type: 'group.members', caller: caller(user.userId), id: params.user_group_id, add: params.add, remove: params.delete,
         addSubgroups: params.add_subgroups, removeSubgroups: params.delete_subgroups,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/members', 'post'>;
     },
   }),
 
@@ -138,7 +138,7 @@ export const userGroupRoutes = [
         type: 'group.members', caller: caller(user.userId), id: params.user_group_id, add: [], remove: [],
         addSubgroups: params.add, removeSubgroups: params.delete,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/subgroups', 'post'>;
     },
   }),
 
@@ -149,7 +149,7 @@ export const userGroupRoutes = [
     params: { user_group_id: groupId, direct_member_only: p.bool().default(false) },
     handle({ realm }, params) {
       const group = findGroup(realm, params.user_group_id);
-      return { members: params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group) };
+      return { members: params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group) } satisfies WireResponse<'/user_groups/{user_group_id}/members', 'get'>;
     },
   }),
 
@@ -163,7 +163,7 @@ export const userGroupRoutes = [
       const target = findAccessibleUser(realm, user.userId, params.user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
       const members = params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group);
-      return { is_user_group_member: members.includes(params.user_id) };
+      return { is_user_group_member: members.includes(params.user_id) } satisfies WireResponse<'/user_groups/{user_group_id}/members/{user_id}', 'get'>;
     },
   }),
 
@@ -175,7 +175,7 @@ export const userGroupRoutes = [
     handle({ realm }, params) {
       const group = findGroup(realm, params.user_group_id);
       const subgroups = params.direct_subgroup_only ? [...group.subgroups] : [...groupClosure(realm, group.id)].filter((id) => id !== group.id);
-      return { subgroups: subgroups.sort((a, b) => a - b) };
+      return { subgroups: subgroups.sort((a, b) => a - b) } satisfies WireResponse<'/user_groups/{user_group_id}/subgroups', 'get'>;
     },
   }),
 ];

@@ -103,7 +103,7 @@ export const userRoutes = [
     params: {},
     async handle({ services, realm, user }) {
       await services.runtime.execute(realm.realmId, { type: 'user.deactivate_own', userId: user.userId });
-      return {};
+      return {} satisfies WireResponse<'/users/me', 'delete'>;
     },
   }),
 
@@ -131,14 +131,14 @@ export const userRoutes = [
     async handle({ services, realm, user }, params) {
       const weakness = await passwordWeakness(params.password, [params.email, params.full_name]);
       if (weakness) throw badRequest(weakness);
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'user.create',
         caller: caller(user),
         email: params.email,
         fullName: params.full_name,
         passwordHash: await services.passwordQueue.run('user', () => hashPassword(params.password)),
       });
-      return { user_id: change?.type === 'user.created' ? change.user.userId : null };
+      return { user_id: changeOf(changes, 'user.created').user.userId } satisfies WireResponse<'/users', 'post'>;
     },
   }),
 
@@ -159,7 +159,7 @@ export const userRoutes = [
           text: `Hello ${target.fullName},\n\n${user.fullName} has deactivated your account in ${realm.name} (${services.realmUrl(realm)}).${note}\n`,
         });
       }
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}', 'delete'>;
     },
   }),
 
@@ -170,7 +170,7 @@ export const userRoutes = [
     params: { user_id: userId },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'user.reactivate', caller: caller(user), userId: params.user_id });
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}/reactivate', 'post'>;
     },
   }),
 
@@ -202,7 +202,7 @@ export const userRoutes = [
         ...(params.full_name !== undefined && { fullName: params.full_name }),
         ...(params.role !== undefined && { role: params.role }),
       });
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}', 'patch'>;
     },
   }),
 ];
