@@ -26,7 +26,7 @@ export const channelFolderRoutes = [
     path: '/channel_folders',
     auth: 'user',
     params: { include_archived: p.bool().default(false) },
-    handle: ({ realm }, params) => ({ channel_folders: channelFoldersView(realm.channelFolders, params.include_archived) }),
+    handle: ({ realm }, params) => ({ channel_folders: channelFoldersView(realm.channelFolders, params.include_archived) }) satisfies WireResponse<'/channel_folders', 'get'>,
   }),
 
   route({

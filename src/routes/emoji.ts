@@ -39,7 +39,7 @@ export const emojiRoutes = [
     path: '/realm/emoji',
     auth: 'user',
     params: {},
-    handle: ({ realm }) => ({ emoji: realmEmojiView(realm) }),
+    handle: ({ realm }) => ({ emoji: realmEmojiView(realm) }) satisfies WireResponse<'/realm/emoji', 'get'>,
   }),
 
   route({
@@ -79,7 +79,7 @@ export const emojiRoutes = [
     params: { emoji_name: p.string() },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'emoji.deactivate', caller: { kind: 'user', userId: user.userId }, name: params.emoji_name });
-      return {};
+      return {} satisfies WireResponse<'/realm/emoji/{emoji_name}', 'delete'>;
     },
   }),
 

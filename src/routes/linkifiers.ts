@@ -19,7 +19,7 @@ export const linkifierRoutes = [
     path: '/realm/linkifiers',
     auth: 'user',
     params: {},
-    handle: ({ realm }) => ({ linkifiers: linkifiersView(realm.linkifiers) }),
+    handle: ({ realm }) => ({ linkifiers: linkifiersView(realm.linkifiers) }) satisfies WireResponse<'/realm/linkifiers', 'get'>,
   }),
 
   route({

@@ -54,7 +54,7 @@ export const messageEditRoutes = [
           const attachment = realm.attachments.byId.get(id);
           return attachment ? [attachmentView(realm, attachment)] : [];
         }),
-      };
+      } satisfies WireResponse<'/messages/{message_id}', 'patch'>;
     },
   }),
 

@@ -10,7 +10,7 @@ export const navigationViewRoutes = [
     path: '/navigation_views',
     auth: 'user',
     params: {},
-    handle: ({ services, realm, user }) => ({ navigation_views: navigationViewsView(services.runtime.userState(realm.realmId, user.userId)) }),
+    handle: ({ services, realm, user }) => ({ navigation_views: navigationViewsView(services.runtime.userState(realm.realmId, user.userId)) }) satisfies WireResponse<'/navigation_views', 'get'>,
   }),
 
   route({

@@ -14,7 +14,7 @@ export const reminderRoutes = [
     path: '/reminders',
     auth: 'user',
     params: {},
-    handle: ({ services, realm, user }) => ({ reminders: remindersByTime(services.runtime.userState(realm.realmId, user.userId)) }),
+    handle: ({ services, realm, user }) => ({ reminders: remindersByTime(services.runtime.userState(realm.realmId, user.userId)) }) satisfies WireResponse<'/reminders', 'get'>,
   }),
 
   route({

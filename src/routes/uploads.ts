@@ -79,7 +79,7 @@ export const uploadRoutes = [
       return {
         attachments: attachmentsOf(realm, user.userId).map((attachment) => attachmentView(realm, attachment)),
         upload_space_used: uploadSpaceUsed(realm, user.userId),
-      };
+      } satisfies WireResponse<'/attachments', 'get'>;
     },
   }),
 
