@@ -79,8 +79,39 @@ const EVENT_CORRECTIONS: EventCorrection[] = [
   { type: 'message', add: { local_message_id: { type: 'string' } }, why: "the sender's queue that sent the message with a `local_id` gets it back (the original's local echo)" },
   { schema: 'register_queue_200_response', optional: 'all', why: 'each key comes with its fetch type (POST /register)' },
   { schema: 'UserBase', optional: ['bot_type', 'bot_owner_id'], why: 'format_user_row sets them for bots only' },
+  { schema: 'LegacyPresenceFormat', optional: ['pushable'], why: 'its description: not present in the `aggregated` object' },
+  { schema: 'UserBase', optional: ['timezone'], why: 'format_user_row deletes it for a spectator (acting_user None), with is_billing_admin' },
   { schema: 'Subscription', optional: ['partial_subscribers'], why: 'sent only instead of `subscribers`, when a client asked for partial lists (its description)' },
+  { schema: 'register_queue_200_response_allOf_never_subscribed_inner', optional: ['partial_subscribers'], why: 'as for a subscription: only instead of `subscribers`, for partial lists' },
+  { schema: 'register_queue_200_response_allOf_user_status', optional: ['away', 'status_text', 'emoji_name', 'emoji_code', 'reaction_type'], why: "format_user_status sends only the keys a user's status sets (the key's description: users who have set a status)" },
 ];
+
+/**
+ * Where the document names the wrong schema for a property (shared/reference/zulip-behaviour.md): `at`, the
+ * property names from a schema (through its `allOf` parts, `items` for an array's), replaced by `$ref` `ref`.
+ */
+const REF_CORRECTIONS: { schema: string; at: string[]; ref: string; why: string }[] = [
+  { schema: 'register_queue_200_response', at: ['reminders', 'items'], ref: 'Reminder', why: "get_undelivered_reminders sends reminders (`reminder_id`, `reminder_target_message_id`), as GET /reminders does" },
+];
+
+/** Applies REF_CORRECTIONS; a rule that matches nothing fails the run. */
+function refCorrections(document: Node): void {
+  for (const rule of REF_CORRECTIONS) {
+    const schema = resolved(document, { $ref: `#/components/schemas/${rule.schema}` });
+    let holders: Node[] = schema ? parts(document, schema) : [];
+    const last = rule.at[rule.at.length - 1]!;
+    for (const name of rule.at.slice(0, -1)) {
+      holders = holders.flatMap((part) => {
+        const next = isNode(part.properties) ? part.properties[name] : part[name];
+        return isNode(next) ? [next] : [];
+      });
+    }
+    const holder = holders.find((node) => isNode(node[last]) || (isNode(node.properties) && isNode(node.properties[last])));
+    if (!holder) throw new Error(`REF_CORRECTIONS: ${rule.schema} ${rule.at.join('.')} not found in the document`);
+    if (isNode(holder[last])) holder[last] = { $ref: `#/components/schemas/${rule.ref}` };
+    else (holder.properties as Node)[last] = { $ref: `#/components/schemas/${rule.ref}` };
+  }
+}
 
 /** Which keys the `required` lists of some schemas leave out, by the schema object. */
 type Optional = Map<Node, Set<string>>;
@@ -201,6 +232,7 @@ function corrected(node: unknown, optional: Optional): void {
 
 export async function wireTypes(): Promise<string> {
   const document = parse(readFileSync(DOCUMENT, 'utf8')) as OpenAPI3;
+  refCorrections(document as unknown as Node);
   corrected(document, eventCorrections(document as unknown as Node));
     // A default does not make a key present: the original leaves out some that have one (`display_in_profile_summary`).
   const ast = await openapiTS(document, { propertiesRequiredByDefault: true, defaultNonNullable: false });

@@ -110,6 +110,7 @@ t.test('the realm is chosen by the Host header', async (t) => {
   const settings = await withHost(url, 'chat.test', 'GET', '/server_settings');
   isSuccess(t, settings, 'server_settings on the bare host');
   t.equal(settings.body.realm_url, 'http://chat.test', 'realm_url is the external URL');
+  t.match(settings.body.realm_icon, /\?version=\d+$/, 'the realm icon, as registration has it');
 });
 
 t.test('POST /fetch_api_key', async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type ApiClient, type ApiResult, type Credentials } from './helpers/server.ts';
+import { channel, sendDirect, sendToChannel } from './helpers/messages.ts';
 
 const PASSWORD = 'a-Strong-passw0rd-for-tests';
 
@@ -412,4 +413,16 @@ t.test('GET /users shows every change to the users at once, as each viewer may s
   t.equal((await members(asAnn)).get(carol.userId)?.full_name, 'Carol', 'a new user is listed');
   isSuccess(t, await api.delete(`/users/${carol.userId}`), 'deactivate carol');
   t.equal((await members(asAnn)).get(carol.userId)?.is_active, false, 'and shown deactivated');
+});
+
+t.test('GET /users/me carries max_message_id, the newest message the user can read (-1 before any)', async (t) => {
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann-max@example.com', 'Ann');
+  t.equal((await api.as(ann).get('/users/me')).body.max_message_id, -1, 'none yet');
+  const toAnn = await sendDirect(api, [ann.userId], 'hello Ann');
+  await channel(api, 'owners only', []);
+  const unseen = await sendToChannel(api, 'owners only', 'private', 'not for Ann');
+  t.ok(unseen > toAnn);
+  t.equal((await api.as(ann).get('/users/me')).body.max_message_id, toAnn, "a channel Ann is not in does not count");
+  t.equal((await api.get('/users/me')).body.max_message_id, unseen, "the sender's newest");
 });

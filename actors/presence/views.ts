@@ -26,6 +26,8 @@ export interface LegacyPresenceInfo {
   pushable?: false;
 }
 
+type LegacyPresence = { aggregated: LegacyPresenceInfo; website: LegacyPresenceInfo };
+
 /** A user who never reported being active reads as last active when they joined (as in the original). */
 const activeAt = (entry: PresenceEntry, user: UserProfile) => entry.activeAt ?? user.dateJoined;
 
@@ -42,7 +44,7 @@ export function modernPresence(entry: PresenceEntry, user: UserProfile): ModernP
  * The legacy format: one client, always `website` since the original stopped tracking clients, plus
  * `aggregated`, which carries the same data.
  */
-export function legacyPresence(entry: PresenceEntry, user: UserProfile, now: number): { aggregated: LegacyPresenceInfo; website: LegacyPresenceInfo } {
+export function legacyPresence(entry: PresenceEntry, user: UserProfile, now: number): LegacyPresence {
   const active = activeAt(entry, user);
   const idle = now - active > LEGACY_ACTIVE_SECONDS;
   const status = idle ? 'idle' : 'active';
@@ -72,7 +74,8 @@ export interface PresenceQuery {
 }
 
 export interface RealmPresences {
-  presences: Record<string, unknown>;
+  /** by user id (slim) or by email (legacy) */
+  presences: Record<string, ModernPresence | LegacyPresence>;
   /** the newest update returned, never below the client's; -1 when nothing was returned or asked past */
   lastUpdateId: number;
 }
@@ -82,7 +85,7 @@ export function realmPresences(store: PresenceStore, realm: RealmState, query: P
   const { lastUpdateId } = query;
   const incremental = lastUpdateId !== undefined && lastUpdateId > 0;
   const since = incremental ? -Infinity : query.now - (query.historyLimitDays ?? DEFAULT_HISTORY_LIMIT_DAYS) * DAY_SECONDS;
-  const presences: Record<string, unknown> = {};
+  const presences: RealmPresences['presences'] = {};
   let newest = lastUpdateId ?? -1;
   const accessible = accessFilter(realm, query.viewerId);
   for (const [userId, entry] of store.entries(realm.realmId)) {

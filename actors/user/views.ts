@@ -1,4 +1,5 @@
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../register/realm-limits.ts';
+import type { WireSchema } from '../wire/events.ts';
 import { EMOJISET_CHOICES, NOTIFICATION_SOUNDS } from './setting-values.ts';
 import { allSettings, settingValue } from './settings.ts';
 import { VisibilityPolicy, type Draft, type SavedSnippet, type ScheduledMessage, type UserState } from './state.ts';
@@ -69,12 +70,13 @@ export const userSettingsView = (state: UserState) => ({
 });
 
 /** A user's status as the API shows it: only the keys that are set (an empty object for no status). */
-export function statusView(state: UserState): Record<string, string | boolean> {
-  const view: Record<string, string | boolean> = {};
+export function statusView(state: UserState): WireSchema<'register_queue_200_response_allOf_user_status'> {
+  const view: WireSchema<'register_queue_200_response_allOf_user_status'> = {};
   // `away` is the legacy reading of presence_enabled.
   if (settingValue(state.settings, 'presence_enabled') === false) view.away = true;
   if (state.status.statusText) view.status_text = state.status.statusText;
-  if (state.status.emojiName) {
+  // An emoji comes with its type; '' is only the type of no emoji.
+  if (state.status.emojiName && state.status.reactionType !== '') {
     view.emoji_name = state.status.emojiName;
     view.emoji_code = state.status.emojiCode;
     view.reaction_type = state.status.reactionType;

@@ -5046,7 +5046,7 @@ export interface components {
              *     `false` when present as the server no longer stores which client
              *     submitted presence data.
              */
-            pushable: boolean;
+            pushable?: boolean;
         };
         UserStatus: {
             /**
@@ -5058,22 +5058,22 @@ export interface components {
              *     access the user's `presence_enabled` setting, with
              *     `away = !presence_enabled`. To be removed in a future release.
              */
-            away: boolean;
+            away?: boolean;
             /** @description If present, the text content of the user's status message. */
-            status_text: string;
+            status_text?: string;
             /**
              * @description If present, the name for the emoji to associate with the user's status.
              *
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              */
-            emoji_name: string;
+            emoji_name?: string;
             /**
              * @description If present, a unique identifier, defining the specific emoji codepoint
              *     requested, within the namespace of the `reaction_type`.
              *
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              */
-            emoji_code: string;
+            emoji_code?: string;
             /**
              * @description If present, a string indicating the type of emoji. Each emoji
              *     `reaction_type` has an independent namespace for values of `emoji_code`.
@@ -5094,7 +5094,7 @@ export interface components {
              *     **Changes**: New in Zulip 5.0 (feature level 86).
              * @enum {string}
              */
-            reaction_type: "unicode_emoji" | "realm_emoji" | "svc_extra_emoji";
+            reaction_type?: "unicode_emoji" | "realm_emoji" | "svc_extra_emoji";
         };
         /**
          * @description A dictionary for representing a message draft.
@@ -5534,7 +5534,7 @@ export interface components {
              * @description The IANA identifier of the user's [profile time zone](/help/change-your-timezone),
              *     which is used primarily to display the user's local time to other users.
              */
-            timezone: string;
+            timezone?: string;
             /**
              * @description URL for the user's avatar.
              *
@@ -17788,7 +17788,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 11.0 (feature level 412).
              */
-            partial_subscribers: number[];
+            partial_subscribers?: number[];
         };
         /**
          * @example {
@@ -21224,7 +21224,7 @@ export interface components {
              *
              *     **Changes**: New in Zulip 11.0 (feature level 399).
              */
-            reminders?: components["schemas"]["ScheduledMessage"][];
+            reminders?: components["schemas"]["Reminder"][];
             /**
              * @deprecated
              * @description Present if `muted_topics` is present in `fetch_event_types`.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const words = p.json(z.array(z.string()));
 
@@ -12,7 +13,7 @@ export const alertWordRoutes = [
     auth: 'user',
     params: {},
     handle({ services, realm, user }) {
-      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] };
+      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] } satisfies WireResponse<'/users/me/alert_words', 'get'>;
     },
   }),
 
@@ -23,7 +24,7 @@ export const alertWordRoutes = [
     params: { alert_words: words },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'alert_words.add', words: params.alert_words });
-      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] };
+      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] } satisfies WireResponse<'/users/me/alert_words', 'post'>;
     },
   }),
 
@@ -34,7 +35,7 @@ export const alertWordRoutes = [
     params: { alert_words: words },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'alert_words.remove', words: params.alert_words });
-      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] };
+      return { alert_words: [...services.runtime.userState(realm.realmId, user.userId).alertWords] } satisfies WireResponse<'/users/me/alert_words', 'delete'>;
     },
   }),
 ];

@@ -1,5 +1,6 @@
 import { ChatError, ErrorCode } from '../../actors/errors.ts';
 import { renderMarkdown } from '../../actors/markdown.ts';
+import { realmIconUrl } from '../../actors/realm/avatars/urls.ts';
 import { findUserByEmail } from '../../actors/realm/state.ts';
 import { hasPublicAccess } from '../../actors/register/spectator.ts';
 import { requireActive } from '../http/auth.ts';
@@ -7,6 +8,7 @@ import { p } from '../http/params.ts';
 import { checkPassword } from '../password-check.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const loginFailed = () =>
   new ChatError(ErrorCode.AUTHENTICATION_FAILED, 'Your username or password is incorrect', 401);
@@ -22,7 +24,7 @@ export const authRoutes = [
       const account = { realmId: realm.realmId, username, stored: user?.passwordHash ?? null };
       if (!(await checkPassword(services, request, 'anonymous', account, password)) || !user) throw loginFailed();
       requireActive(realm, user);
-      return { api_key: user.apiKey, email: user.email, user_id: user.userId };
+      return { api_key: user.apiKey, email: user.email, user_id: user.userId } satisfies WireResponse<'/fetch_api_key', 'post'>;
     },
   }),
 
@@ -64,11 +66,12 @@ export const authRoutes = [
         realm_url: url,
         realm_uri: url,
         realm_name: realm.name,
+        realm_icon: realmIconUrl(realm),
         // Shown on login pages: rendered, unlike registration's raw `realm_description` (what the settings form edits).
         realm_description: renderMarkdown(realm.description),
         // Whether a client may register without an account and read the web-public channels.
         realm_web_public_access_enabled: hasPublicAccess(realm, services.config.webPublicStreamsEnabled),
-      };
+      } satisfies WireResponse<'/server_settings', 'get'>;
     },
   }),
 ];

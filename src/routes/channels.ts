@@ -10,7 +10,9 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts'
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
 import { channelPermissionParams, checkWebPublicEnabled, folderId, groupSetting, topicsPolicy, newChannelOptions, newChannelParams, pickChannelPermissions, retentionDays } from './channel-params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const channelId = p.int(z.number().int());
 const settingEdit = z.object({ new: groupSetting, old: groupSetting.optional() });
@@ -54,7 +56,7 @@ export const channelRoutes = [
           (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
         if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
       }
-      return { streams };
+      return { streams } satisfies WireResponse<'/streams', 'get'>;
     },
   }),
 
@@ -79,7 +81,7 @@ export const channelRoutes = [
       if (id === undefined || !canSeeChannel(realm, realm.channels.get(id)!, user.userId)) {
         throw badRequest(`Invalid channel name '${params.stream}'`);
       }
-      return { stream_id: id };
+      return { stream_id: id } satisfies WireResponse<'/get_stream_id', 'get'>;
     },
   }),
 
@@ -89,7 +91,7 @@ export const channelRoutes = [
     auth: 'user',
     params: { stream_id: channelId },
     handle({ realm, user }, params) {
-      return { subscribers: subscriberIds(realm, visibleChannel(realm, params.stream_id, user).id) };
+      return { subscribers: subscriberIds(realm, visibleChannel(realm, params.stream_id, user).id) } satisfies WireResponse<'/streams/{stream_id}/members', 'get'>;
     },
   }),
 
@@ -105,7 +107,7 @@ export const channelRoutes = [
         return !!message && canRead(realm, user.userId, message);
       });
       if (!params.allow_empty_topic_name) for (const topic of topics) if (topic.name === '') topic.name = EMPTY_TOPIC_DISPLAY_NAME;
-      return { topics };
+      return { topics } satisfies WireResponse<'/users/me/{stream_id}/topics', 'get'>;
     },
   }),
 
@@ -129,8 +131,7 @@ export const channelRoutes = [
         mustCreate: true,
         options: newChannelOptions(params, services.config.webPublicStreamsEnabled),
       });
-      const created = changes.find((change) => change.type === 'channel.created');
-      return { id: created?.type === 'channel.created' ? created.channel.id : null };
+      return { id: changeOf(changes, 'channel.created').channel.id } satisfies WireResponse<'/channels/create', 'post'>;
     },
   }),
 
@@ -173,7 +174,7 @@ export const channelRoutes = [
         permissions: Object.fromEntries(Object.entries(permissions).map(([name, edit]) => [name, edit.new])),
         expectedPermissions: Object.fromEntries(Object.entries(permissions).flatMap(([name, edit]) => (edit.old === undefined ? [] : [[name, edit.old]]))),
       });
-      return {};
+      return {} satisfies WireResponse<'/streams/{stream_id}', 'patch'>;
     },
   }),
 
@@ -186,7 +187,7 @@ export const channelRoutes = [
       await services.runtime.execute(realm.realmId, {
         type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isArchived: true, isDefault: false,
       });
-      return {};
+      return {} satisfies WireResponse<'/streams/{stream_id}', 'delete'>;
     },
   }),
 
@@ -198,7 +199,7 @@ export const channelRoutes = [
     async handle({ services, realm, user }, params) {
       if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
       await services.runtime.execute(realm.realmId, { type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isDefault: true });
-      return {};
+      return {} satisfies WireResponse<'/default_streams', 'post'>;
     },
   }),
 
@@ -210,7 +211,7 @@ export const channelRoutes = [
     async handle({ services, realm, user }, params) {
       if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
       await services.runtime.execute(realm.realmId, { type: 'channel.update', caller: { kind: 'user', userId: user.userId }, id: params.stream_id, isDefault: false });
-      return {};
+      return {} satisfies WireResponse<'/default_streams', 'delete'>;
     },
   }),
   route({
@@ -221,7 +222,7 @@ export const channelRoutes = [
     handle({ realm, user }, params) {
       checkChannelEmailRequest(realm, user.userId, params.stream_id, params.sender_id);
       // This server has no email gateway (mails to a channel); the original without one answers an empty address.
-      return { email: '' };
+      return { email: '' } satisfies WireResponse<'/streams/{stream_id}/email_address', 'get'>;
     },
   }),
 ];

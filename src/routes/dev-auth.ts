@@ -3,6 +3,7 @@ import { findUserByEmail } from '../../actors/realm/state.ts';
 import { requireActive } from '../http/auth.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /**
  * The original's one-click development login for clients: anyone may take any user's key, so it answers only
@@ -19,7 +20,7 @@ export const devAuthRoutes = [
       const user = findUserByEmail(realm, username);
       if (!user) throw new ChatError(ErrorCode.AUTHENTICATION_FAILED, 'This user is not registered.', 401);
       requireActive(realm, user);
-      return { api_key: user.apiKey, email: user.email, user_id: user.userId };
+      return { api_key: user.apiKey, email: user.email, user_id: user.userId } satisfies WireResponse<'/dev_fetch_api_key', 'post'>;
     },
   }),
 ];

@@ -4,6 +4,7 @@ import { requireSync } from '../../actors/user/decide-drafts.ts';
 import { draftsByTime } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 // The spec's Draft shape; `id` is set by the server only, so a client sending it is refused (strict object).
 const draft = z.strictObject({
@@ -29,7 +30,7 @@ export const draftRoutes = [
       const state = services.runtime.userState(realm.realmId, user.userId);
       requireSync(state);
       const drafts = draftsByTime(state, 'oldest');
-      return { count: drafts.length, drafts };
+      return { count: drafts.length, drafts } satisfies WireResponse<'/drafts', 'get'>;
     },
   }),
 
@@ -40,7 +41,7 @@ export const draftRoutes = [
     params: { drafts: p.json(z.array(draft)).default([]) },
     async handle({ services, realm, user }, params) {
       const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.create', drafts: params.drafts.map(toInput), realm });
-      return { ids: change?.type === 'draft.created' ? change.drafts.map((created) => created.id) : [] };
+      return { ids: change?.type === 'draft.created' ? change.drafts.map((created) => created.id) : [] } satisfies WireResponse<'/drafts', 'post'>;
     },
   }),
 
@@ -51,7 +52,7 @@ export const draftRoutes = [
     params: { draft_id: draftId, draft: p.json(draft) },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.edit', id: params.draft_id, draft: toInput(params.draft), realm });
-      return {};
+      return {} satisfies WireResponse<'/drafts/{draft_id}', 'patch'>;
     },
   }),
 
@@ -62,7 +63,7 @@ export const draftRoutes = [
     params: { draft_id: draftId },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'draft.delete', id: params.draft_id });
-      return {};
+      return {} satisfies WireResponse<'/drafts/{draft_id}', 'delete'>;
     },
   }),
 ];

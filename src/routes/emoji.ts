@@ -8,6 +8,7 @@ import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { IMAGE_TYPES, inspectImage } from '../images.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** The original's default MAX_EMOJI_FILE_SIZE_MIB. */
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
@@ -38,7 +39,7 @@ export const emojiRoutes = [
     path: '/realm/emoji',
     auth: 'user',
     params: {},
-    handle: ({ realm }) => ({ emoji: realmEmojiView(realm) }),
+    handle: ({ realm }) => ({ emoji: realmEmojiView(realm) }) satisfies WireResponse<'/realm/emoji', 'get'>,
   }),
 
   route({
@@ -67,7 +68,7 @@ export const emojiRoutes = [
         await store.remove(realm.realmId, stored);
         throw error;
       }
-      return {};
+      return {} satisfies WireResponse<'/realm/emoji/{emoji_name}', 'post'>;
     },
   }),
 
@@ -78,7 +79,7 @@ export const emojiRoutes = [
     params: { emoji_name: p.string() },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'emoji.deactivate', caller: { kind: 'user', userId: user.userId }, name: params.emoji_name });
-      return {};
+      return {} satisfies WireResponse<'/realm/emoji/{emoji_name}', 'delete'>;
     },
   }),
 

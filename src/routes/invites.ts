@@ -10,6 +10,7 @@ import type { AppServices } from '../services.ts';
 import { joinUrl } from './join.ts';
 import { route } from './route.ts';
 import { emailSchema } from './users.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** The original's default validity of an invitation (its INVITATION_LINK_VALIDITY_MINUTES): ten days. */
 const DEFAULT_VALIDITY_MINUTES = 10 * 24 * 60;
@@ -98,7 +99,7 @@ export const inviteRoutes = [
           true,
         );
       }
-      return {};
+      return {} satisfies WireResponse<'/invites', 'post'>;
     },
   }),
 
@@ -124,7 +125,7 @@ export const inviteRoutes = [
     async handle({ services, realm, user }, params) {
       const changes = await services.runtime.execute(realm.realmId, { type: 'invite.create_link', caller: caller(user), ...terms(params) });
       const [link] = createdInvitations(changes);
-      return { invite_link: joinUrl(services, realm, link!.key) };
+      return { invite_link: joinUrl(services, realm, link!.key) } satisfies WireResponse<'/invites/multiuse', 'post'>;
     },
   }),
 
@@ -151,7 +152,7 @@ export const inviteRoutes = [
       await services.runtime.execute(realm.realmId, { type: 'invite.resend', caller: caller(user), id: params.invite_id, dailyLimit: services.config.invitationsPerDay });
       const invitation = realm.invitations.emails.get(params.invite_id)!;
       await mailInvitations(services, realm, realm.users.get(invitation.invitedBy) ?? user, [invitation]);
-      return {};
+      return {} satisfies WireResponse<'/invites/{invite_id}/resend', 'post'>;
     },
   }),
 ];

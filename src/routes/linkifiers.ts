@@ -3,7 +3,9 @@ import { notAdmin } from '../../actors/errors.ts';
 import { linkifiersView } from '../../actors/realm/linkifiers/views.ts';
 import { isAdmin, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const requireAdmin = (user: UserProfile) => {
   if (!isAdmin(user)) throw notAdmin();
@@ -17,7 +19,7 @@ export const linkifierRoutes = [
     path: '/realm/linkifiers',
     auth: 'user',
     params: {},
-    handle: ({ realm }) => ({ linkifiers: linkifiersView(realm.linkifiers) }),
+    handle: ({ realm }) => ({ linkifiers: linkifiersView(realm.linkifiers) }) satisfies WireResponse<'/realm/linkifiers', 'get'>,
   }),
 
   route({
@@ -28,7 +30,7 @@ export const linkifierRoutes = [
     params: { ordered_linkifier_ids: p.json(z.array(z.number().int())) },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'linkifier.reorder', caller: caller(user), order: params.ordered_linkifier_ids });
-      return {};
+      return {} satisfies WireResponse<'/realm/linkifiers', 'patch'>;
     },
   }),
 
@@ -39,11 +41,11 @@ export const linkifierRoutes = [
     authorize: requireAdmin,
     params: { pattern: p.string(), url_template: p.string() },
     async handle({ services, realm, user }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'linkifier.add', caller: caller(user), pattern: params.pattern, urlTemplate: params.url_template,
         maxLinkifiers: services.config.maxLinkifiersPerRealm,
       });
-      return { id: change?.type === 'linkifier.added' ? change.linkifier.id : null };
+      return { id: changeOf(changes, 'linkifier.added').linkifier.id } satisfies WireResponse<'/realm/filters', 'post'>;
     },
   }),
 
@@ -57,7 +59,7 @@ export const linkifierRoutes = [
       await services.runtime.execute(realm.realmId, {
         type: 'linkifier.update', caller: caller(user), id: params.filter_id, pattern: params.pattern, urlTemplate: params.url_template,
       });
-      return {};
+      return {} satisfies WireResponse<'/realm/filters/{filter_id}', 'patch'>;
     },
   }),
 
@@ -69,7 +71,7 @@ export const linkifierRoutes = [
     params: { filter_id: filterId },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'linkifier.remove', caller: caller(user), id: params.filter_id });
-      return {};
+      return {} satisfies WireResponse<'/realm/filters/{filter_id}', 'delete'>;
     },
   }),
 ];

@@ -8,6 +8,7 @@ import { p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { botDomain } from './bots.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const messageId = p.int(z.number().int());
 const reactionType = p.string(z.enum(['unicode_emoji', 'realm_emoji', 'svc_extra_emoji']));
@@ -53,7 +54,7 @@ export const messageEditRoutes = [
           const attachment = realm.attachments.byId.get(id);
           return attachment ? [attachmentView(realm, attachment)] : [];
         }),
-      };
+      } satisfies WireResponse<'/messages/{message_id}', 'patch'>;
     },
   }),
 
@@ -64,7 +65,7 @@ export const messageEditRoutes = [
     params: { message_id: messageId },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'message.delete', caller: { kind: 'user', userId: user.userId }, messageId: params.message_id });
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}', 'delete'>;
     },
   }),
 
@@ -98,7 +99,7 @@ export const messageEditRoutes = [
         messageId: params.message_id,
         reaction: { emojiName: params.emoji_name, emojiCode: params.emoji_code, reactionType: params.reaction_type as ReactionType | undefined },
       });
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}/reactions', 'post'>;
     },
   }),
 
@@ -117,7 +118,7 @@ export const messageEditRoutes = [
         messageId: params.message_id,
         reaction: { emojiName: params.emoji_name ?? '', emojiCode: params.emoji_code, reactionType: params.reaction_type as ReactionType | undefined },
       });
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}/reactions', 'delete'>;
     },
   }),
 
@@ -128,7 +129,7 @@ export const messageEditRoutes = [
     params: { messages: p.json(z.array(z.number().int())), op: p.string(z.enum(['add', 'remove'])), flag: p.string() },
     async handle({ services, realm, user }, params) {
       const changed = await updateFlags(services, realm.realmId, user.userId, params.messages, params.op, params.flag);
-      return { messages: changed };
+      return { messages: changed } satisfies WireResponse<'/messages/flags', 'post'>;
     },
   }),
 ];

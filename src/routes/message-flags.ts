@@ -6,6 +6,7 @@ import { p } from '../http/params.ts';
 import { anchorParam, MAX_MESSAGES_PER_FETCH, narrowFor, narrowParam, narrowWindow } from './message-params.ts';
 import { updateFlags } from './message-edits.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const op = p.string(z.enum(['add', 'remove']));
 const count = p.int(z.number().int().min(0));
@@ -66,7 +67,7 @@ export const messageFlagRoutes = [
         last_processed_id: window.ids[window.ids.length - 1] ?? null,
         found_oldest: window.foundOldest,
         found_newest: window.foundNewest,
-      };
+      } satisfies WireResponse<'/messages/flags/narrow', 'post'>;
     },
   }),
 
@@ -76,7 +77,7 @@ export const messageFlagRoutes = [
     auth: 'user',
     params: {},
     async handle({ services, realm, user }) {
-      return { complete: await markRead(services, realm.realmId, user.userId, { kind: 'all' }, MARK_ALL_BUDGET_MS) };
+      return { complete: await markRead(services, realm.realmId, user.userId, { kind: 'all' }, MARK_ALL_BUDGET_MS) } satisfies WireResponse<'/mark_all_as_read', 'post'>;
     },
   }),
 
@@ -87,7 +88,7 @@ export const messageFlagRoutes = [
     params: { stream_id: p.int(z.number().int()) },
     async handle({ services, realm, user }, params) {
       await markRead(services, realm.realmId, user.userId, { kind: 'channel', channelId: params.stream_id });
-      return {};
+      return {} satisfies WireResponse<'/mark_stream_as_read', 'post'>;
     },
   }),
 
@@ -98,7 +99,7 @@ export const messageFlagRoutes = [
     params: { stream_id: p.int(z.number().int()), topic_name: p.string() },
     async handle({ services, realm, user }, params) {
       await markRead(services, realm.realmId, user.userId, { kind: 'topic', channelId: params.stream_id, topic: params.topic_name });
-      return {};
+      return {} satisfies WireResponse<'/mark_topic_as_read', 'post'>;
     },
   }),
 ];

@@ -4,6 +4,7 @@ import { REPORT_REASONS, type ReportType } from '../../actors/realm/notification
 import { settingValue } from '../../actors/user/settings.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const messageId = p.int(z.number().int());
 const reportType = z.enum(Object.keys(REPORT_REASONS) as [ReportType, ...ReportType[]], { error: 'Invalid report_type' });
@@ -21,7 +22,7 @@ export const messageReportRoutes = [
         sendsReadReceipts: (id) => settingValue(userState(id).settings, 'send_read_receipts') === true,
         hasMuted: (id, other) => userState(id).mutedUsers.has(other),
       });
-      return { user_ids };
+      return { user_ids } satisfies WireResponse<'/messages/{message_id}/read_receipts', 'get'>;
     },
   }),
 
@@ -35,7 +36,7 @@ export const messageReportRoutes = [
         type: 'message.report', caller: { kind: 'user', userId: user.userId },
         messageId: params.message_id, reportType: params.report_type, description: params.description,
       });
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}/report', 'post'>;
     },
   }),
 ];

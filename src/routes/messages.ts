@@ -12,7 +12,9 @@ import {
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
 import { messageHistoryView } from '../../actors/realm/messages/views.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const messageId = p.int(z.number().int());
 
@@ -46,7 +48,7 @@ export const messageRoutes = [
       client: p.string().optional(),
     },
     async handle({ services, realm, user, request }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'message.send',
         caller: { kind: 'user', userId: user.userId },
         kind: params.type === 'stream' || params.type === 'channel' ? 'channel' : 'direct',
@@ -57,7 +59,7 @@ export const messageRoutes = [
         readBySender: params.read_by_sender,
         localEcho: params.queue_id !== undefined && params.local_id !== undefined ? { queueId: params.queue_id, localId: params.local_id } : undefined,
       });
-      return { id: change?.type === 'message.sent' ? change.message.id : null };
+      return { id: changeOf(changes, 'message.sent').message.id } satisfies WireResponse<'/messages', 'post'>;
     },
   }),
 
@@ -102,7 +104,8 @@ export const messageRoutes = [
       if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
       checkCounts(params.num_before, params.num_after);
       const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: requested, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
-      const fields = { anchor: window.anchor, found_anchor: window.foundAnchor, found_oldest: window.foundOldest, found_newest: window.foundNewest, history_limited: false };
+      // The messages are written as JSON text apart (fetchedMessageJson); the other keys are checked here.
+      const fields = { anchor: window.anchor, found_anchor: window.foundAnchor, found_oldest: window.foundOldest, found_newest: window.foundNewest, history_limited: false } satisfies Omit<WireResponse<'/messages', 'get'>, 'messages'>;
       return new RawFields(`${messagesJson(window.ids)},${JSON.stringify(fields).slice(1, -1)}`);
     },
   }),
@@ -129,7 +132,7 @@ export const messageRoutes = [
     handle({ realm, user }, params) {
       const message = realm.messages.byId.get(params.message_id);
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
-      return { message_history: messageHistoryView(realm, message, params.allow_empty_topic_name) };
+      return { message_history: messageHistoryView(realm, message, params.allow_empty_topic_name) } satisfies WireResponse<'/messages/{message_id}/history', 'get'>;
     },
   }),
 
@@ -156,7 +159,7 @@ export const messageRoutes = [
     auth: 'user',
     params: { content: p.string() },
     handle({ realm, user }, params) {
-      return { rendered: renderMessage(realm, user.userId, params.content).html };
+      return { rendered: renderMessage(realm, user.userId, params.content).html } satisfies WireResponse<'/messages/render', 'post'>;
     },
   }),
 ];

@@ -4,6 +4,7 @@ import { testNotificationDevices } from '../../actors/user/push-devices.ts';
 import { p } from '../http/params.ts';
 import { registerWithPushService } from '../push-registrations.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /**
  * Without a push notification service configured (CHAT_PUSH_BOUNCER_URL: a bouncer this server is registered
@@ -38,7 +39,7 @@ export const mobilePushRoutes = [
         void registerWithPushService(services, realm.realmId, user.userId, input).catch((error: unknown) =>
           services.log.warn({ err: error, realmId: realm.realmId, userId: user.userId }, 'push device registration outcome not recorded'));
       }
-      return {};
+      return {} satisfies WireResponse<'/mobile_push/register', 'post'>;
     },
   }),
 

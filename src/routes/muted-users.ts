@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const mutedUserId = p.int(z.number().int());
 
@@ -12,7 +13,7 @@ export const mutedUserRoutes = [
     params: { muted_user_id: mutedUserId },
     async handle({ services, realm, user }, { muted_user_id }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'user.mute', mutedUserId: muted_user_id, realm });
-      return {};
+      return {} satisfies WireResponse<'/users/me/muted_users/{muted_user_id}', 'post'>;
     },
   }),
 
@@ -23,7 +24,7 @@ export const mutedUserRoutes = [
     params: { muted_user_id: mutedUserId },
     async handle({ services, realm, user }, { muted_user_id }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'user.unmute', mutedUserId: muted_user_id, realm });
-      return {};
+      return {} satisfies WireResponse<'/users/me/muted_users/{muted_user_id}', 'delete'>;
     },
   }),
 ];

@@ -1,6 +1,7 @@
 import { navigationViewsView } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** A user's saved left-sidebar views. */
 export const navigationViewRoutes = [
@@ -9,7 +10,7 @@ export const navigationViewRoutes = [
     path: '/navigation_views',
     auth: 'user',
     params: {},
-    handle: ({ services, realm, user }) => ({ navigation_views: navigationViewsView(services.runtime.userState(realm.realmId, user.userId)) }),
+    handle: ({ services, realm, user }) => ({ navigation_views: navigationViewsView(services.runtime.userState(realm.realmId, user.userId)) }) satisfies WireResponse<'/navigation_views', 'get'>,
   }),
 
   route({
@@ -21,7 +22,7 @@ export const navigationViewRoutes = [
       await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'navigation_view.add', fragment: params.fragment, isPinned: params.is_pinned, name: params.name, maxViews: services.config.maxNavigationViewsPerUser,
       });
-      return {};
+      return {} satisfies WireResponse<'/navigation_views', 'post'>;
     },
   }),
 
@@ -32,7 +33,7 @@ export const navigationViewRoutes = [
     params: { fragment: p.string(), is_pinned: p.bool().optional(), name: p.string().optional() },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'navigation_view.update', fragment: params.fragment, isPinned: params.is_pinned, name: params.name });
-      return {};
+      return {} satisfies WireResponse<'/navigation_views/{fragment}', 'patch'>;
     },
   }),
 
@@ -43,7 +44,7 @@ export const navigationViewRoutes = [
     params: { fragment: p.string() },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'navigation_view.remove', fragment: params.fragment });
-      return {};
+      return {} satisfies WireResponse<'/navigation_views/{fragment}', 'delete'>;
     },
   }),
 ];

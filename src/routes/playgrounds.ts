@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { p } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** Code playgrounds: administrators add and remove them; everyone reads them at registration. */
 export const playgroundRoutes = [
@@ -10,11 +12,11 @@ export const playgroundRoutes = [
     auth: 'user',
     params: { name: p.string(), pygments_language: p.string(), url_template: p.string() },
     async handle({ services, realm, user }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'playground.add', caller: { kind: 'user', userId: user.userId },
         name: params.name, pygmentsLanguage: params.pygments_language, urlTemplate: params.url_template,
       });
-      return { id: change?.type === 'playground.added' ? change.playground.id : null };
+      return { id: changeOf(changes, 'playground.added').playground.id } satisfies WireResponse<'/realm/playgrounds', 'post'>;
     },
   }),
 
@@ -25,7 +27,7 @@ export const playgroundRoutes = [
     params: { playground_id: p.int(z.number().int()) },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'playground.remove', caller: { kind: 'user', userId: user.userId }, id: params.playground_id });
-      return {};
+      return {} satisfies WireResponse<'/realm/playgrounds/{playground_id}', 'delete'>;
     },
   }),
 ];

@@ -5,6 +5,7 @@ import { presenceDeliveries } from '../../actors/presence/events.ts';
 import { realmPresences, showsPresence, userPresence } from '../../actors/presence/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /**
  * Presence: clients report every minute whether their user is active or idle, and read everyone's presence
@@ -41,7 +42,7 @@ export const presenceRoutes = [
       const { presences, lastUpdateId } = realmPresences(runtime.presence, realm, {
         slim, lastUpdateId: params.last_update_id, historyLimitDays: params.history_limit_days, now, viewerId: user.userId,
       });
-      return { presences, server_timestamp: now, presence_last_update_id: lastUpdateId };
+      return { presences, server_timestamp: now, presence_last_update_id: lastUpdateId } satisfies WireResponse<'/users/me/presence', 'post'>;
     },
   }),
 

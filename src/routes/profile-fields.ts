@@ -3,7 +3,9 @@ import { notAdmin } from '../../actors/errors.ts';
 import { fieldsView } from '../../actors/realm/profile-fields/views.ts';
 import { isAdmin, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const fieldId = p.int(z.number().int());
 const requireAdmin = (user: UserProfile) => {
@@ -21,7 +23,7 @@ export const profileFieldRoutes = [
     auth: 'user',
     params: {},
     handle({ realm }) {
-      return { custom_fields: fieldsView(realm.profileFields) };
+      return { custom_fields: fieldsView(realm.profileFields) } satisfies WireResponse<'/realm/profile_fields', 'get'>;
     },
   }),
 
@@ -40,12 +42,12 @@ export const profileFieldRoutes = [
       editable_by_user: p.bool().default(true),
     },
     async handle({ services, realm, user }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'profile_field.create', caller: caller(user), name: params.name, hint: params.hint, fieldType: params.field_type,
         fieldData: params.field_data ?? {}, displayInProfileSummary: params.display_in_profile_summary, required: params.required,
         editableByUser: params.editable_by_user,
       });
-      return { id: change?.type === 'profile_field.created' ? change.field.id : null };
+      return { id: changeOf(changes, 'profile_field.created').field.id } satisfies WireResponse<'/realm/profile_fields', 'post'>;
     },
   }),
 
@@ -57,7 +59,7 @@ export const profileFieldRoutes = [
     params: { order: p.json(z.array(z.number().int())) },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'profile_field.reorder', caller: caller(user), order: params.order });
-      return {};
+      return {} satisfies WireResponse<'/realm/profile_fields', 'patch'>;
     },
   }),
 

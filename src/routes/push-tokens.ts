@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 // The original accepts app IDs of this form (reverse-domain bundle identifiers).
 const appid = z.string().regex(/^[.a-zA-Z0-9-]+$/, 'Invalid app ID');
@@ -17,7 +18,7 @@ export const pushTokenRoutes = [
     params: { token: p.string(), appid: p.string(appid).optional() },
     async handle({ services, realm, user }, { token, appid }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.add', token, appid: appid ?? null });
-      return {};
+      return {} satisfies WireResponse<'/users/me/push_device_token', 'post'>;
     },
   }),
 
@@ -28,7 +29,7 @@ export const pushTokenRoutes = [
     params: { token: p.string() },
     async handle({ services, realm, user }, { token }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.remove', token });
-      return {};
+      return {} satisfies WireResponse<'/users/me/push_device_token', 'delete'>;
     },
   }),
 ];

@@ -6,7 +6,9 @@ import { isAdmin } from '../../actors/realm/state.ts';
 import { p, Param } from '../http/params.ts';
 import { botDomain } from './bots.ts';
 import { groupSetting } from './channel-params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** Text that clients send either plainly or as a JSON string. */
 const unquote = (raw: string) => raw.trim().replace(/^"(.*)"$/, '$1');
@@ -146,8 +148,7 @@ export const realmRoutes = [
       const changes = await services.runtime.execute(realm.realmId, {
         type: 'welcome_message.test', caller: { kind: 'user', userId: user.userId }, text: params.welcome_message_custom_text, botDomain: botDomain(services, realm),
       });
-      const sent = changes.find((change) => change.type === 'message.sent');
-      return { message_id: sent?.type === 'message.sent' ? sent.message.id : null };
+      return { message_id: changeOf(changes, 'message.sent').message.id } satisfies WireResponse<'/realm/test_welcome_bot_custom_message', 'post'>;
     },
   }),
 ];

@@ -3,7 +3,9 @@ import { reminderText } from '../../actors/realm/notifications/reminders.ts';
 import { remindersByTime } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { botDomain } from './bots.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** Reminders: the notification bot sends the user a message it asked to be reminded of, at the time it chose. */
 export const reminderRoutes = [
@@ -12,7 +14,7 @@ export const reminderRoutes = [
     path: '/reminders',
     auth: 'user',
     params: {},
-    handle: ({ services, realm, user }) => ({ reminders: remindersByTime(services.runtime.userState(realm.realmId, user.userId)) }),
+    handle: ({ services, realm, user }) => ({ reminders: remindersByTime(services.runtime.userState(realm.realmId, user.userId)) }) satisfies WireResponse<'/reminders', 'get'>,
   }),
 
   route({
@@ -23,7 +25,7 @@ export const reminderRoutes = [
     async handle({ services, realm, user }, params) {
       const text = reminderText(realm, user.userId, params.message_id, params.note);
       await services.runtime.execute(realm.realmId, { type: 'notification_bot.ensure', caller: { kind: 'user', userId: user.userId }, botDomain: botDomain(services, realm) });
-      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, {
+      const changes = await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'reminder.create',
         maxReminders: services.config.maxRemindersPerUser,
         message: {
@@ -31,7 +33,7 @@ export const reminderRoutes = [
           deliverAt: params.scheduled_delivery_timestamp, reminderTargetMessageId: params.message_id,
         },
       });
-      return { reminder_id: change?.type === 'scheduled.created' ? change.message.id : null };
+      return { reminder_id: changeOf(changes, 'scheduled.created').message.id } satisfies WireResponse<'/reminders', 'post'>;
     },
   }),
 
@@ -42,7 +44,7 @@ export const reminderRoutes = [
     params: { reminder_id: p.int(z.number().int()) },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'reminder.delete', id: params.reminder_id });
-      return {};
+      return {} satisfies WireResponse<'/reminders/{reminder_id}', 'delete'>;
     },
   }),
 ];

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { snippetView } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const snippetId = p.int(z.number().int());
 
@@ -13,7 +15,7 @@ export const savedSnippetRoutes = [
     params: {},
     handle({ services, realm, user }) {
       const { snippets } = services.runtime.userState(realm.realmId, user.userId);
-      return { saved_snippets: [...snippets.values()].map(snippetView) };
+      return { saved_snippets: [...snippets.values()].map(snippetView) } satisfies WireResponse<'/saved_snippets', 'get'>;
     },
   }),
 
@@ -23,8 +25,8 @@ export const savedSnippetRoutes = [
     auth: 'user',
     params: { title: p.string(), content: p.string() },
     async handle({ services, realm, user }, { title, content }) {
-      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'snippet.create', title, content });
-      return { saved_snippet_id: change?.type === 'snippet.created' ? change.snippet.id : null };
+      const changes = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'snippet.create', title, content });
+      return { saved_snippet_id: changeOf(changes, 'snippet.created').snippet.id } satisfies WireResponse<'/saved_snippets', 'post'>;
     },
   }),
 
@@ -37,7 +39,7 @@ export const savedSnippetRoutes = [
       await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'snippet.edit', id: params.saved_snippet_id, title: params.title, content: params.content,
       });
-      return {};
+      return {} satisfies WireResponse<'/saved_snippets/{saved_snippet_id}', 'patch'>;
     },
   }),
 
@@ -48,7 +50,7 @@ export const savedSnippetRoutes = [
     params: { saved_snippet_id: snippetId },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'snippet.delete', id: params.saved_snippet_id });
-      return {};
+      return {} satisfies WireResponse<'/saved_snippets/{saved_snippet_id}', 'delete'>;
     },
   }),
 ];

@@ -5,7 +5,9 @@ import { requireEditable, requireFuture, requireScheduled } from '../../actors/u
 import type { ScheduledMessage } from '../../actors/user/state.ts';
 import { scheduledByTime } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 type Kind = ScheduledMessage['type'];
 
@@ -42,7 +44,7 @@ export const scheduledMessageRoutes = [
     auth: 'user',
     params: {},
     handle({ services, realm, user }) {
-      return { scheduled_messages: scheduledByTime(services.runtime.userState(realm.realmId, user.userId)) };
+      return { scheduled_messages: scheduledByTime(services.runtime.userState(realm.realmId, user.userId)) } satisfies WireResponse<'/scheduled_messages', 'get'>;
     },
   }),
 
@@ -62,12 +64,12 @@ export const scheduledMessageRoutes = [
       // The time first, then the recipients' form, as in the original; the actor checks the rest.
       requireFuture(params.scheduled_delivery_timestamp, services.runtime.clock);
       const to = recipients(params.type, params.to);
-      const [change] = await services.runtime.executeUser(realm.realmId, user.userId, {
+      const changes = await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'scheduled.create',
         message: { type: params.type, to, topic: params.topic, content: params.content, deliverAt: params.scheduled_delivery_timestamp, readBySender: params.read_by_sender },
         realm,
       });
-      return { scheduled_message_id: change?.type === 'scheduled.created' ? change.message.id : null };
+      return { scheduled_message_id: changeOf(changes, 'scheduled.created').message.id } satisfies WireResponse<'/scheduled_messages', 'post'>;
     },
   }),
 
@@ -97,7 +99,7 @@ export const scheduledMessageRoutes = [
       requireEditable(existing, deliverAt !== undefined);
       const edit: ScheduledEdit = { type, to: to === undefined ? undefined : recipients(type ?? existing.type, to), topic, content, deliverAt };
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'scheduled.edit', id: existing.id, edit, realm });
-      return {};
+      return {} satisfies WireResponse<'/scheduled_messages/{scheduled_message_id}', 'patch'>;
     },
   }),
 
@@ -108,7 +110,7 @@ export const scheduledMessageRoutes = [
     params: { scheduled_message_id: scheduledMessageId },
     async handle({ services, realm, user }, params) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'scheduled.delete', id: params.scheduled_message_id });
-      return {};
+      return {} satisfies WireResponse<'/scheduled_messages/{scheduled_message_id}', 'delete'>;
     },
   }),
 ];

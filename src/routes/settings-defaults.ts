@@ -5,6 +5,7 @@ import { SETTING_BY_NAME } from '../../actors/user/settings.ts';
 import type { Param } from '../http/params.ts';
 import { route } from './route.ts';
 import { paramFor } from './settings.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const params: Record<string, Param<unknown, true>> = Object.fromEntries(DEFAULTABLE_SETTINGS.map((name) => [name, paramFor(SETTING_BY_NAME.get(name)!)]));
 
@@ -21,7 +22,7 @@ export const settingsDefaultsRoutes = [
     async handle({ services, realm, user }, values) {
       const settings = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
       await services.runtime.execute(realm.realmId, { type: 'settings_defaults.update', caller: { kind: 'user', userId: user.userId }, settings });
-      return {};
+      return {} satisfies WireResponse<'/realm/user_settings_defaults', 'patch'>;
     },
   }),
 ];

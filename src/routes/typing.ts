@@ -4,6 +4,7 @@ import { channelTyping, directTyping, editTyping, type Typist, type TypingOp } f
 import { settingValue } from '../../actors/user/settings.ts';
 import { p } from '../http/params.ts';
 import { route, type RouteContext } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** `op` and `type` are checked by hand to answer with the original's messages ("Invalid op"). */
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
@@ -39,7 +40,7 @@ export const typingRoutes = [
         ? channelTyping(typist(context), op, params.stream_id, params.topic)
         : directTyping(typist(context), op, params.to);
       context.services.runtime.publish(deliveries);
-      return {};
+      return {} satisfies WireResponse<'/typing', 'post'>;
     },
   }),
 
@@ -51,7 +52,7 @@ export const typingRoutes = [
     handle(context, params) {
       const op = oneOf<TypingOp>('op', params.op, OPS);
       context.services.runtime.publish(editTyping(typist(context), op, params.message_id));
-      return {};
+      return {} satisfies WireResponse<'/messages/{message_id}/typing', 'post'>;
     },
   }),
 ];

@@ -10,6 +10,7 @@ import { lowOnSpace } from '../disk-space.ts';
 import type { UploadStore } from '../uploads.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /**
  * What a multipart body holds beside the file: the boundaries and the part's headers, a long file name
@@ -65,7 +66,7 @@ export const uploadRoutes = [
         throw error;
       }
       const url = `/user_uploads/${pathId}`;
-      return { uri: url, url, filename: file.name };
+      return { uri: url, url, filename: file.name } satisfies WireResponse<'/user_uploads', 'post'>;
     },
   }),
 
@@ -78,7 +79,7 @@ export const uploadRoutes = [
       return {
         attachments: attachmentsOf(realm, user.userId).map((attachment) => attachmentView(realm, attachment)),
         upload_space_used: uploadSpaceUsed(realm, user.userId),
-      };
+      } satisfies WireResponse<'/attachments', 'get'>;
     },
   }),
 
@@ -92,7 +93,7 @@ export const uploadRoutes = [
       await services.runtime.execute(realm.realmId, { type: 'attachment.delete', caller: { kind: 'user', userId: user.userId }, attachmentId: params.attachment_id });
       // The record is gone (durably) before the bytes: a crash in between leaves an unreferenced file.
       if (pathId) await services.files.uploads.remove(pathId);
-      return {};
+      return {} satisfies WireResponse<'/attachments/{attachment_id}', 'delete'>;
     },
   }),
 

@@ -5,7 +5,9 @@ import { GROUP_PERMISSIONS, groupClosure, type GroupPermission, type GroupSettin
 import { activeMembers, groupView } from '../../actors/realm/groups/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { p, type Param } from '../http/params.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const ids = z.array(z.number().int());
 const groupSetting: z.ZodType<GroupSetting> = z.union([
@@ -53,11 +55,11 @@ export const userGroupRoutes = [
       ...permissionParams(groupSetting),
     },
     async handle({ services, realm, user }, params) {
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'group.create', caller: caller(user.userId), name: params.name.trim(), description: params.description,
         members: params.members, subgroups: params.subgroups, permissions: pickPermissions(params),
       });
-      return { group_id: change?.type === 'group.created' ? change.id : null };
+      return { group_id: changeOf(changes, 'group.created').id } satisfies WireResponse<'/user_groups/create', 'post'>;
     },
   }),
 
@@ -68,7 +70,7 @@ export const userGroupRoutes = [
     params: { include_deactivated_groups: p.bool().default(false) },
     handle({ realm }, { include_deactivated_groups }) {
       const groups = [...realm.groups.values()].filter((group) => include_deactivated_groups || !group.deactivated);
-      return { user_groups: groups.map((group) => groupView(realm, group)) };
+      return { user_groups: groups.map((group) => groupView(realm, group)) } satisfies WireResponse<'/user_groups', 'get'>;
     },
   }),
 
@@ -89,7 +91,7 @@ export const userGroupRoutes = [
         type: 'group.update', caller: caller(user.userId), id: params.user_group_id, name: params.name?.trim(),
         description: params.description, deactivated: params.deactivated, permissions: pickPermissions(params),
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}', 'patch'>;
     },
   }),
 
@@ -102,7 +104,7 @@ export const userGroupRoutes = [
       await services.runtime.execute(realm.realmId, {
         type: 'group.update', caller: caller(user.userId), id: params.user_group_id, deactivated: true,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/deactivate', 'post'>;
     },
   }),
 
@@ -122,7 +124,7 @@ export const userGroupRoutes = [
         type: 'group.members', caller: caller(user.userId), id: params.user_group_id, add: params.add, remove: params.delete,
         addSubgroups: params.add_subgroups, removeSubgroups: params.delete_subgroups,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/members', 'post'>;
     },
   }),
 
@@ -136,7 +138,7 @@ export const userGroupRoutes = [
         type: 'group.members', caller: caller(user.userId), id: params.user_group_id, add: [], remove: [],
         addSubgroups: params.add, removeSubgroups: params.delete,
       });
-      return {};
+      return {} satisfies WireResponse<'/user_groups/{user_group_id}/subgroups', 'post'>;
     },
   }),
 
@@ -147,7 +149,7 @@ export const userGroupRoutes = [
     params: { user_group_id: groupId, direct_member_only: p.bool().default(false) },
     handle({ realm }, params) {
       const group = findGroup(realm, params.user_group_id);
-      return { members: params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group) };
+      return { members: params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group) } satisfies WireResponse<'/user_groups/{user_group_id}/members', 'get'>;
     },
   }),
 
@@ -161,7 +163,7 @@ export const userGroupRoutes = [
       const target = findAccessibleUser(realm, user.userId, params.user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
       const members = params.direct_member_only ? activeMembers(realm, group) : allMembers(realm, group);
-      return { is_user_group_member: members.includes(params.user_id) };
+      return { is_user_group_member: members.includes(params.user_id) } satisfies WireResponse<'/user_groups/{user_group_id}/members/{user_id}', 'get'>;
     },
   }),
 
@@ -173,7 +175,7 @@ export const userGroupRoutes = [
     handle({ realm }, params) {
       const group = findGroup(realm, params.user_group_id);
       const subgroups = params.direct_subgroup_only ? [...group.subgroups] : [...groupClosure(realm, group.id)].filter((id) => id !== group.id);
-      return { subgroups: subgroups.sort((a, b) => a - b) };
+      return { subgroups: subgroups.sort((a, b) => a - b) } satisfies WireResponse<'/user_groups/{user_group_id}/subgroups', 'get'>;
     },
   }),
 ];

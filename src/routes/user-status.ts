@@ -4,6 +4,7 @@ import { badRequest } from '../../actors/errors.ts';
 import { statusView } from '../../actors/user/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const statusParams = {
   status_text: p.string().optional(),
@@ -33,7 +34,7 @@ export const userStatusRoutes = [
           reactionType: params.reaction_type,
         },
       });
-      return {};
+      return {} satisfies WireResponse<'/users/me/status', 'post'>;
     },
   }),
 
@@ -49,7 +50,7 @@ export const userStatusRoutes = [
         status: { statusText: params.status_text, emojiName: params.emoji_name, emojiCode: params.emoji_code, reactionType: params.reaction_type },
         by: { userId: user.userId, realm },
       });
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}/status', 'post'>;
     },
   }),
 
@@ -61,7 +62,7 @@ export const userStatusRoutes = [
     handle({ services, realm, user }, { user_id }) {
       const target = findAccessibleUser(realm, user.userId, user_id);
       if (!target || !target.isActive) throw badRequest('No such user');
-      return { status: statusView(services.runtime.userState(realm.realmId, user_id)) };
+      return { status: statusView(services.runtime.userState(realm.realmId, user_id)) } satisfies WireResponse<'/users/{user_id}/status', 'get'>;
     },
   }),
 ];

@@ -4,6 +4,7 @@ import { policyTopicName } from '../../actors/user/decide-topics.ts';
 import { VisibilityPolicy } from '../../actors/user/state.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const POLICIES: readonly number[] = Object.values(VisibilityPolicy);
 
@@ -19,7 +20,7 @@ export const userTopicRoutes = [
       if (!POLICIES.includes(visibility_policy)) throw badRequest('Invalid visibility_policy');
       const policy = visibility_policy as VisibilityPolicy;
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'user_topic.set', channel: stream_id, topic, policy, error: 'Invalid channel ID', realm });
-      return {};
+      return {} satisfies WireResponse<'/user_topics', 'post'>;
     },
   }),
 
@@ -52,7 +53,7 @@ export const userTopicRoutes = [
         error,
         realm,
       });
-      return {};
+      return {} satisfies WireResponse<'/users/me/subscriptions/muted_topics', 'patch'>;
     },
   }),
 ];

@@ -4,6 +4,7 @@ import { fullNameProblem } from '../../actors/realm/names.ts';
 import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../../actors/realm/user-access.ts';
+import { newestReadableId } from '../../actors/realm/messages/access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { userDirectoryJson } from '../../actors/realm/user-directory.ts';
@@ -11,7 +12,9 @@ import { RawFields, SharedFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import { profileDataParam } from './profile-fields.ts';
+import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 // The realm's rule (realm/names.ts), checked here too so that a form can show it beside the field.
 const fullName = z
@@ -75,7 +78,7 @@ export const userRoutes = [
         if (hiddenBy(accessible, user)) members.push(unknownUserView(user.userId));
         else members.push(personView(user, addressesFor(realm, viewer.userId, user), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, user.userId) : null));
       }
-      return { members };
+      return { members } satisfies WireResponse<'/users', 'get'>;
     },
   }),
 
@@ -85,7 +88,11 @@ export const userRoutes = [
     auth: 'user',
     params: {},
     handle({ realm, user }) {
-      return { ...personView(user, addressesFor(realm, user.userId, user), false, profileDataOf(realm.profileFields, user.userId)) };
+      // `max_message_id` (deprecated, as in registration) is still sent by the original's get_profile_backend.
+      const profile_data = profileDataOf(realm.profileFields, user.userId);
+      const person = personView(user, addressesFor(realm, user.userId, user), false, profile_data);
+      // Without client_extavatar every user has an avatar URL, and a user always has their own address.
+      return { ...person, avatar_url: person.avatar_url!, delivery_email: user.email, profile_data, max_message_id: newestReadableId(realm, user.userId) } satisfies WireResponse<'/users/me', 'get'>;
     },
   }),
 
@@ -96,7 +103,7 @@ export const userRoutes = [
     params: {},
     async handle({ services, realm, user }) {
       await services.runtime.execute(realm.realmId, { type: 'user.deactivate_own', userId: user.userId });
-      return {};
+      return {} satisfies WireResponse<'/users/me', 'delete'>;
     },
   }),
 
@@ -111,7 +118,7 @@ export const userRoutes = [
     },
     handle({ realm, user }, params) {
       const target = lookUp(realm, user, params.user_id);
-      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) };
+      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) } satisfies WireResponse<'/users/{user_id}', 'get'>;
     },
   }),
 
@@ -124,14 +131,14 @@ export const userRoutes = [
     async handle({ services, realm, user }, params) {
       const weakness = await passwordWeakness(params.password, [params.email, params.full_name]);
       if (weakness) throw badRequest(weakness);
-      const [change] = await services.runtime.execute(realm.realmId, {
+      const changes = await services.runtime.execute(realm.realmId, {
         type: 'user.create',
         caller: caller(user),
         email: params.email,
         fullName: params.full_name,
         passwordHash: await services.passwordQueue.run('user', () => hashPassword(params.password)),
       });
-      return { user_id: change?.type === 'user.created' ? change.user.userId : null };
+      return { user_id: changeOf(changes, 'user.created').user.userId } satisfies WireResponse<'/users', 'post'>;
     },
   }),
 
@@ -152,7 +159,7 @@ export const userRoutes = [
           text: `Hello ${target.fullName},\n\n${user.fullName} has deactivated your account in ${realm.name} (${services.realmUrl(realm)}).${note}\n`,
         });
       }
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}', 'delete'>;
     },
   }),
 
@@ -163,7 +170,7 @@ export const userRoutes = [
     params: { user_id: userId },
     async handle({ services, realm, user }, params) {
       await services.runtime.execute(realm.realmId, { type: 'user.reactivate', caller: caller(user), userId: params.user_id });
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}/reactivate', 'post'>;
     },
   }),
 
@@ -195,7 +202,7 @@ export const userRoutes = [
         ...(params.full_name !== undefined && { fullName: params.full_name }),
         ...(params.role !== undefined && { role: params.role }),
       });
-      return {};
+      return {} satisfies WireResponse<'/users/{user_id}', 'patch'>;
     },
   }),
 ];

@@ -5,6 +5,7 @@ import { sameKey } from '../http/auth.ts';
 import { DirectResponse } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** How long the server waits for the BigBlueButton server to make a meeting. */
 const BBB_TIMEOUT_MS = 10_000;
@@ -52,7 +53,7 @@ export const videoCallRoutes = [
         lock_settings_disable_cam: params.voice_only, moderator: user.userId,
       };
       const payload = Buffer.from(JSON.stringify(meeting)).toString('base64url');
-      return { url: `/calls/bigbluebutton/join?bigbluebutton=${payload}.${sign(secret, payload)}` };
+      return { url: `/calls/bigbluebutton/join?bigbluebutton=${payload}.${sign(secret, payload)}` } satisfies WireResponse<'/calls/bigbluebutton/create', 'get'>;
     },
   }),
 

@@ -43,6 +43,9 @@ export function realmIconPath(realm: { realmId: number; name: string }): string 
   return `${DEFAULT_AVATAR_PREFIX}${realm.realmId}/${encodeURIComponent(initials(realm.name))}.svg`;
 }
 
+/** The icon's URL as registration and /server_settings send it (one version: it never changes). */
+export const realmIconUrl = (realm: { realmId: number; name: string }) => `${realmIconPath(realm)}?version=1`;
+
 /** Is this `avatar_url` the server's default picture (not an uploaded image)? */
 export const isDefaultAvatarUrl = (url: unknown) => typeof url === 'string' && url.startsWith(DEFAULT_AVATAR_PREFIX);
 

@@ -63,3 +63,27 @@ export function flagsFor(state: RealmState, userId: number, message: StoredMessa
   if (message.alertedUserIds?.includes(userId)) out.push('has_alert_word');
   return out;
 }
+
+/**
+ * The newest message the user can read in their own history (subscribed channels, their conversations), or -1:
+ * registration's and GET /users/me's `max_message_id`.
+ */
+export function newestReadableId(realm: RealmState, userId: number): number {
+  let max = -1;
+  const store = realm.messages;
+  const lists = [
+    ...[...(realm.subscribedBy.get(userId) ?? [])].map((id) => store.byChannel.get(id)),
+    ...[...(store.conversationsOf.get(userId) ?? [])].map((key) => store.byConversation.get(key)),
+  ];
+  for (const list of lists) {
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const id = list![i]!;
+      if (id <= max) break;
+      if (canRead(realm, userId, store.byId.get(id)!)) {
+        max = id;
+        break;
+      }
+    }
+  }
+  return max;
+}

@@ -1,4 +1,5 @@
 import type { WireSchema } from '../../wire/events.ts';
+import type { WireResponse } from '../../wire/responses.ts';
 import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { senderProfile } from '../notifications/state.ts';
@@ -48,7 +49,7 @@ function visibleHistory(state: RealmState, body: MessageBody): EditHistoryEntry[
 }
 
 /** GET /messages/{id}/history: refused where the realm shows no edit history. */
-export function messageHistoryView(state: RealmState, message: StoredMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+export function messageHistoryView(state: RealmState, message: StoredMessage, allowEmptyTopicName: boolean): Snapshot[] {
   if (state.settings.message_edit_history_visibility_policy === 'none') throw badRequest('Message edit history is disabled in this organization');
   const body = state.messages.bodies.of(message);
   return editSnapshots(message, { ...body, editHistory: visibleHistory(state, body) }, allowEmptyTopicName);
@@ -108,11 +109,14 @@ function directRecipientsView(state: RealmState, userIds: readonly number[]) {
   });
 }
 
+/** One entry of GET /messages/{id}/history's answer, as the document types it. */
+type Snapshot = WireResponse<'/messages/{message_id}/history', 'get'>['message_history'][number];
+
 /**
  * GET /messages/{id}/history: the message as it was after each edit, oldest first, rebuilt by walking the
  * stored history (newest first) back from the message as it is now.
  */
-function editSnapshots(message: StoredMessage, body: MessageBody, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+function editSnapshots(message: StoredMessage, body: MessageBody, allowEmptyTopicName: boolean): Snapshot[] {
   const topicOf = (recipient: StoredMessage['recipient']) => (recipient.kind === 'channel' ? recipient.topic : '');
   let current = {
     topic: topicOf(message.recipient),
@@ -120,9 +124,9 @@ function editSnapshots(message: StoredMessage, body: MessageBody, allowEmptyTopi
     rendered: body.renderedContent,
     stream: message.recipient.kind === 'channel' ? message.recipient.channelId : undefined,
   };
-  const out: Record<string, unknown>[] = [];
+  const out: Snapshot[] = [];
   for (const entry of body.editHistory) {
-    const snapshot: Record<string, unknown> = {
+    const snapshot: Snapshot = {
       topic: topicForClient(current.topic, allowEmptyTopicName), content: current.content, rendered_content: current.rendered,
       timestamp: entry.timestamp, user_id: entry.userId,
     };

@@ -2,6 +2,7 @@ import { canSeeChannel, channelView, subscriberIds, subscriptionView, webPublicC
 import { defaultProperties, SUBSCRIPTION_COLORS } from '../../realm/channels/state.ts';
 import { settingValue } from '../../user/settings.ts';
 import type { UserState } from '../../user/state.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder, InitialStateOptions } from '../builder.ts';
 
 /** fetch type `subscription`: the caller's subscriptions, the ones it left, and the channels it could join. */
@@ -12,7 +13,7 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
     const subscriptions = webPublicChannels(realm).map((channel, index) =>
       subscriptionView(realm, channel, defaultProperties(SUBSCRIPTION_COLORS[index % SUBSCRIPTION_COLORS.length]!), now, false),
     );
-    return { subscriptions: withNotificationDefaults(subscriptions, null, options), unsubscribed: [], never_subscribed: [] };
+    return { subscriptions: withNotificationDefaults(subscriptions, null, options), unsubscribed: [], never_subscribed: [] } satisfies SubscriptionKeys;
   }
   const shown = showsArchived(options);
   const subscriptions = [];
@@ -40,8 +41,10 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
     subscriptions: withNotificationDefaults(subscriptions, personal, options),
     unsubscribed: withNotificationDefaults(unsubscribed, personal, options),
     never_subscribed: neverSubscribed,
-  };
+  } satisfies SubscriptionKeys;
 };
+
+type SubscriptionKeys = WireRegisterKeys<'subscriptions' | 'unsubscribed' | 'never_subscribed'>;
 
 /** Archived channels are shown only to clients that declare `archived_channels`, as their events are shaped. */
 const showsArchived = (options: InitialStateOptions) => options.capabilities?.archived_channels === true;
@@ -54,11 +57,11 @@ const NOTIFICATION_SETTINGS = ['desktop_notifications', 'audible_notifications',
  * the value it stands for now (a spectator's: false, as in the original). `wildcard_mentions_notify` stays
  * as it is: those clients handled its null already.
  */
-function withNotificationDefaults(views: Record<string, unknown>[], personal: UserState | null, options: InitialStateOptions) {
+function withNotificationDefaults<T extends Record<(typeof NOTIFICATION_SETTINGS)[number], boolean | null>>(views: T[], personal: UserState | null, options: InitialStateOptions) {
   if (options.capabilities?.notification_settings_null === true) return views;
   for (const view of views) {
     for (const name of NOTIFICATION_SETTINGS) {
-      if (view[name] === null) view[name] = personal ? settingValue(personal.settings, `enable_stream_${name}`) : false;
+      if (view[name] === null) view[name] = (personal ? settingValue(personal.settings, `enable_stream_${name}`) : false) as T[typeof name];
     }
   }
   return views;
@@ -69,9 +72,9 @@ export const streamState: Builder = ({ realm, user, spectator }, options) => ({
   streams: (spectator ? webPublicChannels(realm) : [...realm.channels.values()].filter((channel) => canSeeChannel(realm, channel, user.userId)))
     .filter((channel) => !channel.isArchived || showsArchived(options))
     .map((channel) => channelView(realm, channel, options.now)),
-});
+}) satisfies WireRegisterKeys<'streams'>;
 
 /** fetch type `default_streams`: their ids since feature level 330 (none for a spectator, who joins nothing) */
 export const defaultStreamsState: Builder = ({ realm, spectator }) => ({
   realm_default_streams: spectator ? [] : [...realm.channels.values()].filter((channel) => channel.isDefault && !channel.isArchived).map((channel) => channel.id),
-});
+}) satisfies WireRegisterKeys<'realm_default_streams'>;

@@ -1,5 +1,6 @@
 import { acceptsLinkifiers } from '../../queue/capabilities.ts';
 import { linkifiersView } from '../../realm/linkifiers/views.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /** fetch type `realm_linkifiers`: the realm's linkifiers in order, for clients that read URL templates. */
@@ -8,4 +9,4 @@ export const realmLinkifiersState: Builder = ({ realm }, { capabilities }) => ({
 });
 
 /** fetch type `realm_filters`: the legacy form, always empty since feature level 176. */
-export const realmFiltersState: Builder = () => ({ realm_filters: [] });
+export const realmFiltersState: Builder = () => ({ realm_filters: [] }) satisfies WireRegisterKeys<'realm_filters'>;

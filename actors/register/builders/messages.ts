@@ -1,36 +1,19 @@
-import { canRead } from '../../realm/messages/access.ts';
+import { canRead, newestReadableId } from '../../realm/messages/access.ts';
 import type { StoredMessage } from '../../realm/messages/state.ts';
 import type { RealmState } from '../../realm/state.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /** The original reports at most this many unread messages, the newest. */
 const MAX_UNREAD_MESSAGES = 50_000;
 
 /** fetch type `message`: the newest message the user can see in their own history, or -1. */
-export const maxMessageIdState: Builder = ({ realm, user }) => {
-  let max = -1;
-  const store = realm.messages;
-  const lists = [
-    ...[...(realm.subscribedBy.get(user.userId) ?? [])].map((id) => store.byChannel.get(id)),
-    ...[...(store.conversationsOf.get(user.userId) ?? [])].map((key) => store.byConversation.get(key)),
-  ];
-  for (const list of lists) {
-    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
-      const id = list![i]!;
-      if (id <= max) break;
-      if (canRead(realm, user.userId, store.byId.get(id)!)) {
-        max = id;
-        break;
-      }
-    }
-  }
-  return { max_message_id: max };
-};
+export const maxMessageIdState: Builder = ({ realm, user }) => ({ max_message_id: newestReadableId(realm, user.userId) }) satisfies WireRegisterKeys<'max_message_id'>;
 
 /** fetch type `starred_messages` (an IdSet iterates in id order) */
 export const starredMessagesState: Builder = ({ realm, user }) => ({
   starred_messages: [...(realm.messages.flags.starred.get(user.userId) ?? [])],
-});
+}) satisfies WireRegisterKeys<'starred_messages'>;
 
 /**
  * fetch type `update_message_flags` (with `message`): `unread_msgs`, the user's unread messages by
@@ -80,7 +63,7 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
       mentions,
       old_unreads_missing: (unread?.size ?? 0) > kept.length,
     },
-  };
+  } satisfies WireRegisterKeys<'unread_msgs'>;
 };
 
 /** fetch type `recent_private_conversations`: the user's direct conversations, newest first. */
@@ -92,7 +75,7 @@ export const recentConversationsState: Builder = ({ realm, user }) => {
     const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
     out.push({ max_message_id: list[list.length - 1]!, user_ids: userIds });
   }
-  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) };
+  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) } satisfies WireRegisterKeys<'recent_private_conversations'>;
 };
 
 function mentionsUser(realm: RealmState, message: StoredMessage, userId: number): boolean {

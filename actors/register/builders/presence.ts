@@ -1,4 +1,5 @@
 import { realmPresences } from '../../presence/views.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -7,9 +8,9 @@ import type { Builder } from '../builder.ts';
  */
 export const presenceState: Builder = ({ realm, user, presence, spectator }, options) => {
   const now = options.now / 1000;
-  if (spectator) return { presences: {}, server_timestamp: now };
+  if (spectator) return { presences: {}, server_timestamp: now } satisfies WireRegisterKeys<'presences' | 'server_timestamp'>;
   const { presences, lastUpdateId } = presence
     ? realmPresences(presence, realm, { slim: options.slimPresence ?? false, lastUpdateId: -1, historyLimitDays: options.presenceHistoryLimitDays, now, viewerId: user.userId })
     : { presences: {}, lastUpdateId: -1 };
-  return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now };
+  return { presences, presence_last_update_id: lastUpdateId, server_timestamp: now } satisfies WireRegisterKeys<'presences' | 'presence_last_update_id' | 'server_timestamp'>;
 };

@@ -6,6 +6,7 @@ import { profileDataOf } from '../../realm/profile-fields/views.ts';
 import { accessFilter, hiddenBy, unknownUserView } from '../../realm/user-access.ts';
 import { personView } from '../../realm/views.ts';
 import { addressesFor, displayEmail } from '../../realm/email-visibility.ts';
+import type { WireRegister, WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -20,8 +21,8 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
   // Users showing the default picture may go without `avatar_url` (queue/capabilities.ts says when).
   const person = (other: UserProfile, profileData: ReturnType<typeof profileDataOf> | null) =>
     withOptionalAvatarUrl(personView(other, addressesFor(realm, user.userId, other), clientExtavatar, profileData), !other.avatarPathId, capabilities);
-  const active: unknown[] = [];
-  const inactive: unknown[] = [];
+  const active: RealmUserEntry[] = [];
+  const inactive: RealmUserEntry[] = [];
   for (const other of realm.users.values()) {
     if (hiddenBy(accessible, other)) {
       // The placeholder is active whatever the user is: a limited guest learns nothing more of it.
@@ -55,15 +56,23 @@ export const realmUserState: Builder = ({ realm, user, spectator }, { clientExta
     email: displayEmail(realm, user),
     delivery_email: user.email,
     full_name: user.fullName,
-  };
+  } satisfies WireRegisterKeys<RealmUserKeys>;
 };
 
 /**
  * A user as a spectator sees it: a person's address made from the id (the real one is not for the Internet,
  * nor is its avatar hash), no time zone or profile data, and only the day it joined.
  */
-function spectatorPersonView(user: UserProfile, host: string): Record<string, unknown> {
+function spectatorPersonView(user: UserProfile, host: string) {
   const email = user.isBot ? user.email : `user${user.userId}@${host}`;
   const { timezone: _timezone, ...person } = personView(user, { email, delivery_email: null }, false, null);
   return { ...person, date_joined: person.date_joined.slice(0, 10) };
 }
+
+type RealmUserEntry = NonNullable<WireRegister['realm_users']>[number];
+
+type RealmUserKeys =
+  | 'realm_users' | 'realm_non_active_users' | 'cross_realm_bots' | 'avatar_source' | 'avatar_url' | 'avatar_url_medium'
+  | 'can_create_streams' | 'can_create_public_streams' | 'can_create_private_streams' | 'can_create_web_public_streams'
+  | 'can_subscribe_other_users' | 'can_invite_others_to_realm' | 'is_admin' | 'is_owner' | 'is_moderator' | 'is_guest'
+  | 'user_id' | 'email' | 'delivery_email' | 'full_name';

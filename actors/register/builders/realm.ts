@@ -1,7 +1,8 @@
-import { realmIconPath } from '../../realm/avatars/urls.ts';
+import { realmIconUrl } from '../../realm/avatars/urls.ts';
 import { botDomainOf } from '../../realm/bots/state.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
+import type { WireRegister } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 import type { SectionInputs } from '../shared-section.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS, SERVER_LIMITS } from '../realm-limits.ts';
@@ -40,7 +41,7 @@ export const realmStateInputs: SectionInputs = ({ spectator }, options) => [
 export const realmState: Builder = ({ realm, spectator }, options) => {
   const { realmUrl, generation, passwordLimits, webPublicStreamsEnabled, jitsiServerUrl, realmUploadQuotaBytes } = options;
   const settings = realmSettingsView(realm);
-  const icon = `${realmIconPath(realm)}?version=1`;
+  const icon = realmIconUrl(realm);
   return {
     ...LIMITS,
     ...SERVER_LIMITS,
@@ -103,5 +104,5 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     password_min_length: passwordLimits.minLength,
     password_max_length: passwordLimits.maxLength,
     password_min_guesses: passwordLimits.minGuesses,
-  };
+  } satisfies Partial<WireRegister>;
 };

@@ -1,4 +1,5 @@
 import { groupView } from '../../realm/groups/views.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -9,5 +10,5 @@ export const userGroupsState: Builder = ({ realm }, { capabilities }) => {
   const withDeactivated = capabilities?.include_deactivated_groups === true;
   return {
     realm_user_groups: [...realm.groups.values()].filter((group) => withDeactivated || !group.deactivated).map((group) => groupView(realm, group)),
-  };
+  } satisfies WireRegisterKeys<'realm_user_groups'>;
 };
