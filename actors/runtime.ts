@@ -217,7 +217,7 @@ export class Runtime {
       to: message.type === 'stream' ? message.to[0]! : [...message.to],
       topic: message.topic,
       content: message.content,
-      client: 'API',
+      client: message.client ?? 'API',
       readBySender: message.readBySender,
       scheduledMessageId: id,
     };

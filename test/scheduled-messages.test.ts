@@ -166,8 +166,10 @@ t.test('delivery: sent as its sender at the scheduled second, then removed', asy
   const general = await channel(api, 'general', [1, bob.userId]);
   const { queueId } = await api.register({ event_types: ['scheduled_messages', 'message'] });
   const bobQueue = (await api.as(bob).register({ event_types: ['message'] })).queueId;
-  const first = await scheduledId(api, { type: 'stream', to: String(general), topic: 'later', content: 'hello @**Bob**', scheduled_delivery_timestamp: test.seconds(HOUR) });
-  const second = await scheduledId(api, { type: 'direct', to: [bob.userId], content: 'and you', scheduled_delivery_timestamp: test.seconds(HOUR + 1), read_by_sender: false });
+  // Each sent as from the client that scheduled it: its User-Agent's product, or its `client` parameter.
+  const fromMobile = api.as(api.credentials, { 'User-Agent': 'ZulipMobile/27.232 (Android 14)' });
+  const first = await scheduledId(fromMobile, { type: 'stream', to: String(general), topic: 'later', content: 'hello @**Bob**', scheduled_delivery_timestamp: test.seconds(HOUR) });
+  const second = await scheduledId(api, { type: 'direct', to: [bob.userId], content: 'and you', scheduled_delivery_timestamp: test.seconds(HOUR + 1), read_by_sender: false, client: 'website' });
   await drain(api, queueId);
 
   await test.later(HOUR - 1);
@@ -178,7 +180,7 @@ t.test('delivery: sent as its sender at the scheduled second, then removed', asy
   const [sent] = await fetchIds(api);
   t.ok(sent, 'sent at its second');
   const message = (await api.get(`/messages/${sent}`)).body.message;
-  t.match(message, { sender_id: 1, type: 'stream', stream_id: general, subject: 'later', timestamp: test.seconds(), flags: ['read'] });
+  t.match(message, { sender_id: 1, type: 'stream', stream_id: general, subject: 'later', timestamp: test.seconds(), flags: ['read'], client: 'ZulipMobile' });
   t.match((await api.as(bob).get(`/messages/${sent}`)).body.message, { flags: ['mentioned'] }, 'rendered and checked now, as a send: Bob is mentioned');
   t.same((await list(api)).map((m) => m.scheduled_message_id), [second], 'the sent one left the list');
   const events = await drain(api, queueId);
@@ -190,6 +192,7 @@ t.test('delivery: sent as its sender at the scheduled second, then removed', asy
   const ids = await fetchIds(api);
   t.equal(ids.length, 2);
   t.same((await api.get(`/messages/${ids[1]}`)).body.message.flags, [], 'read_by_sender false leaves it unread');
+  t.equal((await api.get(`/messages/${ids[1]}`)).body.message.client, 'website', 'the client the request named');
   t.same(await list(api), []);
   t.equal(test.server.runtime.scheduled.pending, 0);
 

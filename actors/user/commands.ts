@@ -36,10 +36,11 @@ export interface ScheduledRequest {
   content: string;
   deliverAt: number;
   readBySender?: boolean;
+  client?: string;
 }
 
 /** PATCH /scheduled_messages/{id}: what the client sent; the rest is kept. `to` is read by the kind after the edit. */
-export type ScheduledEdit = Partial<Omit<ScheduledRequest, 'readBySender'>>;
+export type ScheduledEdit = Partial<Omit<ScheduledRequest, 'readBySender' | 'client'>>;
 
 /**
  * The realm a command's rules read: who may be muted, which channels a topic policy may name, the send a

@@ -17,7 +17,7 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       const { message } = command;
       requireFuture(message.deliverAt, clock);
       const checked = checkSend(command.realm, state.userId, message, clock);
-      const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender };
+      const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender, client: message.client };
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, input) }];
     }
     case 'scheduled.edit': {
@@ -106,6 +106,7 @@ function entry(id: number, input: ScheduledInput): ScheduledMessage {
     failed: false,
   };
   if (input.readBySender !== undefined) message.readBySender = input.readBySender;
+  if (input.client !== undefined) message.client = input.client;
   if (input.reminderTargetMessageId !== undefined) message.reminderTargetMessageId = input.reminderTargetMessageId;
   return message;
 }

@@ -37,6 +37,8 @@ export interface ScheduledMessage {
   deliverAt: number;
   /** as POST /messages takes it; undefined leaves the choice to the send */
   readBySender?: boolean;
+  /** the client that scheduled it, the sent message's `client` as in the original; entries stored before it was kept send as 'API' */
+  client?: string;
   /** the server tried to send it and could not; it waits for an edit with a new time */
   failed: boolean;
   /**

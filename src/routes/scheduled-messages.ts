@@ -4,6 +4,7 @@ import type { ScheduledEdit } from '../../actors/user/commands.ts';
 import { requireEditable, requireFuture, requireScheduled } from '../../actors/user/decide-scheduled.ts';
 import type { ScheduledMessage } from '../../actors/user/state.ts';
 import { scheduledByTime } from '../../actors/user/views.ts';
+import { clientName } from '../http/client-name.ts';
 import { p } from '../http/params.ts';
 import { changeOf } from './change-of.ts';
 import { route } from './route.ts';
@@ -59,14 +60,15 @@ export const scheduledMessageRoutes = [
       topic: p.string().optional(),
       scheduled_delivery_timestamp: p.int(),
       read_by_sender: p.bool().optional(),
+      client: p.string().optional(),
     },
-    async handle({ services, realm, user }, params) {
+    async handle({ services, realm, user, request }, params) {
       // The time first, then the recipients' form, as in the original; the actor checks the rest.
       requireFuture(params.scheduled_delivery_timestamp, services.runtime.clock);
       const to = recipients(params.type, params.to);
       const changes = await services.runtime.executeUser(realm.realmId, user.userId, {
         type: 'scheduled.create',
-        message: { type: params.type, to, topic: params.topic, content: params.content, deliverAt: params.scheduled_delivery_timestamp, readBySender: params.read_by_sender },
+        message: { type: params.type, to, topic: params.topic, content: params.content, deliverAt: params.scheduled_delivery_timestamp, readBySender: params.read_by_sender, client: clientName(params.client, request.userAgent) },
         realm,
       });
       return { scheduled_message_id: changeOf(changes, 'scheduled.created').message.id } satisfies WireResponse<'/scheduled_messages', 'post'>;
