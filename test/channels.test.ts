@@ -105,6 +105,8 @@ t.test('unsubscribe, properties, channel edits, archiving and default channels',
   t.match((await api.patch(`/streams/${b}`, { new_name: 'ALPHA' })).body.msg, /already exists/);
   t.equal((await api.post('/default_streams', { stream_id: b })).status, 200);
   t.match((await api.get('/streams', { include_default: true })).body.streams.find((s: { stream_id: number }) => s.stream_id === b), { is_default: true });
+  t.notOk('is_default' in (await api.get('/streams')).body.streams.find((s: { stream_id: number }) => s.stream_id === b), 'is_default only when include_default asks for it');
+  t.notOk('is_default' in (await api.get(`/streams/${b}`)).body.stream, 'nor in GET /streams/{id}');
   t.equal((await api.delete(`/streams/${b}`)).status, 200);
   t.notOk((await api.get('/streams')).body.streams.some((s: { stream_id: number }) => s.stream_id === b), 'archived channels are left out');
   t.match((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'b' }] })).body.msg, /archived/);

@@ -54,7 +54,8 @@ export const channelRoutes = [
           (params.include_subscribed && mine.has(channel.id)) ||
           (params.include_default && channel.isDefault) ||
           (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
-        if (wanted) streams.push({ ...channelView(realm, channel, now), is_default: channel.isDefault });
+        // `is_default` only when asked for, as the original adds it.
+        if (wanted) streams.push(params.include_default ? { ...channelView(realm, channel, now), is_default: channel.isDefault } : channelView(realm, channel, now));
       }
       return { streams } satisfies WireResponse<'/streams', 'get'>;
     },
@@ -67,7 +68,7 @@ export const channelRoutes = [
     params: { stream_id: channelId },
     handle({ services, realm, user }, params) {
       const channel = visibleChannel(realm, params.stream_id, user);
-      return { stream: { ...channelView(realm, channel, services.runtime.clock.now()), is_default: channel.isDefault } };
+      return { stream: channelView(realm, channel, services.runtime.clock.now()) } satisfies WireResponse<'/streams/{stream_id}', 'get'>;
     },
   }),
 
