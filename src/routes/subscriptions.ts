@@ -14,6 +14,7 @@ import { includeSubscribers, p } from '../http/params.ts';
 import type { AppServices } from '../services.ts';
 import { newChannelOptions, newChannelParams, principals, principalsOrSelf } from './channel-params.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const subscriptionList = z.array(z.object({ name: z.string(), description: z.string().optional() }));
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
@@ -115,7 +116,7 @@ function unsubscribeAnswer(outcome: ReturnType<typeof unsubscribeOutcome>, chang
 async function addSubscriptions(
   services: AppServices, realm: RealmState, user: UserProfile, subscriptions: SubscriptionRequest, principals: readonly Principal[],
   options: NewChannelOptions, authorizationErrorsFatal: boolean, sendNewSubscriptionMessages: boolean,
-): Promise<Record<string, unknown>> {
+): Promise<WireResponse<'/users/me/subscriptions', 'post'>> {
   const names = subscriptions.map((s) => s.name);
   const [outcome, changes] = await subscriptionTurn(services, realm, {
     type: 'channel.subscribe',
@@ -127,7 +128,7 @@ async function addSubscriptions(
     ...(sendNewSubscriptionMessages ? { newSubscriptionMessages: { botDomain: botDomain(services, realm) } } : {}),
   }, (state) => subscribeOutcome(state, names, principals, user.userId));
   const { added, unauthorized, answer } = subscribeAnswer(outcome, changes);
-  const result: Record<string, unknown> = { ...answer };
+  const result: WireResponse<'/users/me/subscriptions', 'post'> = { ...answer };
   if (!authorizationErrorsFatal) result.unauthorized = [...unauthorized];
   if (sendNewSubscriptionMessages) {
     // Told (by newSubscriptionNotices) unless the request subscribed more people than the bound.
@@ -165,7 +166,7 @@ export const subscriptionRoutes = [
       const subscriptions = [...(realm.subscribedBy.get(user.userId) ?? [])].map((id) =>
         subscriptionView(realm, realm.channels.get(id)!, realm.subscriptions.get(id)!.get(user.userId)!, now, params.include_subscribers),
       );
-      return { subscriptions };
+      return { subscriptions } satisfies WireResponse<'/users/me/subscriptions', 'get'>;
     },
   }),
 
@@ -178,7 +179,7 @@ export const subscriptionRoutes = [
       const [outcome, changes] = await subscriptionTurn(services, realm, {
         type: 'channel.unsubscribe', caller: { kind: 'user', userId: user.userId }, channels: params.subscriptions, principals: principalsOrSelf(params.principals, user.userId),
       }, (state) => unsubscribeOutcome(state, params.subscriptions));
-      return unsubscribeAnswer(outcome, changes);
+      return unsubscribeAnswer(outcome, changes) satisfies WireResponse<'/users/me/subscriptions', 'delete'>;
     },
   }),
 
@@ -199,7 +200,7 @@ export const subscriptionRoutes = [
         remove: params.delete,
         options,
       }, (state) => ({ added: subscribeOutcome(state, names, [user.userId], user.userId), removed: unsubscribeOutcome(state, params.delete) }));
-      return { ...subscribeAnswer(outcome.added, changes).answer, ...unsubscribeAnswer(outcome.removed, changes) };
+      return { ...subscribeAnswer(outcome.added, changes).answer, ...unsubscribeAnswer(outcome.removed, changes) } satisfies WireResponse<'/users/me/subscriptions', 'patch'>;
     },
   }),
 
@@ -217,7 +218,7 @@ export const subscriptionRoutes = [
       await services.runtime.execute(realm.realmId, {
         type: 'subscription.properties', caller: { kind: 'user', userId: user.userId }, userId: user.userId, entries,
       });
-      return {};
+      return {} satisfies WireResponse<'/users/me/subscriptions/properties', 'post'>;
     },
   }),
 
@@ -231,7 +232,7 @@ export const subscriptionRoutes = [
       const channel = realm.channels.get(params.stream_id);
       // Who is in a private channel is for its subscribers and administrators (test/security.test.ts).
       if (!channel || !canSeeChannel(realm, channel, user.userId)) throw badRequest('Invalid channel ID');
-      return { is_subscribed: realm.subscriptions.get(params.stream_id)?.has(params.user_id) ?? false };
+      return { is_subscribed: realm.subscriptions.get(params.stream_id)?.has(params.user_id) ?? false } satisfies WireResponse<'/users/{user_id}/subscriptions/{stream_id}', 'get'>;
     },
   }),
 ];
