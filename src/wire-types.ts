@@ -83,6 +83,7 @@ const EVENT_CORRECTIONS: EventCorrection[] = [
   { schema: 'UserBase', optional: ['timezone'], why: 'format_user_row deletes it for a spectator (acting_user None), with is_billing_admin' },
   { schema: 'Subscription', optional: ['partial_subscribers'], why: 'sent only instead of `subscribers`, when a client asked for partial lists (its description)' },
   { schema: 'register_queue_200_response_allOf_never_subscribed_inner', optional: ['partial_subscribers'], why: 'as for a subscription: only instead of `subscribers`, for partial lists' },
+  { schema: 'Invite', optional: ['email', 'link_url'], why: 'its description: `email` is not present for a reusable link, `link_url` not for an email invitation (do_get_invites_controlled_by_user)' },
   { schema: 'register_queue_200_response_allOf_user_status', optional: ['away', 'status_text', 'emoji_name', 'emoji_code', 'reaction_type'], why: "format_user_status sends only the keys a user's status sets (the key's description: users who have set a status)" },
 ];
 

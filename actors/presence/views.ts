@@ -73,14 +73,16 @@ export interface PresenceQuery {
   viewerId: number;
 }
 
-export interface RealmPresences {
+export interface RealmPresences<P = ModernPresence | LegacyPresence> {
   /** by user id (slim) or by email (legacy) */
-  presences: Record<string, ModernPresence | LegacyPresence>;
+  presences: Record<string, P>;
   /** the newest update returned, never below the client's; -1 when nothing was returned or asked past */
   lastUpdateId: number;
 }
 
 /** The realm's presence data as POST /users/me/presence, GET /realm/presence and registration return it. */
+export function realmPresences(store: PresenceStore, realm: RealmState, query: PresenceQuery & { slim: false }): RealmPresences<LegacyPresence>;
+export function realmPresences(store: PresenceStore, realm: RealmState, query: PresenceQuery): RealmPresences;
 export function realmPresences(store: PresenceStore, realm: RealmState, query: PresenceQuery): RealmPresences {
   const { lastUpdateId } = query;
   const incremental = lastUpdateId !== undefined && lastUpdateId > 0;

@@ -4266,7 +4266,7 @@ export interface components {
              * @description The email address the invitation was sent to. This will not be present when
              *     `is_multiuse` is `true` (i.e. the invitation is a reusable invitation link).
              */
-            email: string;
+            email?: string;
             /**
              * @description A boolean indicating whether the referrer has opted to receive a direct
              *     message from [notification bot](/help/configure-automated-notices) when a user
@@ -4280,7 +4280,7 @@ export interface components {
              * @description The URL of the reusable invitation link. This will not be present when
              *     `is_multiuse` is `false` (i.e. the invitation is an email invitation).
              */
-            link_url: string;
+            link_url?: string;
             /**
              * @description A boolean specifying whether the [invitation](/help/invite-new-users) is a
              *     reusable invitation link or an email invitation.

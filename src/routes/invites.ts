@@ -110,7 +110,7 @@ export const inviteRoutes = [
     params: {},
     handle({ services, realm, user }) {
       const invitations = visibleInvitations(realm, user, services.runtime.clock.now());
-      return { invites: invitations.map((invitation) => invitationView(invitation, (key) => joinUrl(services, realm, key))) };
+      return { invites: invitations.map((invitation) => invitationView(invitation, (key) => joinUrl(services, realm, key))) } satisfies WireResponse<'/invites', 'get'>;
     },
   }),
 
@@ -138,7 +138,7 @@ export const inviteRoutes = [
       params: { invite_id: inviteId },
       async handle({ services, realm, user }, params) {
         await services.runtime.execute(realm.realmId, { type: 'invite.revoke', caller: caller(user), id: params.invite_id, multiuse });
-        return {};
+        return {} satisfies WireResponse<typeof path, 'delete'>;
       },
     }),
   ),

@@ -54,7 +54,7 @@ export const presenceRoutes = [
     handle({ services, realm, user }) {
       const now = services.runtime.clock.now() / 1000;
       const { presences } = realmPresences(services.runtime.presence, realm, { slim: false, now, viewerId: user.userId });
-      return { presences, server_timestamp: now };
+      return { presences, server_timestamp: now } satisfies WireResponse<'/realm/presence', 'get'>;
     },
   }),
 
@@ -71,7 +71,7 @@ export const presenceRoutes = [
       const { presence, clock } = services.runtime;
       const entry = presence.get(realm.realmId, target.userId);
       if (!entry || !showsPresence(presence, realm, target)) throw badRequest(`No presence data for ${idOrEmail}`);
-      return { presence: userPresence(entry, target, clock.now() / 1000) };
+      return { presence: userPresence(entry, target, clock.now() / 1000) } satisfies WireResponse<'/users/{user_id_or_email}/presence', 'get'>;
     },
   }),
 ];

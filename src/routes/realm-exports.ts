@@ -10,6 +10,7 @@ import { fileBody } from '../http/file-body.ts';
 import { p } from '../http/params.ts';
 import { exportFile } from '../realm-export-jobs.ts';
 import { route } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 const adminsOnly = (user: Parameters<typeof isAdmin>[0]) => {
   if (!isAdmin(user)) throw notAdmin();
@@ -26,7 +27,7 @@ export const realmExportRoutes = [
     authorize: adminsOnly,
     params: {},
     handle({ realm }) {
-      return { exports: exportsView(realm) };
+      return { exports: exportsView(realm) } satisfies WireResponse<'/export/realm', 'get'>;
     },
   }),
 
@@ -48,7 +49,7 @@ export const realmExportRoutes = [
       const requested = changes.find((change) => change.type === 'realm_export.requested');
       if (requested?.type !== 'realm_export.requested') throw new Error('the export was not recorded');
       services.realmExports.start(realm.realmId, requested.entry.id);
-      return { id: requested.entry.id };
+      return { id: requested.entry.id } satisfies WireResponse<'/export/realm', 'post'>;
     },
   }),
 
@@ -96,7 +97,7 @@ export const realmExportRoutes = [
           user_id: user.userId,
           consented: settingValue(services.runtime.userState(realm.realmId, user.userId).settings, 'allow_private_data_export') === true,
         })),
-      };
+      } satisfies WireResponse<'/export/realm/consents', 'get'>;
     },
   }),
 ];

@@ -8,6 +8,7 @@ import { hashPassword, passwordWeakness } from '../passwords.ts';
 import type { AppServices } from '../services.ts';
 import { route, type RouteContext } from './route.ts';
 import { emailSchema as email, fullNameSchema as fullName } from './users.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 /** A setting's request parameter, by the kind of its value (the realm's defaults for new users use it too). */
 export function paramFor(spec: SettingSpec): Param<unknown, true> {
@@ -94,7 +95,7 @@ async function updateSettings(context: RouteContext<'user'>, values: ParamsOf<ty
   if (Object.keys(requested).length > 0) {
     await services.runtime.executeUser(realm.realmId, user.userId, { type: 'settings.update', settings: requested });
   }
-  return {};
+  return {} satisfies WireResponse<'/settings', 'patch'>;
 }
 
 // PATCH /settings/display and /settings/notifications are the deprecated aliases (feature level 80).

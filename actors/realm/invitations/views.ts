@@ -1,5 +1,6 @@
 import { isAdmin, type RealmState, type UserProfile } from '../state.ts';
 import { isUsable, type Invitation } from './state.ts';
+import type { WireSchema } from '../../wire/events.ts';
 
 /** May the user manage (see, revoke, resend) the invitation? Administrators all; others those they made. */
 export const managesInvitation = (user: UserProfile, invitation: Invitation) => isAdmin(user) || invitation.invitedBy === user.userId;
@@ -14,8 +15,8 @@ export function visibleInvitations(state: RealmState, viewer: UserProfile, now: 
 }
 
 /** The API's Invite object; `linkUrl` makes a link's URL from its key (the front end knows the realm's URL). */
-export function invitationView(invitation: Invitation, linkUrl: (key: string) => string): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function invitationView(invitation: Invitation, linkUrl: (key: string) => string): WireSchema<'Invite'> {
+  const view: WireSchema<'Invite'> = {
     id: invitation.id,
     invited_by_user_id: invitation.invitedBy,
     invited: invitation.invitedAt,
@@ -25,7 +26,7 @@ export function invitationView(invitation: Invitation, linkUrl: (key: string) =>
     is_multiuse: invitation.multiuse,
   };
   if (invitation.multiuse) view.link_url = linkUrl(invitation.key);
-  else view.email = invitation.email;
+  else if (invitation.email !== null) view.email = invitation.email;
   return view;
 }
 
