@@ -81,8 +81,8 @@ export const messageEditRoutes = [
         const changes = await services.runtime.execute(realm.realmId, {
           type: 'topic.delete', caller: { kind: 'user', userId: user.userId }, channelId: params.stream_id, topic, limit: DELETE_TOPIC_BATCH,
         });
-        if (changes.length === 0) return { complete: true };
-        if (Date.now() - started > DELETE_TOPIC_BUDGET_MS) return { complete: false };
+        if (changes.length === 0) return { complete: true } satisfies WireResponse<'/streams/{stream_id}/delete_topic', 'post'>;
+        if (Date.now() - started > DELETE_TOPIC_BUDGET_MS) return { complete: false } satisfies WireResponse<'/streams/{stream_id}/delete_topic', 'post'>;
       }
     },
   }),

@@ -147,9 +147,9 @@ export const messageRoutes = [
       const readable = idMatcher(realm, user.userId, clauses);
       let ids = params.msg_ids.filter(readable);
       if (hasSearch(clauses)) ids = (await searchFilter(services.runtime.searchIndex(), realm.realmId, clauses, ids)).filter(readable);
-      const messages: Record<string, unknown> = {};
+      const messages: Record<string, ReturnType<typeof searchMatch>> = {};
       for (const id of ids) messages[id] = searchMatch(realm, realm.messages.byId.get(id)!, words);
-      return { messages };
+      return { messages } satisfies WireResponse<'/messages/matches_narrow', 'get'>;
     },
   }),
 
