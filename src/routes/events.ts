@@ -15,6 +15,7 @@ import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
 import type { AppServices } from '../services.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route, type RouteContext } from './route.ts';
+import type { WireResponse } from '../../actors/wire/responses.ts';
 
 // zulip-js sends the string "null" for "every type".
 const typeList = z
@@ -145,7 +146,7 @@ export const eventRoutes = [
         }
         // A registration, rate limited as POST /register is (polls are not).
         checkRateLimit(services, rateLimitKey(realm.realmId, user));
-        return runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user)).then((queue) => ({ events: [], queue_id: queue.id }));
+        return runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user)).then((queue) => ({ events: [], queue_id: queue.id }) satisfies WireResponse<'/events', 'get'>);
       }
       const queue = runtime.queues.get(params.queue_id, realm.realmId, user.userId);
       if (params.last_event_id === undefined) {
@@ -176,7 +177,7 @@ export const eventRoutes = [
     async handle({ services, realm, user }, { queue_id }) {
       const { runtime } = services;
       await runtime.deleteQueue(runtime.queues.get(queue_id, realm.realmId, user.userId));
-      return {};
+      return {} satisfies WireResponse<'/events', 'delete'>;
     },
   }),
 ];
