@@ -18,7 +18,7 @@ export const pushTokenRoutes = [
     params: { token: p.string(), appid: p.string(appid).optional() },
     async handle({ services, realm, user }, { token, appid }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.add', token, appid: appid ?? null });
-      return {} satisfies WireResponse<'/users/me/push_device_token', 'post'>;
+      return {} satisfies WireResponse<'/users/me/push_device_token', 'post'> & WireResponse<'/users/me/push_device_token (fcm)', 'post'>;
     },
   }),
 
@@ -29,7 +29,7 @@ export const pushTokenRoutes = [
     params: { token: p.string() },
     async handle({ services, realm, user }, { token }) {
       await services.runtime.executeUser(realm.realmId, user.userId, { type: 'push_token.remove', token });
-      return {} satisfies WireResponse<'/users/me/push_device_token', 'delete'>;
+      return {} satisfies WireResponse<'/users/me/push_device_token', 'delete'> & WireResponse<'/users/me/push_device_token (fcm)', 'delete'>;
     },
   }),
 ];

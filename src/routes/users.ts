@@ -118,7 +118,7 @@ export const userRoutes = [
     },
     handle({ realm, user }, params) {
       const target = lookUp(realm, user, params.user_id);
-      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) } satisfies WireResponse<'/users/{user_id}', 'get'>;
+      return { user: personView(target, addressesFor(realm, user.userId, target), params.client_extavatar, params.include_custom_profile_fields ? profileDataOf(realm.profileFields, target.userId) : null) } satisfies WireResponse<'/users/{user_id}', 'get'> & WireResponse<'/users/{email}', 'get'>;
     },
   }),
 
@@ -202,7 +202,7 @@ export const userRoutes = [
         ...(params.full_name !== undefined && { fullName: params.full_name }),
         ...(params.role !== undefined && { role: params.role }),
       });
-      return {} satisfies WireResponse<'/users/{user_id}', 'patch'>;
+      return {} satisfies WireResponse<'/users/{user_id}', 'patch'> & WireResponse<'/users/{email}', 'patch'>;
     },
   }),
 ];
