@@ -27,7 +27,7 @@ function refusedValues(spec: SettingSpec): unknown[] {
 }
 
 t.test('the settings table matches the original server where its defaults are known', async (t) => {
-  const byName = new Map(SETTINGS.map((spec) => [spec.name, spec.default]));
+  const byName = new Map<string, SettingValue>(SETTINGS.map((spec) => [spec.name, spec.default]));
   t.equal(SETTINGS.length, byName.size, 'no setting is listed twice');
   for (const [name, value] of Object.entries({
     web_home_view: 'inbox', user_list_style: 3, notification_sound: 'zulip', email_notifications_batching_period_seconds: 120,

@@ -1,14 +1,26 @@
 import { badRequest } from '../errors.ts';
+import type { WireSchema } from '../wire/events.ts';
 import { EMOJISET_CHOICES, isTimeZone, LANGUAGES, NOTIFICATION_SOUND_VALUES } from './setting-values.ts';
 
 export type SettingValue = boolean | number | string;
+
+type WireUserSettings = Omit<WireSchema<'register_queue_200_response_allOf_user_settings'>, 'available_notification_sounds' | 'emojiset_choices'>;
+/**
+ * Every setting with its value, as the registration's `user_settings` types them (less its read-only choices).
+ * None is null here: the document's `twenty_four_hour_time` may be (the original's "automatic"), which this
+ * server does not offer, and its legacy top-level copy may not.
+ */
+export type UserSettings = { [K in keyof WireUserSettings]: NonNullable<WireUserSettings[K]> };
+export type UserSettingName = keyof UserSettings;
+/** The settings whose value is a `T`. */
+type NamesOf<T> = { [K in UserSettingName]: UserSettings[K] extends T ? K : never }[UserSettingName];
 
 /**
  * One user setting: its wire type, the values it accepts and its default (the original server's default for
  * a new user). Validation (PATCH /settings) and the registration state (`user_settings`) both read this table.
  */
-export interface SettingSpec {
-  name: string;
+export interface SettingSpec<N extends UserSettingName = UserSettingName> {
+  name: N;
   kind: 'bool' | 'int' | 'string';
   default: SettingValue;
   /** the accepted values; absent: any value of the kind within `min`/`max` or passing `test` */
@@ -18,10 +30,12 @@ export interface SettingSpec {
   test?: (value: string) => boolean;
 }
 
-const bool = (name: string, fallback: boolean): SettingSpec => ({ name, kind: 'bool', default: fallback });
-const oneOf = (name: string, values: readonly number[], fallback: number): SettingSpec => ({ name, kind: 'int', values, default: fallback });
-const between = (name: string, min: number, max: number, fallback: number): SettingSpec => ({ name, kind: 'int', min, max, default: fallback });
-const choice = (name: string, values: readonly string[], fallback: string): SettingSpec => ({ name, kind: 'string', values, default: fallback });
+// Each maker takes only the names of `user_settings` whose value is of its kind.
+const bool = <N extends NamesOf<boolean>>(name: N, fallback: boolean): SettingSpec<N> => ({ name, kind: 'bool', default: fallback });
+const oneOf = <N extends NamesOf<number>>(name: N, values: readonly number[], fallback: number): SettingSpec<N> => ({ name, kind: 'int', values, default: fallback });
+const between = <N extends NamesOf<number>>(name: N, min: number, max: number, fallback: number): SettingSpec<N> => ({ name, kind: 'int', min, max, default: fallback });
+const choice = <N extends NamesOf<string>>(name: N, values: readonly string[], fallback: string): SettingSpec<N> => ({ name, kind: 'string', values, default: fallback });
+const tested = <N extends NamesOf<string>>(name: N, test: (value: string) => boolean, fallback: string): SettingSpec<N> => ({ name, kind: 'string', test, default: fallback });
 
 // The original stores font size and line height as positive small integers (at most 32767).
 const SMALL_INT_MAX = 32_767;
@@ -31,7 +45,7 @@ const ONE_TO_THREE = [1, 2, 3] as const;
 const ONE_TO_FOUR = [1, 2, 3, 4] as const;
 
 /** Every setting of the spec's User settings table, in its order. */
-export const SETTINGS: readonly SettingSpec[] = [
+const TABLE = [
   bool('twenty_four_hour_time', false),
   oneOf('web_mark_read_on_scroll_policy', ONE_TO_THREE, 1),
   oneOf('web_channel_default_view', [1, 2], 1),
@@ -56,7 +70,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   choice('web_animate_image_previews', ['always', 'on_hover', 'never'], 'on_hover'),
   oneOf('web_stream_unreads_count_display_policy', ONE_TO_THREE, 2),
   bool('hide_ai_features', false),
-  { name: 'timezone', kind: 'string', test: isTimeZone, default: '' },
+  tested('timezone', isTimeZone, ''),
   bool('enter_sends', false),
   bool('enable_stream_desktop_notifications', false),
   bool('enable_stream_email_notifications', false),
@@ -97,6 +111,11 @@ export const SETTINGS: readonly SettingSpec[] = [
   // This server posts no resolved-topic notices yet; the choice is kept for the clients that show it.
   choice('resolved_topic_notice_auto_read_policy', ['always', 'except_followed', 'never'], 'except_followed'),
 ];
+/** A setting of `user_settings` the table leaves out is a compile error here (its name is shown). */
+const complete: [Exclude<UserSettingName, (typeof TABLE)[number]['name']>] extends [never] ? true : Exclude<UserSettingName, (typeof TABLE)[number]['name']> = true;
+void complete;
+
+export const SETTINGS: readonly SettingSpec[] = TABLE;
 
 export const SETTING_BY_NAME: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((spec) => [spec.name, spec]));
 
@@ -109,9 +128,9 @@ export function settingValue(overrides: SettingOverrides, name: string): Setting
   return Object.hasOwn(overrides, name) ? overrides[name]! : spec.default;
 }
 
-/** Every setting with its current value, in the table's order. */
-export function allSettings(overrides: SettingOverrides): Record<string, SettingValue> {
-  return Object.fromEntries(SETTINGS.map((spec) => [spec.name, Object.hasOwn(overrides, spec.name) ? overrides[spec.name]! : spec.default]));
+/** Every setting with its current value, in the table's order (checkSetting keeps each value to its kind). */
+export function allSettings(overrides: SettingOverrides): UserSettings {
+  return Object.fromEntries(SETTINGS.map((spec) => [spec.name, Object.hasOwn(overrides, spec.name) ? overrides[spec.name]! : spec.default])) as UserSettings;
 }
 
 /** Checks one requested value against the table; throws BAD_REQUEST naming the setting. */

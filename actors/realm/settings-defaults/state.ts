@@ -1,4 +1,4 @@
-import { SETTINGS } from '../../user/settings.ts';
+import { SETTINGS, type UserSettingName } from '../../user/settings.ts';
 
 /**
  * The settings an administrator may set for new users (PATCH /realm/user_settings_defaults): the personal
@@ -9,5 +9,7 @@ const NOT_DEFAULTABLE = new Set(['timezone', 'default_language', 'enable_marketi
 
 export const DEFAULTABLE_SETTINGS: readonly string[] = SETTINGS.map((spec) => spec.name).filter((name) => !NOT_DEFAULTABLE.has(name));
 
+export type ShownSettingName = Exclude<UserSettingName, 'timezone'>;
+
 /** The settings the registration's `realm_user_settings_defaults` shows: every one but the time zone. */
-export const SHOWN_SETTINGS: readonly string[] = SETTINGS.map((spec) => spec.name).filter((name) => name !== 'timezone');
+export const SHOWN_SETTINGS: readonly ShownSettingName[] = SETTINGS.map((spec) => spec.name).filter((name): name is ShownSettingName => name !== 'timezone');

@@ -1,5 +1,6 @@
-import { settingValue } from '../../user/settings.ts';
+import { settingValue, type UserSettings } from '../../user/settings.ts';
 import { userSettingsView } from '../../user/views.ts';
+import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 
 /**
@@ -20,6 +21,9 @@ const LEGACY_NOTIFICATION_SETTINGS = [
   'message_content_in_email_notifications', 'notification_sound', 'pm_content_in_desktop_notifications', 'desktop_icon_count_display',
   'realm_name_in_email_notifications_policy', 'presence_enabled',
 ] as const;
+// The lists' settings, by the table's names: the casts below only name the keys the lists give.
+type LegacyDisplaySetting = (typeof LEGACY_DISPLAY_SETTINGS)[number];
+type LegacyNotificationSetting = (typeof LEGACY_NOTIFICATION_SETTINGS)[number];
 
 const modern = (capabilities: Readonly<Record<string, boolean>> | undefined) => capabilities?.user_settings_object === true;
 
@@ -28,16 +32,16 @@ export const legacyDisplaySettingsState: Builder = ({ personal }, { capabilities
   if (modern(capabilities)) return {};
   const view = userSettingsView(personal);
   return {
-    ...Object.fromEntries(LEGACY_DISPLAY_SETTINGS.map((name) => [name, settingValue(personal.settings, name)])),
+    ...(Object.fromEntries(LEGACY_DISPLAY_SETTINGS.map((name) => [name, settingValue(personal.settings, name)])) as Pick<UserSettings, LegacyDisplaySetting>),
     emojiset_choices: view.emojiset_choices,
-  };
+  } satisfies WireRegisterKeys<LegacyDisplaySetting | 'emojiset_choices'>;
 };
 
 /** fetch type `update_global_notifications` */
 export const legacyNotificationSettingsState: Builder = ({ personal }, { capabilities }) => {
   if (modern(capabilities)) return {};
   return {
-    ...Object.fromEntries(LEGACY_NOTIFICATION_SETTINGS.map((name) => [name, settingValue(personal.settings, name)])),
+    ...(Object.fromEntries(LEGACY_NOTIFICATION_SETTINGS.map((name) => [name, settingValue(personal.settings, name)])) as Pick<UserSettings, LegacyNotificationSetting>),
     available_notification_sounds: userSettingsView(personal).available_notification_sounds,
-  };
+  } satisfies WireRegisterKeys<LegacyNotificationSetting | 'available_notification_sounds'>;
 };
