@@ -2,7 +2,7 @@ import { realmIconUrl } from '../../realm/avatars/urls.ts';
 import { botDomainOf } from '../../realm/bots/state.ts';
 import { GIF_RATINGS, VIDEO_CHAT_PROVIDERS } from '../../realm/settings/state.ts';
 import { realmSettingsView } from '../../realm/settings/views.ts';
-import type { WireRegister } from '../../wire/events.ts';
+import type { WireRegister, WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
 import type { SectionInputs } from '../shared-section.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS, LONGPOLL_TIMEOUT_SECONDS, SERVER_LIMITS } from '../realm-limits.ts';
@@ -51,8 +51,9 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     realm_uri: realmUrl,
     realm_date_created: realm.dateCreated,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
-    // The settings of PATCH /realm and the group-setting permissions, as the realm has them.
-    ...settings,
+    // The settings of PATCH /realm and the group-setting permissions, as the realm has them (a spread's keys are
+    // not checked by the `satisfies` below, so they are checked here).
+    ...(settings satisfies WireRegisterKeys<keyof typeof settings>),
     // This server sends no digest emails, so no realm has them on (as the original without SEND_DIGEST_EMAILS).
     settings_send_digest_emails: false,
     realm_digest_emails_enabled: false,
@@ -80,7 +81,7 @@ export const realmState: Builder = ({ realm, spectator }, options) => {
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: '',
     realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
-    jitsi_server_url: (settings.realm_jitsi_server_url as string | null) ?? jitsiServerUrl,
+    jitsi_server_url: settings.realm_jitsi_server_url ?? jitsiServerUrl,
     server_jitsi_server_url: jitsiServerUrl,
     giphy_rating_options: GIF_RATINGS,
     server_inline_image_preview: true,
