@@ -69,21 +69,19 @@ export function flagsFor(state: RealmState, userId: number, message: StoredMessa
  * registration's and GET /users/me's `max_message_id`.
  */
 export function newestReadableId(realm: RealmState, userId: number): number {
-  let max = -1;
   const store = realm.messages;
-  const lists = [
-    ...[...(realm.subscribedBy.get(userId) ?? [])].map((id) => store.byChannel.get(id)),
-    ...[...(store.conversationsOf.get(userId) ?? [])].map((key) => store.byConversation.get(key)),
-  ];
-  for (const list of lists) {
-    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
-      const id = list![i]!;
-      if (id <= max) break;
-      if (canRead(realm, userId, store.byId.get(id)!)) {
-        max = id;
-        break;
-      }
-    }
+  let max = -1;
+  // No arrays built: GET /users/me asks this on every call.
+  for (const channelId of realm.subscribedBy.get(userId) ?? []) max = newestReadableIn(realm, userId, store.byChannel.get(channelId), max);
+  for (const key of store.conversationsOf.get(userId) ?? []) max = newestReadableIn(realm, userId, store.byConversation.get(key), max);
+  return max;
+}
+
+/** The newest id of the list newer than `max` that the user can read, else `max`. */
+function newestReadableIn(realm: RealmState, userId: number, list: readonly number[] | undefined, max: number): number {
+  if (!list) return max;
+  for (let i = list.length - 1; i >= 0 && list[i]! > max; i--) {
+    if (canRead(realm, userId, realm.messages.byId.get(list[i]!)!)) return list[i]!;
   }
   return max;
 }
