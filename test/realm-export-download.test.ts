@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import t from 'tap';
 import { forwardHttp } from '../src/cluster/forward.ts';
 import { exportFile } from '../src/realm-export-jobs.ts';
 import { childServers } from './helpers/child.ts';
+import { digestOf, peakResident, resetPeakResident, resident } from './helpers/downloads.ts';
 import { startTestServer, tempDir, type ApiClient, type Credentials } from './helpers/server.ts';
 
 /**
@@ -28,20 +29,6 @@ async function exported(api: ApiClient): Promise<string> {
   }
 }
 
-/** The largest resident set of a process since the last reset (Linux: VmHWM, reset through clear_refs). */
-const peakResident = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-const resident = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-
-/** Downloads as a client does, a chunk at a time, keeping only the digest and the length. */
-async function digestOf(response: Response): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    hash.update(chunk);
-    bytes += chunk.byteLength;
-  }
-  return { sha256: hash.digest('hex'), bytes };
-}
 
 t.test("a large export downloads whole and byte for byte, without the server's memory growing by its size", async (t) => {
   const dir = tempDir();
@@ -54,7 +41,7 @@ t.test("a large export downloads whole and byte for byte, without the server's m
   const expected = createHash('sha256').update(content).digest('hex');
 
   const pid = server.process.pid!;
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  resetPeakResident(pid);
   const before = resident(pid);
   const response = await fetch(`${server.url}/user_exports/${pathId}`, { headers: { Authorization: basic(server.owner) } });
   t.equal(response.status, 200);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import t from 'tap';
 import { childServers } from './helpers/child.ts';
+import { digestOf, peakResident, resetPeakResident, resident } from './helpers/downloads.ts';
 import { tempDir, type Credentials } from './helpers/server.ts';
 
 /**
@@ -16,20 +16,6 @@ const DOWNLOADS = 8;
 
 const basic = (who: Credentials) => `Basic ${Buffer.from(`${who.email}:${who.key}`).toString('base64')}`;
 
-/** The largest resident set of a process since the last reset (Linux: VmHWM, reset through clear_refs). */
-const peakResident = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-const resident = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-
-/** Downloads as a client does, a chunk at a time, keeping only the digest and the length. */
-async function digestOf(response: Response): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    hash.update(chunk);
-    bytes += chunk.byteLength;
-  }
-  return { sha256: hash.digest('hex'), bytes };
-}
 
 t.test("concurrent downloads of a large upload come whole, without the server's memory growing by a copy each", async (t) => {
   const dir = tempDir();
@@ -47,7 +33,7 @@ t.test("concurrent downloads of a large upload come whole, without the server's 
   const link = await fetch(`${server.url}/api/v1${url}`, { headers: { Authorization: basic(server.owner) } });
   const temporary = ((await link.json()) as { url: string }).url;
   const pid = server.process.pid!;
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  resetPeakResident(pid);
   const before = resident(pid);
   const responses = await Promise.all(Array.from({ length: DOWNLOADS }, (_, index) =>
     index % 2 ? fetch(`${server.url}${temporary}`) : fetch(`${server.url}${url}`, { headers: { Authorization: basic(server.owner) } })));

@@ -1,3 +1,5 @@
+import { lowerBound } from './lower-bound.ts';
+
 /** A block covers 1,024 consecutive ids: as a bitmap, 32 words. */
 const BLOCK_BITS = 10;
 const WORDS = 1 << (BLOCK_BITS - 5);
@@ -210,7 +212,7 @@ export class IdSet implements Iterable<number> {
     // The block `from` falls in (ids are below 2^31: a larger bound is past every block).
     const fromKey = Math.floor(Math.min(Math.max(from, -1), MAX_ID + 1) / (1 << BLOCK_BITS));
     if (down) {
-      for (let k = keyIndex(keys, fromKey + 1) - 1; k >= 0; k--) {
+      for (let k = lowerBound(keys, fromKey + 1) - 1; k >= 0; k--) {
         const key = keys[k]!;
         const block = this.blocks.get(key)!;
         if (!(block instanceof Int32Array)) {
@@ -230,7 +232,7 @@ export class IdSet implements Iterable<number> {
       }
       return;
     }
-    for (let k = keyIndex(keys, fromKey); k < keys.length; k++) {
+    for (let k = lowerBound(keys, fromKey); k < keys.length; k++) {
       const key = keys[k]!;
       const block = this.blocks.get(key)!;
       if (!(block instanceof Int32Array)) {
@@ -252,18 +254,6 @@ export class IdSet implements Iterable<number> {
 }
 
 const MAX_ID = 2 ** 31 - 1;
-
-/** The index of the first of the ascending `keys` at or above `key`. */
-function keyIndex(keys: readonly number[], key: number): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 function setBit(bitmap: Int32Array, id: number): void {
   bitmap[(id >>> 5) & (WORDS - 1)]! |= 1 << (id & 31);
