@@ -3,6 +3,8 @@
  *
  *   npx tsx bench/recovery.ts [--messages 1000000] [--log-tail 0.1]    this measurement on its own
  *   node --import tsx bench/recovery.ts write --dir D --messages N --log-tail F   the writer (the bench runs it)
+ *   npx tsx bench/recovery.ts --reuse D       boots a directory the writer wrote, kept (50,000,000 messages
+ *                                             take the writer one to two hours: write once, boot often)
  *
  * Seeding a million messages through HTTP would take longer than the rest of the bench, so the directory
  * is written by the server's own code in a process of its own: `Store` and `Runtime` as src/app.ts opens
@@ -192,7 +194,8 @@ async function recoveredLine(output: () => string): Promise<{ ms: number; snapsh
   }
 }
 
-async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number; replayed: number | null }, timeoutMs: number): Promise<Boot> {
+/** `lastMessageId` null: a reused directory, whose newest message is asked for once the server listens */
+async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number | null; replayed: number | null }, timeoutMs: number): Promise<Boot> {
   const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
   const started = performance.now();
   const server: Child = await startNode(
@@ -210,10 +213,11 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     }
     // The newest message, read back over HTTP: the boot recovered everything.
     const owner = readZuliprc(join(dir, 'zuliprc'));
-    const body = await new Api(server.url).ok('GET', `/messages/${expected.lastMessageId}`, {}, owner);
-    if ((body.message as { id?: number } | undefined)?.id !== expected.lastMessageId) throw new Error(`message ${expected.lastMessageId} not served after the ${variant} boot`);
+    const lastMessageId = expected.lastMessageId ?? (await newestMessageId(new Api(server.url), owner));
+    const body = await new Api(server.url).ok('GET', `/messages/${lastMessageId}`, {}, owner);
+    if ((body.message as { id?: number } | undefined)?.id !== lastMessageId) throw new Error(`message ${lastMessageId} not served after the ${variant} boot`);
     const memory = await settledMemory(server);
-    const cold = await coldReads(new Api(server.url), owner, expected.lastMessageId);
+    const cold = await coldReads(new Api(server.url), owner, lastMessageId);
     const stopping = performance.now();
     await server.stop();
     const result: Boot = {
@@ -237,6 +241,21 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
   } finally {
     await server.stop();
   }
+}
+
+async function newestMessageId(api: Api, owner: ReturnType<typeof readZuliprc>): Promise<number> {
+  const body = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0 }, owner);
+  const newest = (body.messages as { id: number }[] | undefined)?.[0]?.id;
+  if (newest === undefined) throw new Error('the reused directory serves no message');
+  return newest;
+}
+
+/** Boots a kept directory twice (its log tail, if any, then the snapshot alone), leaving it in place. */
+async function bootKept(dir: string, bootTimeoutMs: number): Promise<Boot[]> {
+  console.log(`\nRecovery: booting the kept directory ${dir} (${Math.round(diskBytes(dir) / MB)} MB on disk)`);
+  const boots = [await boot(dir, 'log tail', { lastMessageId: null, replayed: null }, bootTimeoutMs)];
+  boots.push(await boot(dir, 'snapshot', { lastMessageId: null, replayed: null }, bootTimeoutMs));
+  return boots;
 }
 
 /**
@@ -298,7 +317,7 @@ export async function runRecovery(options: RecoveryOptions): Promise<RecoveryRes
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { dir: { type: 'string' }, messages: { type: 'string', default: '1000000' }, 'log-tail': { type: 'string', default: '0.1' } },
+    options: { dir: { type: 'string' }, messages: { type: 'string', default: '1000000' }, 'log-tail': { type: 'string', default: '0.1' }, reuse: { type: 'string' } },
     allowPositionals: true,
   });
   const messages = Number(values.messages);
@@ -312,7 +331,13 @@ async function main(): Promise<void> {
     return;
   }
   pinSelf();
-  const result = await runRecovery({ messages, logTailShare, writeTimeoutMs: 1_800_000, bootTimeoutMs: 600_000 });
+  if (values.reuse) {
+    const boots = await bootKept(values.reuse, 600_000);
+    console.log(JSON.stringify(boots.map(({ memory: _memory, ...rest }) => rest), null, 2));
+    return;
+  }
+  // At least 4,000 messages a second (the writer does 8,000-16,000 here): 50,000,000 may take 3.5 hours.
+  const result = await runRecovery({ messages, logTailShare, writeTimeoutMs: Math.max(1_800_000, messages / 4), bootTimeoutMs: 600_000 });
   console.log(JSON.stringify({ ...result, boots: result.boots.map(({ memory: _memory, ...rest }) => rest) }, null, 2));
 }
 
