@@ -349,6 +349,26 @@ async function idleQueues(server: Child, written: Written, count: number): Promi
   await deleteQueues(api, queues);
 }
 
+/**
+ * The full bench's message fan-out rows (`npm run bench`): an organization of `users` written as above (1,000
+ * users in seconds, where the suite seeds its own over HTTP), the compiled server booted on it, then message
+ * fan-out by long-poll and by WebSocket at each N, each after its raw baseline of the same N and answer size.
+ */
+export async function runMessageFanouts(users: number, sizes: number[], rounds: number): Promise<Row[]> {
+  fanoutRounds = rounds;
+  const dir = makeTempDir('chat-bench-fanout-');
+  let server: Child | null = null;
+  try {
+    console.log(`\nMessage fan-out: writing ${users + 1} users to ${dir}`);
+    const written = await writeDir(dir, String(users), 1000);
+    server = await startServer(dir);
+    return [...(await messageFanout(server, written, sizes)), ...(await socketFanout(server, written, sizes))];
+  } finally {
+    await server?.stop();
+    removeTempDir(dir);
+  }
+}
+
 /** Message fan-out at each N (largest first), each after the raw long-poll baseline of the same N and answer size. */
 async function messageFanout(server: Child, written: Written, sizes: number[]): Promise<Row[]> {
   const api = new Api(server.url);

@@ -85,7 +85,7 @@ function fmt(value: number): string {
   return Number.isFinite(value) ? String(round(value)) : '-';
 }
 
-function table(header: string[], lines: string[][]): string {
+export function table(header: string[], lines: string[][]): string {
   const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]!.length)));
   const render = (cells: string[]) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   return [render(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...lines.map(render)].join('\n');

@@ -2,24 +2,28 @@
  * The benchmark suite's entry point.
  *
  *   npm run bench                          full run (1,000 users, fan-out to 10,000 and 1,000 polls, 3 runs each,
+ *                                          message fan-out by long-poll and WebSocket to 10,000 and 1,000,
  *                                          recovery of 1,000,000 messages, search over 1,000,000, GC with
- *                                          100,000 and 1,000,000 stored)
- *   npm run bench -- --quick               a few minutes (50 users, fan-out to 1,000, 1 run each, recovery of 50,000, search over 50,000,
- *                                          GC with 10,000 and 100,000 stored)
+ *                                          100,000 and 1,000,000 stored), ending with issue 17's targets
+ *   npm run bench -- --quick               a few minutes (50 users, fan-out to 1,000, 1 run each, message fan-out to
+ *                                          1,000, recovery of 50,000, search over 50,000, GC with 10,000 and 100,000 stored)
  *   npm run bench -- --quick --cluster     with the cluster bench (cluster.ts), which a full run includes
  *   npm run bench -- --compare A.json B.json
+ *   npm run bench -- --targets A.json      issue 17's targets table of an earlier run
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { environment, loadAverage, printEnvironment } from './lib/env.ts';
 import { killAll, pinSelf, stopAll } from './lib/proc.ts';
 import { runRecovery } from './recovery.ts';
 import { runSearch } from './search.ts';
-import { measureGc, printGc } from './hot.ts';
+import { measureGc, printGc, runMessageFanouts } from './hot.ts';
 import { CLUSTER_DEFAULTS, natsServerInstalled, printCluster, runCluster } from './cluster.ts';
 import { compare, printMemory, printMessageMemory, printRecovery, printTable, writeResults, type Results } from './report.ts';
+import { printTargets } from './targets.ts';
 import { FULL, QUICK, runSuite } from './suite.ts';
 
-const HELP = `Usage: npm run bench -- [--quick] [--cluster] | --compare A.json B.json
+const HELP = `Usage: npm run bench -- [--quick] [--cluster] | --compare A.json B.json | --targets A.json
 
 Starts the chat server and the raw uWS baselines as their own processes (pinned to CPU 0, this load
 generator to CPU 1 when taskset is there), seeds users and channels, runs the HTTP scenarios with autocannon
@@ -36,13 +40,17 @@ const SPARE_FILES = 200;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { quick: { type: 'boolean' }, cluster: { type: 'boolean' }, compare: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { quick: { type: 'boolean' }, cluster: { type: 'boolean' }, compare: { type: 'boolean' }, targets: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
   });
   if (values.help) return void console.log(HELP);
   if (values.compare) {
     if (positionals.length !== 2) throw new Error('--compare needs two result files');
     return compare(positionals[0]!, positionals[1]!);
+  }
+  if (values.targets) {
+    if (positionals.length !== 1) throw new Error('--targets needs one result file');
+    return printTargets(JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Results);
   }
   const settings = values.quick ? QUICK : FULL;
   const startedAt = new Date().toISOString();
@@ -55,6 +63,8 @@ async function main(): Promise<void> {
   console.log(`Mode: ${settings.mode}\n`);
   const began = performance.now();
   const output = await runSuite(settings);
+  const { users, sizes, rounds } = settings.messageFanout;
+  output.rows.push(...(await runMessageFanouts(users, sizes, rounds)));
   // Last, on its own: no other server runs while the recovery directory is written and booted.
   const recovery = await runRecovery(settings.recovery);
   const search = await runSearch(settings.search.messages, settings.search.requests);
@@ -77,6 +87,7 @@ async function main(): Promise<void> {
   if (cluster) printCluster(cluster);
   else if (withCluster) console.log('\nCluster bench skipped: no nats-server here (apt-get install nats-server)');
   const results: Results = { format: 1, startedAt, mode: settings.mode, environment: env, ...output, recovery, search, gc, cluster };
+  printTargets(results);
   console.log(`\nWrote ${writeResults(results)}`);
 }
 

@@ -31,6 +31,8 @@ export interface Settings {
    * target's sizes, 100,000 and 10,000,000, take about half an hour here (bench/README.md has the command).
    */
   gc: { users: number; sizes: number[]; seconds: number };
+  /** message fan-out by long-poll and WebSocket (hot.ts's runMessageFanouts), on an organization of `users` written in-process */
+  messageFanout: { users: number; sizes: number[]; rounds: number };
 }
 
 export const QUICK: Settings = {
@@ -46,6 +48,7 @@ export const QUICK: Settings = {
   recovery: { messages: 50_000, logTailShare: 0.1, writeTimeoutMs: 120_000, bootTimeoutMs: 60_000 },
   search: { messages: 50_000, requests: 50 },
   gc: { users: 50, sizes: [10_000, 100_000], seconds: 5 },
+  messageFanout: { users: 1000, sizes: [1000], rounds: 5 },
 };
 
 export const FULL: Settings = {
@@ -60,6 +63,7 @@ export const FULL: Settings = {
   recovery: { messages: 1_000_000, logTailShare: 0.1, writeTimeoutMs: 900_000, bootTimeoutMs: 300_000 },
   search: { messages: 1_000_000, requests: 200 },
   gc: { users: 1000, sizes: [100_000, 1_000_000], seconds: 20 },
+  messageFanout: { users: 1000, sizes: [10_000, 1000], rounds: 10 },
 };
 
 const OWNER_PASSWORD = 'bench-owner-Passw0rd-long';
