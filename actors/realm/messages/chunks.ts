@@ -20,7 +20,7 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
-import { decode, encode } from '../../../snapshots/codec.ts';
+import { decode, decodeRange, encode } from '../../../snapshots/codec.ts';
 import { contentHas } from './bodies.ts';
 import { Int32Column } from './column-bytes.ts';
 
@@ -330,7 +330,7 @@ export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (posit
     tupleAt = (position) => {
       // A chunk without deletions holds its ids at their positions.
       const i = position < ids.length && ids.at(position) === base + position ? position : ids.indexOf(base + position);
-      return i < 0 ? undefined : decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends.at(i - 1), ends.at(i)));
+      return i < 0 ? undefined : decodeRange<MessageTuple>(packed, i === 0 ? 0 : ends.at(i - 1), ends.at(i));
     };
   } else {
     const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
