@@ -3,8 +3,8 @@
  *
  *   npx tsx bench/recovery.ts [--messages 1000000] [--log-tail 0.1]    this measurement on its own
  *   node --import tsx bench/recovery.ts write --dir D --messages N --log-tail F   the writer (the bench runs it)
- *   npx tsx bench/recovery.ts --reuse D       boots a directory the writer wrote, kept (50,000,000 messages
- *                                             take the writer one to two hours: write once, boot often)
+ *   npx tsx bench/recovery.ts boot --dir D [--cpu-prof P]   one boot of a directory the writer wrote, kept, and its cold
+ *                                             reads (50,000,000 messages take the writer one to two hours: write once, boot often)
  *
  * Seeding a million messages through HTTP would take longer than the rest of the bench, so the directory
  * is written by the server's own code in a process of its own: `Store` and `Runtime` as src/app.ts opens
@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { Api, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
 import { writeOrganization } from './lib/organization.ts';
-import { cpuSeconds, killAll, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { allThreadsRunNs, cpuSeconds, killAll, mainThreadRunNs, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
 import { percentile, round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
@@ -85,7 +85,7 @@ export interface Boot {
   cold?: ColdReads;
 }
 
-/** Client latencies in milliseconds of COLD_READS requests of each kind. */
+/** Client latencies in milliseconds of COLD_READS requests of each kind, and the server's CPU time per request. */
 export interface ColdReads {
   /** no narrow: 50 consecutive ids, one or two chunks */
   allP50: number;
@@ -93,10 +93,39 @@ export interface ColdReads {
   /** channel and topic: 50 messages of one of TOPICS topics, a few chunks */
   topicP50: number;
   topicP99: number;
+  /**
+   * The server's main thread's CPU time per request (/proc schedstat, read while the server waits for the
+   * next request: in nanoseconds, without the client's scheduling on a loaded machine), and every thread's
+   * (the collector's helpers too). Absent in results written before 2026-11-26 12:00.
+   */
+  allMainCpuP50?: number;
+  allMainCpuP99?: number;
+  topicMainCpuP50?: number;
+  topicMainCpuP99?: number;
+  allCpuP99?: number;
+  topicCpuP99?: number;
 }
 
 /** Cold reads measured per boot and kind: enough for a p99 that is not the maximum. */
 const COLD_READS = 200;
+
+/** bench/cold-reads.ts's figures for one kind of read (its second pass), in milliseconds. */
+export interface ColdPass {
+  wallP50: number;
+  wallP99: number;
+  /** the process's CPU time per read, every thread */
+  cpuP50: number;
+  cpuP99: number;
+  /** collector pauses that fell within the reads */
+  gcPauses: number;
+  gcMs: number;
+  gcLongestMs: number;
+  /** the longest read's wall time */
+  maxMs: number;
+}
+
+/** Marks bench/cold-reads.ts's line of results. */
+export const COLD_READS_MARK = 'cold-reads ';
 
 export interface RecoveryResult {
   messages: number;
@@ -105,6 +134,8 @@ export interface RecoveryResult {
   /** the data directory's allocated size before the first boot */
   diskBytes: number;
   boots: Boot[];
+  /** the same reads in-process on the directory after the boots (bench/cold-reads.ts); absent before 2026-11-26 12:00 */
+  coldInProcess?: { all: ColdPass; topic: ColdPass };
 }
 
 // ---- the writer (its own process) ------------------------------------------------------------------------
@@ -194,9 +225,9 @@ async function recoveredLine(output: () => string): Promise<{ ms: number; snapsh
   }
 }
 
-/** `lastMessageId` null: a reused directory, whose newest message is asked for once the server listens */
-async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number | null; replayed: number | null }, timeoutMs: number): Promise<Boot> {
-  const args = await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]);
+/** `lastMessageId` null: a kept directory, whose newest message is asked for once the server listens */
+async function boot(dir: string, variant: Boot['variant'], expected: { lastMessageId: number | null; replayed: number | null }, timeoutMs: number, nodeArgs: string[] = []): Promise<Boot> {
+  const args = [...nodeArgs, ...(await measuredServerArgs(['serve', '--port', '0', '--data-dir', dir]))];
   const started = performance.now();
   const server: Child = await startNode(
     'server (recovery)',
@@ -217,7 +248,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     const body = await new Api(server.url).ok('GET', `/messages/${lastMessageId}`, {}, owner);
     if ((body.message as { id?: number } | undefined)?.id !== lastMessageId) throw new Error(`message ${lastMessageId} not served after the ${variant} boot`);
     const memory = await settledMemory(server);
-    const cold = await coldReads(new Api(server.url), owner, lastMessageId);
+    const cold = await coldReads(new Api(server.url), owner, lastMessageId, server.pid);
     const stopping = performance.now();
     await server.stop();
     const result: Boot = {
@@ -235,7 +266,9 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
       `  boot (${variant}): ${(wallMs / 1000).toFixed(2)} s from spawn to listening (${(cpuMs / 1000).toFixed(2)} s of CPU), recovered in ${(recovered.ms / 1000).toFixed(2)} s ` +
         `(${recovered.snapshots} snapshot records, ${recovered.replayed} log entries replayed); stop ${(result.stopMs / 1000).toFixed(2)} s; ` +
         `heap ${round(memory.heapUsed / MB)} MB, anonymous RSS ${round(memory.rssAnon / MB)} MB; ` +
-        `cold GET /messages of 50 p50/p99 ${cold.allP50.toFixed(2)}/${cold.allP99.toFixed(2)} ms, of a topic ${cold.topicP50.toFixed(2)}/${cold.topicP99.toFixed(2)} ms`,
+        `cold GET /messages of 50 p50/p99 ${cold.allP50.toFixed(2)}/${cold.allP99.toFixed(2)} ms, of a topic ${cold.topicP50.toFixed(2)}/${cold.topicP99.toFixed(2)} ms; ` +
+        `the server's main thread's CPU per request ${cold.allMainCpuP50!.toFixed(2)}/${cold.allMainCpuP99!.toFixed(2)} ms, of a topic ${cold.topicMainCpuP50!.toFixed(2)}/${cold.topicMainCpuP99!.toFixed(2)} ms ` +
+        `(every thread's p99 ${cold.allCpuP99!.toFixed(2)}, ${cold.topicCpuP99!.toFixed(2)} ms)`,
     );
     return result;
   } finally {
@@ -246,41 +279,63 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
 async function newestMessageId(api: Api, owner: ReturnType<typeof readZuliprc>): Promise<number> {
   const body = await api.ok('GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0 }, owner);
   const newest = (body.messages as { id: number }[] | undefined)?.[0]?.id;
-  if (newest === undefined) throw new Error('the reused directory serves no message');
+  if (newest === undefined) throw new Error('the kept directory serves no message');
   return newest;
-}
-
-/** Boots a kept directory twice (its log tail, if any, then the snapshot alone), leaving it in place. */
-async function bootKept(dir: string, bootTimeoutMs: number): Promise<Boot[]> {
-  console.log(`\nRecovery: booting the kept directory ${dir} (${Math.round(diskBytes(dir) / MB)} MB on disk)`);
-  const boots = [await boot(dir, 'log tail', { lastMessageId: null, replayed: null }, bootTimeoutMs)];
-  boots.push(await boot(dir, 'snapshot', { lastMessageId: null, replayed: null }, bootTimeoutMs));
-  return boots;
 }
 
 /**
  * GET /messages, 50 before an anchor drawn at random over the history (a fixed sequence, the same for every
  * run), with no narrow and then narrowed to the anchor's topic: with thousands of chunks and a cache of a few
- * dozen, nearly every request reads its chunks back from the data directory.
+ * dozen, nearly every request reads its chunks back from the data directory. Besides each request's latency
+ * at the client, the server's CPU time for it: its threads' run times (/proc schedstat) before and after,
+ * read while it waits for the next request.
  */
-async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMessageId: number): Promise<ColdReads> {
+async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMessageId: number, pid: number): Promise<ColdReads> {
   let seed = 17;
   const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
   const timed = async (params: (anchor: number) => Record<string, unknown>) => {
     const times: number[] = [];
+    const main: number[] = [];
+    const all: number[] = [];
     for (let i = 0; i < COLD_READS; i++) {
-      const anchor = 1 + Math.floor(random() * lastMessageId);
+      // From TOPICS on: every topic has a message at or before the anchor.
+      const anchor = TOPICS + Math.floor(random() * (lastMessageId - TOPICS));
+      const mainBefore = mainThreadRunNs(pid);
+      const allBefore = allThreadsRunNs(pid);
       const began = performance.now();
       const body = await api.ok('GET', '/messages', { anchor, num_before: 50, num_after: 0, ...params(anchor) }, owner);
       times.push(performance.now() - began);
+      main.push((mainThreadRunNs(pid) - mainBefore) / 1e6);
+      all.push((allThreadsRunNs(pid) - allBefore) / 1e6);
       if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Error(`GET /messages before ${anchor} found nothing`);
     }
-    return times;
+    return { times, main, all };
   };
   const all = await timed(() => ({}));
   // The writer's messages cycle through the topics in id order (from the channel's first message on).
   const topic = await timed((anchor) => ({ narrow: [['channel', 'recovery'], ['topic', `topic ${anchor % TOPICS}`]] }));
-  return { allP50: percentile(all, 50), allP99: percentile(all, 99), topicP50: percentile(topic, 50), topicP99: percentile(topic, 99) };
+  return {
+    allP50: percentile(all.times, 50), allP99: percentile(all.times, 99), topicP50: percentile(topic.times, 50), topicP99: percentile(topic.times, 99),
+    allMainCpuP50: percentile(all.main, 50), allMainCpuP99: percentile(all.main, 99),
+    topicMainCpuP50: percentile(topic.main, 50), topicMainCpuP99: percentile(topic.main, 99),
+    allCpuP99: percentile(all.all, 99), topicCpuP99: percentile(topic.all, 99),
+  };
+}
+
+/**
+ * The cold reads again, in a process that opens the directory with the server's code and times the route's
+ * work without HTTP (bench/cold-reads.ts, run through tsx): the CPU figure beside the latencies over HTTP.
+ */
+async function coldReadsInProcess(dir: string, timeoutMs: number): Promise<{ all: ColdPass; topic: ColdPass }> {
+  const output = await runNode('cold reads in-process', ['bench/cold-reads.ts', '--dir', dir, '--reads', String(COLD_READS)], timeoutMs);
+  const mark = output.lastIndexOf(COLD_READS_MARK);
+  if (mark < 0) throw new Error(`bench/cold-reads.ts printed no result:\n${output.slice(-2000)}`);
+  const result = JSON.parse(output.slice(mark + COLD_READS_MARK.length).split('\n')[0]!) as { all: ColdPass; topic: ColdPass };
+  const line = (pass: ColdPass) =>
+    `wall p50/p99 ${pass.wallP50.toFixed(2)}/${pass.wallP99.toFixed(2)} ms, CPU p50/p99 ${pass.cpuP50.toFixed(2)}/${pass.cpuP99.toFixed(2)} ms, ` +
+    `${pass.gcPauses} collector pauses (the longest ${pass.gcLongestMs.toFixed(2)} ms)`;
+  console.log(`  cold reads in-process (bench/cold-reads.ts): no narrow ${line(result.all)}; of a topic ${line(result.topic)}`);
+  return result;
 }
 
 /** Writes a data directory of `options.messages` messages in a child process, then boots it twice. */
@@ -307,7 +362,8 @@ export async function runRecovery(options: RecoveryOptions): Promise<RecoveryRes
     const tail = writer.messages - writer.snapshotAfter;
     const boots = [await boot(dir, 'log tail', { lastMessageId: writer.lastMessageId, replayed: tail }, options.bootTimeoutMs)];
     boots.push(await boot(dir, 'snapshot', { lastMessageId: writer.lastMessageId, replayed: null }, options.bootTimeoutMs));
-    return { messages: writer.messages, logTail: tail, writer, diskBytes: disk, boots };
+    const coldInProcess = await coldReadsInProcess(dir, options.bootTimeoutMs);
+    return { messages: writer.messages, logTail: tail, writer, diskBytes: disk, boots, coldInProcess };
   } finally {
     removeTempDir(dir);
   }
@@ -317,7 +373,7 @@ export async function runRecovery(options: RecoveryOptions): Promise<RecoveryRes
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { dir: { type: 'string' }, messages: { type: 'string', default: '1000000' }, 'log-tail': { type: 'string', default: '0.1' }, reuse: { type: 'string' } },
+    options: { dir: { type: 'string' }, messages: { type: 'string', default: '1000000' }, 'log-tail': { type: 'string', default: '0.1' }, 'cpu-prof': { type: 'string' } },
     allowPositionals: true,
   });
   const messages = Number(values.messages);
@@ -331,12 +387,15 @@ async function main(): Promise<void> {
     return;
   }
   pinSelf();
-  if (values.reuse) {
-    const boots = await bootKept(values.reuse, 600_000);
-    console.log(JSON.stringify(boots.map(({ memory: _memory, ...rest }) => rest), null, 2));
+  if (positionals[0] === 'boot') {
+    // A directory the writer wrote, booted once; the boot snapshots any log tail.
+    if (!values.dir) throw new Error('boot needs --dir');
+    const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
+    const result = await boot(values.dir, 'snapshot', { lastMessageId: null, replayed: null }, 600_000, profile);
+    console.log(JSON.stringify({ ...result, memory: undefined, coldInProcess: await coldReadsInProcess(values.dir, 600_000) }, null, 2));
     return;
   }
-  // At least 4,000 messages a second (the writer does 8,000-16,000 here): 50,000,000 may take 3.5 hours.
+  // At least 4,000 messages a second (the writer does 7,000-16,000 here): 50,000,000 may take 3.5 hours.
   const result = await runRecovery({ messages, logTailShare, writeTimeoutMs: Math.max(1_800_000, messages / 4), bootTimeoutMs: 600_000 });
   console.log(JSON.stringify({ ...result, boots: result.boots.map(({ memory: _memory, ...rest }) => rest) }, null, 2));
 }

@@ -33,3 +33,11 @@ export function encode(value: unknown): Buffer {
 export function decode<T>(bytes: Uint8Array): T {
   return packr.unpack(bytes) as T;
 }
+
+/**
+ * The value encoded in `bytes` from `start` to `end`: one of many values packed one after the other, read
+ * without a view of its own (msgpackr keeps one DataView per buffer, made on its first read).
+ */
+export function decodeRange<T>(bytes: Uint8Array, start: number, end: number): T {
+  return packr.unpack(bytes, { start, end }) as T;
+}

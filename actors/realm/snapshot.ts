@@ -14,6 +14,7 @@ import { ID_LIST, ID_SET, type KeySegmentRecord } from './messages/key-records.t
 import type { IdSet } from './messages/id-set.ts';
 import type { LazyMap } from './messages/lazy-map.ts';
 import type { ChunkColumns } from './messages/paged.ts';
+import { Int32Column } from './messages/column-bytes.ts';
 import { keyIndexes, MESSAGE_CHUNK_SIZE, type KeyIndexCode, type MessageBody, type MessageStore } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
@@ -243,14 +244,7 @@ export class RealmSnapshotLoader {
 
 const realmOfRecord = (id: string) => Number(id.slice(0, id.indexOf(':')));
 
-const int32s = (bytes: Uint8Array) => new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-
-/** A chunk's columns from its index record. */
+/** A chunk's columns from its index record, read in place. */
 function indexColumns(index: MessageIndexRecord): ChunkColumns {
-  const timestamps = index.timestamps;
-  return {
-    ids: int32s(index.ids),
-    senders: int32s(index.senders),
-    timestamps: new Uint32Array(timestamps.buffer.slice(timestamps.byteOffset, timestamps.byteOffset + timestamps.byteLength)),
-  };
+  return { ids: new Int32Column(index.ids), senders: new Int32Column(index.senders), timestamps: new Int32Column(index.timestamps) };
 }

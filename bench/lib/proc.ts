@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,23 @@ function statCpuSeconds(path: string): number {
 /** Nanoseconds the main thread has run, from /proc/<pid>/schedstat: fine-grained, for idle detection. */
 export function mainThreadRunNs(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/**
+ * Nanoseconds every thread of a process has run, from each /proc/<pid>/task/<tid>/schedstat: the main
+ * thread and V8's collector helpers (concurrent marking, parallel scavenges), at the resolution of a
+ * nanosecond where /proc/<pid>/stat counts ticks of 10 ms.
+ */
+export function allThreadsRunNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return total;
 }
 
 /** A size field of /proc/<pid>/status in bytes: VmRSS (resident set) or RssAnon (without mapped files). */

@@ -1,5 +1,6 @@
 import { isImageName } from '../attachments/state.ts';
 import type { PagedMessages } from './paged.ts';
+import { SecondUse } from './second-use.ts';
 import type { Step } from './turns.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
@@ -47,8 +48,12 @@ export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: r
  * Bodies read back from the data directory that stay decoded, the most recently read first to stay: a page
  * of a busy topic read again and again costs one read per message once. About 1 KB each for a message of
  * a few hundred characters: a few MB of heap per organization. CHAT_MESSAGE_BODY_CACHE sets another size.
+ * A body enters the cache when read a second time (second-use.ts): a read over a cold history leaves none.
  */
 export const DEFAULT_BODY_CACHE = 4096;
+
+/** The ids a cache of bodies or views remembers as read once, per entry it holds (SecondUse). */
+export const SECOND_USE_SPAN = 2;
 
 /**
  * Bodies read ahead per turn of the event loop for a change that rewrites many (see readAhead): a read and
@@ -74,6 +79,8 @@ export class MessageBodies {
   private source: StoredBodies | null = null;
   private cacheLimit = DEFAULT_BODY_CACHE;
   private readonly cache = new Map<number, MessageBody>();
+  /** the bodies read once lately: the next read of one caches it */
+  private readOnce = new SecondUse(SECOND_USE_SPAN * DEFAULT_BODY_CACHE);
   /** stored bodies read ahead for a change about to rewrite them (readAhead), until it does */
   private readonly ahead = new Map<number, MessageBody>();
   /** messages whose body the next snapshot writes, or removes when the message is gone */
@@ -84,18 +91,25 @@ export class MessageBodies {
     return this.cacheLimit;
   }
 
+  /** how many read bodies are decoded now */
+  get cached(): number {
+    return this.cache.size;
+  }
+
   attach(source: StoredBodies, cacheLimit: number): void {
     this.source = source;
     this.cacheLimit = cacheLimit;
+    this.readOnce = new SecondUse(SECOND_USE_SPAN * cacheLimit);
   }
 
   /** Reads from where `other` reads (a store loaded for a realm started with another). */
   adopt(other: MessageBodies): void {
     this.source = other.source;
     this.cacheLimit = other.cacheLimit;
+    this.readOnce = other.readOnce;
   }
 
-  /** The message's body, kept in the cache when it had to be read. */
+  /** The message's body, kept in the cache when it had to be read and was read lately already. */
   of(message: StoredMessage): MessageBody {
     if (message.body) return message.body;
     const cached = this.cache.get(message.id);
@@ -106,6 +120,7 @@ export class MessageBodies {
       return cached;
     }
     const body = this.read(message.id);
+    if (!this.readOnce.again(message.id)) return body;
     this.cache.set(message.id, body);
     if (this.cache.size > this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
     return body;

@@ -20,8 +20,9 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
-import { decode, encode } from '../../../snapshots/codec.ts';
+import { decode, decodeRange, encode } from '../../../snapshots/codec.ts';
 import { contentHas } from './bodies.ts';
+import { Int32Column } from './column-bytes.ts';
 
 /** What a realm's snapshot record holds of its messages when they are written in chunk records. */
 export interface MessageHeadRecord {
@@ -320,22 +321,26 @@ export function chunkTuples(chunk: MessageChunkRecord): MessageTuple[] {
  */
 export function messagesOfChunk(chunk: MessageChunkRecord, base: number): (position: number) => StoredMessage | undefined {
   const { strings, lists } = chunk;
-  const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
-  let tupleAt: (index: number) => MessageTuple | undefined;
+  let tupleAt: (position: number) => MessageTuple | undefined;
   if (chunk.packed && chunk.ids && chunk.ends) {
+    // Read in place: a cold read pages in a few chunks and builds a few of their messages (column-bytes.ts).
     const { packed } = chunk;
-    const ids = int32s(chunk.ids);
-    const ends = int32s(chunk.ends);
-    for (let i = 0; i < ids.length; i++) at[ids[i]! - base] = i;
-    tupleAt = (i) => (i < 0 ? undefined : decode<MessageTuple>(packed.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!)));
+    const ids = new Int32Column(chunk.ids);
+    const ends = new Int32Column(chunk.ends);
+    tupleAt = (position) => {
+      // A chunk without deletions holds its ids at their positions.
+      const i = position < ids.length && ids.at(position) === base + position ? position : ids.indexOf(base + position);
+      return i < 0 ? undefined : decodeRange<MessageTuple>(packed, i === 0 ? 0 : ends.at(i - 1), ends.at(i));
+    };
   } else {
+    const at = new Int16Array(MESSAGE_CHUNK_SIZE).fill(-1);
     const messages = chunk.messages ?? [];
     for (let i = 0; i < messages.length; i++) at[messages[i]![0] - base] = i;
-    tupleAt = (i) => messages[i];
+    tupleAt = (position) => messages[at[position] ?? -1];
   }
   const recipients = new Map<number, MessageRecipient[]>();
   return (position) => {
-    const tuple = tupleAt(at[position] ?? -1);
+    const tuple = tupleAt(position);
     if (tuple === undefined) return undefined;
     const channelId = tuple[2];
     const place = tuple[3];

@@ -1,4 +1,5 @@
 import { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
+import type { Int32Column } from './column-bytes.ts';
 import type { StoredMessage } from './state.ts';
 
 /**
@@ -7,11 +8,14 @@ import type { StoredMessage } from './state.ts';
  */
 export type ChunkSource = (chunk: number) => (position: number) => StoredMessage | undefined;
 
-/** What the data directory holds of a chunk's columns (its index record): its ids, their senders and timestamps. */
+/**
+ * What the data directory holds of a chunk's columns (its index record): its ids, their senders and
+ * timestamps (unsigned), read in place.
+ */
 export interface ChunkColumns {
-  ids: Int32Array;
-  senders: Int32Array;
-  timestamps: Uint32Array;
+  ids: Int32Column;
+  senders: Int32Column;
+  timestamps: Int32Column;
 }
 
 export type ColumnSource = (chunk: number) => ChunkColumns | undefined;
@@ -210,10 +214,10 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     if (!columns) return;
     const { ids, senders, timestamps } = columns;
     for (let i = 0; i < ids.length; i++) {
-      const at = ids[i]!;
+      const at = ids.at(i);
       this.present[at] = 1;
-      this.senders[at] = senders[i]!;
-      this.timestamps[at] = timestamps[i]!;
+      this.senders[at] = senders.at(i);
+      this.timestamps[at] = timestamps.unsignedAt(i);
     }
   }
 
@@ -257,7 +261,9 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   private decoded(chunk: number): Page {
-    return { messages: new Array(MESSAGE_CHUNK_SIZE).fill(undefined), build: this.source?.(chunk) ?? null };
+    // Filled as messages are built: a page a cold read decodes holds the few it asked for, not 2,000 slots
+    // (16 KB a page, most of what cold reads left for the collector).
+    return { messages: [], build: this.source?.(chunk) ?? null };
   }
 
   private trim(): void {

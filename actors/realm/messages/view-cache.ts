@@ -1,6 +1,8 @@
 import type { RealmChange } from '../changes.ts';
 import type { RealmState } from '../state.ts';
 import { isHistoryChange, realmVersion } from '../version.ts';
+import { SECOND_USE_SPAN } from './bodies.ts';
+import { SecondUse } from './second-use.ts';
 import type { StoredMessage } from './state.ts';
 import { messageView, type ViewOptions } from './views.ts';
 
@@ -16,12 +18,16 @@ interface Entry {
  * quarter of a GET /messages. What a view reads besides its message (users, channels, settings, linkifiers)
  * moves the realm's version (version.ts), which every entry is checked against; the changes that alter a
  * message itself (edits and moves, reactions, deletions) drop its entry (forgetChangedViews). Bounded as
- * the bodies read back (CHAT_MESSAGE_BODY_CACHE): the most recently read stay.
+ * the bodies read back (CHAT_MESSAGE_BODY_CACHE): the most recently read stay. As a body, a view is kept from
+ * its message's second read on (second-use.ts): one read once, as over a cold history, is not.
  */
 class MessageViews {
   private readonly entries = new Map<number, Entry>();
+  private readonly readOnce: SecondUse;
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly limit: number) {
+    this.readOnce = new SecondUse(SECOND_USE_SPAN * limit);
+  }
 
   open(state: RealmState, message: StoredMessage, options: ViewOptions): string {
     const version = realmVersion(state);
@@ -32,6 +38,7 @@ class MessageViews {
       this.entries.delete(message.id);
       if (entry.version !== version) entry = { version, texts: [] };
     } else {
+      if (!this.readOnce.again(message.id)) return JSON.stringify(messageView(state, message, options)).slice(0, -1);
       entry = { version, texts: [] };
       if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
     }
@@ -41,6 +48,10 @@ class MessageViews {
 
   forget(messageId: number): void {
     this.entries.delete(messageId);
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 }
 
@@ -53,6 +64,9 @@ export function openMessageJson(state: RealmState, message: StoredMessage, optio
   if (!cache) views.set(state, (cache = new MessageViews(state.messages.bodies.limit)));
   return cache.open(state, message, options);
 }
+
+/** How many messages' views the realm keeps. */
+export const cachedViews = (state: RealmState): number => views.get(state)?.size ?? 0;
 
 /** Drops the views of the messages a history change altered; other changes move the realm's version. */
 export function forgetChangedViews(state: RealmState, change: RealmChange): void {
