@@ -1,7 +1,8 @@
 import t from 'tap';
 import { IdSet } from '../../actors/realm/messages/id-set.ts';
-import { ID_SET, idSets, type KeySegmentRecord } from '../../actors/realm/messages/key-records.ts';
-import { segmentOf } from '../../actors/realm/messages/lazy-map.ts';
+import { IdList } from '../../actors/realm/messages/id-list.ts';
+import { ID_LIST, ID_SET, idLists, idSets, type KeySegmentRecord } from '../../actors/realm/messages/key-records.ts';
+import { SEGMENT_BITS, segmentOf } from '../../actors/realm/messages/lazy-map.ts';
 
 // A per-key index with a cache of one key, its segments kept as a snapshot writes them (realm/snapshot.ts
 // does the same against the data directory): what is written, read back after eviction, must be the value.
@@ -91,4 +92,66 @@ t.test("a set's changes are told once per segment per snapshot; one evicted is n
   set.add(2000);
   t.notOk(index.changed, 'a change to the evicted value marks nothing');
   t.same(index.get(7)!.size, 1000, 'the key reads back what was written');
+});
+
+t.test('an id list reads only the segments asked for; clean ones leave memory past the bound, changed ones stay until written', async (t) => {
+  const records = new Map<string, Map<number, KeySegmentRecord>>();
+  const reads: string[] = [];
+  const index = idLists(String);
+  const stored = (key: string) => records.get(key) ?? new Map<number, KeySegmentRecord>();
+  const write = (taken: Map<string, Set<number>>) => {
+    for (const [key, segments] of taken) {
+      const value = index.peek(key);
+      if (!records.has(key)) records.set(key, new Map());
+      for (const segment of segments) {
+        const record = value && ID_LIST.segment(value, segment);
+        if (record) records.get(key)!.set(segment, record);
+        else records.get(key)!.delete(segment);
+      }
+    }
+  };
+  const size = 2 ** SEGMENT_BITS;
+  // Ten segments of a hundred ids each, written as a snapshot would.
+  const list = new IdList();
+  for (let segment = 0; segment < 10; segment++) for (let i = 0; i < 100; i++) list.add(segment * size + i * 3);
+  index.set('c', list);
+  index.set('d', new IdList([1]));
+  const first = index.takeDirty();
+  write(first);
+  index.release(first);
+  index.attach(
+    (key) => IdList.stored([...stored(key).keys()].sort((a, b) => a - b)),
+    1,
+    (key, segment) => {
+      reads.push(`${key}:${segment}`);
+      return ID_LIST.read(stored(key).get(segment));
+    },
+    250,
+  );
+  index.get('d');
+  t.notOk(index.peek('c'), 'another key read: the list left memory');
+  const cold = index.get('c')!;
+  t.equal(cold.residentSegments, 0, 'a key is read as its segments, none of them yet');
+  const walked: number[] = [];
+  for (const id of cold.idsFrom(5 * size + 10, true)) if (walked.push(id) === 3) break;
+  t.same(walked, [5 * size + 9, 5 * size + 6, 5 * size + 3], 'a walk down from an anchor');
+  t.same(reads, ['c:5'], 'reads the one segment');
+  t.equal(cold.last(), 9 * size + 297, 'the newest id');
+  t.ok(cold.has(2 * size + 30) && !cold.has(2 * size + 31), 'has');
+  t.equal(reads.length, 3, 'each lookup read its own segment');
+  cold.add(9 * size + 300);
+  cold.delete(2 * size + 30);
+  t.same([...cold].length, 1000, 'a walk of the whole list reads every segment');
+  t.ok(index.residentSegments.ids <= 250 + 100 + 2 * 101, `past the bound the clean segments went (${JSON.stringify(index.residentSegments)})`);
+  t.ok(cold.segmentIds(9) !== null && cold.segmentIds(2) !== null, 'the changed segments stay');
+  const taken = index.takeDirty();
+  t.same([...taken.get('c')!].sort(), [2, 9], 'only the changed segments are written');
+  write(taken);
+  index.release(taken);
+  t.ok(index.residentSegments.ids <= 250 + 100, 'written, they may go too');
+  const again = IdList.stored([...stored('c').keys()].sort((a, b) => a - b));
+  again.source = { read: (segment) => ID_LIST.read(stored('c').get(segment)), used: () => {} };
+  t.same([...again], [...cold], 'the segments read back hold the changes');
+  t.equal(again.sizeBound, 1000, 'counted exactly once every segment was read');
+  t.equal(again.countNewest((id) => id >= 8 * size + 150), 150 + 1, 'counts the newest from the remembered segments');
 });

@@ -1,3 +1,4 @@
+import { SEGMENT_SIZE } from './lazy-map.ts';
 import { lowerBound } from './lower-bound.ts';
 
 /** A block covers 1,024 consecutive ids: as a bitmap, 32 words. */
@@ -7,8 +8,8 @@ const WORDS = 1 << (BLOCK_BITS - 5);
 const LIST_LIMIT = 32;
 
 type Block = number[] | Int32Array;
-/** addRange tells onChange of an id at least this often: less than the smallest span a listener tells apart (lazy-map.ts SEGMENT_BITS) */
-const RANGE_STEP = 1 << 12;
+/** addRange tells onChange of an id at least this often: no more than the smallest span a listener tells apart (lazy-map.ts SEGMENT_SIZE) */
+const RANGE_STEP = Math.min(1 << 12, SEGMENT_SIZE);
 
 /**
  * A set of message ids (a user's unread, starred or collapsed messages), iterated in ascending order. Ids are

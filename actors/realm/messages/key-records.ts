@@ -1,6 +1,6 @@
 import { IdSet } from './id-set.ts';
-import { LazyMap, SEGMENT_BITS, type ValueKind } from './lazy-map.ts';
-import { lowerBound } from './lower-bound.ts';
+import { IdList } from './id-list.ts';
+import { LazyMap, SEGMENT_SIZE, type ValueKind } from './lazy-map.ts';
 
 /**
  * One segment of a key's ids (lazy-map.ts) as a snapshot stores it: the ids themselves, or as runs of
@@ -36,28 +36,39 @@ function* idsOf(record: KeySegmentRecord): IterableIterator<number> {
   }
 }
 
-const segmentRange = (segment: number): [number, number] => [segment * 2 ** SEGMENT_BITS, (segment + 1) * 2 ** SEGMENT_BITS];
+const segmentRange = (segment: number): [number, number] => [segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE];
 
-/** A sorted id list (a channel's, topic's or conversation's messages). */
-export const ID_LIST: ValueKind<number[]> & {
-  segment(list: readonly number[], segment: number): KeySegmentRecord | null;
-  load(records: Iterable<KeySegmentRecord>): number[];
+/** A sorted id list (a channel's, topic's or conversation's messages), kept by segment. */
+export const ID_LIST: ValueKind<IdList> & {
+  segment(list: IdList, segment: number): KeySegmentRecord | null;
+  read(record: KeySegmentRecord | undefined): Int32Array;
 } = {
   ids: (list) => list,
+  watch(list, changed) {
+    list.onChange = changed;
+  },
+  segments: (list) => list.segmentNumbers(),
+  bind(list, source) {
+    list.source = source;
+    list.residentTo(source);
+  },
+  drop: (list, segment) => list.drop(segment),
   segment(list, segment) {
-    const [from, to] = segmentRange(segment);
+    const ids = list.segmentIds(segment);
+    if (ids === null) return null;
     const runs: number[] = [];
-    for (let at = lowerBound(list, from), end = lowerBound(list, to); at < end; at++) {
-      const id = list[at]!;
+    for (let at = 0; at < ids.length; at++) {
+      const id = ids[at]!;
       if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
       else runs.push(id, id + 1);
     }
     return runsRecord(runs);
   },
-  load(records) {
-    const list: number[] = [];
-    for (const record of records) for (const id of idsOf(record)) list.push(id);
-    return list;
+  read(record) {
+    if (!record) return new Int32Array(0);
+    // Written by runsRecord: one of the two.
+    if (record.ids && !record.runs) return int32s(record.ids);
+    return Int32Array.from(idsOf(record));
   },
 };
 
@@ -87,5 +98,5 @@ export const ID_SET: ValueKind<IdSet> & {
   },
 };
 
-export const idList = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, number[]>(parse, ID_LIST);
+export const idLists = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, IdList>(parse, ID_LIST);
 export const idSets = () => new LazyMap<number, IdSet>(Number, ID_SET);

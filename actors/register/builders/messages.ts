@@ -70,10 +70,10 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
 export const recentConversationsState: Builder = ({ realm, user }) => {
   const out = [];
   for (const key of realm.messages.conversationsOf.get(user.userId) ?? []) {
-    const list = realm.messages.byConversation.get(key);
-    if (!list?.length) continue;
+    const last = realm.messages.byConversation.get(key)?.last();
+    if (last === undefined) continue;
     const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
-    out.push({ max_message_id: list[list.length - 1]!, user_ids: userIds });
+    out.push({ max_message_id: last, user_ids: userIds });
   }
   return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) } satisfies WireRegisterKeys<'recent_private_conversations'>;
 };
