@@ -5,6 +5,7 @@ import { channel, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 import { SEGMENT_BITS, SEGMENT_SIZE } from '../actors/realm/messages/lazy-map.ts';
 import { keyIndexes, topicKey, type MessageStore } from '../actors/realm/messages/state.ts';
+import { StoredIdSet } from '../actors/realm/messages/stored-id-set.ts';
 import { verifyRealm } from '../actors/verify.ts';
 
 // The message indexes are kept in segments of 2^8 ids here (helpers/small-segments.ts): a history of 2,000
@@ -113,6 +114,8 @@ t.test('a restart with a cold history reads only the segments a request needs, a
   await sendToChannel(cold.api, 'general', 'a', 'the first send after the restart');
   t.equal(channelList.residentSegments, 1, 'a send appends to the newest segment');
   t.equal(store().byTopic.peek(topicKey(general, 'a'))!.residentSegments, 1, "and to the topic's");
+  const annUnread = store().flags.unread.peek(ann.userId);
+  t.ok(annUnread instanceof StoredIdSet && annUnread.pendingSegments >= 7, "and to Ann's unread messages: their newest segment read, not the others");
   const middle = await cold.api.get('/messages', { anchor: ids[1000], num_before: 10, num_after: 10, narrow: [['channel', 'general'], ['topic', 'b']] });
   t.equal(middle.body.messages.length, 20);
   t.ok(store().byTopic.peek(topicKey(general, 'b'))!.residentSegments <= 2, 'a window around an anchor reads the segments around it');

@@ -13,6 +13,7 @@ import {
 import { ID_LIST, ID_SET, type KeySegmentRecord } from './messages/key-records.ts';
 import { IdList } from './messages/id-list.ts';
 import type { IdSet } from './messages/id-set.ts';
+import { StoredIdSet } from './messages/stored-id-set.ts';
 import type { LazyMap } from './messages/lazy-map.ts';
 import type { ChunkColumns } from './messages/paged.ts';
 import { keyIndexes, MESSAGE_CHUNK_SIZE, type KeyIndexCode, type MessageBody, type MessageStore } from './messages/state.ts';
@@ -166,11 +167,12 @@ export function attachChunks(state: RealmState, reader: RecordReader, limit: num
       (index as LazyMap<string | number, IdList>).attach(segments, keyLimit, read, segmentLimit);
       continue;
     }
+    // A set is read by segment too, as a lookup reaches it (StoredIdSet); it stays whole once read, a bitmap.
     const load = (key: string) => {
       const prefix = keyRecordPrefix(realmId, code, key);
-      const segments: KeySegmentRecord[] = [];
-      for (const { id, data } of reader.readPrefix(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) segments.push(data as KeySegmentRecord);
-      return ID_SET.load(segments);
+      const found: number[] = [];
+      for (const id of reader.readIds(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) found.push(Number(id.slice(prefix.length)));
+      return new StoredIdSet(found, (segment) => ID_SET.runs(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined));
     };
     (index as LazyMap<string | number, IdSet>).attach(load, keyLimit);
   }

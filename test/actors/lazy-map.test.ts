@@ -3,6 +3,7 @@ import { IdSet } from '../../actors/realm/messages/id-set.ts';
 import { IdList } from '../../actors/realm/messages/id-list.ts';
 import { ID_LIST, ID_SET, idLists, idSets, type KeySegmentRecord } from '../../actors/realm/messages/key-records.ts';
 import { SEGMENT_BITS, segmentOf } from '../../actors/realm/messages/lazy-map.ts';
+import { StoredIdSet } from '../../actors/realm/messages/stored-id-set.ts';
 
 // A per-key index with a cache of one key, its segments kept as a snapshot writes them (realm/snapshot.ts
 // does the same against the data directory): what is written, read back after eviction, must be the value.
@@ -154,4 +155,36 @@ t.test('an id list reads only the segments asked for; clean ones leave memory pa
   t.same([...again], [...cold], 'the segments read back hold the changes');
   t.equal(again.sizeBound, 1000, 'counted exactly once every segment was read');
   t.equal(again.countNewest((id) => id >= 8 * size + 150), 150 + 1, 'counts the newest from the remembered segments');
+});
+
+t.test('a stored id set reads only the segments a lookup reaches, and tells no change for what it reads', async (t) => {
+  const size = 2 ** SEGMENT_BITS;
+  // Segments 0, 3 and 7: runs of unread messages, as a snapshot stores them.
+  const whole = new IdSet();
+  for (const segment of [0, 3, 7]) whole.addRange(segment * size + 10, segment * size + 20).add(segment * size + 100);
+  const reads: number[] = [];
+  const stored = () => new StoredIdSet([0, 3, 7], (segment) => {
+    reads.push(segment);
+    return ID_SET.runs(ID_SET.segment(whole, segment) ?? undefined);
+  });
+  const set = stored();
+  const changes: number[] = [];
+  set.onChange = (id) => changes.push(id);
+  t.notOk(set.isEmpty, 'not empty, nothing read');
+  t.equal(set.sizeBound, 3 * size, 'a segment not read counts as full');
+  t.ok(set.has(3 * size + 15) && !set.has(3 * size + 25), 'has');
+  t.same(reads, [3], "reads the id's segment only");
+  const newest: number[] = [];
+  for (const id of set.idsFrom(Infinity, true)) if (newest.push(id) === 12) break;
+  t.same(newest, [7 * size + 100, ...Array.from({ length: 10 }, (_, i) => 7 * size + 19 - i), 3 * size + 100], 'a walk from the newest reads on as it goes');
+  t.same(reads, [3, 7], 'and reads the newest segment');
+  set.add(8 * size + 1);
+  set.delete(7 * size + 100);
+  t.same(changes, [8 * size + 1, 7 * size + 100], 'what it read is no change; what changed is');
+  const oldest: number[] = [];
+  for (const id of set.idsFrom(-1, false)) if (oldest.push(id) === 2) break;
+  t.same(oldest, [10, 11], 'a walk from the oldest');
+  t.equal(set.size, 3 * 11 - 1 + 1, 'the size reads everything');
+  t.same([...set], [...whole].filter((id) => id !== 7 * size + 100).concat(8 * size + 1), 'every id, in order');
+  t.same(stored().runs(3 * size, 4 * size), whole.runs(3 * size, 4 * size), "a segment's runs, as written");
 });

@@ -177,7 +177,7 @@ function newestUnread(unread: IdSet | undefined, scoped: IdList | null, limit: n
   const taken: number[] = [];
   if (!unread || limit <= 0) return taken;
   // A segment of the list never read counts as full: the unread set is walked when in doubt.
-  if (scoped && scoped.sizeBound < unread.size) {
+  if (scoped && scoped.sizeBound < unread.sizeBound) {
     for (const id of scoped.idsFrom(Math.min(before, Number.MAX_SAFE_INTEGER), true)) {
       if (taken.length >= limit) break;
       if (unread.has(id)) taken.push(id);

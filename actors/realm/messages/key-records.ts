@@ -68,7 +68,15 @@ export const ID_LIST: ValueKind<IdList> & {
     if (!record) return new Int32Array(0);
     // Written by runsRecord: one of the two.
     if (record.ids && !record.runs) return int32s(record.ids);
-    return Int32Array.from(idsOf(record));
+    if (record.ids || !record.runs) return Int32Array.from(idsOf(record));
+    // A channel that holds most messages is a few runs: expanded without a generator.
+    const runs = int32s(record.runs);
+    let count = 0;
+    for (let i = 0; i < runs.length; i += 2) count += runs[i + 1]! - runs[i]!;
+    const ids = new Int32Array(count);
+    let at = 0;
+    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids[at++] = id;
+    return ids;
   },
 };
 
@@ -76,6 +84,7 @@ export const ID_LIST: ValueKind<IdList> & {
 export const ID_SET: ValueKind<IdSet> & {
   segment(set: IdSet, segment: number): KeySegmentRecord | null;
   load(records: Iterable<KeySegmentRecord>): IdSet;
+  runs(record: KeySegmentRecord | undefined): ArrayLike<number>;
 } = {
   ids: (set) => set,
   watch(set, changed) {
@@ -84,6 +93,16 @@ export const ID_SET: ValueKind<IdSet> & {
   segment(set, segment) {
     const [from, to] = segmentRange(segment);
     return runsRecord(set.runs(from, to));
+  },
+  runs(record) {
+    if (!record) return [];
+    if (record.runs && !record.ids) return int32s(record.runs);
+    const runs: number[] = [];
+    for (const id of idsOf(record)) {
+      if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
+      else runs.push(id, id + 1);
+    }
+    return runs;
   },
   load(records) {
     const set = new IdSet();

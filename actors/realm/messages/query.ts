@@ -202,7 +202,7 @@ function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boole
 }
 
 /** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
-const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : list instanceof IdList ? list.sizeBound : (list as IdSet | ReadonlySet<number>).size);
+const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : list instanceof IdList || list instanceof IdSet ? list.sizeBound : (list as ReadonlySet<number>).size);
 
 /**
  * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Whichever holds
@@ -213,11 +213,11 @@ export function firstUnread(
   state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity, queuedPerUser = Infinity,
 ): number | null | Promise<number | null> {
   const unread = state.messages.flags.unread.get(userId);
-  if (!unread?.size) return null;
+  if (!unread || unread.isEmpty) return null;
   const ok = idMatcher(state, userId, clauses);
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
-  if (unread.size <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
+  if (unread.sizeBound <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
     return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);

@@ -24,10 +24,13 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
   // Read from the newest down: a user may have a million unread messages, and only the newest count.
   const unread = realm.messages.flags.unread.get(user.userId);
   const kept: number[] = [];
+  // One more than kept: whether older ones are left out, without counting the set (its older segments stay on disk).
   for (const id of unread?.idsFrom(Infinity, true) ?? []) {
-    if (kept.length === MAX_UNREAD_MESSAGES) break;
     kept.push(id);
+    if (kept.length > MAX_UNREAD_MESSAGES) break;
   }
+  const missing = kept.length > MAX_UNREAD_MESSAGES;
+  if (missing) kept.pop();
   kept.reverse();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const pms = new Map<number, number[]>();
@@ -61,7 +64,7 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
       streams: [...streams.values()],
       huddles: [...huddles].map(([key, list]) => ({ user_ids_string: key, unread_message_ids: list })),
       mentions,
-      old_unreads_missing: (unread?.size ?? 0) > kept.length,
+      old_unreads_missing: missing,
     },
   } satisfies WireRegisterKeys<'unread_msgs'>;
 };
