@@ -1,8 +1,6 @@
 import { SEGMENT_BITS, segmentOf, SEGMENT_SIZE, type SegmentSource } from './lazy-map.ts';
 import { lowerBound } from './lower-bound.ts';
 
-/** A segment's ids: as read from the data directory (one copy of the record's bytes), or once changed. */
-type Part = Int32Array | number[];
 
 /** The segment of any number a walk starts from: below every segment, within one, or past every one (ids are below 2^31). */
 const segmentOfAny = (id: number) => (id < 0 ? -1 : id >= 2 ** 31 ? 2 ** (31 - SEGMENT_BITS) : segmentOf(id));
@@ -21,7 +19,7 @@ export class IdList implements Iterable<number> {
   /** the segments holding ids, ascending, in memory or only stored */
   private readonly segments: number[] = [];
   /** each segment's ids, ascending, never empty; null while only stored */
-  private readonly parts: (Part | null)[] = [];
+  private readonly parts: (number[] | null)[] = [];
   /** how many ids each segment held when last in memory, and its oldest id; -1: never read */
   private readonly counts: number[] = [];
   private readonly firsts: number[] = [];
@@ -113,20 +111,44 @@ export class IdList implements Iterable<number> {
    * while this is iterated: a walk in slices starts again from the last id it examined.
    */
   *idsFrom(from: number, down: boolean): Generator<number, void, undefined> {
+    for (const [part, start] of this.partsFrom(from, down)) {
+      if (down) for (let i = start; i >= 0; i--) yield part[i]!;
+      else for (let i = start; i < part.length; i++) yield part[i]!;
+    }
+  }
+
+  /**
+   * What `idsFrom` walks, a segment at a time: each segment's ids and the index of the first the walk
+   * takes in it (-1 or the length: none), nearest first. A hot walk (a window) reads its ids by index.
+   */
+  *partsFrom(from: number, down: boolean): Generator<[ids: ArrayLike<number>, start: number], void, undefined> {
+    for (let at = this.segmentFrom(from, down); at >= 0 && at < this.segments.length; at += down ? -1 : 1) {
+      const part = this.segmentAt(at);
+      yield [part, IdList.startIn(part, from, down)];
+    }
+  }
+
+  /**
+   * A walk by hand, as `partsFrom` without a generator (a window, the hot path): the position among the
+   * segments of the first a walk from `from` reaches (out of range: none), each segment's ids (`segmentAt`,
+   * read if stored), and where in them the walk starts (`startIn`).
+   */
+  segmentFrom(from: number, down: boolean): number {
     const fromSegment = segmentOfAny(Math.floor(from));
-    if (down) {
-      for (let at = lowerBound(this.segments, fromSegment + 1) - 1; at >= 0; at--) {
-        const part = this.part(at);
-        for (let i = lowerBound(part, from) - 1; i >= 0; i--) yield part[i]!;
-      }
-      return;
-    }
-    for (let at = lowerBound(this.segments, fromSegment); at < this.segments.length; at++) {
-      const part = this.part(at);
-      let i = lowerBound(part, from);
-      if (part[i] === from) i++;
-      for (; i < part.length; i++) yield part[i]!;
-    }
+    return down ? lowerBound(this.segments, fromSegment + 1) - 1 : lowerBound(this.segments, fromSegment);
+  }
+
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  segmentAt(at: number): ArrayLike<number> {
+    return this.part(at);
+  }
+
+  static startIn(ids: ArrayLike<number>, from: number, down: boolean): number {
+    const i = lowerBound(ids, from);
+    return down ? i - 1 : ids[i] === from ? i + 1 : i;
   }
 
   /**
@@ -195,7 +217,7 @@ export class IdList implements Iterable<number> {
         return true;
       }
     }
-    const part = this.writable(at);
+    const part = this.part(at);
     if (part[part.length - 1]! < id) part.push(id);
     else {
       const i = lowerBound(part, id);
@@ -214,7 +236,7 @@ export class IdList implements Iterable<number> {
     const found = this.part(at);
     const i = lowerBound(found, id);
     if (found[i] !== id) return false;
-    const part = this.writable(at);
+    const part = this.part(at);
     part.splice(i, 1);
     this.onChange?.(id);
     this.grew(at, part);
@@ -228,7 +250,7 @@ export class IdList implements Iterable<number> {
     for (const segment of [...touched].sort((a, b) => a - b)) {
       const at = lowerBound(this.segments, segment);
       if (this.segments[at] !== segment) continue;
-      const part = this.writable(at);
+      const part = this.part(at);
       let kept = 0;
       for (let i = 0; i < part.length; i++) {
         const id = part[i]!;
@@ -247,7 +269,7 @@ export class IdList implements Iterable<number> {
       let end = start + 1;
       while (end < ids.length && segmentOf(ids[end]!) === segment) end++;
       const at = lowerBound(this.segments, segment);
-      const part: number[] = this.segments[at] === segment ? this.writable(at) : [];
+      const part: number[] = this.segments[at] === segment ? this.part(at) : [];
       const merged: number[] = [];
       let i = 0;
       let j = start;
@@ -271,7 +293,7 @@ export class IdList implements Iterable<number> {
   }
 
   /** The segment's ids in memory, read if only stored. */
-  private part(at: number): Part {
+  private part(at: number): number[] {
     let part = this.parts[at];
     if (part) {
       this.source?.used(this.segments[at]!, part.length, false);
@@ -285,17 +307,8 @@ export class IdList implements Iterable<number> {
     return part;
   }
 
-  /** The segment's ids as an array that may change: a segment as read is a copy of the record's bytes. */
-  private writable(at: number): number[] {
-    const part = this.part(at);
-    if (Array.isArray(part)) return part;
-    const copy = Array.from(part);
-    this.parts[at] = copy;
-    return copy;
-  }
-
   /** After the segment's ids changed: a segment left empty goes (its stored record with it, as its change was told). */
-  private grew(at: number, part: Part): void {
+  private grew(at: number, part: number[]): void {
     if (part.length > 0) {
       this.counts[at] = part.length;
       this.firsts[at] = part[0]!;

@@ -41,7 +41,7 @@ const segmentRange = (segment: number): [number, number] => [segment * SEGMENT_S
 /** A sorted id list (a channel's, topic's or conversation's messages), kept by segment. */
 export const ID_LIST: ValueKind<IdList> & {
   segment(list: IdList, segment: number): KeySegmentRecord | null;
-  read(record: KeySegmentRecord | undefined): Int32Array;
+  read(record: KeySegmentRecord | undefined): number[];
 } = {
   ids: (list) => list,
   watch(list, changed) {
@@ -64,18 +64,17 @@ export const ID_LIST: ValueKind<IdList> & {
     }
     return runsRecord(runs);
   },
+  // A plain array, as a list built in memory holds: the hot walks read both kinds by index, and an array and
+  // a typed array read by the same code cost a window of 50 about a sixth more (bench/README.md).
   read(record) {
-    if (!record) return new Int32Array(0);
+    if (!record) return [];
     // Written by runsRecord: one of the two.
-    if (record.ids && !record.runs) return int32s(record.ids);
-    if (record.ids || !record.runs) return Int32Array.from(idsOf(record));
+    if (record.ids && !record.runs) return Array.from(int32s(record.ids));
+    if (record.ids || !record.runs) return [...idsOf(record)];
     // A channel that holds most messages is a few runs: expanded without a generator.
     const runs = int32s(record.runs);
-    let count = 0;
-    for (let i = 0; i < runs.length; i += 2) count += runs[i + 1]! - runs[i]!;
-    const ids = new Int32Array(count);
-    let at = 0;
-    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids[at++] = id;
+    const ids: number[] = [];
+    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids.push(id);
     return ids;
   },
 };

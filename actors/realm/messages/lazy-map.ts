@@ -28,16 +28,16 @@ export const DEFAULT_KEY_CACHE = 4096;
 
 /**
  * Ids of the stored segments of an index's id lists that stay in memory, per index and organization (the
- * segments most recently used): 2^22 ids, 16 MB as read (Int32Array), about 32 segments of a channel that
- * holds most of the history. A segment changed since the last snapshot stays until the snapshot stores it.
- * CHAT_MESSAGE_SEGMENT_CACHE sets another size.
+ * segments most recently used): 2^22 ids, about 32 segments of a channel that holds most of the history,
+ * 32 MB as arrays of small integers. A segment changed since the last snapshot stays until the snapshot
+ * stores it. CHAT_MESSAGE_SEGMENT_CACHE sets another size.
  */
 export const DEFAULT_SEGMENT_CACHE = 2 ** 22;
 
 /** How a value kept by segment (id-list.ts) reads its stored segments, and tells its index which are in memory. */
 export interface SegmentSource {
   /** the stored segment's ids, ascending */
-  read(segment: number): Int32Array;
+  read(segment: number): number[];
   /** the segment is in memory holding `ids` ids (0: it is gone) and was just used; `read`: from the data directory */
   used(segment: number, ids: number, read: boolean): void;
 }
@@ -93,7 +93,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** counts takeDirty calls: a value's reporter remembers the segment it last marked in this generation */
   private generation = 0;
   /** reads a stored segment, for values kept by segment */
-  private segmentRead: ((key: string, segment: number) => Int32Array) | null = null;
+  private segmentRead: ((key: string, segment: number) => number[]) | null = null;
   private segmentLimit = Infinity;
   /** the stored segments in memory, least recently used first, and how many ids they hold */
   private readonly order = new Set<Resident<K, V>>();
@@ -112,7 +112,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
    * Reads values through `loader` from now on; `limit` keys stay in memory. A value kept by segment reads its
    * stored segments through `segmentRead`, and those of all values hold about `segmentLimit` ids in memory.
    */
-  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => Int32Array) | null = null, segmentLimit = Infinity): void {
+  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => number[]) | null = null, segmentLimit = Infinity): void {
     this.loader = loader;
     this.limit = limit;
     this.segmentRead = segmentRead;
@@ -205,15 +205,24 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     const read = this.segmentRead;
     if (!this.kind.bind || read === null) return;
     const name = String(key);
-    this.kind.bind(value, { read: (segment) => read(name, segment), used: (segment, ids, wasRead) => this.used(key, value, segment, ids, wasRead) });
+    // A window or a send uses one segment over and over: told again, it is already the most recent.
+    let recent: Resident<K, V> | null = null;
+    this.kind.bind(value, {
+      read: (segment) => read(name, segment),
+      used: (segment, ids, wasRead) => {
+        if (recent !== null && recent === this.lastResident && recent.segment === segment && recent.ids === ids && !wasRead) return;
+        recent = this.used(key, value, segment, ids, wasRead);
+      },
+    });
   }
 
-  private used(key: K, value: V, segment: number, ids: number, wasRead: boolean): void {
+  /** Notes the segment as used now (the most recent) holding `ids`; its entry, null if it is gone. */
+  private used(key: K, value: V, segment: number, ids: number, wasRead: boolean): Resident<K, V> | null {
     let mine = this.residentOf.get(key);
     if (mine === undefined) this.residentOf.set(key, (mine = new Map()));
     let entry = mine.get(segment);
     if (entry === undefined) {
-      if (ids === 0) return;
+      if (ids === 0) return null;
       mine.set(segment, (entry = { key, value, segment, ids: 0 }));
     }
     this.ids += ids - entry.ids;
@@ -222,7 +231,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
       this.order.delete(entry);
       mine.delete(segment);
       if (this.lastResident === entry) this.lastResident = null;
-      return;
+      return null;
     }
     if (entry !== this.lastResident) {
       this.order.delete(entry);
@@ -231,6 +240,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     }
     // Only a read grows memory by more than an id: the index is trimmed then, and as each snapshot is stored.
     if (wasRead && this.ids > this.segmentLimit) this.trimSegments();
+    return entry;
   }
 
   /** The key's value leaves the index: its segments no longer count (a walk holding it may still read them). */

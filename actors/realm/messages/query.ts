@@ -156,8 +156,24 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;
       if (found.length >= want) continue;
-      // A topic, a channel (the hot path) or a flag set, from the anchor: only the segments reached are read.
-      if (list instanceof IdSet || list instanceof IdList) {
+      // A topic, a channel (the hot path), from the anchor: only the segments reached are read, their ids by index.
+      if (list instanceof IdList) {
+        const step = cursor.down ? -1 : 1;
+        for (let at = list.segmentFrom(cursor.last, cursor.down); at >= 0 && at < list.segmentCount; at += step) {
+          const ids = list.segmentAt(at);
+          for (let i = IdList.startIn(ids, cursor.last, cursor.down); i >= 0 && i < ids.length && found.length < want; i += step) {
+            const id = ids[i]!;
+            if (ok(id)) found.push(id);
+            if (spent()) {
+              cursor.last = id;
+              return undefined;
+            }
+          }
+          if (found.length >= want) break;
+        }
+        continue;
+      }
+      if (list instanceof IdSet) {
         for (const id of list.idsFrom(cursor.last, cursor.down)) {
           if (ok(id)) found.push(id);
           if (found.length >= want) break;
