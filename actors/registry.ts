@@ -288,7 +288,6 @@ export class ActorRegistry {
       state,
       {
         read: (kind, id) => store.readSnapshot(kind, id)?.data,
-        readPrefix: (kind, prefix) => store.readSnapshotsOf(kind, prefix),
         readIds: (kind, prefix) => snapshotIds(store, kind, prefix),
       },
       this.options.chunkCache ?? DEFAULT_CHUNK_CACHE,

@@ -123,13 +123,9 @@ export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'st
   for (const [index, taken] of snapshot.takenKeys) index.release(taken);
 }
 
-/**
- * How the realm's messages read the data directory: one snapshot record's data, those of a kind whose id
- * starts with a prefix, and their ids alone (all synchronous).
- */
+/** How the realm's messages read the data directory: one snapshot record's data, and the ids of those of a kind whose id starts with a prefix, without reading them (both synchronous). */
 export interface RecordReader {
   read(kind: string, id: string): unknown;
-  readPrefix(kind: string, idPrefix: string): Iterable<{ id: string; data: unknown }>;
   readIds(kind: string, idPrefix: string): Iterable<string>;
 }
 

@@ -16,8 +16,8 @@ function segmentStore() {
     loads,
     load: (key: string) => {
       loads.push(key);
-      const segments = [...(records.get(key) ?? new Map<number, KeySegmentRecord>())].sort(([a], [b]) => a - b).map(([, record]) => record);
-      return ID_SET.load(segments);
+      const stored = records.get(key) ?? new Map<number, KeySegmentRecord>();
+      return new StoredIdSet([...stored.keys()].sort((a, b) => a - b), (segment) => ID_SET.runs(stored.get(segment)));
     },
     /** Writes what a snapshot would: each dirty segment of each key, from the value in memory. */
     write(index: ReturnType<typeof idSets>, taken: Map<number, Set<number>>) {

@@ -82,7 +82,6 @@ export const ID_LIST: ValueKind<IdList> & {
 /** A set of ids (a user's flag or mentions), which reports its own changes. */
 export const ID_SET: ValueKind<IdSet> & {
   segment(set: IdSet, segment: number): KeySegmentRecord | null;
-  load(records: Iterable<KeySegmentRecord>): IdSet;
   runs(record: KeySegmentRecord | undefined): ArrayLike<number>;
 } = {
   ids: (set) => set,
@@ -102,17 +101,6 @@ export const ID_SET: ValueKind<IdSet> & {
       else runs.push(id, id + 1);
     }
     return runs;
-  },
-  load(records) {
-    const set = new IdSet();
-    for (const record of records) {
-      if (record.ids) for (const id of int32s(record.ids)) set.add(id);
-      if (record.runs) {
-        const runs = int32s(record.runs);
-        for (let i = 0; i < runs.length; i += 2) set.addRange(runs[i]!, runs[i + 1]!);
-      }
-    }
-    return set;
   },
 };
 
