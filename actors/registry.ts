@@ -11,8 +11,9 @@ import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
 import { DEFAULT_CHUNK_CACHE } from './realm/messages/paged.ts';
-import { DEFAULT_KEY_CACHE } from './realm/messages/lazy-map.ts';
+import { DEFAULT_KEY_CACHE, DEFAULT_SEGMENT_CACHE } from './realm/messages/lazy-map.ts';
 import { attachChunks } from './realm/snapshot.ts';
+import { snapshotIds } from './snapshot-ids.ts';
 import { emptyRealm, humanAdministrators, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import { userEvents } from './user/events.ts';
@@ -60,6 +61,8 @@ export interface RegistryOptions {
   chunkCache?: number;
   /** keys of each per-key message index (channel, topic, user's flags) each realm keeps in memory (absent: DEFAULT_KEY_CACHE) */
   keyCache?: number;
+  /** ids of the stored segments of each id list index each realm keeps in memory (absent: DEFAULT_SEGMENT_CACHE) */
+  segmentCache?: number;
   /** a live change of a user's personal state (the scheduled messages' timers follow them) */
   userChanged(state: UserState, changes: readonly UserChange[]): void;
 }
@@ -283,9 +286,13 @@ export class ActorRegistry {
     }, this.options.bodyCache ?? DEFAULT_BODY_CACHE);
     attachChunks(
       state,
-      { read: (kind, id) => store.readSnapshot(kind, id)?.data, readPrefix: (kind, prefix) => store.readSnapshotsOf(kind, prefix) },
+      {
+        read: (kind, id) => store.readSnapshot(kind, id)?.data,
+        readIds: (kind, prefix) => snapshotIds(store, kind, prefix),
+      },
       this.options.chunkCache ?? DEFAULT_CHUNK_CACHE,
       this.options.keyCache ?? DEFAULT_KEY_CACHE,
+      this.options.segmentCache ?? DEFAULT_SEGMENT_CACHE,
     );
     const actor = createActor(realmMachine, { input: { state } }).start();
     if (ready) actor.send({ type: 'realm.recovered' });
@@ -310,3 +317,4 @@ export class ActorRegistry {
     return actor;
   }
 }
+

@@ -60,6 +60,8 @@ export interface RuntimeOptions {
   chunkCache?: number;
   /** keys of each per-key message index each realm keeps in memory (absent: DEFAULT_KEY_CACHE) */
   keyCache?: number;
+  /** ids of the stored segments of each id list index each realm keeps in memory (absent: DEFAULT_SEGMENT_CACHE) */
+  segmentCache?: number;
 }
 
 interface CommitTarget {
@@ -117,6 +119,7 @@ export class Runtime {
       ...(options.bodyCache !== undefined ? { bodyCache: options.bodyCache } : {}),
       ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
       ...(options.keyCache !== undefined ? { keyCache: options.keyCache } : {}),
+      ...(options.segmentCache !== undefined ? { segmentCache: options.segmentCache } : {}),
       userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
     });
     this.realms = this.registry.realms;

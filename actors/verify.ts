@@ -1,5 +1,6 @@
 import { channelKey } from './realm/channels/state.ts';
 import { SYSTEM_GROUPS } from './realm/groups/state.ts';
+import type { IdList } from './realm/messages/id-list.ts';
 import { conversationKey, topicKey, type StoredMessage } from './realm/messages/state.ts';
 import type { RealmState } from './realm/state.ts';
 
@@ -55,16 +56,19 @@ function verifyMessages(state: RealmState, where: string, problems: string[]): v
   for (const id of store.bodies.missing(store.byId)) if (bodiesMissing++ < PROBLEMS_PER_INDEX) problems.push(`${where}: message ${id} has no stored body`);
   if (bodiesMissing > PROBLEMS_PER_INDEX) problems.push(`${where}: ${bodiesMissing} messages have no stored body`);
   if (lastId >= store.nextId) problems.push(`${where}: message ${lastId} is not below nextId ${store.nextId}`);
-  const check = <K>(name: string, index: Map<K, number[]>, expected: number, belongs: (message: StoredMessage, key: K) => boolean) => {
+  // A walk of every list whole: each reads all its segments, the index letting the least recently used go.
+  const check = <K>(name: string, index: Map<K, IdList>, expected: number, belongs: (message: StoredMessage, key: K) => boolean) => {
     let listed = 0;
     let reported = 0;
     for (const [key, ids] of index) {
       const report = (problem: string) => reported++ < PROBLEMS_PER_INDEX && problems.push(`${where}: ${name} ${String(key).replace('\u0000', '/')} ${problem}`);
-      listed += ids.length;
-      for (let i = 0; i < ids.length; i++) {
-        const message = store.byId.get(ids[i]!);
-        if (!message || !belongs(message, key)) report(`lists message ${ids[i]}, which is missing or elsewhere`);
-        if (i > 0 && ids[i - 1]! >= ids[i]!) report(`is out of order at ${ids[i]}`);
+      let previous = -1;
+      for (const id of ids) {
+        listed++;
+        const message = store.byId.get(id);
+        if (!message || !belongs(message, key)) report(`lists message ${id}, which is missing or elsewhere`);
+        if (previous >= id) report(`is out of order at ${id}`);
+        previous = id;
       }
     }
     if (listed !== expected) problems.push(`${where}: ${name} lists ${listed} messages, expected ${expected}`);

@@ -285,6 +285,11 @@ export class Store {
     }
   }
 
+  /** The ids of the snapshot records of `kind` whose id starts with `idPrefix`, in key order, without reading the records. */
+  *readSnapshotIdsOf(kind: string, idPrefix: string): Generator<string> {
+    for (const key of this.snaps.getKeys({ start: [kind, idPrefix], end: [kind, `${idPrefix}\uffff`] })) yield key[1];
+  }
+
   /**
    * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and trims
    * the log through `seq` into the archive: all in one transaction, so a crash leaves either the old or the

@@ -87,6 +87,7 @@ export async function startServer(
     bodyCache: config.messageBodyCache,
     chunkCache: config.messageChunkCache,
     keyCache: config.messageKeyCache,
+    segmentCache: config.messageSegmentCache,
   });
   live = runtime;
   if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);

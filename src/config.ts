@@ -4,7 +4,7 @@ import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.t
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_PREFIX_TERMS } from '../snapshots/search-prefix.ts';
 import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
-import { DEFAULT_KEY_CACHE } from '../actors/realm/messages/lazy-map.ts';
+import { DEFAULT_KEY_CACHE, DEFAULT_SEGMENT_CACHE } from '../actors/realm/messages/lazy-map.ts';
 import { DEFAULT_NARROW_SLICE_IDS } from '../actors/realm/messages/query.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
 
@@ -36,6 +36,8 @@ export interface Config {
   /** chunks of stored messages (their metadata) each organization keeps decoded in memory */
   messageChunkCache: number;
   messageKeyCache: number;
+  /** ids of the stored segments of each id list index (channels', topics', conversations') each organization keeps in memory */
+  messageSegmentCache: number;
   /** ids a narrow's walk of its candidate lists examines per turn of the event loop before yielding it */
   narrowSliceIds: number;
   /** slow narrows (walked in slices) one user may have waiting or running; more are refused with a 429 */
@@ -181,6 +183,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     searchPrefixTerms: DEFAULT_PREFIX_TERMS,
     messageChunkCache: DEFAULT_CHUNK_CACHE,
     messageKeyCache: DEFAULT_KEY_CACHE,
+    messageSegmentCache: DEFAULT_SEGMENT_CACHE,
     // The original has no limit. A poll of a 10,000-member organization where each votes and changes a vote.
     maxSubmessagesPerMessage: 20_000,
     narrowSliceIds: DEFAULT_NARROW_SLICE_IDS,
@@ -305,6 +308,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     searchPrefixTerms: read('CHAT_SEARCH_PREFIX_TERMS', positiveInteger, base.searchPrefixTerms),
     messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
     messageKeyCache: read('CHAT_MESSAGE_KEY_CACHE', positiveInteger, base.messageKeyCache),
+    messageSegmentCache: read('CHAT_MESSAGE_SEGMENT_CACHE', positiveInteger, base.messageSegmentCache),
     maxSubmessagesPerMessage: read('CHAT_MAX_SUBMESSAGES_PER_MESSAGE', positiveInteger, base.maxSubmessagesPerMessage),
     narrowSliceIds: read('CHAT_NARROW_SLICE_IDS', positiveInteger, base.narrowSliceIds),
     narrowsQueuedPerUser: read('CHAT_NARROWS_QUEUED_PER_USER', positiveInteger, base.narrowsQueuedPerUser),

@@ -58,8 +58,8 @@ t.test('a move of a large topic reads its bodies between other requests, and mov
   t.same(movedEvent.message_ids, ids, 'the event names every message of the topic');
   t.match(movedEvent, { orig_subject: 'big', propagate_mode: 'change_all', stream_id: general });
   t.notOk(state.messages.byTopic.has(topicKey(general, 'big')), 'the old topic is empty');
-  t.same(state.messages.byTopic.get(topicKey(general, 'moved')), ids, 'the new topic holds them, in order');
-  t.same(state.messages.byChannel.get(general), channelIds, 'the channel holds the same messages');
+  t.same([...state.messages.byTopic.get(topicKey(general, 'moved'))!], ids, 'the new topic holds them, in order');
+  t.same([...state.messages.byChannel.get(general)!], channelIds, 'the channel holds the same messages');
   t.same(verifyRealm(state), [], 'the indexes agree with the messages');
 
   const movedAt = movedEvent.edit_timestamp as number;

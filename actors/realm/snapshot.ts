@@ -11,7 +11,9 @@ import {
   type MessageIndexRecord,
 } from './messages/chunks.ts';
 import { ID_LIST, ID_SET, type KeySegmentRecord } from './messages/key-records.ts';
+import { IdList } from './messages/id-list.ts';
 import type { IdSet } from './messages/id-set.ts';
+import { StoredIdSet } from './messages/stored-id-set.ts';
 import type { LazyMap } from './messages/lazy-map.ts';
 import type { ChunkColumns } from './messages/paged.ts';
 import { Int32Column } from './messages/column-bytes.ts';
@@ -89,9 +91,9 @@ export function realmSnapshot(state: RealmState): RealmSnapshot {
     takenKeys.push([index as LazyMap<string | number, unknown>, dirty]);
     for (const [key, segments] of dirty) {
       // Held since takeDirty: a dirty key is in memory, or was deleted.
-      const value = index.peek(key as never) as number[] | IdSet | undefined;
+      const value = index.peek(key as never) as IdList | IdSet | undefined;
       for (const segment of segments) {
-        const record = value === undefined ? null : Array.isArray(value) ? ID_LIST.segment(value, segment) : ID_SET.segment(value, segment);
+        const record = value === undefined ? null : value instanceof IdList ? ID_LIST.segment(value, segment) : ID_SET.segment(value, segment);
         written.push([MESSAGE_KEY_KIND, keyRecordId(state.realmId, code, String(key), segment), record]);
       }
     }
@@ -122,17 +124,19 @@ export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'st
   for (const [index, taken] of snapshot.takenKeys) index.release(taken);
 }
 
-/** How the realm's messages read the data directory: one snapshot record's data, and those of a kind whose id starts with a prefix (both synchronous). */
+/** How the realm's messages read the data directory: one snapshot record's data, and the ids of those of a kind whose id starts with a prefix, without reading them (both synchronous). */
 export interface RecordReader {
   read(kind: string, id: string): unknown;
-  readPrefix(kind: string, idPrefix: string): Iterable<{ id: string; data: unknown }>;
+  readIds(kind: string, idPrefix: string): Iterable<string>;
 }
 
 /**
  * The realm's messages page in from its chunk records in the data directory, `limit` chunks staying
- * decoded, and its per-key indexes from their key records, `keyLimit` keys per index staying in memory.
+ * decoded, and its per-key indexes from their key records, `keyLimit` keys per index staying in memory; an
+ * id list's key is read as the list of its segments, and a segment when a lookup needs it, those of
+ * `segmentLimit` ids per index staying in memory.
  */
-export function attachChunks(state: RealmState, reader: RecordReader, limit: number, keyLimit: number): void {
+export function attachChunks(state: RealmState, reader: RecordReader, limit: number, keyLimit: number, segmentLimit: number): void {
   const { realmId } = state;
   const store = state.messages;
   store.byId.attach(
@@ -147,15 +151,27 @@ export function attachChunks(state: RealmState, reader: RecordReader, limit: num
     },
   );
   for (const [code, index] of keyIndexes(store)) {
-    const kind = code === 'c' || code === 't' || code === 'd' ? ID_LIST : ID_SET;
+    // The prefix of key `a` is the start of key `a:...`'s too: a segment of this key has only the segment after it.
+    const ofKey = (prefix: string, id: string) => id.length === prefix.length + SEGMENT_DIGITS;
+    if (code === 'c' || code === 't' || code === 'd') {
+      const segments = (key: string) => {
+        const prefix = keyRecordPrefix(realmId, code, key);
+        const found: number[] = [];
+        for (const id of reader.readIds(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) found.push(Number(id.slice(prefix.length)));
+        return IdList.stored(found);
+      };
+      const read = (key: string, segment: number) => ID_LIST.read(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined);
+      (index as LazyMap<string | number, IdList>).attach(segments, keyLimit, read, segmentLimit);
+      continue;
+    }
+    // A set is read by segment too, as a lookup reaches it (StoredIdSet); it stays whole once read, a bitmap.
     const load = (key: string) => {
       const prefix = keyRecordPrefix(realmId, code, key);
-      const segments: KeySegmentRecord[] = [];
-      // The prefix of key `a` is the start of key `a:...`'s too: a segment of this key has only the segment after it.
-      for (const { id, data } of reader.readPrefix(MESSAGE_KEY_KIND, prefix)) if (id.length === prefix.length + SEGMENT_DIGITS) segments.push(data as KeySegmentRecord);
-      return kind.load(segments);
+      const found: number[] = [];
+      for (const id of reader.readIds(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) found.push(Number(id.slice(prefix.length)));
+      return new StoredIdSet(found, (segment) => ID_SET.runs(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined));
     };
-    (index as LazyMap<string | number, unknown>).attach(load, keyLimit);
+    (index as LazyMap<string | number, IdSet>).attach(load, keyLimit);
   }
 }
 

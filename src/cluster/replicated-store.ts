@@ -1,4 +1,5 @@
 import type { BodyWrite, LogRecord, Persistence, SnapshotRecord } from '../../actors/persistence.ts';
+import { snapshotIds } from '../../actors/snapshot-ids.ts';
 
 /** Appends one record to the cluster's stream, right after the stream position given; resolves with its own. */
 export type StreamAppend = (record: LogRecord, afterStreamSeq: number) => Promise<number>;
@@ -90,6 +91,9 @@ export class ReplicatedStore implements Persistence {
   }
   readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord> {
     return this.local.readSnapshotsOf(kind, idPrefix);
+  }
+  readSnapshotIdsOf(kind: string, idPrefix: string): Iterable<string> {
+    return snapshotIds(this.local, kind, idPrefix);
   }
   writeSnapshots(
     seq: number,

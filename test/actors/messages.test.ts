@@ -46,9 +46,9 @@ async function history(runtime: Runtime, midway?: () => Promise<void>) {
 function indexes(store: MessageStore) {
   const sorted = <V>(map: Map<string | number, V>) => [...map].sort(([a], [b]) => String(a).localeCompare(String(b)));
   return {
-    byChannel: sorted(store.byChannel),
-    byTopic: sorted(store.byTopic),
-    byConversation: sorted(store.byConversation),
+    byChannel: sorted(store.byChannel).map(([k, v]) => [k, [...v]]),
+    byTopic: sorted(store.byTopic).map(([k, v]) => [k, [...v]]),
+    byConversation: sorted(store.byConversation).map(([k, v]) => [k, [...v]]),
     conversationsOf: sorted(store.conversationsOf).map(([k, v]) => [k, [...v].sort()]),
     mentionedOf: sorted(store.mentionedOf).map(([k, v]) => [k, [...v].sort()]).filter(([, v]) => (v as number[]).length),
   };

@@ -7,21 +7,13 @@ const WEEK_SECONDS = 7 * DAY_SECONDS;
 const TRAFFIC_WINDOW_SECONDS = 4 * WEEK_SECONDS;
 
 /**
- * How many of the channel's messages were sent since `since` (UNIX seconds). Message ids grow with time,
- * so a binary search over the channel's id index finds the first recent one without a scan.
+ * How many of the channel's messages were sent since `since` (UNIX seconds). Message ids grow with time, so
+ * the channel's list counts from its newest segment back and searches the first older one, without a walk
+ * (IdList.countNewest).
  */
 export function messagesSince(state: RealmState, channelId: number, since: number): number {
-  const ids = state.messages.byChannel.get(channelId) ?? [];
-  let low = 0;
-  let high = ids.length;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    // The timestamp column, not the message: a registration asks this of every channel (no chunk is read).
-    const timestamp = state.messages.byId.timestampOf(ids[middle]!);
-    if (timestamp !== undefined && timestamp >= since) high = middle;
-    else low = middle + 1;
-  }
-  return ids.length - low;
+  // The timestamp column, not the message: a registration asks this of every channel (no chunk is read).
+  return state.messages.byChannel.get(channelId)?.countNewest((id) => (state.messages.byId.timestampOf(id) ?? -Infinity) >= since) ?? 0;
 }
 
 /** `is_recently_active`: a message in the last week, or the channel itself is that new. */
@@ -44,9 +36,9 @@ export function channelTopics(state: RealmState, channelId: number, canSee: (mes
   // Keys first: a topic's ids are read from the data directory only for this channel's topics.
   for (const key of [...state.messages.byTopic.keys()]) {
     if (!key.startsWith(prefix)) continue;
-    const ids = state.messages.byTopic.get(key) ?? [];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const id = ids[i]!;
+    const ids = state.messages.byTopic.get(key);
+    if (!ids) continue;
+    for (const id of ids.idsFrom(Infinity, true)) {
       if (!canSee(id)) continue;
       const message = state.messages.byId.get(id);
       if (message?.recipient.kind === 'channel') topics.push({ name: message.recipient.topic, max_id: id });

@@ -15,7 +15,7 @@ export function checkTopicsPolicy(state: RealmState, actor: number | null, polic
 
 function hasNamedTopics(state: RealmState, channelId: number): boolean {
   const prefix = `${channelId}\u0000`;
-  for (const key of [...state.messages.byTopic.keys()]) if (key.startsWith(prefix) && key.length > prefix.length && (state.messages.byTopic.get(key)?.length ?? 0) > 0) return true;
+  for (const key of [...state.messages.byTopic.keys()]) if (key.startsWith(prefix) && key.length > prefix.length && !(state.messages.byTopic.get(key)?.isEmpty ?? true)) return true;
   return false;
 }
 

@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/state.ts';
 import { Role, type RealmState } from '../state.ts';
 import { hasSorted, type StoredMessage } from './state.ts';
+import type { IdList } from './id-list.ts';
 
 /** Does the message sit in the user's history (received when sent, or later starred/reacted to)? */
 export const holds = (message: StoredMessage, userId: number) => hasSorted(message.userIds, userId);
@@ -78,10 +79,15 @@ export function newestReadableId(realm: RealmState, userId: number): number {
 }
 
 /** The newest id of the list newer than `max` that the user can read, else `max`. */
-function newestReadableIn(realm: RealmState, userId: number, list: readonly number[] | undefined, max: number): number {
+function newestReadableIn(realm: RealmState, userId: number, list: IdList | undefined, max: number): number {
   if (!list) return max;
-  for (let i = list.length - 1; i >= 0 && list[i]! > max; i--) {
-    if (canRead(realm, userId, realm.messages.byId.get(list[i]!)!)) return list[i]!;
+  // Most often the newest is readable: the last id, without a generator.
+  const last = list.last();
+  if (last === undefined || last <= max) return max;
+  if (canRead(realm, userId, realm.messages.byId.get(last)!)) return last;
+  for (const id of list.idsFrom(last, true)) {
+    if (id <= max) break;
+    if (canRead(realm, userId, realm.messages.byId.get(id)!)) return id;
   }
   return max;
 }

@@ -205,7 +205,8 @@ function sharedHolders(store: MessageStore, message: StoredMessage): number[] {
   // Called before the message is indexed: the channel's last message is the one before it.
   const ids = store.byChannel.get(message.recipient.channelId);
   // Only if in memory: a send to a channel quiet since long does not read an old chunk for this.
-  const previous = ids?.length ? store.byId.ifResident(ids[ids.length - 1]!) : undefined;
+  const last = ids?.last();
+  const previous = last !== undefined ? store.byId.ifResident(last) : undefined;
   return previous && sameList(previous.userIds, message.userIds) ? previous.userIds : message.userIds;
 }
 

@@ -20,6 +20,8 @@ import {
   type Reaction,
   type StoredMessage,
 } from './state.ts';
+import type { IdList } from './id-list.ts';
+import { DEFAULT_SEGMENT_BITS, SEGMENT_BITS } from './lazy-map.ts';
 import { decode, decodeRange, encode } from '../../../snapshots/codec.ts';
 import { contentHas } from './bodies.ts';
 import { Int32Column } from './column-bytes.ts';
@@ -44,6 +46,8 @@ export interface MessageHeadRecord {
   keys?: Record<KeyIndexCode, string[]>;
   /** with `keys`: how many messages the realm holds */
   count?: number;
+  /** with `keys`: the key records' segments are of 2^segmentBits ids; absent: DEFAULT_SEGMENT_BITS (lazy-map.ts) */
+  segmentBits?: number;
 }
 
 /**
@@ -142,8 +146,8 @@ export function messageHead(store: MessageStore): MessageHeadRecord {
     keys[code] = [];
     for (const key of index.keys()) {
       // A set emptied stays in memory as its key's value; it is not listed.
-      const value = index.peek(key as never) as { size?: number; length?: number } | undefined;
-      if (value === undefined || (value.size ?? value.length) !== 0) keys[code].push(String(key));
+      const value = index.peek(key as never) as IdList | { size: number } | undefined;
+      if (value === undefined || ('isEmpty' in value ? !value.isEmpty : value.size !== 0)) keys[code].push(String(key));
     }
   }
   return {
@@ -154,6 +158,8 @@ export function messageHead(store: MessageStore): MessageHeadRecord {
     indexed: true,
     keys,
     count: store.byId.size,
+    // Written only for a size other than the default (tests), so that a default head is as before.
+    ...(SEGMENT_BITS !== DEFAULT_SEGMENT_BITS ? { segmentBits: SEGMENT_BITS } : {}),
   };
 }
 
@@ -301,9 +307,9 @@ const NO_MENTIONS: Mentions = Object.freeze({ userIds: none<number>(), streamWil
 interface Place {
   recipient: MessageRecipient;
   /** byTopic or byConversation */
-  ids: number[];
+  ids: IdList;
   /** byChannel; null for direct messages */
-  channelIds: number[] | null;
+  channelIds: IdList | null;
 }
 
 /** Every message tuple of a chunk record, in id order, whichever its format. */
@@ -379,12 +385,10 @@ function messageOfTuple(tuple: MessageTuple, recipient: MessageRecipient, string
 /**
  * Builds a message store from the chunks' index records (MessageIndexRecord) alone: its indexes, flags and
  * columns, every chunk left on disk until a message of it is asked for. Records are expected in id order
- * (the store lists them so, see realm/snapshot.ts); any other order is sorted at the end.
+ * (the store lists them so, see realm/snapshot.ts); an id list keeps its ids in order whatever the order.
  */
 export class IndexedStoreLoader {
   private readonly store = emptyMessageStore();
-  private lastId = 0;
-  private inOrder = true;
 
   add(index: MessageIndexRecord): void {
     const store = this.store;
@@ -396,7 +400,7 @@ export class IndexedStoreLoader {
     const places = int32s(index.places);
     const mentioned = index.mentioned ? int32s(index.mentioned) : new Int32Array(0);
     // The chunk's index lists, by channel and topic index, and by participants index (channel 0).
-    const lists = new Map<number, [ids: number[], channelIds: number[] | null][]>();
+    const lists = new Map<number, [ids: IdList, channelIds: IdList | null][]>();
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       const channelId = channels[i]!;
@@ -414,11 +418,9 @@ export class IndexedStoreLoader {
           where = ofChannel[place] = [listOf(store.byTopic, topicKey(channelId, topics[place]!)), listOf(store.byChannel, channelId)];
         }
       }
-      if (id <= this.lastId) this.inOrder = false;
-      this.lastId = id;
       store.byId.stored(id, senders[i]!, timestamps[i]!);
-      where[0].push(id);
-      where[1]?.push(id);
+      where[0].add(id);
+      where[1]?.add(id);
     }
     for (let i = 0; i < mentioned.length; i += 2) mentionSet(store, mentioned[i + 1]!).add(mentioned[i]!);
     for (const flag of PERSONAL_FLAGS) {
@@ -431,7 +433,7 @@ export class IndexedStoreLoader {
   }
 
   finish(head: MessageHeadRecord): MessageStore {
-    return finishStore(this.store, head, this.inOrder);
+    return finishStore(this.store, head);
   }
 }
 
@@ -445,14 +447,10 @@ function addFlags(store: MessageStore, flags: NonNullable<MessageChunkRecord['fl
 }
 
 /** A store loaded whole (a snapshot before format 5): every key of it is written by the next snapshot. */
-function finishStore(store: MessageStore, head: MessageHeadRecord, inOrder: boolean): MessageStore {
+function finishStore(store: MessageStore, head: MessageHeadRecord): MessageStore {
   store.nextId = head.nextId;
   store.nextRecipientId = head.nextRecipientId;
   for (const [key, id] of head.recipientIds) store.recipientIds.set(key, id);
-  if (!inOrder) {
-    const ascending = (a: number, b: number) => a - b;
-    for (const index of [store.byChannel, store.byTopic, store.byConversation]) for (const ids of index.values()) ids.sort(ascending);
-  }
   for (const [, index] of keyIndexes(store)) index.markAll();
   return store;
 }
@@ -463,6 +461,9 @@ function finishStore(store: MessageStore, head: MessageHeadRecord, inOrder: bool
  * nothing of the history.
  */
 export function lazyStore(head: MessageHeadRecord & { keys: NonNullable<MessageHeadRecord['keys']> }): MessageStore {
+  // A key record's segment is found by number: read with another size, a list would miss its ids.
+  const bits = head.segmentBits ?? DEFAULT_SEGMENT_BITS;
+  if (bits !== SEGMENT_BITS) throw new Error(`the data directory's message indexes are in segments of 2^${bits} ids, not 2^${SEGMENT_BITS} (CHAT_MESSAGE_SEGMENT_BITS)`);
   const store = emptyMessageStore();
   store.nextId = head.nextId;
   store.nextRecipientId = head.nextRecipientId;
@@ -476,12 +477,10 @@ export function lazyStore(head: MessageHeadRecord & { keys: NonNullable<MessageH
 /**
  * Builds a message store from chunk records whole (a snapshot written before the index records), indexes
  * included, in one pass over the messages; every chunk is unsaved, so that the next snapshot writes it with
- * its index record. Chunks are expected in id order; any other order is sorted at the end.
+ * its index record. Chunks are expected in id order; an id list keeps its ids in order whatever the order.
  */
 export class MessageStoreLoader {
   private readonly store = emptyMessageStore();
-  private lastId = 0;
-  private inOrder = true;
 
   add(chunk: MessageChunkRecord): void {
     const { text, strings, lists, flags } = chunk;
@@ -506,12 +505,10 @@ export class MessageStoreLoader {
         message.contentHas = contentHas(message.body.renderedContent);
         store.bodies.unsaved.add(id);
       }
-      if (id <= this.lastId) this.inOrder = false;
-      this.lastId = id;
       store.byId.set(id, message);
       store.unsavedChunks.add(chunkOf(id));
-      where.ids.push(id);
-      where.channelIds?.push(id);
+      where.ids.add(id);
+      where.channelIds?.add(id);
       if (tuple[14] !== null) for (const userId of mentionedUsers(message)) mentionSet(store, userId).add(id);
     }
     if (flags) {
@@ -545,6 +542,6 @@ export class MessageStoreLoader {
         }
       }
     }
-    return finishStore(this.store, head, this.inOrder);
+    return finishStore(this.store, head);
   }
 }

@@ -14,7 +14,7 @@ import { detachedAttachmentIds, linkedAttachmentIds } from '../attachments/decid
 import { renderContent } from './decide-send.ts';
 import { topicsRequired } from '../settings/state.ts';
 import { EDIT_LIMIT_BUFFER_SECONDS, normalizeContent, normalizeTopic, RESOLVED_TOPIC_PREFIX, TOPICS_REQUIRED } from './limits.ts';
-import { topicKey, type StoredMessage } from './state.ts';
+import { firstIdNotIn, topicKey, type StoredMessage } from './state.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -129,8 +129,9 @@ function targetChannel(state: RealmState, editor: UserProfile, channelId: number
  */
 function movedIds(state: RealmState, editor: UserProfile, message: StoredMessage, mode: Edit['propagateMode'], oldestAllowed: number | null): number[] {
   if (mode === 'change_one' || message.recipient.kind !== 'channel') return [message.id];
-  const all = state.messages.byTopic.get(topicKey(message.recipient.channelId, message.recipient.topic)) ?? [];
-  const readable = all.filter((id) => canRead(state, editor.userId, state.messages.byId.get(id)!));
+  // A move of the whole topic walks it whole (every segment): the move itself touches every message.
+  const all = state.messages.byTopic.get(topicKey(message.recipient.channelId, message.recipient.topic));
+  const readable = all ? [...all].filter((id) => canRead(state, editor.userId, state.messages.byId.get(id)!)) : [];
   if (mode === 'change_later') return readable.filter((id) => id >= message.id);
   if (oldestAllowed !== null) {
     const allowedIds = readable.filter((id) => state.messages.byId.get(id)!.timestamp >= oldestAllowed);
@@ -150,7 +151,7 @@ function movedIds(state: RealmState, editor: UserProfile, message: StoredMessage
 function firstIdsAfterMove(state: RealmState, fromId: number, toId: number, ids: number[]): FirstMessageIds {
   const moved = new Set(ids);
   const out: FirstMessageIds = [];
-  const oldFirst = (state.messages.byChannel.get(fromId) ?? []).find((id) => !moved.has(id)) ?? null;
+  const oldFirst = firstIdNotIn(state.messages.byChannel.get(fromId), moved);
   if (oldFirst !== state.channels.get(fromId)?.firstMessageId) out.push([fromId, oldFirst]);
   const current = state.channels.get(toId)?.firstMessageId ?? null;
   const newFirst = current === null ? ids[0]! : Math.min(current, ids[0]!);

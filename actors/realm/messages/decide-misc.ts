@@ -8,9 +8,10 @@ import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from 
 import type { MessageCommand } from './commands.ts';
 import { callerUser, readableMessage } from './decide.ts';
 import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import { IdList } from './id-list.ts';
 import type { IdSet } from './id-set.ts';
 import { normalizeTopic } from './limits.ts';
-import { conversationKey, hasSorted, lowerBound, topicKey, type Reaction, type StoredMessage } from './state.ts';
+import { conversationKey, firstIdNotIn, hasSorted, lowerBound, topicKey, type Reaction, type StoredMessage } from './state.ts';
 
 type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type: T }>;
 
@@ -32,11 +33,14 @@ export function decideDeleteTopic(state: RealmState, command: Command<'topic.del
   if (!isAdmin(user)) throw notAdmin();
   const channel = state.channels.get(command.channelId);
   if (!channel || !canSeeChannel(state, channel, user.userId)) throw badRequest('Invalid channel ID');
-  const ids = state.messages.byTopic.get(topicKey(channel.id, command.topic)) ?? [];
+  const ids = state.messages.byTopic.get(topicKey(channel.id, command.topic));
   const batch: StoredMessage[] = [];
-  for (let i = ids.length - 1; i >= 0 && batch.length < command.limit; i--) {
-    const message = state.messages.byId.get(ids[i]!)!;
-    if (canRead(state, user.userId, message)) batch.push(message);
+  if (ids) {
+    for (const id of ids.idsFrom(Infinity, true)) {
+      if (batch.length >= command.limit) break;
+      const message = state.messages.byId.get(id)!;
+      if (canRead(state, user.userId, message)) batch.push(message);
+    }
   }
   return batch.length ? [deletion(state, batch.reverse())] : [];
 }
@@ -69,7 +73,7 @@ function firstIdsAfterDelete(state: RealmState, messages: StoredMessage[]): Firs
   const channels = new Set(messages.flatMap((message) => (message.recipient.kind === 'channel' ? [message.recipient.channelId] : [])));
   const out: FirstMessageIds = [];
   for (const channelId of channels) {
-    const first = (state.messages.byChannel.get(channelId) ?? []).find((id) => !gone.has(id)) ?? null;
+    const first = firstIdNotIn(state.messages.byChannel.get(channelId), gone);
     if (first !== state.channels.get(channelId)?.firstMessageId) out.push([channelId, first]);
   }
   return out;
@@ -153,12 +157,12 @@ export function decideFlags(state: RealmState, command: Command<'message.flags'>
 export function decideMarkRead(state: RealmState, command: Command<'message.mark_read'>): MessageChange[] {
   const user = callerUser(state, command.caller);
   const { scope } = command;
-  let scoped: readonly number[] | null = null;
+  let scoped: IdList | null = null;
   if (scope.kind !== 'all') {
     if (!state.subscriptions.get(scope.channelId)?.has(user.userId)) throw badRequest('Invalid channel ID');
     scoped = (scope.kind === 'channel'
       ? state.messages.byChannel.get(scope.channelId)
-      : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic)))) ?? [];
+      : state.messages.byTopic.get(topicKey(scope.channelId, normalizeTopic(scope.topic)))) ?? new IdList();
   }
   const ids = newestUnread(state.messages.flags.unread.get(user.userId), scoped, command.limit ?? Infinity, command.before ?? Infinity);
   return decideFlags(state, { type: 'message.flags', caller: command.caller, messageIds: ids, op: 'add', flag: 'read' });
@@ -169,17 +173,19 @@ export function decideMarkRead(state: RealmState, command: Command<'message.mark
  * shorter of the two, newest first, so that a batch reads about the ids it takes and those it passes over,
  * never the whole of the longer.
  */
-function newestUnread(unread: IdSet | undefined, scoped: readonly number[] | null, limit: number, before: number): number[] {
+function newestUnread(unread: IdSet | undefined, scoped: IdList | null, limit: number, before: number): number[] {
   const taken: number[] = [];
   if (!unread || limit <= 0) return taken;
-  if (scoped && scoped.length < unread.size) {
-    for (let at = lowerBound(scoped, before) - 1; at >= 0 && taken.length < limit; at--) {
-      if (unread.has(scoped[at]!)) taken.push(scoped[at]!);
+  // A segment of the list never read counts as full: the unread set is walked when in doubt.
+  if (scoped && scoped.sizeBound < unread.sizeBound) {
+    for (const id of scoped.idsFrom(Math.min(before, Number.MAX_SAFE_INTEGER), true)) {
+      if (taken.length >= limit) break;
+      if (unread.has(id)) taken.push(id);
     }
     return taken;
   }
   for (const id of unread.idsFrom(Math.min(before, Number.MAX_SAFE_INTEGER), true)) {
-    if (scoped && !hasSorted(scoped, id)) continue;
+    if (scoped && !scoped.has(id)) continue;
     taken.push(id);
     if (taken.length === limit) break;
   }

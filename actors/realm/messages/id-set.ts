@@ -1,3 +1,4 @@
+import { SEGMENT_SIZE } from './lazy-map.ts';
 import { lowerBound } from './lower-bound.ts';
 
 /** A block covers 1,024 consecutive ids: as a bitmap, 32 words. */
@@ -7,8 +8,8 @@ const WORDS = 1 << (BLOCK_BITS - 5);
 const LIST_LIMIT = 32;
 
 type Block = number[] | Int32Array;
-/** addRange tells onChange of an id at least this often: less than the smallest span a listener tells apart (lazy-map.ts SEGMENT_BITS) */
-const RANGE_STEP = 1 << 12;
+/** addRange tells onChange of an id at least this often: no more than the smallest span a listener tells apart (lazy-map.ts SEGMENT_SIZE) */
+const RANGE_STEP = Math.min(1 << 12, SEGMENT_SIZE);
 
 /**
  * A set of message ids (a user's unread, starred or collapsed messages), iterated in ascending order. Ids are
@@ -29,6 +30,15 @@ export class IdSet implements Iterable<number> {
   }
 
   get size(): number {
+    return this.count;
+  }
+
+  get isEmpty(): boolean {
+    return this.count === 0;
+  }
+
+  /** At least as many as it holds, without reading what is stored (StoredIdSet); exact here. */
+  get sizeBound(): number {
     return this.count;
   }
 
@@ -105,6 +115,39 @@ export class IdSet implements Iterable<number> {
       block[WORDS]! += added;
       this.count += added;
     }
+    return this;
+  }
+
+  /**
+   * Adds runs of ids ([from, to) pairs, ascending, as a stored segment holds them). A block the runs fill
+   * past a list's limit is made a bitmap first, so that addRange sets its bits by the word rather than id by
+   * id: a user's unread messages come in many short runs (those of one channel among others).
+   */
+  addRuns(runs: ArrayLike<number>): this {
+    let counting = -1;
+    let count = 0;
+    const bitmapIfFull = () => {
+      if (counting >= 0 && count > LIST_LIMIT && !this.blocks.has(counting)) {
+        this.blocks.set(counting, new Int32Array(WORDS + 1));
+        this.keys = null;
+      }
+    };
+    for (let r = 0; r < runs.length; r += 2) {
+      const to = runs[r + 1]!;
+      for (let id = runs[r]!; id < to; ) {
+        const key = id >>> BLOCK_BITS;
+        const end = Math.min(to, (key + 1) << BLOCK_BITS);
+        if (key !== counting) {
+          bitmapIfFull();
+          counting = key;
+          count = 0;
+        }
+        count += end - id;
+        id = end;
+      }
+    }
+    bitmapIfFull();
+    for (let r = 0; r < runs.length; r += 2) this.addRange(runs[r]!, runs[r + 1]!);
     return this;
   }
 

@@ -1,6 +1,6 @@
 import { IdSet } from './id-set.ts';
-import { LazyMap, SEGMENT_BITS, type ValueKind } from './lazy-map.ts';
-import { lowerBound } from './lower-bound.ts';
+import { IdList } from './id-list.ts';
+import { LazyMap, SEGMENT_SIZE, type ValueKind } from './lazy-map.ts';
 
 /**
  * One segment of a key's ids (lazy-map.ts) as a snapshot stores it: the ids themselves, or as runs of
@@ -36,35 +36,53 @@ function* idsOf(record: KeySegmentRecord): IterableIterator<number> {
   }
 }
 
-const segmentRange = (segment: number): [number, number] => [segment * 2 ** SEGMENT_BITS, (segment + 1) * 2 ** SEGMENT_BITS];
+const segmentRange = (segment: number): [number, number] => [segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE];
 
-/** A sorted id list (a channel's, topic's or conversation's messages). */
-export const ID_LIST: ValueKind<number[]> & {
-  segment(list: readonly number[], segment: number): KeySegmentRecord | null;
-  load(records: Iterable<KeySegmentRecord>): number[];
+/** A sorted id list (a channel's, topic's or conversation's messages), kept by segment. */
+export const ID_LIST: ValueKind<IdList> & {
+  segment(list: IdList, segment: number): KeySegmentRecord | null;
+  read(record: KeySegmentRecord | undefined): number[];
 } = {
   ids: (list) => list,
+  watch(list, changed) {
+    list.onChange = changed;
+  },
+  segments: (list) => list.segmentNumbers(),
+  bind(list, source) {
+    list.source = source;
+    list.residentTo(source);
+  },
+  drop: (list, segment) => list.drop(segment),
   segment(list, segment) {
-    const [from, to] = segmentRange(segment);
+    const ids = list.segmentIds(segment);
+    if (ids === null) return null;
     const runs: number[] = [];
-    for (let at = lowerBound(list, from), end = lowerBound(list, to); at < end; at++) {
-      const id = list[at]!;
+    for (let at = 0; at < ids.length; at++) {
+      const id = ids[at]!;
       if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
       else runs.push(id, id + 1);
     }
     return runsRecord(runs);
   },
-  load(records) {
-    const list: number[] = [];
-    for (const record of records) for (const id of idsOf(record)) list.push(id);
-    return list;
+  // A plain array, as a list built in memory holds: the hot walks read both kinds by index, and an array and
+  // a typed array read by the same code cost a window of 50 about a sixth more (bench/README.md).
+  read(record) {
+    if (!record) return [];
+    // Written by runsRecord: one of the two.
+    if (record.ids && !record.runs) return Array.from(int32s(record.ids));
+    if (record.ids || !record.runs) return [...idsOf(record)];
+    // A channel that holds most messages is a few runs: expanded without a generator.
+    const runs = int32s(record.runs);
+    const ids: number[] = [];
+    for (let i = 0; i < runs.length; i += 2) for (let id = runs[i]!; id < runs[i + 1]!; id++) ids.push(id);
+    return ids;
   },
 };
 
 /** A set of ids (a user's flag or mentions), which reports its own changes. */
 export const ID_SET: ValueKind<IdSet> & {
   segment(set: IdSet, segment: number): KeySegmentRecord | null;
-  load(records: Iterable<KeySegmentRecord>): IdSet;
+  runs(record: KeySegmentRecord | undefined): ArrayLike<number>;
 } = {
   ids: (set) => set,
   watch(set, changed) {
@@ -74,18 +92,17 @@ export const ID_SET: ValueKind<IdSet> & {
     const [from, to] = segmentRange(segment);
     return runsRecord(set.runs(from, to));
   },
-  load(records) {
-    const set = new IdSet();
-    for (const record of records) {
-      if (record.ids) for (const id of int32s(record.ids)) set.add(id);
-      if (record.runs) {
-        const runs = int32s(record.runs);
-        for (let i = 0; i < runs.length; i += 2) set.addRange(runs[i]!, runs[i + 1]!);
-      }
+  runs(record) {
+    if (!record) return [];
+    if (record.runs && !record.ids) return int32s(record.runs);
+    const runs: number[] = [];
+    for (const id of idsOf(record)) {
+      if (runs.length > 0 && runs[runs.length - 1] === id) runs[runs.length - 1] = id + 1;
+      else runs.push(id, id + 1);
     }
-    return set;
+    return runs;
   },
 };
 
-export const idList = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, number[]>(parse, ID_LIST);
+export const idLists = <K extends string | number>(parse: (key: string) => K) => new LazyMap<K, IdList>(parse, ID_LIST);
 export const idSets = () => new LazyMap<number, IdSet>(Number, ID_SET);

@@ -1,9 +1,22 @@
 /**
  * A persisted per-key index of a realm's messages is stored in segments: the ids of one key within 2^17
  * consecutive message ids are one record. A snapshot rewrites only the segments a change touched (the
- * newest, for a send), and a key is read back by reading its segments in order.
+ * newest, for a send), and a key's id list reads back only the segments a lookup needs (id-list.ts).
+ *
+ * CHAT_MESSAGE_SEGMENT_BITS sets another size, for tests only (a history of a few thousand messages then
+ * spans several segments): a data directory is always read with the size it was written with
+ * (MessageHeadRecord.segmentBits), and a boot refuses another.
  */
-export const SEGMENT_BITS = 17;
+export const DEFAULT_SEGMENT_BITS = 17;
+export const SEGMENT_BITS = segmentBits(process.env.CHAT_MESSAGE_SEGMENT_BITS);
+export const SEGMENT_SIZE = 2 ** SEGMENT_BITS;
+
+function segmentBits(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_SEGMENT_BITS;
+  const bits = Number(value);
+  if (!Number.isInteger(bits) || bits < 8 || bits > 30) throw new Error(`CHAT_MESSAGE_SEGMENT_BITS must be an integer from 8 to 30, not ${value}`);
+  return bits;
+}
 
 export const segmentOf = (messageId: number) => messageId >>> SEGMENT_BITS;
 
@@ -13,12 +26,42 @@ export const segmentOf = (messageId: number) => messageId >>> SEGMENT_BITS;
  */
 export const DEFAULT_KEY_CACHE = 4096;
 
+/**
+ * Ids of the stored segments of an index's id lists that stay in memory, per index and organization (the
+ * segments most recently used): 2^22 ids, about 32 segments of a channel that holds most of the history,
+ * 32 MB as arrays of small integers. A segment changed since the last snapshot stays until the snapshot
+ * stores it. CHAT_MESSAGE_SEGMENT_CACHE sets another size.
+ */
+export const DEFAULT_SEGMENT_CACHE = 2 ** 22;
+
+/** How a value kept by segment (id-list.ts) reads its stored segments, and tells its index which are in memory. */
+export interface SegmentSource {
+  /** the stored segment's ids, ascending */
+  read(segment: number): number[];
+  /** the segment is in memory holding `ids` ids (0: it is gone) and was just used; `read`: from the data directory */
+  used(segment: number, ids: number, read: boolean): void;
+}
+
 /** What a lazy index's values are: how their ids are read, and how a value reports its own changes. */
 export interface ValueKind<V> {
   /** the value's ids, ascending, to mark every segment of a value set whole */
   ids(value: V): Iterable<number>;
   /** a value that reports its own changes (IdSet.onChange) is told whom to report to */
   watch?(value: V, changed: ((id: number) => void) | null): void;
+  /** a value kept by segment: the segments it holds (marked whole rather than by `ids`) */
+  segments?(value: V): Iterable<number>;
+  /** a value kept by segment is told where to read them from */
+  bind?(value: V, source: SegmentSource): void;
+  /** lets a stored segment of the value leave memory; how many ids it held */
+  drop?(value: V, segment: number): number;
+}
+
+/** A segment of a value in memory, in its index's order of use. */
+interface Resident<K, V> {
+  key: K;
+  value: V;
+  segment: number;
+  ids: number;
 }
 
 /** Reads a key's value back from its stored segments; undefined: nothing stored. */
@@ -33,6 +76,10 @@ export type KeyLoader<V> = (key: string) => V | undefined;
  * Every change to a value must be told (`mark`, or the value's own onChange), with the message id it
  * touched: the segments marked are what the next snapshot writes (`takeDirty`). A key with unsaved changes,
  * or whose snapshot is being written (`hold`), stays in memory.
+ *
+ * A value kept by segment (IdList) is read as its list of stored segments alone, and reads a segment when a
+ * lookup needs it: the index keeps the segments in memory in their order of use, and past `segmentLimit`
+ * ids lets the least recently used go, but those with unsaved changes or held.
  */
 export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** keys stored in the data directory and not in memory */
@@ -45,6 +92,14 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   private readonly held = new Map<K, number>();
   /** counts takeDirty calls: a value's reporter remembers the segment it last marked in this generation */
   private generation = 0;
+  /** reads a stored segment, for values kept by segment */
+  private segmentRead: ((key: string, segment: number) => number[]) | null = null;
+  private segmentLimit = Infinity;
+  /** the stored segments in memory, least recently used first, and how many ids they hold */
+  private readonly order = new Set<Resident<K, V>>();
+  private readonly residentOf = new Map<K, Map<number, Resident<K, V>>>();
+  private lastResident: Resident<K, V> | null = null;
+  private ids = 0;
 
   constructor(
     private readonly parse: (key: string) => K,
@@ -53,16 +108,27 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     super();
   }
 
-  /** Reads values through `loader` from now on; `limit` keys stay in memory. */
-  attach(loader: KeyLoader<V>, limit: number): void {
+  /**
+   * Reads values through `loader` from now on; `limit` keys stay in memory. A value kept by segment reads its
+   * stored segments through `segmentRead`, and those of all values hold about `segmentLimit` ids in memory.
+   */
+  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => number[]) | null = null, segmentLimit = Infinity): void {
     this.loader = loader;
     this.limit = limit;
+    this.segmentRead = segmentRead;
+    this.segmentLimit = segmentLimit;
+    if (this.kind.bind && segmentRead) for (const [key, value] of super.entries()) this.bindValue(key, value);
     this.trim();
   }
 
   /** Reads from where `other` reads (an index loaded for a realm started with another). */
   adopt(other: LazyMap<K, V>): void {
-    if (other.loader) this.attach(other.loader, other.limit);
+    if (other.loader) this.attach(other.loader, other.limit, other.segmentRead, other.segmentLimit);
+  }
+
+  /** how many stored segments of the values are in memory, and their ids */
+  get residentSegments(): { segments: number; ids: number } {
+    return { segments: this.order.size, ids: this.ids };
   }
 
   /** Keys stored in the data directory (a boot's head lists them), read when first asked for. */
@@ -100,6 +166,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     value = this.loader(String(key));
     if (value === undefined) return undefined;
     this.kind.watch?.(value, this.reporter(key));
+    this.bindValue(key, value);
     super.set(key, value);
     this.last = key;
     if (super.size > this.limit) this.trim();
@@ -114,19 +181,96 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** A new value for a key: all its segments are written by the next snapshot. */
   override set(key: K, value: V): this {
     this.stored.delete(key);
+    this.forget(key);
     super.set(key, value);
     this.last = key;
     this.kind.watch?.(value, this.reporter(key));
-    this.touch(key);
-    for (const id of this.kind.ids(value)) this.mark(key, id);
+    this.bindValue(key, value);
+    const segments = this.touch(key);
+    if (this.kind.segments) for (const segment of this.kind.segments(value)) segments.add(segment);
+    else for (const id of this.kind.ids(value)) this.mark(key, id);
     return this;
   }
 
   override delete(key: K): boolean {
     const value = super.get(key);
     if (value !== undefined) this.kind.watch?.(value, null);
+    this.forget(key);
     this.touch(key);
     return super.delete(key) || this.stored.delete(key);
+  }
+
+  /** Tells a value kept by segment where its stored segments are read from, and to report those in memory. */
+  private bindValue(key: K, value: V): void {
+    const read = this.segmentRead;
+    if (!this.kind.bind || read === null) return;
+    const name = String(key);
+    // A window or a send uses one segment over and over: told again, it is already the most recent.
+    let recent: Resident<K, V> | null = null;
+    this.kind.bind(value, {
+      read: (segment) => read(name, segment),
+      used: (segment, ids, wasRead) => {
+        if (recent !== null && recent === this.lastResident && recent.segment === segment && recent.ids === ids && !wasRead) return;
+        recent = this.used(key, value, segment, ids, wasRead);
+      },
+    });
+  }
+
+  /** Notes the segment as used now (the most recent) holding `ids`; its entry, null if it is gone. */
+  private used(key: K, value: V, segment: number, ids: number, wasRead: boolean): Resident<K, V> | null {
+    let mine = this.residentOf.get(key);
+    if (mine === undefined) this.residentOf.set(key, (mine = new Map()));
+    let entry = mine.get(segment);
+    if (entry === undefined) {
+      if (ids === 0) return null;
+      mine.set(segment, (entry = { key, value, segment, ids: 0 }));
+    }
+    this.ids += ids - entry.ids;
+    entry.ids = ids;
+    if (ids === 0) {
+      this.order.delete(entry);
+      mine.delete(segment);
+      if (this.lastResident === entry) this.lastResident = null;
+      return null;
+    }
+    if (entry !== this.lastResident) {
+      this.order.delete(entry);
+      this.order.add(entry);
+      this.lastResident = entry;
+    }
+    // Only a read grows memory by more than an id: the index is trimmed then, and as each snapshot is stored.
+    if (wasRead && this.ids > this.segmentLimit) this.trimSegments();
+    return entry;
+  }
+
+  /** The key's value leaves the index: its segments no longer count (a walk holding it may still read them). */
+  private forget(key: K): void {
+    const mine = this.residentOf.get(key);
+    if (mine !== undefined) {
+      for (const entry of mine.values()) {
+        this.order.delete(entry);
+        this.ids -= entry.ids;
+        if (this.lastResident === entry) this.lastResident = null;
+      }
+      this.residentOf.delete(key);
+    }
+    const value = super.get(key);
+    const read = this.segmentRead;
+    if (value === undefined || !this.kind.bind || read === null) return;
+    const name = String(key);
+    this.kind.bind(value, { read: (segment) => read(name, segment), used: () => {} });
+  }
+
+  /** Lets the least recently used stored segments go, but the one just used and those a snapshot has yet to store. */
+  private trimSegments(): void {
+    for (const entry of this.order) {
+      if (this.ids <= this.segmentLimit) break;
+      if (entry === this.lastResident || this.held.has(entry.key) || this.dirty.get(entry.key)?.has(entry.segment)) continue;
+      this.order.delete(entry);
+      this.residentOf.get(entry.key)?.delete(entry.segment);
+      this.kind.drop!(entry.value, entry.segment);
+      this.ids -= entry.ids;
+    }
   }
 
   override clear(): void {
@@ -192,7 +336,8 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   markAll(): void {
     for (const [key, value] of super.entries()) {
       const segments = this.touch(key);
-      for (const id of this.kind.ids(value)) segments.add(segmentOf(id));
+      if (this.kind.segments) for (const segment of this.kind.segments(value)) segments.add(segment);
+      else for (const id of this.kind.ids(value)) segments.add(segmentOf(id));
     }
   }
 
@@ -221,6 +366,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
       else this.held.set(key, holds - 1);
     }
     this.trim();
+    if (this.ids > this.segmentLimit) this.trimSegments();
   }
 
   private trim(): void {
@@ -230,6 +376,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
       // The key just read stays, whatever the limit.
       if (key === this.last || this.dirty.has(key) || this.held.has(key)) continue;
       this.kind.watch?.(super.get(key)!, null);
+      this.forget(key);
       super.delete(key);
       this.stored.add(key);
     }

@@ -1,4 +1,5 @@
 import type { RealmState } from '../state.ts';
+import { IdList } from './id-list.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
@@ -22,13 +23,17 @@ export interface WindowResult {
 }
 
 /**
- * Where a narrow's matches may be: a sorted id array (a channel, a topic, a conversation), a flag set
- * (IdSet: in id order already), or the ids a user is mentioned in (a Set, in no order). None is copied or
- * sorted in one turn of the event loop (a user may have a million unread messages): a walk reads arrays and
- * IdSets from the anchor (walkLists here, search.ts's walk), and copies a plain Set into an IdSet first, a
- * slice at a time.
+ * Where a narrow's matches may be: a sorted id list (a channel, a topic, a conversation: IdList, which reads
+ * the segments a walk reaches; or an array of one message), a flag set (IdSet: in id order already), or a
+ * plain Set (in no order). None is copied or sorted in one turn of the event loop (a user may have a million
+ * unread messages): a walk reads lists and IdSets from the anchor (walkLists here, search.ts's walk), and
+ * copies a plain Set into an IdSet first, a slice at a time.
  */
-export type Candidates = readonly number[] | IdSet | ReadonlySet<number>;
+export type Candidates = readonly number[] | IdList | IdSet | ReadonlySet<number>;
+
+/** A candidate list a walk reads in id order, from any id. */
+type Ordered = readonly number[] | IdList | IdSet;
+const isOrdered = (list: Candidates): list is Ordered => Array.isArray(list) || list instanceof IdList || list instanceof IdSet;
 
 const EMPTY: readonly number[] = [];
 
@@ -46,35 +51,35 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
   if (id) return [store.byId.has(id.id) ? [id.id] : []];
   const channel = positive('channel');
   const topic = positive('topic');
-  if (channel && topic) return [store.byTopic.get(topicKey(channel.channelId, topic.topic)) ?? []];
-  if (channel) return [store.byChannel.get(channel.channelId) ?? []];
+  if (channel && topic) return [store.byTopic.get(topicKey(channel.channelId, topic.topic)) ?? EMPTY];
+  if (channel) return [store.byChannel.get(channel.channelId) ?? EMPTY];
   const dm = positive('dm');
-  if (dm) return [store.byConversation.get(dm.key) ?? []];
+  if (dm) return [store.byConversation.get(dm.key) ?? EMPTY];
   const is = clauses.filter((clause): clause is Extract<Clause, { kind: 'is' }> => clause.kind === 'is' && !clause.negated);
   if (is.some((clause) => clause.what === 'starred')) return [store.flags.starred.get(userId) ?? EMPTY];
   if (is.some((clause) => clause.what === 'mentioned')) return [store.mentionedOf.get(userId) ?? EMPTY];
   if (is.some((clause) => clause.what === 'unread')) return [store.flags.unread.get(userId) ?? EMPTY];
   const conversations = [...(store.conversationsOf.get(userId) ?? [])];
   const including = positive('dm-including');
-  if (including) return conversations.filter((key) => key.split(',').includes(String(including.userId))).map((key) => store.byConversation.get(key) ?? []);
-  if (is.some((clause) => clause.what === 'dm')) return conversations.map((key) => store.byConversation.get(key) ?? []);
+  if (including) return conversations.filter((key) => key.split(',').includes(String(including.userId))).map((key) => store.byConversation.get(key) ?? EMPTY);
+  if (is.some((clause) => clause.what === 'dm')) return conversations.map((key) => store.byConversation.get(key) ?? EMPTY);
   if (positive('public-channels')) {
-    return [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? []);
+    return [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? EMPTY);
   }
-  const channels = [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? []);
-  return [...channels, ...conversations.map((key) => store.byConversation.get(key) ?? [])];
+  const channels = [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? EMPTY);
+  return [...channels, ...conversations.map((key) => store.byConversation.get(key) ?? EMPTY)];
 }
 
 /** Is `id` among the candidates? */
-export const contains = (list: Candidates, id: number) => (Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet).has(id));
+export const contains = (list: Candidates, id: number) => (Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet | IdList).has(id));
 
 /**
  * The ids of an array or IdSet beyond `last` (an id, which need not be among them), the nearest first:
  * below it when `down`, else above it. Found again by id, not position, so that a walk resumed after the
  * history changed (messages sent, moved, deleted, flags set) starts where it stopped.
  */
-export function* idsBeyond(list: readonly number[] | IdSet, last: number, down: boolean): Generator<number, void, undefined> {
-  if (list instanceof IdSet) {
+export function* idsBeyond(list: Ordered, last: number, down: boolean): Generator<number, void, undefined> {
+  if (list instanceof IdSet || list instanceof IdList) {
     yield* list.idsFrom(last, down);
     return;
   }
@@ -95,7 +100,7 @@ const TIME_CHECK = 1024;
 
 /** A direction of one candidate list, walked from the anchor outwards; `last`: the id examined last. */
 interface Cursor {
-  list: readonly number[] | IdSet;
+  list: Ordered;
   down: boolean;
   last: number;
   found: number[];
@@ -124,8 +129,8 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
   const cursors: Cursor[] = [];
   const orderings: Ordering[] = [];
   for (const candidates of lists) {
-    let list: readonly number[] | IdSet;
-    if (Array.isArray(candidates) || candidates instanceof IdSet) list = candidates as readonly number[] | IdSet;
+    let list: Ordered;
+    if (isOrdered(candidates)) list = candidates;
     else {
       list = new IdSet();
       orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
@@ -151,6 +156,23 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;
       if (found.length >= want) continue;
+      // A topic, a channel (the hot path), from the anchor: only the segments reached are read, their ids by index.
+      if (list instanceof IdList) {
+        const step = cursor.down ? -1 : 1;
+        for (let at = list.segmentFrom(cursor.last, cursor.down); at >= 0 && at < list.segmentCount; at += step) {
+          const ids = list.segmentAt(at);
+          for (let i = IdList.startIn(ids, cursor.last, cursor.down); i >= 0 && i < ids.length && found.length < want; i += step) {
+            const id = ids[i]!;
+            if (ok(id)) found.push(id);
+            if (spent()) {
+              cursor.last = id;
+              return undefined;
+            }
+          }
+          if (found.length >= want) break;
+        }
+        continue;
+      }
       if (list instanceof IdSet) {
         for (const id of list.idsFrom(cursor.last, cursor.down)) {
           if (ok(id)) found.push(id);
@@ -162,7 +184,7 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
         }
         continue;
       }
-      // A sorted array, the hot path (a topic, a channel): by index.
+      // An array (one message): by index.
       let i = lowerBound(list, cursor.last);
       if (cursor.down) i--;
       else if (list[i] === cursor.last) i++;
@@ -195,7 +217,8 @@ function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boole
   return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
 }
 
-const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : (list as IdSet | ReadonlySet<number>).size);
+/** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
+const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : list instanceof IdList || list instanceof IdSet ? list.sizeBound : (list as ReadonlySet<number>).size);
 
 /**
  * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Whichever holds
@@ -206,11 +229,11 @@ export function firstUnread(
   state: RealmState, userId: number, clauses: readonly Clause[], sliceIds = Infinity, queuedPerUser = Infinity,
 ): number | null | Promise<number | null> {
   const unread = state.messages.flags.unread.get(userId);
-  if (!unread?.size) return null;
+  if (!unread || unread.isEmpty) return null;
   const ok = idMatcher(state, userId, clauses);
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
-  if (unread.size <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
+  if (unread.sizeBound <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
     return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);

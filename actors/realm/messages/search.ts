@@ -2,6 +2,7 @@ import type { SearchIndex } from '../../search-index.ts';
 import type { RealmState } from '../state.ts';
 import { idMatcher, type Clause } from './narrow.ts';
 import { IdSet } from './id-set.ts';
+import { IdList } from './id-list.ts';
 import { candidateLists, DEFAULT_NARROW_SLICE_IDS, idsBeyond, type Candidates, type Window, type WindowResult } from './query.ts';
 
 /** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
@@ -124,8 +125,8 @@ async function walk(
  * The candidates in id order: a plain Set (the ids a user is mentioned in) copied into an IdSet, `sliceIds`
  * ids per turn of the event loop (the Set's iterator sees what changes meanwhile; matches are checked by id).
  */
-async function inOrder(candidates: Candidates, sliceIds: number): Promise<readonly number[] | IdSet> {
-  if (Array.isArray(candidates) || candidates instanceof IdSet) return candidates as readonly number[] | IdSet;
+async function inOrder(candidates: Candidates, sliceIds: number): Promise<readonly number[] | IdList | IdSet> {
+  if (Array.isArray(candidates) || candidates instanceof IdSet || candidates instanceof IdList) return candidates as readonly number[] | IdList | IdSet;
   const ordered = new IdSet();
   let copied = 0;
   for (const id of candidates as ReadonlySet<number>) {

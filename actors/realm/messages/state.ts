@@ -1,6 +1,7 @@
 import { contentHas, MessageBodies } from './bodies.ts';
 import { IdSet } from './id-set.ts';
-import { idList, idSets } from './key-records.ts';
+import { IdList } from './id-list.ts';
+import { idLists, idSets } from './key-records.ts';
 import type { LazyMap } from './lazy-map.ts';
 import { PagedMessages } from './paged.ts';
 import { lowerBound } from './lower-bound.ts';
@@ -95,20 +96,21 @@ export type SentMessage = Omit<StoredMessage, 'body' | 'contentHas'> & MessageBo
 export type PersonalFlag = 'unread' | 'starred' | 'collapsed';
 
 /**
- * Every message of a realm, its indexes and the per-user flags. Indexes are sorted id arrays, so a
- * narrow naming a channel, topic or conversation reads only that array. Each index is stored per key
- * (LazyMap): a boot reads none of them, a key's ids are read back when first asked for.
+ * Every message of a realm, its indexes and the per-user flags. Indexes are sorted id lists, so a
+ * narrow naming a channel, topic or conversation reads only that list. Each index is stored per key
+ * (LazyMap): a boot reads none of them, a key's ids are read back when first asked for, an id list's by the
+ * segments a lookup needs (IdList).
  */
 export interface MessageStore {
   /** paged from the snapshot's chunk records: ask it for the messages needed, never walk it on a hot path */
   byId: PagedMessages;
   nextId: number;
   /** channel -> ids */
-  byChannel: LazyMap<number, number[]>;
+  byChannel: LazyMap<number, IdList>;
   /** topicKey(channel, topic) -> ids */
-  byTopic: LazyMap<string, number[]>;
+  byTopic: LazyMap<string, IdList>;
   /** conversationKey(participants) -> ids */
-  byConversation: LazyMap<string, number[]>;
+  byConversation: LazyMap<string, IdList>;
   /** user -> keys of the direct conversations they are part of */
   conversationsOf: Map<number, Set<string>>;
   /** recipientKey -> recipient id, assigned on first use */
@@ -162,9 +164,9 @@ export function emptyMessageStore(): MessageStore {
   const store: MessageStore = {
     byId: new PagedMessages(),
     nextId: 1,
-    byChannel: idList(Number),
-    byTopic: idList(String),
-    byConversation: idList(String),
+    byChannel: idLists(Number),
+    byTopic: idLists(String),
+    byConversation: idLists(String),
     conversationsOf: new Map(),
     recipientIds: new Map(),
     nextRecipientId: 1,
@@ -233,10 +235,9 @@ export function indexMessage(store: MessageStore, message: StoredMessage): void 
   for (const userId of mentionedUsers(message)) mentionSet(store, userId).add(message.id);
 }
 
-/** Adds the id to the key's list, which the next snapshot writes. */
-function addTo<K extends string | number>(map: LazyMap<K, number[]>, key: K, id: number): void {
-  insertSorted(listOf(map, key), id);
-  map.mark(key, id);
+/** Adds the id to the key's list, which tells the index that the next snapshot writes it. */
+function addTo<K extends string | number>(map: LazyMap<K, IdList>, key: K, id: number): void {
+  listOf(map, key).add(id);
 }
 
 export function addToIndexes(store: MessageStore, message: StoredMessage): void {
@@ -319,20 +320,22 @@ export function insertSorted(list: number[], value: number): void {
   if (list[at] !== value) list.splice(at, 0, value);
 }
 
-function removeSorted<K extends string | number>(map: LazyMap<K, number[]>, key: K, value: number): void {
+function removeSorted<K extends string | number>(map: LazyMap<K, IdList>, key: K, value: number): void {
   const list = map.get(key);
   if (!list) return;
-  const at = lowerBound(list, value);
-  if (list[at] === value) {
-    list.splice(at, 1);
-    map.mark(key, value);
-  }
-  if (list.length === 0) map.delete(key);
+  list.delete(value);
+  if (list.isEmpty) map.delete(key);
 }
 
-export function listOf<K>(map: Map<K, number[]>, key: K): number[] {
+/** The list's oldest id not in `gone`, or null: its segments are read from the oldest only as far as that. */
+export function firstIdNotIn(list: IdList | undefined, gone: ReadonlySet<number>): number | null {
+  if (list) for (const id of list) if (!gone.has(id)) return id;
+  return null;
+}
+
+export function listOf<K>(map: Map<K, IdList>, key: K): IdList {
   let list = map.get(key);
-  if (!list) map.set(key, (list = []));
+  if (!list) map.set(key, (list = new IdList()));
   return list;
 }
 

@@ -24,10 +24,13 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
   // Read from the newest down: a user may have a million unread messages, and only the newest count.
   const unread = realm.messages.flags.unread.get(user.userId);
   const kept: number[] = [];
+  // One more than kept: whether older ones are left out, without counting the set (its older segments stay on disk).
   for (const id of unread?.idsFrom(Infinity, true) ?? []) {
-    if (kept.length === MAX_UNREAD_MESSAGES) break;
     kept.push(id);
+    if (kept.length > MAX_UNREAD_MESSAGES) break;
   }
+  const missing = kept.length > MAX_UNREAD_MESSAGES;
+  if (missing) kept.pop();
   kept.reverse();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const pms = new Map<number, number[]>();
@@ -61,7 +64,7 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
       streams: [...streams.values()],
       huddles: [...huddles].map(([key, list]) => ({ user_ids_string: key, unread_message_ids: list })),
       mentions,
-      old_unreads_missing: (unread?.size ?? 0) > kept.length,
+      old_unreads_missing: missing,
     },
   } satisfies WireRegisterKeys<'unread_msgs'>;
 };
@@ -70,10 +73,10 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
 export const recentConversationsState: Builder = ({ realm, user }) => {
   const out = [];
   for (const key of realm.messages.conversationsOf.get(user.userId) ?? []) {
-    const list = realm.messages.byConversation.get(key);
-    if (!list?.length) continue;
+    const last = realm.messages.byConversation.get(key)?.last();
+    if (last === undefined) continue;
     const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
-    out.push({ max_message_id: list[list.length - 1]!, user_ids: userIds });
+    out.push({ max_message_id: last, user_ids: userIds });
   }
   return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) } satisfies WireRegisterKeys<'recent_private_conversations'>;
 };
