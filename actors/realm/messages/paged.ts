@@ -33,15 +33,28 @@ interface Page {
  */
 export const DEFAULT_CHUNK_CACHE = 32;
 
-/** Typed columns grow by this factor: few copies while a history loads, at most a third unused. */
-const GROWTH = 1.5;
+/**
+ * What stays resident of one chunk's messages, by position: whether each exists, its sender and timestamp
+ * (UNIX seconds, for the activity of a channel: channels/activity.ts). Per chunk rather than one column for
+ * the whole history: a column sized to 50,000,000 ids is 450 MB, and growing it for the next send copied it
+ * all in one turn.
+ */
+interface ColumnBlock {
+  present: Uint8Array;
+  senders: Int32Array;
+  timestamps: Uint32Array;
+}
+
+function columnBlock(): ColumnBlock {
+  return { present: new Uint8Array(MESSAGE_CHUNK_SIZE), senders: new Int32Array(MESSAGE_CHUNK_SIZE), timestamps: new Uint32Array(MESSAGE_CHUNK_SIZE) };
+}
 
 /**
  * A realm's messages by id, with the API of IdMap, paged by chunk (MESSAGE_CHUNK_SIZE ids): a chunk is
  * decoded from its snapshot record when a message of it is first asked for, and a cache keeps the most
  * recently used ones. A chunk changed since the last snapshot, or whose snapshot is still being written
  * (`hold`), stays in memory: its record would not have the change. What a boot and the hot paths need of
- * every message stays resident in typed columns indexed by id, outside the V8 heap: whether it exists, its
+ * every message stays resident in typed columns per chunk, outside the V8 heap: whether it exists, its
  * sender and its timestamp (9 bytes a message; timestamps are kept to the second, past 1970).
  *
  * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them,
@@ -49,10 +62,8 @@ const GROWTH = 1.5;
  * are as its record has them, and a holder keeps a valid, if no longer shared, object.
  */
 export class PagedMessages implements Iterable<[number, StoredMessage]> {
-  private present = new Uint8Array(0);
-  private senders = new Int32Array(0);
-  /** UNIX seconds, for the activity of a channel (channels/activity.ts) */
-  private timestamps = new Uint32Array(0);
+  /** by chunk; none for a chunk without a message known yet */
+  private blocks: (ColumnBlock | undefined)[] = [];
   private count = 0;
   /** one past the highest id ever present */
   private end = 0;
@@ -105,12 +116,13 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     this.end = end;
     this.lazyChunks = Math.ceil(end / MESSAGE_CHUNK_SIZE);
     this.columnsRead = new Uint8Array(this.lazyChunks);
-    if (end > this.present.length) this.grow(end);
+    // Sized up front: a first read of the newest chunk would otherwise leave a gap that turns the array into
+    // a dictionary.
+    if (this.blocks.length < this.lazyChunks) this.blocks = Object.assign(new Array<ColumnBlock | undefined>(this.lazyChunks), this.blocks);
   }
 
   has(id: number): boolean {
-    this.columns(id);
-    return this.present[id] === 1;
+    return this.blockOf(id)?.present[id % MESSAGE_CHUNK_SIZE] === 1;
   }
 
   get(id: number): StoredMessage | undefined {
@@ -127,17 +139,17 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   /** The message's sender, without reading its chunk. */
   senderOf(id: number): number | undefined {
-    return this.has(id) ? this.senders[id] : undefined;
+    return this.has(id) ? this.blocks[chunkOf(id)]!.senders[id % MESSAGE_CHUNK_SIZE] : undefined;
   }
 
   /** The message's timestamp (UNIX seconds), without reading its chunk. */
   timestampOf(id: number): number | undefined {
-    return this.has(id) ? this.timestamps[id] : undefined;
+    return this.has(id) ? this.blocks[chunkOf(id)]!.timestamps[id % MESSAGE_CHUNK_SIZE] : undefined;
   }
 
   set(id: number, message: StoredMessage): this {
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`not a message id: ${id}`);
-    this.columns(id);
+    this.blockOf(id);
     this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = message;
     this.note(id, message.senderId, message.timestamp);
     return this;
@@ -151,7 +163,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   delete(id: number): boolean {
     if (!this.has(id)) return false;
     this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
-    this.present[id] = 0;
+    this.blocks[chunkOf(id)]!.present[id % MESSAGE_CHUNK_SIZE] = 0;
     this.count--;
     return true;
   }
@@ -171,28 +183,26 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   *keys(): IterableIterator<number> {
-    for (let id = 0; id < this.end; id++) {
-      if (id % MESSAGE_CHUNK_SIZE === 0) this.columns(id);
-      if (this.present[id] === 1) yield id;
+    const chunks = Math.ceil(this.end / MESSAGE_CHUNK_SIZE);
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const present = this.blockOf(chunk * MESSAGE_CHUNK_SIZE)?.present;
+      if (present === undefined) continue;
+      for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) if (present[position] === 1) yield chunk * MESSAGE_CHUNK_SIZE + position;
     }
   }
 
   /** Every message in id order; chunks not in memory are decoded one at a time and not kept (a walk over all). */
   *entries(): IterableIterator<[number, StoredMessage]> {
-    const present = this.present;
     const chunks = Math.ceil(this.end / MESSAGE_CHUNK_SIZE);
     for (let chunk = 0; chunk < chunks; chunk++) {
       const base = chunk * MESSAGE_CHUNK_SIZE;
-      const end = Math.min(base + MESSAGE_CHUNK_SIZE, this.end);
-      this.columns(base);
-      let any = false;
-      for (let id = base; id < end && !any; id++) any = present[id] === 1;
-      if (!any) continue;
+      const present = this.blockOf(base)?.present;
+      if (present === undefined || present.indexOf(1) < 0) continue;
       const page = this.resident.get(chunk) ?? this.decoded(chunk);
-      for (let id = base; id < end; id++) {
-        if (this.present[id] !== 1) continue;
-        const found = message(page, id - base);
-        if (found) yield [id, found];
+      for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) {
+        if (present[position] !== 1) continue;
+        const found = message(page, position);
+        if (found) yield [base + position, found];
       }
     }
   }
@@ -205,42 +215,35 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     return this.entries();
   }
 
-  /** Reads the columns of the id's chunk, if they are still in the data directory only. */
-  private columns(id: number): void {
-    const chunk = Math.floor(id / MESSAGE_CHUNK_SIZE);
-    if (chunk >= this.lazyChunks || this.columnsRead[chunk] === 1) return;
-    this.columnsRead[chunk] = 1;
-    const columns = this.columnSource?.(chunk);
-    if (!columns) return;
-    const { ids, senders, timestamps } = columns;
-    for (let i = 0; i < ids.length; i++) {
-      const at = ids.at(i);
-      this.present[at] = 1;
-      this.senders[at] = senders.at(i);
-      this.timestamps[at] = timestamps.unsignedAt(i);
+  /** The columns of the id's chunk, read first if they are still in the data directory only. */
+  private blockOf(id: number): ColumnBlock | undefined {
+    const chunk = chunkOf(id);
+    if (chunk >= 0 && chunk < this.lazyChunks && this.columnsRead[chunk] !== 1) {
+      this.columnsRead[chunk] = 1;
+      const columns = this.columnSource?.(chunk);
+      if (columns) {
+        const block = (this.blocks[chunk] ??= columnBlock());
+        const { ids, senders, timestamps } = columns;
+        const base = chunk * MESSAGE_CHUNK_SIZE;
+        for (let i = 0; i < ids.length; i++) {
+          const position = ids.at(i) - base;
+          block.present[position] = 1;
+          block.senders[position] = senders.at(i);
+          block.timestamps[position] = timestamps.unsignedAt(i);
+        }
+      }
     }
+    return this.blocks[chunk];
   }
 
   private note(id: number, senderId: number, timestamp: number): void {
-    if (id >= this.present.length) this.grow(id + 1);
-    if (this.present[id] !== 1) this.count++;
-    this.present[id] = 1;
+    const block = (this.blocks[chunkOf(id)] ??= columnBlock());
+    const position = id % MESSAGE_CHUNK_SIZE;
+    if (block.present[position] !== 1) this.count++;
+    block.present[position] = 1;
     if (id >= this.end) this.end = id + 1;
-    this.senders[id] = senderId;
-    this.timestamps[id] = timestamp;
-  }
-
-  private grow(length: number): void {
-    const capacity = Math.max(length, Math.ceil(this.present.length * GROWTH), MESSAGE_CHUNK_SIZE);
-    const present = new Uint8Array(capacity);
-    present.set(this.present);
-    const senders = new Int32Array(capacity);
-    senders.set(this.senders);
-    const timestamps = new Uint32Array(capacity);
-    timestamps.set(this.timestamps);
-    this.present = present;
-    this.senders = senders;
-    this.timestamps = timestamps;
+    block.senders[position] = senderId;
+    block.timestamps[position] = timestamp;
   }
 
   /** The chunk's messages by position, decoded now if they were not. */
