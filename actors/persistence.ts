@@ -16,6 +16,8 @@ export interface Persistence {
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined;
   /** the snapshot records of `kind` whose id starts with `idPrefix`, in key order */
   readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord>;
+  /** the ids of those records, without reading them: how an id list's stored segments are found (realm/snapshot.ts) */
+  readSnapshotIdsOf(kind: string, idPrefix: string): Iterable<string>;
   /** `bodies` are written in the snapshot's transaction */
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean, bodies?: readonly BodyWrite[]): Promise<void>;
   /** a message body a snapshot stored, decoded; synchronous (memory-mapped) */

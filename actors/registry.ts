@@ -13,7 +13,6 @@ import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/mes
 import { DEFAULT_CHUNK_CACHE } from './realm/messages/paged.ts';
 import { DEFAULT_KEY_CACHE, DEFAULT_SEGMENT_CACHE } from './realm/messages/lazy-map.ts';
 import { attachChunks } from './realm/snapshot.ts';
-import { snapshotIds } from './snapshot-ids.ts';
 import { emptyRealm, humanAdministrators, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
 import { userEvents } from './user/events.ts';
@@ -288,7 +287,7 @@ export class ActorRegistry {
       state,
       {
         read: (kind, id) => store.readSnapshot(kind, id)?.data,
-        readIds: (kind, prefix) => snapshotIds(store, kind, prefix),
+        readIds: (kind, prefix) => store.readSnapshotIdsOf(kind, prefix),
       },
       this.options.chunkCache ?? DEFAULT_CHUNK_CACHE,
       this.options.keyCache ?? DEFAULT_KEY_CACHE,

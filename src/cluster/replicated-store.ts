@@ -1,5 +1,4 @@
 import type { BodyWrite, LogRecord, Persistence, SnapshotRecord } from '../../actors/persistence.ts';
-import { snapshotIds } from '../../actors/snapshot-ids.ts';
 
 /** Appends one record to the cluster's stream, right after the stream position given; resolves with its own. */
 export type StreamAppend = (record: LogRecord, afterStreamSeq: number) => Promise<number>;
@@ -93,7 +92,7 @@ export class ReplicatedStore implements Persistence {
     return this.local.readSnapshotsOf(kind, idPrefix);
   }
   readSnapshotIdsOf(kind: string, idPrefix: string): Iterable<string> {
-    return snapshotIds(this.local, kind, idPrefix);
+    return this.local.readSnapshotIdsOf(kind, idPrefix);
   }
   writeSnapshots(
     seq: number,
