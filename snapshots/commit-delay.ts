@@ -28,7 +28,8 @@ interface Waiting {
  * flight at a time; those that come meanwhile wait for it to be durable. A batch is handed over once it
  * holds as many appends as were outstanding at once during the last one (the writers that commit answered
  * have come back), or `delayMs` after it could have been, whichever is first. A lone writer (one append
- * outstanding at a time) is written at once, as is the first append after a quiet spell. Each append's
+ * outstanding at a time, or one turn of the event loop's) is written at once, as is the first append after a
+ * quiet spell. Each append's
  * promise settles with the commit that holds it: no answer or event comes before its entry is durable.
  */
 export class CommitDelay {
@@ -42,6 +43,11 @@ export class CommitDelay {
   private peak = 0;
   /** when the last append settled with none left outstanding */
   private idleSince = 0;
+  /** a lone append was written in this turn of the event loop: the turn's other appends go with it */
+  private turnOpen = false;
+  private readonly closeTurn = () => {
+    this.turnOpen = false;
+  };
   /** the commit of the last batch handed over */
   last: Promise<void> = Promise.resolve();
   private readonly settle = (count: number) => () => this.settled(count);
@@ -54,10 +60,16 @@ export class CommitDelay {
   constructor(private readonly delayMs: number, private readonly write: (entries: Entry[]) => Promise<void>) {}
 
   append(entry: Entry): Promise<void> {
-    if (this.delayMs === 0) return (this.last = this.write([entry]));
+    if (this.delayMs === 0 || (this.turnOpen && this.waiting === null)) return (this.last = this.write([entry]));
     if (this.outstanding === 0 && performance.now() - this.idleSince > QUIET_MS) this.peak = 0;
     if (++this.outstanding > this.peak) this.peak = this.outstanding;
-    if (this.inFlight === 0 && this.waiting === null && this.peak === 1) return this.start([entry]);
+    if (this.inFlight === 0 && this.waiting === null && this.peak === 1) {
+      // The turn's later appends (a request that commits twice) share this commit, as lmdb-js batches a
+      // turn's writes, and are not counted as writers of their own.
+      this.turnOpen = true;
+      setImmediate(this.closeTurn);
+      return this.start([entry]);
+    }
     const waiting = (this.waiting ??= CommitDelay.waiting());
     waiting.entries.push(entry);
     if (this.inFlight === 0) this.flushOrWait(waiting);
