@@ -29,8 +29,8 @@ interface Waiting {
  * holds as many appends as were outstanding at once during the last one (the writers that commit answered
  * have come back), or `delayMs` after it could have been, whichever is first. A lone writer (one append
  * outstanding at a time, or one turn of the event loop's) is written at once, as is the first append after a
- * quiet spell. Each append's
- * promise settles with the commit that holds it: no answer or event comes before its entry is durable.
+ * quiet spell. Each append's promise settles with the commit that holds it: no answer or event comes before
+ * its entry is durable.
  */
 export class CommitDelay {
   /** batches handed to the store whose commit has not settled */
@@ -97,7 +97,8 @@ export class CommitDelay {
     this.inFlight++;
     this.peak = this.outstanding;
     const written = (this.last = this.write(entries));
-    written.then(this.settle(entries.length), this.settle(entries.length));
+    const settle = this.settle(entries.length);
+    written.then(settle, settle);
     return written;
   }
 
