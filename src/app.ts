@@ -61,7 +61,7 @@ export async function startServer(
         process.exit(CLUSTER_EXIT_CODE);
       })
     : null;
-  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, archiveRetentionMs: config.logArchiveMs });
+  const store = new Store(config.dataDir, { waitForFlush: config.waitForFlush, commitDelayMs: config.commitDelayMs, classicCommit: config.lmdbClassicCommit, archiveRetentionMs: config.logArchiveMs });
   const diskSpace = new DiskSpace(config.dataDir, config.minFreeDiskBytes, (low, free) => {
     if (low) log.error({ freeBytes: free, minFreeBytes: diskSpace.minFreeBytes }, `low disk space (${megabytes(free)} free): writes are refused until there is room`);
     else log.warn({ freeBytes: free }, 'disk space is back above the minimum: writes are taken again');

@@ -7,6 +7,7 @@ import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
 import { DEFAULT_KEY_CACHE, DEFAULT_SEGMENT_CACHE } from '../actors/realm/messages/lazy-map.ts';
 import { DEFAULT_NARROW_SLICE_IDS } from '../actors/realm/messages/query.ts';
 import { DEFAULT_ARCHIVE_RETENTION_MS } from '../snapshots/archive.ts';
+import { DEFAULT_COMMIT_DELAY_MS } from '../snapshots/commit-delay.ts';
 
 export interface Config {
   host: string;
@@ -95,6 +96,10 @@ export interface Config {
   starterChannels: string[];
   /** acknowledge a write only after the OS flushed it to disk, not just after LMDB committed it */
   waitForFlush: boolean;
+  /** the longest a log append waits to share a commit with others while commits are in flight; 0: never */
+  commitDelayMs: number;
+  /** LMDB's classic commit instead of lmdb-js's overlapping flush (snapshots/store.ts) */
+  lmdbClassicCommit: boolean;
   /** how long log records a snapshot covered stay in the log archive (point-in-time restore); 0: not kept */
   logArchiveMs: number;
   /** below this much free space on the data directory's disk the server takes no writes; 0: no check */
@@ -241,6 +246,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // As the original's new organizations: somewhere to write on the first visit, which new members join.
     starterChannels: ['general', 'sandbox'],
     waitForFlush: true,
+    commitDelayMs: DEFAULT_COMMIT_DELAY_MS,
+    lmdbClassicCommit: false,
     logArchiveMs: DEFAULT_ARCHIVE_RETENTION_MS,
     // LMDB grows its file as it writes and lmdb-js 3.5.6 can abort the process on a write the disk refuses
     // (see test/disk-errors.test.ts): writes stop well before the disk is full. A snapshot of a big
@@ -338,6 +345,8 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     ownerPassword: env.CHAT_OWNER_PASSWORD || null,
     starterChannels: env.CHAT_STARTER_CHANNELS === undefined ? base.starterChannels : env.CHAT_STARTER_CHANNELS.split(',').map((name) => name.trim()).filter(Boolean),
     waitForFlush: env.CHAT_WAIT_FOR_FLUSH !== 'false',
+    commitDelayMs: read('CHAT_COMMIT_DELAY_MS', integer, base.commitDelayMs),
+    lmdbClassicCommit: env.CHAT_LMDB_CLASSIC_COMMIT === 'true',
     webPublicStreamsEnabled: env.CHAT_WEB_PUBLIC_STREAMS === 'true',
     gifApiKey: env.CHAT_GIF_API_KEY ?? base.gifApiKey,
     jitsiServerUrl: (env.CHAT_JITSI_SERVER_URL || base.jitsiServerUrl).replace(/\/+$/, ''),
