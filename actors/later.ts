@@ -5,14 +5,22 @@
  * them to the old generation: at 10,000 held polls that was most of a fan-out's CPU), and a microtask per
  * layer when it is answered. A Later is settled once, has at most one listener or one mapped Later after
  * it, and passes the value on synchronously: whoever settles it runs the whole chain, so no step may throw.
+ *
+ * A step or a listener may take one argument besides the value (`map(fn, arg)`, `listen(fn, arg)`): with a
+ * function made once at module level, a held poll's step is then the one Later, without a closure and the
+ * context object a closure keeps.
  */
 export class Later<T> {
   private settled = false;
   private value: T | undefined = undefined;
-  private listener: ((value: T) => void) | null = null;
-  /** the Later that `map` made from this one, and how it is made (one object per step, no closure) */
+  private listener: ((value: T, arg: never) => void) | null = null;
+  /** the Later that `map` made from this one */
   private next: Later<unknown> | null = null;
-  private transform: ((value: never) => unknown) | null = null;
+  /** how this Later's value is made from the one before it (see `map`) */
+  private transform: ((value: never, arg: never) => unknown) | null = null;
+  /** the argument of this Later's transform, or of its listener */
+  private arg: unknown = undefined;
+  private listenerArg: unknown = undefined;
 
   settle(value: T): void {
     if (this.settled) return;
@@ -20,25 +28,34 @@ export class Later<T> {
     const { listener, next } = this;
     this.listener = null;
     this.next = null;
-    if (listener) listener(value);
-    else if (next) next.settle(next.transform!(value as never));
+    if (listener) listener(value, this.listenerArg as never);
+    else if (next) next.settle(next.transform!(value as never, next.arg as never));
     else this.value = value;
   }
 
-  /** The one listener: called with the value when it is settled (at once if it already is). */
-  listen(listener: (value: T) => void): void {
-    if (this.settled) listener(this.value as T);
-    else this.listener = listener;
+  /** The one listener: called with the value (and `arg`) when it is settled (at once if it already is). */
+  listen(listener: (value: T) => void): void;
+  listen<A>(listener: (value: T, arg: A) => void, arg: A): void;
+  listen<A>(listener: (value: T, arg: A) => void, arg?: A): void {
+    if (this.settled) {
+      listener(this.value as T, arg as A);
+      return;
+    }
+    this.listener = listener as (value: T, arg: never) => void;
+    this.listenerArg = arg;
   }
 
   /** A Later of the value transformed (in place of a listener); `transform` must not throw (see above). */
-  map<U>(transform: (value: T) => U): Later<U> {
+  map<U>(transform: (value: T) => U): Later<U>;
+  map<U, A>(transform: (value: T, arg: A) => U, arg: A): Later<U>;
+  map<U, A>(transform: (value: T, arg: A) => U, arg?: A): Later<U> {
     const out = new Later<U>();
     if (this.settled) {
-      out.settle(transform(this.value as T));
+      out.settle(transform(this.value as T, arg as A));
       return out;
     }
-    out.transform = transform as (value: never) => unknown;
+    out.transform = transform as (value: never, arg: never) => unknown;
+    out.arg = arg;
     this.next = out as Later<unknown>;
     return out;
   }

@@ -58,9 +58,11 @@ export function listen<S>(
     if (draining && inFlight === 0) drained?.();
   };
 
+  // No closure in here: one would keep this call's locals (the request and its header strings) alive for as
+  // long as uWS keeps the abort handler, the whole time a long-poll is held.
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     const exchange = new Exchange(res, finish, trustedProxies.size === 0 ? '' : req.getHeader('x-forwarded-for'), trustedProxies);
-    res.onAborted(() => exchange.abort());
+    abortOnClose(res, exchange);
     if (draining) {
       exchange.done = true;
       write(res, { status: 503, headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: '{"result":"error","msg":"Server is shutting down","code":"BAD_REQUEST"}' });
@@ -100,22 +102,7 @@ export function listen<S>(
       exchange.respond(refusal);
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (exchange.done) return;
-      size += chunk.byteLength;
-      if (size > cap) {
-        exchange.respond(tooLarge(cap));
-        return;
-      }
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        exchange.run(dispatch, request);
-      }
-    });
+    readBody(res, exchange, request, cap, dispatch);
   });
 
   return new Promise((resolve, reject) => {
@@ -139,6 +126,34 @@ export function listen<S>(
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The client went away: uWS keeps this handler, and what its closure holds, until the request is answered. */
+function abortOnClose(res: HttpResponse, exchange: Exchange): void {
+  res.onAborted(() => exchange.abort());
+}
+
+/** Reads the request's body, up to `cap` bytes, then dispatches it. */
+function readBody(res: HttpResponse, exchange: Exchange, request: ApiRequest, cap: number, dispatch: Dispatch): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.onData((chunk, isLast) => {
+    if (exchange.done) return;
+    size += chunk.byteLength;
+    if (size > cap) {
+      exchange.respond(tooLarge(cap));
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy it.
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      exchange.run(dispatch, request);
+    }
+  });
+}
+
+/** A held answer's listener (see later.ts): a function made once, the exchange its argument. */
+const respondTo = (response: ApiResponse, exchange: Exchange): void => exchange.respond(response);
 
 /**
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
@@ -190,7 +205,7 @@ class Exchange extends Disconnect {
       answer = INTERNAL_ERROR;
     }
     if (answer instanceof Later) {
-      answer.listen((response) => this.respond(response));
+      answer.listen(respondTo, this);
     } else if (answer instanceof Promise) {
       answer.then(
         (response) => this.respond(response),

@@ -20,7 +20,23 @@ export interface QueueTimings {
 }
 
 /** A held poll: settled with the events as JSON text ('[]' when its client went away). */
-type HeldPoll = Later<string>;
+class HeldPoll extends Later<string> {
+  constructor(readonly queue: Queue) {
+    super();
+  }
+}
+
+/**
+ * The client of a held poll went away: its events stay queued for the next poll. The request still ends
+ * here, so the front end stops counting it as in flight (a graceful stop waits for those).
+ */
+function abandon(held: HeldPoll): void {
+  const queue = held.queue;
+  if (queue.held !== held) return;
+  queue.held = null;
+  queue.heartbeatAt = null;
+  held.settle('[]');
+}
 
 /**
  * A connection that takes a queue's events as they come (the front end's WebSocket), instead of polling.
@@ -338,16 +354,9 @@ export class QueueRegistry {
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
-    const held: HeldPoll = new Later();
+    const held = new HeldPoll(queue);
     queue.held = held;
-    signal?.onAbort(() => {
-      // The client went away: its events stay queued for the next poll. The request still ends here,
-      // so the front end stops counting it as in flight (a graceful stop waits for those).
-      if (queue.held !== held) return;
-      queue.held = null;
-      queue.heartbeatAt = null;
-      held.settle('[]');
-    });
+    signal?.onAbort(abandon, held);
     return held;
   }
 

@@ -9,7 +9,7 @@ import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { isLoopback } from './client-address.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
-import { readParams } from './params.ts';
+import { NONE_IGNORED, readParams, readQuickParams } from './params.ts';
 import { refuseOver } from './rate-limit.ts';
 import type { ApiRequest, ApiResponse } from './request.ts';
 import { Router } from './router.ts';
@@ -34,6 +34,7 @@ export interface Dispatch {
  * handler, envelope. The uWS front end calls it, and so can a test.
  */
 export function createDispatch(services: AppServices, routes: readonly Route[]): Dispatch {
+  for (const route of routes) checkQuickForm(route);
   const router = new Router(routes.filter((route) => !route.root));
   // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
   const rootRouter = new Router(routes.filter((route) => route.root));
@@ -48,7 +49,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
    * its frame alive (route, realm, form, parameters, context) for as long as the poll is held, thousands of
    * them in a fan-out, and a poll answered at once would still pay a promise step per frame.
    */
-  const handleApi = (request: ApiRequest, label: { route: string }): Answer => {
+  const handleApi = (request: ApiRequest, label: Label): Answer => {
     // A request another node forwarded here is answered here, whatever this node's role.
     const attempt: Attempt = { request, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
     try {
@@ -86,6 +87,16 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       request.clientAddress ??= request.connection?.clientAddress();
       services.clientBudgets.anonymousRequest(request);
     }
+    const quick = route.quick;
+    if (quick && request.body.length === 0 && pathParams.size === 0 && !services.cluster) {
+      // In a cluster the general path reads the queue id first, to forward a poll to the queue's node.
+      const params = readQuickParams(quick.params, request.query);
+      if (params !== null) {
+        const context: RouteContext<'public'> = { services, realm, user, request, files: NO_FILES };
+        const result = quick.handle(context as RouteContext<never>, params as never);
+        if (result !== null) return answerResult(route, request, result, NONE_IGNORED);
+      }
+    }
     const files: UploadedFile[] = [];
     const values = readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
     const context: RouteContext<'public'> = { services, realm, user, request, files };
@@ -105,19 +116,23 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
     for (const [name, value] of pathParams) values.set(name, value);
     const { params, ignored } = readParams(route.params, values);
-    const result = route.handle(context as RouteContext<never>, params as never);
+    return answerResult(route, attempt.request, route.handle(context as RouteContext<never>, params as never), ignored);
+  };
+
+  /** The handler's result in the success envelope, once what it shows is durable. */
+  const answerResult = (route: Route, request: ApiRequest, result: ReturnType<Route['handle']>, ignored: readonly string[]): Answer => {
     // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
     // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
     // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
     // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
     // later commits: that would add a commit to every delivery.
-    const settles = context.request.method === 'GET' && route.rateLimited !== false;
+    const settles = request.method === 'GET' && route.rateLimited !== false;
     if (result instanceof Later) {
       // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its step keeps
-      // what it needs, not the request (see later.ts).
+      // what it needs, not the request (see later.ts): the ignored parameters, and a failure's log line
+      // names the route.
       if (settles) throw new Error(`${route.path}: a Later from a route whose reads settle`);
-      const { method, path } = attempt.request;
-      return result.map((value) => heldSuccess(value, ignored, method, path));
+      return result.map(heldSuccess, ignored === NONE_IGNORED ? route : { route, ignored });
     }
     if (result instanceof Promise) {
       return result.then((value: HandlerResult) => (settles ? services.runtime.settled().then(() => successResponse(value, ignored)) : successResponse(value, ignored)));
@@ -126,11 +141,13 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   };
 
   /** A Later's step: whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject). */
-  const heldSuccess = (value: HandlerResult, ignored: readonly string[], method: string, path: string): ApiResponse => {
+  const heldSuccess = (value: HandlerResult, held: Route | { route: Route; ignored: readonly string[] }): ApiResponse => {
+    const route = 'ignored' in held ? held.route : held;
+    const ignored = 'ignored' in held ? held.ignored : NONE_IGNORED;
     try {
       return successResponse(value, ignored);
     } catch (error) {
-      return error instanceof ChatError ? errorResponse(error) : internalError({ method, path }, error);
+      return error instanceof ChatError ? errorResponse(error) : internalError({ method: route.method, path: route.path }, error);
     }
   };
 
@@ -178,8 +195,8 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  const observe = (method: string, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
-    services.metrics.requests.record(method, label.route, response.status, (performance.now() - started) / 1000);
+  const observe = (response: ApiResponse, label: Label): ApiResponse => {
+    services.metrics.requests.record(label.method, label.route, response.status, (performance.now() - label.started) / 1000);
     return response;
   };
 
@@ -190,14 +207,34 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (refusal) return refusal;
       return services.metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body }));
     }
-    const started = performance.now();
-    const label = { route: 'unmatched' };
+    const label: Label = { method: request.method, route: 'unmatched', started: performance.now() };
     const response = handleApi(request, label);
-    const { method } = request;
-    if (response instanceof Promise) return response.then((answer) => observe(method, label, started, answer));
-    if (response instanceof Later) return response.map((answer) => observe(method, label, started, answer));
-    return observe(method, label, started, response);
+    if (response instanceof Promise) return response.then((answer) => observe(answer, label));
+    if (response instanceof Later) return response.map(observe, label);
+    return observe(response, label);
   }, { admit });
+}
+
+/** What a request's metrics record: its method, its route once matched, and when it came. */
+interface Label {
+  method: string;
+  route: string;
+  started: number;
+}
+
+/** A quick form's files: it reads no body. */
+const NO_FILES = Object.freeze([]) as unknown as UploadedFile[];
+
+/** A route's quick form must read its parameters by the route's own declarations, in their order (see QuickForm). */
+function checkQuickForm(route: Route): void {
+  if (!route.quick) return;
+  const names = Object.keys(route.params);
+  let last = -1;
+  for (const [name, param] of Object.entries(route.quick.params)) {
+    const at = names.indexOf(name);
+    if (at <= last || route.params[name] !== param) throw new Error(`${route.method} ${route.path}: quick parameter ${name} is not the route's own, in its order`);
+    last = at;
+  }
 }
 
 /** An answer inside a promise's step: a Later there (a poll held after a multipart body) becomes a promise. */
