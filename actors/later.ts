@@ -12,25 +12,28 @@
  */
 export class Later<T> {
   private settled = false;
-  private value: T | undefined = undefined;
-  private listener: ((value: T, arg: never) => void) | null = null;
-  /** the Later that `map` made from this one */
-  private next: Later<unknown> | null = null;
-  /** how this Later's value is made from the one before it (see `map`) */
+  /** the value once settled with nothing after it; before, the argument of the listener if there is one */
+  private value: unknown = undefined;
+  /** what takes the value: the Later that `map` made from this one, or the listener */
+  private after: Later<unknown> | ((value: T, arg: never) => void) | null = null;
+  /** how this Later's value is made from the one before it, and its argument (see `map`) */
   private transform: ((value: never, arg: never) => unknown) | null = null;
-  /** the argument of this Later's transform, or of its listener */
   private arg: unknown = undefined;
-  private listenerArg: unknown = undefined;
 
   settle(value: T): void {
     if (this.settled) return;
     this.settled = true;
-    const { listener, next } = this;
-    this.listener = null;
-    this.next = null;
-    if (listener) listener(value, this.listenerArg as never);
-    else if (next) next.settle(next.transform!(value as never, next.arg as never));
-    else this.value = value;
+    const after = this.after;
+    this.after = null;
+    if (after === null) {
+      this.value = value;
+    } else if (typeof after === 'function') {
+      const arg = this.value;
+      this.value = undefined;
+      after(value, arg as never);
+    } else {
+      after.settle(after.transform!(value as never, after.arg as never));
+    }
   }
 
   /** The one listener: called with the value (and `arg`) when it is settled (at once if it already is). */
@@ -41,8 +44,8 @@ export class Later<T> {
       listener(this.value as T, arg as A);
       return;
     }
-    this.listener = listener as (value: T, arg: never) => void;
-    this.listenerArg = arg;
+    this.after = listener as (value: T, arg: never) => void;
+    this.value = arg;
   }
 
   /** A Later of the value transformed (in place of a listener); `transform` must not throw (see above). */
@@ -56,7 +59,7 @@ export class Later<T> {
     }
     out.transform = transform as (value: never, arg: never) => unknown;
     out.arg = arg;
-    this.next = out as Later<unknown>;
+    this.after = out as Later<unknown>;
     return out;
   }
 

@@ -51,7 +51,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
    */
   const handleApi = (request: ApiRequest, label: Label): Answer => {
     // A request another node forwarded here is answered here, whatever this node's role.
-    const attempt: Attempt = { request, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
+    const attempt: Attempt = { request, label, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
     try {
       const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
@@ -94,7 +94,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (params !== null) {
         const context: RouteContext<'public'> = { services, realm, user, request, files: NO_FILES };
         const result = quick.handle(context as RouteContext<never>, params as never);
-        if (result !== null) return answerResult(route, request, result, NONE_IGNORED);
+        if (result !== null) return answerResult(attempt, route, result, NONE_IGNORED);
       }
     }
     const files: UploadedFile[] = [];
@@ -116,11 +116,12 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
     for (const [name, value] of pathParams) values.set(name, value);
     const { params, ignored } = readParams(route.params, values);
-    return answerResult(route, attempt.request, route.handle(context as RouteContext<never>, params as never), ignored);
+    return answerResult(attempt, route, route.handle(context as RouteContext<never>, params as never), ignored);
   };
 
   /** The handler's result in the success envelope, once what it shows is durable. */
-  const answerResult = (route: Route, request: ApiRequest, result: ReturnType<Route['handle']>, ignored: readonly string[]): Answer => {
+  const answerResult = (attempt: Attempt, route: Route, result: ReturnType<Route['handle']>, ignored: readonly string[]): Answer => {
+    const { request, label } = attempt;
     // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
     // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
     // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
@@ -128,11 +129,11 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     // later commits: that would add a commit to every delivery.
     const settles = request.method === 'GET' && route.rateLimited !== false;
     if (result instanceof Later) {
-      // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its step keeps
-      // what it needs, not the request (see later.ts): the ignored parameters, and a failure's log line
-      // names the route.
+      // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its one step
+      // keeps what it needs, not the request (see later.ts): the request's label, with the ignored parameters.
       if (settles) throw new Error(`${route.path}: a Later from a route whose reads settle`);
-      return result.map(heldSuccess, ignored === NONE_IGNORED ? route : { route, ignored });
+      label.ignored = ignored;
+      return result.map(heldAnswer, label);
     }
     if (result instanceof Promise) {
       return result.then((value: HandlerResult) => (settles ? services.runtime.settled().then(() => successResponse(value, ignored)) : successResponse(value, ignored)));
@@ -140,15 +141,18 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     return settles ? services.runtime.settled().then(() => successResponse(result, ignored)) : successResponse(result, ignored);
   };
 
-  /** A Later's step: whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject). */
-  const heldSuccess = (value: HandlerResult, held: Route | { route: Route; ignored: readonly string[] }): ApiResponse => {
-    const route = 'ignored' in held ? held.route : held;
-    const ignored = 'ignored' in held ? held.ignored : NONE_IGNORED;
+  /**
+   * A held answer's step: the envelope, and the request's metrics (observed here, not again by the caller).
+   * Whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject).
+   */
+  const heldAnswer = (value: HandlerResult, label: Label): ApiResponse => {
+    let response: ApiResponse;
     try {
-      return successResponse(value, ignored);
+      response = successResponse(value, label.ignored);
     } catch (error) {
-      return error instanceof ChatError ? errorResponse(error) : internalError({ method: route.method, path: route.path }, error);
+      response = error instanceof ChatError ? errorResponse(error) : internalError({ method: label.method, path: label.route }, error);
     }
+    return observe(response, label);
   };
 
   const failed = (attempt: Attempt, error: unknown): ApiResponse | Promise<ApiResponse> => {
@@ -207,10 +211,11 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (refusal) return refusal;
       return services.metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body }));
     }
-    const label: Label = { method: request.method, route: 'unmatched', started: performance.now() };
+    const label: Label = { method: request.method, route: 'unmatched', started: performance.now(), ignored: NONE_IGNORED };
     const response = handleApi(request, label);
     if (response instanceof Promise) return response.then((answer) => observe(answer, label));
-    if (response instanceof Later) return response.map(observe, label);
+    // A held answer's own step observes it (heldAnswer).
+    if (response instanceof Later) return response;
     return observe(response, label);
   }, { admit });
 }
@@ -220,6 +225,8 @@ interface Label {
   method: string;
   route: string;
   started: number;
+  /** a held answer's ignored parameters (see answerResult) */
+  ignored: readonly string[];
 }
 
 /** A quick form's files: it reads no body. */
@@ -243,6 +250,7 @@ const settledAnswer = (answer: Answer): ApiResponse | Promise<ApiResponse> => (a
 /** One request through handleApi: what the handling of a failure needs to know. */
 interface Attempt {
   request: ApiRequest;
+  label: Label;
   /** another node of the cluster forwarded it here */
   forwarded: boolean;
   /** the rate-limit key this request spent one request of, if any */
