@@ -317,9 +317,9 @@ const SEND_DROPPED = 2;
  */
 function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: SocketService<S>, draining: () => boolean): () => void {
   const open = new Set<WebSocket<SocketHolder<S>>>();
-  const connectionOf = (ws: WebSocket<SocketHolder<S>>): SocketConnection => ({
+  // The holder is read once: every frame of a fan-out would otherwise ask uWS for it again.
+  const connectionOf = (ws: WebSocket<SocketHolder<S>>, holder: SocketHolder<S>): SocketConnection => ({
     send(text) {
-      const holder = ws.getUserData();
       if (holder.gone) return;
       // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
       // bytes still over the limit (uWS's maxBackpressure, set to it) is skipped by uWS: a gap in the
@@ -330,7 +330,6 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
       }
     },
     close(code, reason, lastFrame) {
-      const holder = ws.getUserData();
       if (holder.gone) return;
       holder.gone = true;
       ws.cork(() => {
@@ -371,7 +370,8 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
     },
     open(ws) {
       open.add(ws);
-      endpoint.open(ws.getUserData().state, connectionOf(ws));
+      const holder = ws.getUserData();
+      endpoint.open(holder.state, connectionOf(ws, holder));
     },
     message(ws, message, isBinary) {
       if (ws.getUserData().gone) return;
