@@ -5,41 +5,61 @@
  * them to the old generation: at 10,000 held polls that was most of a fan-out's CPU), and a microtask per
  * layer when it is answered. A Later is settled once, has at most one listener or one mapped Later after
  * it, and passes the value on synchronously: whoever settles it runs the whole chain, so no step may throw.
+ *
+ * A step or a listener may take one argument besides the value (`map(fn, arg)`, `listen(fn, arg)`): with a
+ * function made once at module level, a held poll's step is then the one Later, without a closure and the
+ * context object a closure keeps.
  */
 export class Later<T> {
   private settled = false;
-  private value: T | undefined = undefined;
-  private listener: ((value: T) => void) | null = null;
-  /** the Later that `map` made from this one, and how it is made (one object per step, no closure) */
-  private next: Later<unknown> | null = null;
-  private transform: ((value: never) => unknown) | null = null;
+  /** the value once settled with nothing after it; before, the argument of the listener if there is one */
+  private value: unknown = undefined;
+  /** what takes the value: the Later that `map` made from this one, or the listener */
+  private after: Later<unknown> | ((value: T, arg: never) => void) | null = null;
+  /** how this Later's value is made from the one before it, and its argument (see `map`) */
+  private transform: ((value: never, arg: never) => unknown) | null = null;
+  private arg: unknown = undefined;
 
   settle(value: T): void {
     if (this.settled) return;
     this.settled = true;
-    const { listener, next } = this;
-    this.listener = null;
-    this.next = null;
-    if (listener) listener(value);
-    else if (next) next.settle(next.transform!(value as never));
-    else this.value = value;
+    const after = this.after;
+    this.after = null;
+    if (after === null) {
+      this.value = value;
+    } else if (typeof after === 'function') {
+      const arg = this.value;
+      this.value = undefined;
+      after(value, arg as never);
+    } else {
+      after.settle(after.transform!(value as never, after.arg as never));
+    }
   }
 
-  /** The one listener: called with the value when it is settled (at once if it already is). */
-  listen(listener: (value: T) => void): void {
-    if (this.settled) listener(this.value as T);
-    else this.listener = listener;
+  /** The one listener: called with the value (and `arg`) when it is settled (at once if it already is). */
+  listen(listener: (value: T) => void): void;
+  listen<A>(listener: (value: T, arg: A) => void, arg: A): void;
+  listen<A>(listener: (value: T, arg: A) => void, arg?: A): void {
+    if (this.settled) {
+      listener(this.value as T, arg as A);
+      return;
+    }
+    this.after = listener as (value: T, arg: never) => void;
+    this.value = arg;
   }
 
   /** A Later of the value transformed (in place of a listener); `transform` must not throw (see above). */
-  map<U>(transform: (value: T) => U): Later<U> {
+  map<U>(transform: (value: T) => U): Later<U>;
+  map<U, A>(transform: (value: T, arg: A) => U, arg: A): Later<U>;
+  map<U, A>(transform: (value: T, arg: A) => U, arg?: A): Later<U> {
     const out = new Later<U>();
     if (this.settled) {
-      out.settle(transform(this.value as T));
+      out.settle(transform(this.value as T, arg as A));
       return out;
     }
-    out.transform = transform as (value: never) => unknown;
-    this.next = out as Later<unknown>;
+    out.transform = transform as (value: never, arg: never) => unknown;
+    out.arg = arg;
+    this.after = out as Later<unknown>;
     return out;
   }
 

@@ -58,9 +58,12 @@ export function listen<S>(
     if (draining && inFlight === 0) drained?.();
   };
 
+  // No closure in here: one would keep this call's locals (the request and its header strings) alive for as
+  // long as uWS keeps the abort handler, the whole time a long-poll is held. The handler is the exchange's
+  // own method, bound (one small object, where a closure is two).
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     const exchange = new Exchange(res, finish, trustedProxies.size === 0 ? '' : req.getHeader('x-forwarded-for'), trustedProxies);
-    res.onAborted(() => exchange.abort());
+    res.onAborted(exchange.abort.bind(exchange));
     if (draining) {
       exchange.done = true;
       write(res, { status: 503, headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: '{"result":"error","msg":"Server is shutting down","code":"BAD_REQUEST"}' });
@@ -100,22 +103,7 @@ export function listen<S>(
       exchange.respond(refusal);
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (exchange.done) return;
-      size += chunk.byteLength;
-      if (size > cap) {
-        exchange.respond(tooLarge(cap));
-        return;
-      }
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        exchange.run(dispatch, request);
-      }
-    });
+    readBody(res, exchange, request, cap, dispatch);
   });
 
   return new Promise((resolve, reject) => {
@@ -139,6 +127,29 @@ export function listen<S>(
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Reads the request's body, up to `cap` bytes, then dispatches it. */
+function readBody(res: HttpResponse, exchange: Exchange, request: ApiRequest, cap: number, dispatch: Dispatch): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.onData((chunk, isLast) => {
+    if (exchange.done) return;
+    size += chunk.byteLength;
+    if (size > cap) {
+      exchange.respond(tooLarge(cap));
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy it.
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      exchange.run(dispatch, request);
+    }
+  });
+}
+
+/** A held answer's listener (see later.ts): a function made once, the exchange its argument. */
+const respondTo = (response: ApiResponse, exchange: Exchange): void => exchange.respond(response);
 
 /**
  * One HTTP request on its way: answered at most once (by dispatch, or by a refusal of its body), never after
@@ -190,7 +201,7 @@ class Exchange extends Disconnect {
       answer = INTERNAL_ERROR;
     }
     if (answer instanceof Later) {
-      answer.listen((response) => this.respond(response));
+      answer.listen(respondTo, this);
     } else if (answer instanceof Promise) {
       answer.then(
         (response) => this.respond(response),
@@ -306,9 +317,9 @@ const SEND_DROPPED = 2;
  */
 function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: SocketService<S>, draining: () => boolean): () => void {
   const open = new Set<WebSocket<SocketHolder<S>>>();
-  const connectionOf = (ws: WebSocket<SocketHolder<S>>): SocketConnection => ({
+  // The holder is read once: every frame of a fan-out would otherwise ask uWS for it again.
+  const connectionOf = (ws: WebSocket<SocketHolder<S>>, holder: SocketHolder<S>): SocketConnection => ({
     send(text) {
-      const holder = ws.getUserData();
       if (holder.gone) return;
       // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
       // bytes still over the limit (uWS's maxBackpressure, set to it) is skipped by uWS: a gap in the
@@ -319,7 +330,6 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
       }
     },
     close(code, reason, lastFrame) {
-      const holder = ws.getUserData();
       if (holder.gone) return;
       holder.gone = true;
       ws.cork(() => {
@@ -360,7 +370,8 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
     },
     open(ws) {
       open.add(ws);
-      endpoint.open(ws.getUserData().state, connectionOf(ws));
+      const holder = ws.getUserData();
+      endpoint.open(holder.state, connectionOf(ws, holder));
     },
     message(ws, message, isBinary) {
       if (ws.getUserData().gone) return;

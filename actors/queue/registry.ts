@@ -20,7 +20,23 @@ export interface QueueTimings {
 }
 
 /** A held poll: settled with the events as JSON text ('[]' when its client went away). */
-type HeldPoll = Later<string>;
+class HeldPoll extends Later<string> {
+  constructor(readonly queue: Queue) {
+    super();
+  }
+}
+
+/**
+ * The client of a held poll went away: its events stay queued for the next poll. The request still ends
+ * here, so the front end stops counting it as in flight (a graceful stop waits for those).
+ */
+function abandon(held: HeldPoll): void {
+  const queue = held.queue;
+  if (queue.held !== held) return;
+  queue.held = null;
+  queue.heartbeatAt = null;
+  held.settle('[]');
+}
 
 /**
  * A connection that takes a queue's events as they come (the front end's WebSocket), instead of polling.
@@ -53,6 +69,11 @@ export class Queue {
   readonly narrow: MessageFilter | null;
   /** the event types it asked for, looked up for every event it might get; null: every type */
   private readonly types: ReadonlySet<string> | null;
+  /**
+   * The one type it asked for, if it asked for one (most clients: `message`): compared in place, without
+   * reaching the set's memory, for every queue a delivery may reach.
+   */
+  private readonly onlyType: string | null;
   /** its machine (machine.ts) reached `collected`: deleted or garbage-collected, and the registry let it go */
   collected = false;
   /** in the registry's list of queues to wake */
@@ -66,6 +87,7 @@ export class Queue {
     const { narrow, eventTypes } = context.spec;
     this.narrow = compileEventNarrow(narrow);
     this.types = eventTypes === null ? null : new Set(eventTypes);
+    this.onlyType = this.types?.size === 1 ? eventTypes![0]! : null;
   }
 
   get id(): string {
@@ -74,14 +96,16 @@ export class Queue {
 
   accepts(type: string): boolean {
     // A restart concerns every client, whatever it asked for.
-    return this.types === null || type === 'restart' || this.types.has(type);
+    if (this.types === null || type === 'restart') return true;
+    return this.onlyType !== null ? type === this.onlyType : this.types.has(type);
   }
 
   acceptsAny(types: readonly string[]): boolean {
     const wanted = this.types;
     if (wanted === null) return true;
+    const only = this.onlyType;
     // A loop, not `some`: this runs for every queue a delivery may reach, and a callback would be allocated each time.
-    for (let i = 0; i < types.length; i++) if (wanted.has(types[i]!)) return true;
+    for (let i = 0; i < types.length; i++) if (only !== null ? types[i] === only : wanted.has(types[i]!)) return true;
     return false;
   }
 
@@ -338,16 +362,9 @@ export class QueueRegistry {
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
-    const held: HeldPoll = new Later();
+    const held = new HeldPoll(queue);
     queue.held = held;
-    signal?.onAbort(() => {
-      // The client went away: its events stay queued for the next poll. The request still ends here,
-      // so the front end stops counting it as in flight (a graceful stop waits for those).
-      if (queue.held !== held) return;
-      queue.held = null;
-      queue.heartbeatAt = null;
-      held.settle('[]');
-    });
+    signal?.onAbort(abandon, held);
     return held;
   }
 

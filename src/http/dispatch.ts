@@ -9,7 +9,7 @@ import { authenticate, realmForHost, sameKey } from './auth.ts';
 import { isLoopback } from './client-address.ts';
 import { errorResponse, successResponse } from './envelope.ts';
 import { readForm, type UploadedFile } from './form.ts';
-import { readParams } from './params.ts';
+import { NONE_IGNORED, readParams, readQuickParams } from './params.ts';
 import { refuseOver } from './rate-limit.ts';
 import type { ApiRequest, ApiResponse } from './request.ts';
 import { Router } from './router.ts';
@@ -34,6 +34,7 @@ export interface Dispatch {
  * handler, envelope. The uWS front end calls it, and so can a test.
  */
 export function createDispatch(services: AppServices, routes: readonly Route[]): Dispatch {
+  for (const route of routes) checkQuickForm(route);
   const router = new Router(routes.filter((route) => !route.root));
   // Pages outside the API (routes with `root`, links in mails) are matched against the whole path.
   const rootRouter = new Router(routes.filter((route) => route.root));
@@ -48,9 +49,9 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
    * its frame alive (route, realm, form, parameters, context) for as long as the poll is held, thousands of
    * them in a fan-out, and a poll answered at once would still pay a promise step per frame.
    */
-  const handleApi = (request: ApiRequest, label: { route: string }): Answer => {
+  const handleApi = (request: ApiRequest, label: Label): Answer => {
     // A request another node forwarded here is answered here, whatever this node's role.
-    const attempt: Attempt = { request, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
+    const attempt: Attempt = { request, label, forwarded: services.cluster?.takeForwardMark(request) ?? false, spent: null };
     try {
       const match = matchRoute(request);
       if (match.kind === 'not-found') throw notFound();
@@ -86,6 +87,16 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       request.clientAddress ??= request.connection?.clientAddress();
       services.clientBudgets.anonymousRequest(request);
     }
+    const quick = route.quick;
+    if (quick && request.body.length === 0 && pathParams.size === 0 && !services.cluster) {
+      // In a cluster the general path reads the queue id first, to forward a poll to the queue's node.
+      const params = readQuickParams(quick.params, request.query);
+      if (params !== null) {
+        const context: RouteContext<'public'> = { services, realm, user, request, files: NO_FILES };
+        const result = quick.handle(context as RouteContext<never>, params as never);
+        if (result !== null) return answerResult(attempt, route, result, NONE_IGNORED);
+      }
+    }
     const files: UploadedFile[] = [];
     const values = readForm(request.query, request.contentType, request.body, route.files ? files : undefined);
     const context: RouteContext<'public'> = { services, realm, user, request, files };
@@ -105,19 +116,24 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
     for (const [name, value] of pathParams) values.set(name, value);
     const { params, ignored } = readParams(route.params, values);
-    const result = route.handle(context as RouteContext<never>, params as never);
+    return answerResult(attempt, route, route.handle(context as RouteContext<never>, params as never), ignored);
+  };
+
+  /** The handler's result in the success envelope, once what it shows is durable. */
+  const answerResult = (attempt: Attempt, route: Route, result: ReturnType<Route['handle']>, ignored: readonly string[]): Answer => {
+    const { request, label } = attempt;
     // A read sees changes applied in memory whose group commit may still be in flight: it answers once they
     // are durable, so that no client is shown what a crash could still lose (test/crash-load.test.ts caught
     // a reader shown messages that a SIGKILL then took). Writes have already waited for their own commit;
     // long-polls (not rate limited) answer with delivered events, durable already, and must not wait for
     // later commits: that would add a commit to every delivery.
-    const settles = context.request.method === 'GET' && route.rateLimited !== false;
+    const settles = request.method === 'GET' && route.rateLimited !== false;
     if (result instanceof Later) {
-      // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its step keeps
-      // what it needs, not the request (see later.ts).
+      // A held long-poll: not rate limited, so it never waits for a commit (settles is false). Its one step
+      // keeps what it needs, not the request (see later.ts): the request's label, with the ignored parameters.
       if (settles) throw new Error(`${route.path}: a Later from a route whose reads settle`);
-      const { method, path } = attempt.request;
-      return result.map((value) => heldSuccess(value, ignored, method, path));
+      label.ignored = ignored;
+      return result.map(heldAnswer, label);
     }
     if (result instanceof Promise) {
       return result.then((value: HandlerResult) => (settles ? services.runtime.settled().then(() => successResponse(value, ignored)) : successResponse(value, ignored)));
@@ -125,13 +141,18 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     return settles ? services.runtime.settled().then(() => successResponse(result, ignored)) : successResponse(result, ignored);
   };
 
-  /** A Later's step: whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject). */
-  const heldSuccess = (value: HandlerResult, ignored: readonly string[], method: string, path: string): ApiResponse => {
+  /**
+   * A held answer's step: the envelope, and the request's metrics (observed here, not again by the caller).
+   * Whatever goes wrong is answered as a synchronous failure would be (a Later cannot reject).
+   */
+  const heldAnswer = (value: HandlerResult, label: Label): ApiResponse => {
+    let response: ApiResponse;
     try {
-      return successResponse(value, ignored);
+      response = successResponse(value, label.ignored);
     } catch (error) {
-      return error instanceof ChatError ? errorResponse(error) : internalError({ method, path }, error);
+      response = error instanceof ChatError ? errorResponse(error) : internalError({ method: label.method, path: label.route }, error);
     }
+    return observe(response, label);
   };
 
   const failed = (attempt: Attempt, error: unknown): ApiResponse | Promise<ApiResponse> => {
@@ -178,8 +199,8 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  const observe = (method: string, label: { route: string }, started: number, response: ApiResponse): ApiResponse => {
-    services.metrics.requests.record(method, label.route, response.status, (performance.now() - started) / 1000);
+  const observe = (response: ApiResponse, label: Label): ApiResponse => {
+    services.metrics.requests.record(label.method, label.route, response.status, (performance.now() - label.started) / 1000);
     return response;
   };
 
@@ -190,14 +211,37 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
       if (refusal) return refusal;
       return services.metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': services.metrics.registry.contentType }, body }));
     }
-    const started = performance.now();
-    const label = { route: 'unmatched' };
+    const label: Label = { method: request.method, route: 'unmatched', started: performance.now(), ignored: NONE_IGNORED };
     const response = handleApi(request, label);
-    const { method } = request;
-    if (response instanceof Promise) return response.then((answer) => observe(method, label, started, answer));
-    if (response instanceof Later) return response.map((answer) => observe(method, label, started, answer));
-    return observe(method, label, started, response);
+    if (response instanceof Promise) return response.then((answer) => observe(answer, label));
+    // A held answer's own step observes it (heldAnswer).
+    if (response instanceof Later) return response;
+    return observe(response, label);
   }, { admit });
+}
+
+/** What a request's metrics record: its method, its route once matched, and when it came. */
+interface Label {
+  method: string;
+  route: string;
+  started: number;
+  /** a held answer's ignored parameters (see answerResult) */
+  ignored: readonly string[];
+}
+
+/** A quick form's files: it reads no body. */
+const NO_FILES = Object.freeze([]) as unknown as UploadedFile[];
+
+/** A route's quick form must read its parameters by the route's own declarations, in their order (see QuickForm). */
+function checkQuickForm(route: Route): void {
+  if (!route.quick) return;
+  const names = Object.keys(route.params);
+  let last = -1;
+  for (const [name, param] of Object.entries(route.quick.params)) {
+    const at = names.indexOf(name);
+    if (at <= last || route.params[name] !== param) throw new Error(`${route.method} ${route.path}: quick parameter ${name} is not the route's own, in its order`);
+    last = at;
+  }
 }
 
 /** An answer inside a promise's step: a Later there (a poll held after a multipart body) becomes a promise. */
@@ -206,6 +250,7 @@ const settledAnswer = (answer: Answer): ApiResponse | Promise<ApiResponse> => (a
 /** One request through handleApi: what the handling of a failure needs to know. */
 interface Attempt {
   request: ApiRequest;
+  label: Label;
   /** another node of the cluster forwarded it here */
   forwarded: boolean;
   /** the rate-limit key this request spent one request of, if any */

@@ -16,6 +16,12 @@ export type Match =
 /** A path trie over the route table: static segments win over parameters, as in /users/me vs /users/{id}. */
 export class Router {
   private readonly root = newNode();
+  /**
+   * The nodes of paths without parameters, by the path as a request spells it when it spells it plainly
+   * (`/events`): found without splitting the path. The trie finds the same node (its static segments are
+   * tried first all the way down), and it finds every other spelling.
+   */
+  private readonly exact = new Map<string, Node>();
 
   constructor(routes: readonly Route[]) {
     for (const route of routes) this.add(route);
@@ -37,11 +43,12 @@ export class Router {
     }
     if (node.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
     node.routes.set(route.method, route);
+    if (!route.path.includes('{')) this.exact.set(`/${split(route.path).join('/')}`, node);
   }
 
   match(method: Method | string, path: string): Match {
     const pathParams = new Map<string, string>();
-    const node = find(this.root, split(path), 0, pathParams);
+    const node = this.exact.get(path) ?? find(this.root, split(path), 0, pathParams);
     if (!node || node.routes.size === 0) return { kind: 'not-found' };
     const route = node.routes.get(method) ?? (method === 'HEAD' ? node.routes.get('GET') : undefined);
     if (!route) return { kind: 'method-not-allowed', allowed: [...node.routes.keys()] };

@@ -15,6 +15,8 @@ import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
 import type { AppServices } from '../services.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route, type RouteContext } from './route.ts';
+import type { Later } from '../../actors/later.ts';
+import type { Queue } from '../../actors/queue/registry.ts';
 import type { WireResponse } from '../../actors/wire/responses.ts';
 
 // zulip-js sends the string "null" for "every type".
@@ -119,7 +121,25 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
 }
 
 /** A poll's answer: its events and its queue's id. */
-const pollAnswer = (events: string, queueId: string) => new RawFields(`"events":${events},"queue_id":${JSON.stringify(queueId)}`);
+const pollAnswer = (events: string, queue: Queue) => new RawFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+
+/** A poll on a queue: its events at once, or held (a Later: see later.ts). */
+function pollQueue({ services, realm, user, request }: RouteContext<'user'>, queueId: string, lastEventId: number | undefined, dontBlock: boolean): HandlerResult | Later<HandlerResult> {
+  const { queues } = services.runtime;
+  const queue = queues.get(queueId, realm.realmId, user.userId);
+  if (lastEventId === undefined) {
+    throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'last_event_id' argument", 400, { var_name: 'last_event_id' });
+  }
+  const events = queues.poll(queue, lastEventId, dontBlock, request.signal);
+  return typeof events === 'string' ? pollAnswer(events, queue) : events.map<HandlerResult, Queue>(pollAnswer, queue);
+}
+
+/** What a poll on a queue sends, declared once for the route and its quick form. */
+const pollParams = {
+  queue_id: p.string().optional(),
+  last_event_id: p.int().optional(),
+  dont_block: p.bool().default(false),
+};
 
 export const eventRoutes = [
   route({ method: 'POST', path: '/register', auth: 'optional', params: registerParams, handle: register }),
@@ -129,16 +149,10 @@ export const eventRoutes = [
     path: '/events',
     auth: 'user',
     rateLimited: false,
-    params: {
-      ...registerParams,
-      queue_id: p.string().optional(),
-      last_event_id: p.int().optional(),
-      dont_block: p.bool().default(false),
-    },
+    params: { ...registerParams, ...pollParams },
     // Not an async function: a held poll keeps only what its answer needs (see dispatch's handleApi).
     handle(context, params) {
-      const { services, realm, user, request } = context;
-      const { runtime } = services;
+      const { services, realm, user } = context;
       if (params.queue_id === undefined) {
         // Without a queue id a non-blocking call registers a queue on the spot (the original's shortcut).
         if (!params.dont_block) {
@@ -146,14 +160,15 @@ export const eventRoutes = [
         }
         // A registration, rate limited as POST /register is (polls are not).
         checkRateLimit(services, rateLimitKey(realm.realmId, user));
-        return runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user)).then((queue) => ({ events: [], queue_id: queue.id }) satisfies WireResponse<'/events', 'get'>);
+        return services.runtime.createQueue(realm.realmId, user.userId, queueSpec(params, services, user)).then((queue) => ({ events: [], queue_id: queue.id }) satisfies WireResponse<'/events', 'get'>);
       }
-      const queue = runtime.queues.get(params.queue_id, realm.realmId, user.userId);
-      if (params.last_event_id === undefined) {
-        throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'last_event_id' argument", 400, { var_name: 'last_event_id' });
-      }
-      const events = runtime.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
-      return typeof events === 'string' ? pollAnswer(events, queue.id) : events.map<HandlerResult>((held) => pollAnswer(held, queue.id));
+      return pollQueue(context, params.queue_id, params.last_event_id, params.dont_block);
+    },
+    // A client's poll (queue_id, last_event_id, maybe dont_block): once per event it is sent, thousands at
+    // a time in a fan-out. Without a queue id the general path answers (an error, or a registration).
+    quick: {
+      params: pollParams,
+      handle: (context, params) => (params.queue_id === undefined ? null : pollQueue(context, params.queue_id, params.last_event_id, params.dont_block)),
     },
   }),
 

@@ -23,7 +23,7 @@ export interface RouteContext<A extends AuthMode> {
   files: UploadedFile[];
 }
 
-export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = AuthMode> {
+export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = AuthMode, Q extends ParamSpec = ParamSpec> {
   method: Method;
   /** relative to /api/v1 (to the site root with `root`), with {name} for path parameters */
   path: string;
@@ -56,9 +56,27 @@ export interface Route<S extends ParamSpec = ParamSpec, A extends AuthMode = Aut
   admit?(context: Omit<RouteContext<A>, 'request' | 'files'>, declaredBytes: number | null): void;
   /** a Later only for a held long-poll (not rate limited: see dispatch's answerWith) */
   handle(context: RouteContext<A>, params: ParamsOf<S>): Promise<HandlerResult> | Later<HandlerResult> | HandlerResult;
+  /**
+   * The route's most frequent request answered without the general reading of its parameters (a
+   * long-poll's, once per delivery of a fan-out): see QuickForm.
+   */
+  quick?: QuickForm<A, Q>;
+}
+
+/**
+ * A route's common request, read straight from its query string: taken when the request has no body and
+ * no path parameters, and its query names only parameters of `params` (declared by the same Param objects
+ * as the route's, in the same order), each once, with nothing to decode (readQuickParams). Anything else
+ * (another parameter, a `%`, a body) goes the general way, and so does a request `handle` returns null
+ * for. Authentication, rate limiting and the answer's envelope are the general path's; a parameter's
+ * error is the one the general path gives, since the same declarations read it.
+ */
+export interface QuickForm<A extends AuthMode = AuthMode, Q extends ParamSpec = ParamSpec> {
+  params: Q;
+  handle(context: RouteContext<A>, params: ParamsOf<Q>): Later<HandlerResult> | HandlerResult | null;
 }
 
 /** Declares a route, keeping its parameter types for the handler. */
-export function route<S extends ParamSpec, A extends AuthMode>(definition: Route<S, A>): Route {
+export function route<S extends ParamSpec, A extends AuthMode, Q extends ParamSpec = ParamSpec>(definition: Route<S, A, Q>): Route {
   return definition as unknown as Route;
 }
