@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { Api, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
 import { writeOrganization } from './lib/organization.ts';
-import { allThreadsRunNs, cpuSeconds, killAll, mainThreadRunNs, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { allThreadsRunNs, cpuSeconds, threadRunNs, killAll, mainThreadRunNs, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
 import { percentile, round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
@@ -104,6 +104,12 @@ export interface ColdReads {
   topicMainCpuP99?: number;
   allCpuP99?: number;
   topicCpuP99?: number;
+  /**
+   * Where the server's CPU went beyond its main thread, per kind: each thread name's run time over the 200
+   * reads, and that of the three reads with the most CPU of every thread (what sets the p99), in ms.
+   */
+  allThreads?: string;
+  topicThreads?: string;
 }
 
 /** Cold reads measured per boot and kind: enough for a p99 that is not the maximum. */
@@ -270,6 +276,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
         `the server's main thread's CPU per request ${cold.allMainCpuP50!.toFixed(2)}/${cold.allMainCpuP99!.toFixed(2)} ms, of a topic ${cold.topicMainCpuP50!.toFixed(2)}/${cold.topicMainCpuP99!.toFixed(2)} ms ` +
         `(every thread's p99 ${cold.allCpuP99!.toFixed(2)}, ${cold.topicCpuP99!.toFixed(2)} ms)`,
     );
+    console.log(`  threads' CPU (ms), no narrow: ${cold.allThreads}\n  threads' CPU (ms), a topic: ${cold.topicThreads}`);
     return result;
   } finally {
     await server.stop();
@@ -297,9 +304,12 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
     const times: number[] = [];
     const main: number[] = [];
     const all: number[] = [];
+    /** each read's run time (ms) by thread name, the main thread as `main` */
+    const byThread: Map<string, number>[] = [];
     for (let i = 0; i < COLD_READS; i++) {
       // From TOPICS on: every topic has a message at or before the anchor.
       const anchor = TOPICS + Math.floor(random() * (lastMessageId - TOPICS));
+      const threadsBefore = threadRunNs(pid);
       const mainBefore = mainThreadRunNs(pid);
       const allBefore = allThreadsRunNs(pid);
       const began = performance.now();
@@ -307,9 +317,17 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
       times.push(performance.now() - began);
       main.push((mainThreadRunNs(pid) - mainBefore) / 1e6);
       all.push((allThreadsRunNs(pid) - allBefore) / 1e6);
+      const spent = new Map<string, number>();
+      for (const [tid, thread] of threadRunNs(pid)) {
+        const ms = (thread.ns - (threadsBefore.get(tid)?.ns ?? 0)) / 1e6;
+        // Node names every thread `node`: told apart by their order of creation (V8's platform workers, libuv's pool, workers).
+        const name = tid === pid ? 'main' : `${thread.name}+${tid - pid}`;
+        if (ms > 0) spent.set(name, (spent.get(name) ?? 0) + ms);
+      }
+      byThread.push(spent);
       if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Error(`GET /messages before ${anchor} found nothing`);
     }
-    return { times, main, all };
+    return { times, main, all, threads: threadSummary(byThread, all) };
   };
   const all = await timed(() => ({}));
   // The writer's messages cycle through the topics in id order (from the channel's first message on).
@@ -319,7 +337,18 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
     allMainCpuP50: percentile(all.main, 50), allMainCpuP99: percentile(all.main, 99),
     topicMainCpuP50: percentile(topic.main, 50), topicMainCpuP99: percentile(topic.main, 99),
     allCpuP99: percentile(all.all, 99), topicCpuP99: percentile(topic.all, 99),
+    allThreads: all.threads, topicThreads: topic.threads,
   };
+}
+
+/** Each thread name's run time over the reads, then that of the three reads with the most CPU of every thread. */
+function threadSummary(byThread: readonly Map<string, number>[], all: readonly number[]): string {
+  const format = (spent: ReadonlyMap<string, number>) =>
+    [...spent].sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ');
+  const total = new Map<string, number>();
+  for (const spent of byThread) for (const [name, ms] of spent) total.set(name, (total.get(name) ?? 0) + ms);
+  const slowest = all.map((_, i) => i).sort((a, b) => all[b]! - all[a]!).slice(0, 3);
+  return `in all: ${format(total)}; the 3 dearest reads: ${slowest.map((i) => `#${i} [${format(byThread[i]!)}]`).join('; ')}`;
 }
 
 /**

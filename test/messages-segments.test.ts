@@ -119,6 +119,19 @@ t.test('a restart with a cold history reads only the segments a request needs, a
   const middle = await cold.api.get('/messages', { anchor: ids[1000], num_before: 10, num_after: 10, narrow: [['channel', 'general'], ['topic', 'b']] });
   t.equal(middle.body.messages.length, 20);
   t.ok(store().byTopic.peek(topicKey(general, 'b'))!.residentSegments <= 2, 'a window around an anchor reads the segments around it');
+  // Ann's window in a segment no lookup has reached: its ids stay as stored, and her unread flags read a part of one.
+  const anchor = ids[1300]!;
+  const inSegment = ids.filter((id, k) => k % 10 !== 3 && k % 25 !== 7 && id >> SEGMENT_BITS === anchor >> SEGMENT_BITS).length;
+  const channelsBefore = store().byChannel.residentSegments;
+  const annSet = annUnread as StoredIdSet;
+  const pendingBefore = annSet.pendingSegments;
+  const annWindow = await cold.api.as(ann).get('/messages', { anchor, num_before: 5, num_after: 5, narrow: [['channel', 'general']] });
+  t.equal(annWindow.body.messages.length, 11);
+  t.ok(annWindow.body.messages.some((m: { flags: string[] }) => !m.flags.includes('read')), 'with her unread flags');
+  const channels = store().byChannel.residentSegments;
+  t.equal(channels.segments, channelsBefore.segments + 1, 'the window read one more segment of the channel');
+  t.ok(channels.ids - channelsBefore.ids < inSegment, `kept as stored: it weighs ${channels.ids - channelsBefore.ids} in the index's bound, not its ${inSegment} ids`);
+  t.equal(annSet.pendingSegments, pendingBefore, 'her unread set read no segment whole for the flags');
 
   // What the history says the channel holds, against a walk of every segment of it.
   const generalIds = ids.filter((_, k) => k % 10 !== 3 && k % 25 !== 7);

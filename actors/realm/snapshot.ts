@@ -164,12 +164,12 @@ export function attachChunks(state: RealmState, reader: RecordReader, limit: num
       (index as LazyMap<string | number, IdList>).attach(segments, keyLimit, read, segmentLimit);
       continue;
     }
-    // A set is read by segment too, as a lookup reaches it (StoredIdSet); it stays whole once read, a bitmap.
+    // A set is read by segment too, as a lookup reaches it (StoredIdSet; a lookup alone reads a part of one); it stays whole once read, a bitmap.
     const load = (key: string) => {
       const prefix = keyRecordPrefix(realmId, code, key);
       const found: number[] = [];
       for (const id of reader.readIds(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) found.push(Number(id.slice(prefix.length)));
-      return new StoredIdSet(found, (segment) => ID_SET.runs(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined));
+      return new StoredIdSet(found, (segment) => ID_SET.read(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined));
     };
     (index as LazyMap<string | number, IdSet>).attach(load, keyLimit);
   }

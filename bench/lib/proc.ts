@@ -94,6 +94,20 @@ export function allThreadsRunNs(pid: number): number {
   return total;
 }
 
+/** Each thread's run time in nanoseconds (/proc/<pid>/task/<tid>/schedstat) by thread id, with its name (comm). */
+export function threadRunNs(pid: number): Map<number, { name: string; ns: number }> {
+  const threads = new Map<number, { name: string; ns: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      threads.set(Number(tid), { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), ns });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
 /** A size field of /proc/<pid>/status in bytes: VmRSS (resident set) or RssAnon (without mapped files). */
 export function statusBytes(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -11,6 +11,7 @@ import { chunkTuples, type MessageChunkRecord } from '../../actors/realm/message
 import { Role, realmToRecord, type RealmRecord } from '../../actors/realm/state.ts';
 import { verifyRealm } from '../../actors/verify.ts';
 import { IdList } from '../../actors/realm/messages/id-list.ts';
+import { StoredSegment } from '../../actors/realm/messages/stored-segment.ts';
 import { segmentOf } from '../../actors/realm/messages/lazy-map.ts';
 import { FORMAT_VERSION } from '../../snapshots/codec.ts';
 import type { Store } from '../../snapshots/store.ts';
@@ -139,7 +140,7 @@ t.test('messages spanning several chunks survive restarts with edits, reactions,
   [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
   const misordered = IdList.stored([segmentOf(swapped[0]!)]);
   loaded.messages.byTopic.set(someTopic, misordered);
-  misordered.source = { read: () => swapped, used: () => {} };
+  misordered.source = { read: () => StoredSegment.ofIds(Int32Array.from(swapped)), used: () => {} };
   loaded.messages.byConversation.get([...loaded.messages.byConversation.keys()][0]!)!.add(ids[1]!);
   t.match(verifyRealm(loaded), [
     new RegExp(`topic index ${someTopic.split('\u0000')[0]}/.* is out of order`),

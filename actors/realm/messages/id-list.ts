@@ -1,5 +1,6 @@
 import { SEGMENT_BITS, segmentOf, SEGMENT_SIZE, type SegmentSource } from './lazy-map.ts';
 import { lowerBound } from './lower-bound.ts';
+import { StoredSegment } from './stored-segment.ts';
 
 
 /** The segment of any number a walk starts from: below every segment, within one, or past every one (ids are below 2^31). */
@@ -9,7 +10,8 @@ const segmentOfAny = (id: number) => (id < 0 ? -1 : id >= 2 ** 31 ? 2 ** (31 - S
  * A sorted list of message ids (a channel's, topic's or conversation's) kept by segment (lazy-map.ts): it
  * knows which segments hold its ids, and reads a stored one from the data directory only when a lookup
  * needs it. A send appends to the newest segment; a window around an anchor reads the one or two segments
- * around it; only a walk of the whole list (`[Symbol.iterator]`: an export, verify, a topic moved whole)
+ * around it, kept as their records hold them (stored-segment.ts: a search finds the anchor, and only the ids
+ * the window walks are decoded), until a change to one decodes it whole; only a walk of the whole list (`[Symbol.iterator]`: an export, verify, a topic moved whole)
  * reads every segment, and the index it belongs to lets the least recently used ones go again.
  *
  * Positions are not part of the interface: a list is read by id (`has`, `idsFrom`, `first`, `last`), as a
@@ -18,8 +20,11 @@ const segmentOfAny = (id: number) => (id < 0 ? -1 : id >= 2 ** 31 ? 2 ** (31 - S
 export class IdList implements Iterable<number> {
   /** the segments holding ids, ascending, in memory or only stored */
   private readonly segments: number[] = [];
-  /** each segment's ids, ascending, never empty; null while only stored */
-  private readonly parts: (number[] | null)[] = [];
+  /**
+   * each segment's ids, ascending, never empty: decoded (a plain array, which changes), as stored (read back
+   * and not changed since), or null while only stored
+   */
+  private readonly parts: (number[] | StoredSegment | null)[] = [];
   /** how many ids each segment held when last in memory, and its oldest id; -1: never read */
   private readonly counts: number[] = [];
   private readonly firsts: number[] = [];
@@ -67,71 +72,65 @@ export class IdList implements Iterable<number> {
     return this.segments;
   }
 
-  /** The segment's ids if it holds any (read if stored), else null. */
+  /** The segment's ids if it holds any (read and decoded if stored), else null. */
   segmentIds(segment: number): ArrayLike<number> | null {
     const at = lowerBound(this.segments, segment);
     return this.segments[at] === segment ? this.part(at) : null;
   }
 
-  /** Lets a stored segment's ids leave memory; how many it held (0 if it was not in memory). */
+  /** Lets a stored segment's ids leave memory; what they weighed (0 if not in memory). */
   drop(segment: number): number {
     const at = lowerBound(this.segments, segment);
     const part = this.segments[at] === segment ? this.parts[at] : null;
     if (!part || this.source === null) return 0;
     this.parts[at] = null;
-    return part.length;
+    return weightOf(part);
   }
 
   /** Tells `source` of every segment in memory (a list that joins an index with a bound). */
   residentTo(source: SegmentSource): void {
-    this.parts.forEach((part, at) => part && source.used(this.segments[at]!, part.length, false));
+    this.parts.forEach((part, at) => part && source.used(this.segments[at]!, weightOf(part), false));
   }
 
   has(id: number): boolean {
     const at = lowerBound(this.segments, segmentOfAny(id));
     if (this.segments[at] !== segmentOfAny(id)) return false;
-    const part = this.part(at);
-    return part[lowerBound(part, id)] === id;
+    const part = this.view(at);
+    return part instanceof StoredSegment ? part.has(id) : part[lowerBound(part, id)] === id;
   }
 
   first(): number | undefined {
-    return this.segments.length === 0 ? undefined : this.part(0)[0];
+    return this.segments.length === 0 ? undefined : idAt(this.view(0), 0);
   }
 
   last(): number | undefined {
     const n = this.segments.length;
     if (n === 0) return undefined;
-    const part = this.part(n - 1);
-    return part[part.length - 1];
+    const part = this.view(n - 1);
+    return idAt(part, part.length - 1);
   }
 
   /**
    * The ids beyond `from` (any number: it need not be in the list), the nearest first: below it, descending,
-   * when `down`, else above it, ascending. Reads only the segments it walks into. The list must not change
-   * while this is iterated: a walk in slices starts again from the last id it examined.
+   * when `down`, else above it, ascending. Reads only the segments it walks into, and decodes none. The list
+   * must not change while this is iterated: a walk in slices starts again from the last id it examined.
    */
   *idsFrom(from: number, down: boolean): Generator<number, void, undefined> {
-    for (const [part, start] of this.partsFrom(from, down)) {
-      if (down) for (let i = start; i >= 0; i--) yield part[i]!;
+    for (let at = this.segmentFrom(from, down); at >= 0 && at < this.segments.length; at += down ? -1 : 1) {
+      const part = this.view(at);
+      const start = IdList.startIn(part, from, down);
+      if (part instanceof StoredSegment) {
+        if (down) for (let i = start; i >= 0; i--) yield part.idAt(i);
+        else for (let i = start; i < part.length; i++) yield part.idAt(i);
+      } else if (down) for (let i = start; i >= 0; i--) yield part[i]!;
       else for (let i = start; i < part.length; i++) yield part[i]!;
     }
   }
 
   /**
-   * What `idsFrom` walks, a segment at a time: each segment's ids and the index of the first the walk
-   * takes in it (-1 or the length: none), nearest first. A hot walk (a window) reads its ids by index.
-   */
-  *partsFrom(from: number, down: boolean): Generator<[ids: ArrayLike<number>, start: number], void, undefined> {
-    for (let at = this.segmentFrom(from, down); at >= 0 && at < this.segments.length; at += down ? -1 : 1) {
-      const part = this.segmentAt(at);
-      yield [part, IdList.startIn(part, from, down)];
-    }
-  }
-
-  /**
-   * A walk by hand, as `partsFrom` without a generator (a window, the hot path): the position among the
-   * segments of the first a walk from `from` reaches (out of range: none), each segment's ids (`segmentAt`,
-   * read if stored), and where in them the walk starts (`startIn`).
+   * A walk by hand, as `idsFrom` without a generator (a window, the hot path): the position among the
+   * segments of the first a walk from `from` reaches (out of range: none), then for each segment the ids
+   * the walk reaches first (`near`).
    */
   segmentFrom(from: number, down: boolean): number {
     const fromSegment = segmentOfAny(Math.floor(from));
@@ -142,11 +141,31 @@ export class IdList implements Iterable<number> {
     return this.segments.length;
   }
 
-  segmentAt(at: number): ArrayLike<number> {
-    return this.part(at);
+  /**
+   * The ids of the segment at `at` a walk from `from` reaches, read by index from `start` on (descending when
+   * `down`; -1 or the length: none), and whether the segment holds more beyond them. A segment in memory
+   * gives them all; one as stored decodes at least `count` of them (or up to its end): a window asks for
+   * as many as it still needs, and again from the last it examined if its narrow passed over some.
+   */
+  near(at: number, from: number, down: boolean, count: number): [ids: ArrayLike<number>, start: number, more: boolean] {
+    const part = this.view(at);
+    const start = IdList.startIn(part, from, down);
+    if (!(part instanceof StoredSegment)) return [part, start, false];
+    if (down) {
+      const low = Math.max(0, start - Math.max(1, count) + 1);
+      const ids = part.slice(low, start + 1);
+      return [ids, ids.length - 1, low > 0];
+    }
+    const high = Math.min(part.length, start + Math.max(1, count));
+    return [part.slice(start, high), 0, high < part.length];
   }
 
-  static startIn(ids: ArrayLike<number>, from: number, down: boolean): number {
+  /** Where in a segment's ids a walk from `from` starts: the nearest below it when `down`, else above it. */
+  static startIn(ids: ArrayLike<number> | StoredSegment, from: number, down: boolean): number {
+    if (ids instanceof StoredSegment) {
+      const i = ids.lowerBound(from);
+      return down ? i - 1 : i < ids.length && ids.idAt(i) === from ? i + 1 : i;
+    }
     const i = lowerBound(ids, from);
     return down ? i - 1 : ids[i] === from ? i + 1 : i;
   }
@@ -163,8 +182,8 @@ export class IdList implements Iterable<number> {
         count += this.counts[at]!;
         continue;
       }
-      const part = this.part(at);
-      if (part.length > 0 && recent(part[0]!)) {
+      const part = this.view(at);
+      if (part.length > 0 && recent(idAt(part, 0))) {
         count += part.length;
         continue;
       }
@@ -172,7 +191,7 @@ export class IdList implements Iterable<number> {
       let high = part.length;
       while (low < high) {
         const middle = (low + high) >> 1;
-        if (recent(part[middle]!)) high = middle;
+        if (recent(idAt(part, middle))) high = middle;
         else low = middle + 1;
       }
       return count + part.length - low;
@@ -180,10 +199,13 @@ export class IdList implements Iterable<number> {
     return count;
   }
 
-  /** Each segment's ids, ascending, the oldest segment first or (`down`) the newest: reads each as it is reached. */
+  /** Each segment's ids, ascending, the oldest segment first or (`down`) the newest: reads each as it is reached, and decodes it for the walk alone. */
   *segmentsFrom(down: boolean): Generator<ArrayLike<number>, void, undefined> {
-    if (down) for (let at = this.segments.length - 1; at >= 0; at--) yield this.part(at);
-    else for (let at = 0; at < this.segments.length; at++) yield this.part(at);
+    const n = this.segments.length;
+    for (let k = 0; k < n; k++) {
+      const part = this.view(down ? n - 1 - k : k);
+      yield part instanceof StoredSegment ? part.toArray() : part;
+    }
   }
 
   /** Every id, ascending: a walk of the whole list, which reads every stored segment. */
@@ -232,12 +254,9 @@ export class IdList implements Iterable<number> {
   /** Removes the id; false if it was not there. */
   delete(id: number): boolean {
     const at = lowerBound(this.segments, segmentOf(id));
-    if (this.segments[at] !== segmentOf(id)) return false;
-    const found = this.part(at);
-    const i = lowerBound(found, id);
-    if (found[i] !== id) return false;
+    if (this.segments[at] !== segmentOf(id) || !this.has(id)) return false;
     const part = this.part(at);
-    part.splice(i, 1);
+    part.splice(lowerBound(part, id), 1);
     this.onChange?.(id);
     this.grew(at, part);
     return true;
@@ -292,19 +311,29 @@ export class IdList implements Iterable<number> {
     }
   }
 
-  /** The segment's ids in memory, read if only stored. */
-  private part(at: number): number[] {
-    let part = this.parts[at];
+  /** The segment's ids in memory as they are (decoded, or as stored), read if only stored. */
+  private view(at: number): number[] | StoredSegment {
+    const part = this.parts[at];
     if (part) {
-      this.source?.used(this.segments[at]!, part.length, false);
+      this.source?.used(this.segments[at]!, weightOf(part), false);
       return part;
     }
-    part = this.source!.read(this.segments[at]!);
-    this.parts[at] = part;
-    this.counts[at] = part.length;
-    this.firsts[at] = part.length > 0 ? part[0]! : -1;
-    this.source!.used(this.segments[at]!, part.length, true);
-    return part;
+    const stored = this.source!.read(this.segments[at]!);
+    this.parts[at] = stored;
+    this.counts[at] = stored.length;
+    this.firsts[at] = stored.length > 0 ? stored.idAt(0) : -1;
+    this.source!.used(this.segments[at]!, stored.weight, true);
+    return stored;
+  }
+
+  /** The segment's ids decoded, to change them or read them whole: read if only stored, decoded if as stored. */
+  private part(at: number): number[] {
+    const part = this.view(at);
+    if (!(part instanceof StoredSegment)) return part;
+    const ids = part.toArray();
+    this.parts[at] = ids;
+    this.source?.used(this.segments[at]!, ids.length, true);
+    return ids;
   }
 
   /** After the segment's ids changed: a segment left empty goes (its stored record with it, as its change was told). */
@@ -323,3 +352,8 @@ export class IdList implements Iterable<number> {
     this.source?.used(segment, 0, false);
   }
 }
+
+/** What a segment in memory weighs in its index's bound (lazy-map.ts): a plain array's ids, or a stored one's (stored-segment.ts). */
+const weightOf = (part: number[] | StoredSegment) => (part instanceof StoredSegment ? part.weight : part.length);
+
+const idAt = (part: number[] | StoredSegment, position: number) => (part instanceof StoredSegment ? part.idAt(position) : part[position]!);

@@ -1,3 +1,5 @@
+import type { StoredSegment } from './stored-segment.ts';
+
 /**
  * A persisted per-key index of a realm's messages is stored in segments: the ids of one key within 2^17
  * consecutive message ids are one record. A snapshot rewrites only the segments a change touched (the
@@ -29,16 +31,17 @@ export const DEFAULT_KEY_CACHE = 4096;
 /**
  * Ids of the stored segments of an index's id lists that stay in memory, per index and organization (the
  * segments most recently used): 2^22 ids, about 32 segments of a channel that holds most of the history,
- * 32 MB as arrays of small integers. A segment changed since the last snapshot stays until the snapshot
- * stores it. CHAT_MESSAGE_SEGMENT_CACHE sets another size.
+ * 32 MB as arrays of small integers. A segment kept as stored (stored-segment.ts) counts for what it weighs
+ * in those units: half its record's 4-byte values. A segment changed since the last snapshot stays until
+ * the snapshot stores it. CHAT_MESSAGE_SEGMENT_CACHE sets another size.
  */
 export const DEFAULT_SEGMENT_CACHE = 2 ** 22;
 
 /** How a value kept by segment (id-list.ts) reads its stored segments, and tells its index which are in memory. */
 export interface SegmentSource {
-  /** the stored segment's ids, ascending */
-  read(segment: number): number[];
-  /** the segment is in memory holding `ids` ids (0: it is gone) and was just used; `read`: from the data directory */
+  /** the stored segment's ids, ascending, as its record holds them */
+  read(segment: number): StoredSegment;
+  /** the segment is in memory, weighing `ids` ids (0: it is gone; stored-segment.ts), and was just used; `read`: it grew (read from the data directory, or decoded) */
   used(segment: number, ids: number, read: boolean): void;
 }
 
@@ -93,7 +96,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** counts takeDirty calls: a value's reporter remembers the segment it last marked in this generation */
   private generation = 0;
   /** reads a stored segment, for values kept by segment */
-  private segmentRead: ((key: string, segment: number) => number[]) | null = null;
+  private segmentRead: ((key: string, segment: number) => StoredSegment) | null = null;
   private segmentLimit = Infinity;
   /** the stored segments in memory, least recently used first, and how many ids they hold */
   private readonly order = new Set<Resident<K, V>>();
@@ -112,7 +115,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
    * Reads values through `loader` from now on; `limit` keys stay in memory. A value kept by segment reads its
    * stored segments through `segmentRead`, and those of all values hold about `segmentLimit` ids in memory.
    */
-  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => number[]) | null = null, segmentLimit = Infinity): void {
+  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => StoredSegment) | null = null, segmentLimit = Infinity): void {
     this.loader = loader;
     this.limit = limit;
     this.segmentRead = segmentRead;

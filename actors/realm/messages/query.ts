@@ -157,19 +157,22 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       const want = cursor.down ? wantBefore : wantAfter;
       if (found.length >= want) continue;
       // A topic, a channel (the hot path), from the anchor: only the segments reached are read, their ids by index.
+      // A segment as stored gives the ids the walk still needs (IdList.near), and more from the last one
+      // examined, twice as many each time, if the narrow passes over some.
       if (list instanceof IdList) {
         const step = cursor.down ? -1 : 1;
-        for (let at = list.segmentFrom(cursor.last, cursor.down); at >= 0 && at < list.segmentCount; at += step) {
-          const ids = list.segmentAt(at);
-          for (let i = IdList.startIn(ids, cursor.last, cursor.down); i >= 0 && i < ids.length && found.length < want; i += step) {
+        let count = want - found.length;
+        for (let at = list.segmentFrom(cursor.last, cursor.down); at >= 0 && at < list.segmentCount; ) {
+          const [ids, start, more] = list.near(at, cursor.last, cursor.down, count);
+          for (let i = start; i >= 0 && i < ids.length && found.length < want; i += step) {
             const id = ids[i]!;
+            cursor.last = id;
             if (ok(id)) found.push(id);
-            if (spent()) {
-              cursor.last = id;
-              return undefined;
-            }
+            if (spent()) return undefined;
           }
           if (found.length >= want) break;
+          if (more) count *= 2;
+          else at += step;
         }
         continue;
       }
