@@ -142,8 +142,16 @@ export class StoredIdSet extends IdSet {
     const read = this.partsRead.get(segment) ?? 0;
     if ((read & bit) !== 0) return;
     const from = Math.floor(id / PART_SIZE) * PART_SIZE;
+    if (lastRead === null || lastRead.set !== this || lastRead.segment !== segment) {
+      // A segment whose parts are looked up again later (a small history, windows all over it) is read whole
+      // the second time, as before parts: its record is not read again for each part.
+      if (read !== 0) {
+        this.need(segment);
+        return;
+      }
+      lastRead = { set: this, segment, stored: this.readSegment(segment) };
+    }
     this.partsRead.set(segment, read | bit);
-    if (lastRead === null || lastRead.set !== this || lastRead.segment !== segment) lastRead = { set: this, segment, stored: this.readSegment(segment) };
     this.addStored(lastRead.stored.runs(from, from + PART_SIZE));
   }
 
