@@ -25,9 +25,9 @@ let lastRead: { set: StoredIdSet; segment: number; stored: StoredSegment } | nul
 /**
  * A user's flag or mention set (IdSet) read from the data directory by segment (lazy-map.ts): it knows
  * which stored segments hold its ids and reads one only when a lookup reaches it. A send adds to the newest
- * segment; `has` reads the part of the id's segment that holds it; a walk from an anchor (`idsFrom`) reads the segments as it reaches
- * them; only a walk of the whole set (iterating it, `size`) reads them all. A user's unread set over
- * 50,000,000 messages is no longer read whole by the first message sent to them.
+ * segment; `has` reads the part of the id's segment that holds it; a walk from an anchor (`idsFrom`) reads
+ * the segments as it reaches them; only a walk of the whole set (iterating it, `size`) reads them all. A
+ * user's unread set over 50,000,000 messages is no longer read whole by the first message sent to them.
  */
 export class StoredIdSet extends IdSet {
   /** the stored segments not read yet, ascending */
