@@ -78,9 +78,20 @@ export function targets(results: Results): Target[] {
       met: perMessage <= 100,
     });
     list.push({ name: `boot from the snapshot (${recovery.messages} messages; the target names 50,000,000)`, measured: `${round(snapshotBoot.wallMs / 1000)} s`, baseline: '-', target: '< 5 s', met: snapshotBoot.wallMs < 5000 });
-    if (snapshotBoot.cold) {
-      const p99 = Math.max(snapshotBoot.cold.allP99, snapshotBoot.cold.topicP99);
-      list.push({ name: 'cold GET /messages of 50, p99 (no narrow; a topic)', measured: `${ms(snapshotBoot.cold.allP99)}; ${ms(snapshotBoot.cold.topicP99)}`, baseline: '-', target: '< 5 ms', met: p99 < 5 });
+    const cold = snapshotBoot.cold;
+    if (cold?.running) {
+      // The history cold on a server that has been serving; the freshly booted server's first reads beside it.
+      const p99 = Math.max(cold.running.allP99, cold.running.topicP99);
+      list.push({
+        name: 'cold GET /messages of 50, p99 over HTTP, a running server (no narrow; a topic)',
+        measured: `${ms(cold.running.allP99)}; ${ms(cold.running.topicP99)}`,
+        baseline: `just booted ${ms(cold.allP99)}; ${ms(cold.topicP99)}`,
+        target: '< 5 ms',
+        met: p99 < 5,
+      });
+    } else if (cold) {
+      const p99 = Math.max(cold.allP99, cold.topicP99);
+      list.push({ name: 'cold GET /messages of 50, p99 (no narrow; a topic)', measured: `${ms(cold.allP99)}; ${ms(cold.topicP99)}`, baseline: '-', target: '< 5 ms', met: p99 < 5 });
     }
   }
   const searches = (results.search ?? []).filter((row) => row.label.startsWith('search,'));
