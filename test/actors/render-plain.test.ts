@@ -10,7 +10,7 @@ const realm = emptyRealm(1, '', 'Test', 0);
 const PLAIN = [
   'fox', 'Bench', 'naps', 'a', 'Z', 'héllo', 'Ünïcode', '日本語', 'x1', '42', 'the quick', ' ', ' ', ' ', ' ', '  ', ',', '.',
   ';', '?', '(', ')', '"', "'", '/', '|', '1.', '1)', ': ', '**bold**', '**two words**', '**9**', ' **x** ', '\u00a0', '\u2028',
-  '\u3000', 'Ω', '😀', '\ud800', 'a.b', 'x.', '.y',
+  '\u3000', 'Ω', '😀', '\ud800', 'a.b', 'x.', '.y', '\nNext', '\nb', ' \nC', '\n\nD', '\n é', '\n', '\n1. x', '\n- x',
 ];
 const EDGE = [
   ':', ' :', '::', '**', '*', ' **', '** ', '** x**', '**x **', '***x***', '__x__', '*x*', 'http://x.com', 'http:', 'https: ',
@@ -34,19 +34,23 @@ function generator(seed: number) {
   };
 }
 
-t.test('the plain-line shortcut renders exactly as markdown-it does', async (t) => {
+t.test('the plain-text shortcut renders exactly as markdown-it does', async (t) => {
   const line = generator(17);
   const inputs = [
     'Bench message: the quick brown fox jumps over the **lazy** dog, then naps.',
-    'Hello', 'hello "world"', 'a **b** **c d**, (**e**) **f**; **g**? **h**.', 'Ends with **strong**',
+    'Hello', 'hello "world"', 'Two\nlines', 'Para\n\nGraphs', 'Ünï\ncödé', 'a **b** **c d**, (**e**) **f**; **g**? **h**.', 'Ends with **strong**',
   ];
   for (let i = 0; i < 60000; i++) inputs.push(line());
   let taken = 0;
+  let lines = 0;
   let mismatches = 0;
   for (const content of inputs) {
     const fast = renderMessage(realm, 1, content);
     const full = renderWithMarkdownIt(realm, 1, content);
-    if (plainParagraph(content) !== null) taken++;
+    if (plainParagraph(content) !== null) {
+      taken++;
+      if (content.includes('\n')) lines++;
+    }
     if (fast.html !== full.html || fast.isMeMessage !== full.isMeMessage) {
       if (mismatches++ < 5) t.fail(`differs for ${JSON.stringify(content)}: ${fast.html} / ${full.html}`);
     }
@@ -54,6 +58,7 @@ t.test('the plain-line shortcut renders exactly as markdown-it does', async (t) 
   t.equal(mismatches, 0);
   // The comparison means something only if many inputs take the shortcut and many do not.
   t.ok(taken > 5000 && taken < inputs.length - 5000, `${taken} of ${inputs.length} took the shortcut`);
+  t.ok(lines > 500, `${lines} of them of several lines`);
   t.equal(plainParagraph(inputs[0]!), '<p>Bench message: the quick brown fox jumps over the <strong>lazy</strong> dog, then naps.</p>');
 });
 
