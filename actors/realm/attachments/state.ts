@@ -78,6 +78,8 @@ export function removeAttachment(store: AttachmentStore, attachmentId: number): 
 const UPLOAD_LINK = /\/user_uploads\/(\d+\/[^\s"'<>()[\]]+)/g;
 
 export function referencedPathIds(content: string): string[] {
+  // Most messages link no upload: one search instead of a regular expression's match iterator and a set.
+  if (!content.includes('/user_uploads/')) return [];
   const out = new Set<string>();
   for (const match of content.matchAll(UPLOAD_LINK)) {
     let path = match[1]!;

@@ -13,6 +13,8 @@ import {
   markUnsaved,
   mentionedUsers,
   mentionSet,
+  NO_MENTIONS,
+  none,
   PERSONAL_FLAGS,
   recipientKey,
   removeFromIndexes,
@@ -182,12 +184,15 @@ function copyMessage(sent: SentMessage): StoredMessage {
     body: { content: sent.content, renderedContent: sent.renderedContent, editHistory: sent.editHistory.map((entry) => ({ ...entry })) },
     contentHas: contentHas(sent.renderedContent),
     isMeMessage: sent.isMeMessage,
-    mentions: { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
+    // The empty lists and mentions shared, as a loaded message's are (chunks.ts): fewer objects kept per message.
+    mentions: mentions.userIds.length === 0 && !mentions.streamWildcard && mentions.topicWildcardUserIds.length === 0
+      ? NO_MENTIONS
+      : { userIds: [...mentions.userIds], streamWildcard: mentions.streamWildcard, topicWildcardUserIds: [...mentions.topicWildcardUserIds] },
     timestamp: sent.timestamp,
     client: sent.client,
-    reactions: sent.reactions.map((reaction) => ({ ...reaction })),
+    reactions: sent.reactions.length === 0 ? none() : sent.reactions.map((reaction) => ({ ...reaction })),
     userIds: [...sent.userIds],
-    historicalUserIds: [...sent.historicalUserIds],
+    historicalUserIds: sent.historicalUserIds.length === 0 ? none() : [...sent.historicalUserIds],
   };
   if (sent.lastEditTimestamp !== undefined) message.lastEditTimestamp = sent.lastEditTimestamp;
   if (sent.lastMovedTimestamp !== undefined) message.lastMovedTimestamp = sent.lastMovedTimestamp;

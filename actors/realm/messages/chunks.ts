@@ -8,12 +8,13 @@ import {
   MESSAGE_CHUNK_SIZE,
   mentionedUsers,
   mentionSet,
+  NO_MENTIONS,
+  none,
   PERSONAL_FLAGS,
   setOf,
   topicKey,
   type KeyIndexCode,
   type EditHistoryEntry,
-  type Mentions,
   type MessageRecipient,
   type MessageStore,
   type PersonalFlag,
@@ -298,10 +299,6 @@ export function chunkRecords(store: MessageStore, chunks: readonly number[]): Ch
 
 // ---- loading ----------------------------------------------------------------------------------------------
 
-/** Shared by every loaded message that has none: frozen, as nothing may change them in place (StoredMessage). */
-const NONE: readonly never[] = Object.freeze([]);
-const none = <T>() => NONE as unknown as T[];
-const NO_MENTIONS: Mentions = Object.freeze({ userIds: none<number>(), streamWildcard: false, topicWildcardUserIds: none<number>() });
 
 /** A recipient of a chunk, shared by its messages, and the index lists its messages go to. */
 interface Place {

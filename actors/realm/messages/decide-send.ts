@@ -131,16 +131,17 @@ export function renderContent(
     }
     for (const member of groupMembers(state, groupId)) mentioned.add(member);
   }
-  const mayMentionMany = allowed(state, 'can_mention_many_users_group', sender.userId);
+  // Asked only of a wildcard mention: the group setting's closure is not free, and most sends have none.
+  const mayMentionMany = () => allowed(state, 'can_mention_many_users_group', sender.userId);
   const channel = recipient.kind === 'channel';
   const streamWildcard = channel && rendered.streamWildcard;
-  if (streamWildcard && !mayMentionMany && (state.subscriptions.get(recipient.channelId)?.size ?? 0) > WILDCARD_MENTION_THRESHOLD) {
+  if (streamWildcard && (state.subscriptions.get(recipient.channelId)?.size ?? 0) > WILDCARD_MENTION_THRESHOLD && !mayMentionMany()) {
     throw new ChatError(ErrorCode.STREAM_WILDCARD_MENTION_NOT_ALLOWED, 'You do not have permission to use channel wildcard mentions in this channel.');
   }
   let topicWildcardUserIds: number[] = [];
   if (recipient.kind === 'channel' && rendered.topicWildcard) {
     const participants = topicParticipants(state, recipient.channelId, recipient.topic, sender.userId);
-    if (!mayMentionMany && participants.size > WILDCARD_MENTION_THRESHOLD) {
+    if (participants.size > WILDCARD_MENTION_THRESHOLD && !mayMentionMany()) {
       throw new ChatError(ErrorCode.TOPIC_WILDCARD_MENTION_NOT_ALLOWED, 'You do not have permission to use topic wildcard mentions in this topic.');
     }
     topicWildcardUserIds = [...participants].filter((id) => hasSorted(userIds, id)).sort((a, b) => a - b);

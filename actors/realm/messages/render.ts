@@ -7,6 +7,7 @@ import { groupClosure } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
 import { emojiCodeOf } from './emoji.ts';
 import { useLinkifiers } from './render-links.ts';
+import { plainParagraph } from './render-plain.ts';
 
 /** What a rendering found, besides its HTML: the mentions that set flags. */
 export interface Rendered {
@@ -178,6 +179,15 @@ md.renderer.rules.fence = (tokens, idx, _options, env) => {
 
 /** Renders a message's Markdown with Zulip's syntax, as the sender sees the realm. */
 export function renderMessage(realm: RealmState, senderId: number, content: string): Rendered {
+  const plain = realm.linkifiers.compiled.length === 0 ? plainParagraph(content) : null;
+  if (plain !== null && !md.linkify.pretest(content)) {
+    return { html: plain, isMeMessage: false, userIds: new Set(), groupIds: new Set(), streamWildcard: false, topicWildcard: false };
+  }
+  return renderWithMarkdownIt(realm, senderId, content);
+}
+
+/** renderMessage without its shortcut for plain lines (render-plain.ts), which must give the same HTML. */
+export function renderWithMarkdownIt(realm: RealmState, senderId: number, content: string): Rendered {
   const env: RenderEnv = {
     realm,
     senderId,

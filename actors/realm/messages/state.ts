@@ -89,6 +89,11 @@ export interface StoredMessage {
   attachmentIds?: number[];
 }
 
+/** Shared by every stored message that has none: frozen, as nothing may change them in place (StoredMessage). */
+const NONE: readonly never[] = Object.freeze([]);
+export const none = <T>() => NONE as unknown as T[];
+export const NO_MENTIONS: Mentions = Object.freeze({ userIds: none<number>(), streamWildcard: false, topicWildcardUserIds: none<number>() });
+
 /** A message whole, its body inline: as a send logs it and as an export or a snapshot of format 1 holds it. */
 export type SentMessage = Omit<StoredMessage, 'body' | 'contentHas'> & MessageBody;
 

@@ -14,8 +14,9 @@ const LIST_MARKER = /^\s*[-*]?\s*/;
  * poll's question and options or a todo list's title and tasks, from the lines after the command.
  */
 export function widgetContent(content: string): string | undefined {
+  // Most content is no widget: the split below would cut all of it into words to learn so.
+  if (!content.startsWith('/')) return undefined;
   const first = content.split(/\s+|\n+/)[0]!;
-  if (!first.startsWith('/')) return undefined;
   const widgetType = first.slice(1);
   if (!WIDGET_TYPES.has(widgetType)) return undefined;
   const lines = content.replace(first, '').split(LINE_BREAK);
