@@ -297,7 +297,7 @@ export class Runtime {
    */
   publish(deliveries: readonly Delivery[]): void {
     for (const delivery of deliveries) {
-      for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
+      for (const routed of this.queues.resolve(delivery)) this.queues.deliverRouted(routed);
     }
     // In a cluster the other nodes' queues get them too (none of these events is shaped per queue).
     if (this.options.replication) this.options.replication.share({ kind: 'deliveries', deliveries: deliveries.filter((delivery) => !delivery.select) });
@@ -314,7 +314,7 @@ export class Runtime {
     switch (message.kind) {
       case 'deliveries':
         for (const delivery of message.deliveries) {
-          for (const { event, queues } of this.queues.resolve(delivery)) this.queues.deliver(queues, event);
+          for (const routed of this.queues.resolve(delivery)) this.queues.deliverRouted(routed);
         }
         break;
       case 'presence':
@@ -382,9 +382,9 @@ export class Runtime {
         this.searchSync?.committed(seq, { ...target, changes });
         this.undelivered.delete(seq);
         let count = 0;
-        for (const { event, queues } of routes) {
-          this.queues.deliver(queues, event, true);
-          count += queues.length;
+        for (const routed of routes) {
+          this.queues.deliverRouted(routed, true);
+          count += routed.queues.length;
         }
         if (count) this.options.onDelivered?.(count, (performance.now() - started) / 1000);
       },
@@ -407,9 +407,9 @@ export class Runtime {
     const deliveries = this.replay.follow(record);
     let count = 0;
     for (const delivery of deliveries) {
-      for (const { event, queues } of this.queues.resolve(delivery)) {
-        this.queues.deliver(queues, event, true);
-        count += queues.length;
+      for (const routed of this.queues.resolve(delivery)) {
+        this.queues.deliverRouted(routed, true);
+        count += routed.queues.length;
       }
     }
     if (count) this.options.onDelivered?.(count, 0);

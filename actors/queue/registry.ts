@@ -115,9 +115,11 @@ export class Queue {
   }
 }
 
-/** Where a delivery goes: the queues that get one event. */
+/** Where a delivery goes: the queues that get one event, in one shape (capabilities.ts). */
 export interface Routed {
   event: ApiEvent;
+  /** the shape every one of these queues gets the event in (null: as it is) */
+  shape: string | null;
   queues: Queue[];
 }
 
@@ -260,9 +262,11 @@ export class QueueRegistry {
 
   /**
    * Where a delivery goes, resolved when the change is applied and filled after commit: the queues that get
-   * it, grouped by the event each gets (one group, unless the delivery selects a shape per queue). A queue
-   * takes it if it asked for the type, passes the event's capability gate (capabilities.ts), and, for a
-   * message, its narrow. Per queue that is a few lookups; the gate and the narrow are null for most.
+   * it, grouped by the event each gets and its shape (one group, unless the delivery selects an event per
+   * queue or the queues' capabilities differ). A queue takes it if it asked for the type, passes the event's
+   * capability gate (capabilities.ts), and, for a message, its narrow. Per queue that is a few lookups; the
+   * gate and the narrow are null for most. The shape is found here, where each queue is read anyway, so
+   * that the delivery after the commit (`deliverRouted`) goes over each queue once more, not twice.
    */
   resolve(delivery: Delivery): Routed[] {
     const out: Routed[] = [];
@@ -296,7 +300,7 @@ export class QueueRegistry {
       const event = delivery.select ? delivery.select(context) : delivery.event;
       if (event === null) continue;
       if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
-      groupOf(out, event).queues.push(queue);
+      groupOf(out, event, shapeFor(event, context.spec)).queues.push(queue);
     }
   }
 
@@ -322,6 +326,11 @@ export class QueueRegistry {
     for (const group of byShape.values()) this.append(group, renderFor(event, group[0]!.context.spec), logged);
   }
 
+  /** Delivers what `resolve` grouped: its queues all take the event in the group's shape. */
+  deliverRouted({ event, shape, queues }: Routed, logged = false): void {
+    this.append(queues, shape === null ? [event] : renderFor(event, queues[0]!.context.spec), logged);
+  }
+
   private append(queues: readonly Queue[], events: readonly ApiEvent[], logged: boolean): void {
     const entries: LoggedEvent[] = events.map((event) => ({
       payload: this.payloads.create(event.type, JSON.stringify(event)),
@@ -330,6 +339,8 @@ export class QueueRegistry {
     const { events: maxEvents, bytes: maxBytes } = this.limits;
     // One pass over the queues (each touched once: at 10,000 queues, their memory is what a delivery waits on).
     for (const queue of queues) {
+      // A queue deleted since the delivery was resolved takes nothing.
+      if (queue.collected) continue;
       const buffer = queue.buffer;
       for (const entry of entries) {
         if (!queue.accepts(entry.payload.type)) continue;
@@ -536,10 +547,10 @@ function flagMerge(event: ApiEvent): LoggedEvent['merge'] {
   return { key: `${op}:${flag}`, messages, event: event as Record<string, unknown> };
 }
 
-/** The group of an event; a delivery has one event, or one per shape (a handful): a scan finds it. */
-function groupOf(routes: Routed[], event: ApiEvent): Routed {
-  for (const routed of routes) if (routed.event === event) return routed;
-  const routed: Routed = { event, queues: [] };
+/** The group of an event and shape; a delivery has one, or one per shape (a handful): a scan finds it. */
+function groupOf(routes: Routed[], event: ApiEvent, shape: string | null): Routed {
+  for (const routed of routes) if (routed.event === event && routed.shape === shape) return routed;
+  const routed: Routed = { event, shape, queues: [] };
   routes.push(routed);
   return routed;
 }

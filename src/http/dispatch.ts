@@ -72,7 +72,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
     }
   };
 
-  const answerRoute = (attempt: Attempt, route: Route, pathParams: Map<string, string>): Answer => {
+  const answerRoute = (attempt: Attempt, route: Route, pathParams: ReadonlyMap<string, string>): Answer => {
     const { request } = attempt;
     const realm = realmForHost(services.runtime, request.host, services.externalUrl.hostname);
     let user: UserProfile | null = null;
@@ -106,7 +106,7 @@ export function createDispatch(services: AppServices, routes: readonly Route[]):
   };
 
   const answerWith = (
-    attempt: Attempt, route: Route, pathParams: Map<string, string>, context: RouteContext<'public'>, values: Map<string, string>,
+    attempt: Attempt, route: Route, pathParams: ReadonlyMap<string, string>, context: RouteContext<'public'>, values: Map<string, string>,
   ): Answer => {
     const cluster = services.cluster;
     const queueId = cluster && values.get('queue_id');

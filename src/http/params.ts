@@ -126,9 +126,10 @@ export function readQuickParams<S extends ParamSpec>(spec: S, query: string): Pa
     if (end > start) {
       const equals = query.indexOf('=', start);
       const named = equals < 0 || equals > end;
-      const name = query.slice(start, named ? end : equals);
+      const nameEnd = named ? end : equals;
+      // The name is compared where it stands in the query, not copied out of it first.
       let index = 0;
-      while (index < entries.length && entries[index]![0] !== name) index++;
+      while (index < entries.length && !spells(query, start, nameEnd, entries[index]![0])) index++;
       if (index === entries.length || raw[index] !== undefined) return null;
       raw[index] = named ? '' : query.slice(equals + 1, end);
     }
@@ -143,6 +144,9 @@ export function readQuickParams<S extends ParamSpec>(spec: S, query: string): Pa
 }
 
 const QUESTION_MARK = 0x3f;
+
+/** Whether `query` from `start` to `end` is `name`. */
+const spells = (query: string, start: number, end: number, name: string) => end - start === name.length && query.startsWith(name, start);
 
 export const NONE_IGNORED: readonly string[] = Object.freeze([]);
 const specEntries = new WeakMap<ParamSpec, [string, Param<unknown, boolean>][]>();
