@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../actors/errors.ts';
 import { queueNode } from '../actors/replication.ts';
+import type { BufferedEvent } from '../actors/queue/buffer.ts';
+import { asciiJson, FrameWriter } from '../actors/queue/frame-bytes.ts';
 import type { Queue, QueueSubscriber } from '../actors/queue/registry.ts';
 import type { RealmState, UserProfile } from '../actors/realm/state.ts';
+import { realmVersion } from '../actors/realm/version.ts';
 import { authenticate, realmForHost, requireActive } from './http/auth.ts';
 import { API_PREFIX, checkRateLimit, rateLimitKey } from './http/dispatch.ts';
 import { errorResponse } from './http/envelope.ts';
@@ -28,6 +31,9 @@ const attachParams = {
 };
 
 const acknowledgement = z.object({ last_event_id: z.number().int() });
+
+/** Every socket's frames are written here in turn, and sent at once. */
+const frames = new FrameWriter();
 
 /** The close code of an error frame: 4000 + the HTTP status of the same error (4400, 4409, ...). */
 const closeCodeOf = (error: ChatError) => 4000 + error.status;
@@ -108,8 +114,14 @@ function caller(services: AppServices, realm: RealmState, request: ApiRequest, t
 class EventSocket implements QueueSubscriber, SocketHandler {
   private connection: SocketConnection | null = null;
   private queue: Queue | null = null;
-  /** `{"result":"success","msg":"","queue_id":...,"events":` built once: a frame is this, the events, `}` */
-  private framePrefix = '';
+  /** `{"result":"success","msg":"","queue_id":...,"events":` (ASCII) made once: a frame is this, the events, `}` */
+  private frameHead = '';
+  /**
+   * The organization's state and its version (realm/version.ts) when the credentials were last found
+   * good: an account's or the organization's deactivation is a change that moves the version.
+   */
+  private checkedRealm: RealmState | null = null;
+  private checkedVersion = -1;
 
   constructor(
     private readonly services: AppServices,
@@ -128,7 +140,7 @@ class EventSocket implements QueueSubscriber, SocketHandler {
     const { queues } = this.services.runtime;
     try {
       const queue = queues.get(target.queueId, this.realm.realmId, this.user.userId);
-      this.framePrefix = `{"result":"success","msg":"","queue_id":${JSON.stringify(queue.id)},"events":`;
+      this.frameHead = `{"result":"success","msg":"","queue_id":${asciiJson(queue.id)},"events":`;
       // Set first: attaching pushes the queued events at once, and a push may already drop the connection.
       this.queue = queue;
       queues.attach(queue, target.lastEventId, this);
@@ -154,19 +166,28 @@ class EventSocket implements QueueSubscriber, SocketHandler {
     this.release();
   }
 
-  push(eventsJson: string): void {
+  push(events: readonly BufferedEvent[], first: number): void {
     // Credentials are checked once, at the upgrade: an account or organization deactivated since loses the
     // socket at its next push (a heartbeat at the latest), as its next poll would be refused.
     try {
-      const realm = this.services.runtime.realmState(this.realm.realmId);
-      const user = realm.users.get(this.user.userId);
-      if (!user) throw new ChatError(ErrorCode.USER_DEACTIVATED, 'Account is deactivated', 401);
-      requireActive(realm, user);
+      this.checkStillActive();
     } catch (error) {
       this.fail(error);
       return;
     }
-    this.connection?.send(this.framePrefix + eventsJson + '}');
+    this.connection?.send(frames.write(this.frameHead, events, first, '}'));
+  }
+
+  /** The user's account and organization are still active; looked up again only once the organization changed. */
+  private checkStillActive(): void {
+    const realm = this.services.runtime.realmState(this.realm.realmId);
+    const version = realmVersion(realm);
+    if (realm === this.checkedRealm && version === this.checkedVersion) return;
+    const user = realm.users.get(this.user.userId);
+    if (!user) throw new ChatError(ErrorCode.USER_DEACTIVATED, 'Account is deactivated', 401);
+    requireActive(realm, user);
+    this.checkedRealm = realm;
+    this.checkedVersion = version;
   }
 
   evict(reason: ChatError): void {

@@ -300,14 +300,47 @@ class Exchange extends Disconnect {
   }
 }
 
-/** What a connection carries through uWS: the endpoint's state, and whether the socket is gone. */
-interface SocketHolder<S> {
-  state: S;
-  gone: boolean;
-}
-
 /** Status of `WebSocket.send`: the frame was not sent because the socket's backlog was over the limit. */
 const SEND_DROPPED = 2;
+
+/** What a connection carries through uWS (its user data, whose fields uWS copies onto the socket). */
+interface SocketData<S> {
+  link: SocketLink<S>;
+}
+
+/**
+ * A connection as its endpoint sees it: the endpoint's state, whether the socket is gone, and, once open,
+ * the socket. A frame of a fan-out reaches the socket through this one object (not a closure, its context
+ * and a holder of its own, each a fetch from memory per frame).
+ */
+class SocketLink<S> implements SocketConnection {
+  gone = false;
+  ws: WebSocket<SocketData<S>> | null = null;
+
+  constructor(readonly state: S) {}
+
+  send(text: string | Uint8Array): void {
+    const ws = this.ws;
+    if (this.gone || !ws) return;
+    // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
+    // bytes still over the limit (uWS's maxBackpressure, set to it) is skipped by uWS: a gap in the
+    // events, so the connection is dropped instead. uWS corks a send made outside a handler itself.
+    if (ws.send(text, false, false) === SEND_DROPPED) {
+      this.gone = true;
+      ws.close();
+    }
+  }
+
+  close(code: number, reason: string, lastFrame?: string): void {
+    const ws = this.ws;
+    if (this.gone || !ws) return;
+    this.gone = true;
+    ws.cork(() => {
+      if (lastFrame !== undefined) ws.send(lastFrame, false, false);
+      ws.end(code, reason);
+    });
+  }
+}
 
 /**
  * Serves a WebSocket endpoint: the upgrade request is copied and accepted or refused synchronously (with the
@@ -316,29 +349,8 @@ const SEND_DROPPED = 2;
  * open connection (at shutdown: 1001, going away).
  */
 function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: SocketService<S>, draining: () => boolean): () => void {
-  const open = new Set<WebSocket<SocketHolder<S>>>();
-  // The holder is read once: every frame of a fan-out would otherwise ask uWS for it again.
-  const connectionOf = (ws: WebSocket<SocketHolder<S>>, holder: SocketHolder<S>): SocketConnection => ({
-    send(text) {
-      if (holder.gone) return;
-      // A frame larger than the limit (a reconnect's whole backlog) is sent; a frame that finds the unsent
-      // bytes still over the limit (uWS's maxBackpressure, set to it) is skipped by uWS: a gap in the
-      // events, so the connection is dropped instead. uWS corks a send made outside a handler itself.
-      if (ws.send(text, false, false) === SEND_DROPPED) {
-        holder.gone = true;
-        ws.close();
-      }
-    },
-    close(code, reason, lastFrame) {
-      if (holder.gone) return;
-      holder.gone = true;
-      ws.cork(() => {
-        if (lastFrame !== undefined) ws.send(lastFrame, false, false);
-        ws.end(code, reason);
-      });
-    },
-  });
-  app.ws<SocketHolder<S>>(endpoint.path, {
+  const open = new Set<WebSocket<SocketData<S>>>();
+  app.ws<SocketData<S>>(endpoint.path, {
     // Clients send only acknowledgements.
     maxPayloadLength: 4096,
     // Dead peers are found by pings; the endpoint's own messages keep browsers (which see no pings) informed.
@@ -366,29 +378,33 @@ function serveSockets<S>(app: TemplatedApp, { endpoint, maxBufferedBytes }: Sock
         return;
       }
       // No subprotocol is offered: a client that asks for one gets none and decides for itself.
-      res.upgrade<SocketHolder<S>>({ state: outcome.state, gone: false }, req.getHeader('sec-websocket-key'), '', req.getHeader('sec-websocket-extensions'), context);
+      res.upgrade<SocketData<S>>({ link: new SocketLink(outcome.state) }, req.getHeader('sec-websocket-key'), '', req.getHeader('sec-websocket-extensions'), context);
     },
     open(ws) {
       open.add(ws);
-      const holder = ws.getUserData();
-      endpoint.open(holder.state, connectionOf(ws, holder));
+      // Read once: every frame of a fan-out would otherwise ask uWS for it again.
+      const { link } = ws.getUserData();
+      link.ws = ws;
+      endpoint.open(link.state, link);
     },
     message(ws, message, isBinary) {
-      if (ws.getUserData().gone) return;
-      endpoint.message(ws.getUserData().state, isBinary ? null : Buffer.from(message).toString('utf8'));
+      const { link } = ws.getUserData();
+      if (link.gone) return;
+      endpoint.message(link.state, isBinary ? null : Buffer.from(message).toString('utf8'));
     },
     close(ws) {
       open.delete(ws);
-      const holder = ws.getUserData();
-      holder.gone = true;
-      endpoint.close(holder.state);
+      const { link } = ws.getUserData();
+      link.gone = true;
+      link.ws = null;
+      endpoint.close(link.state);
     },
   });
   return () => {
     for (const ws of open) {
-      const holder = ws.getUserData();
-      if (holder.gone) continue;
-      holder.gone = true;
+      const { link } = ws.getUserData();
+      if (link.gone) continue;
+      link.gone = true;
       ws.end(1001, 'Server is shutting down');
     }
   };

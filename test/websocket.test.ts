@@ -1,6 +1,7 @@
 import t from 'tap';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
 import { EventSocketClient, openSocket, type Frame } from './helpers/event-socket.ts';
 import { startTestServer, type ApiClient, type Credentials } from './helpers/server.ts';
 
@@ -80,6 +81,27 @@ t.test('a socket gets the queued events at once, then each new one; acknowledged
   const polled = await dontBlock(api, queueId, backlog.events[0].id);
   t.equal(polled.status, 200);
   t.same(ids(polled.body), [backlog.events[1].id], 'a poll acknowledges and gets the rest, as ever');
+});
+
+t.test('frames are text frames of UTF-8 JSON, non-ASCII content included, with the events a poll gets', async (t) => {
+  const { api, url, owner } = await startTestServer(t);
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'général' }] });
+  const { queueId } = await api.register({ event_types: ['message'] });
+  const auth = Buffer.from(`${owner.email}:${owner.key}`).toString('base64');
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/v1/events/socket?queue_id=${queueId}&last_event_id=-1`, { headers: { Authorization: `Basic ${auth}` } });
+  const frames: { text: string; isBinary: boolean }[] = [];
+  ws.on('message', (data: Buffer, isBinary) => frames.push({ text: data.toString('utf8'), isBinary }));
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  for (const content of ['Zoë says 日本語 😀', 'plain']) await api.post('/messages', { type: 'stream', to: 'général', topic: 'café ☕', content });
+  await eventually(() => frames.length === 2, 'two frames');
+  ws.close();
+  t.same(frames.map((frame) => frame.isBinary), [false, false], 'text frames');
+  const pushed = frames.map((frame) => JSON.parse(frame.text));
+  t.same(pushed.map((frame) => Object.keys(frame)), [['result', 'msg', 'queue_id', 'events'], ['result', 'msg', 'queue_id', 'events']]);
+  t.match(pushed[0].events[0], { type: 'message', message: { subject: 'café ☕', display_recipient: 'général' } });
+  t.match(pushed[0].events[0].message.content, /Zoë says 日本語 😀/);
+  const polled = await dontBlock(api, queueId, -1);
+  t.same([...pushed[0].events, ...pushed[1].events], polled.body.events, 'the events a poll gets, with the same ids');
 });
 
 t.test('acknowledgements over the socket follow the rules of GET /events', async (t) => {

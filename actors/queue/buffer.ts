@@ -135,16 +135,21 @@ export class EventBuffer {
     this.events = [];
   }
 
-  /** The events with ids after `id` as a JSON array text, and the newest one's id; null if there are none. */
-  renderAfter(id: number): { json: string; newestId: number } | null {
+  /**
+   * Hands out (see `handOut`) the events with ids after `id`, for a push connection to write as it writes
+   * them (frame-bytes.ts): the index in `events` of the first of them, -1 if there are none.
+   */
+  handOutAfter(id: number): number {
     const events = this.events;
     // Usually only the newest few are new: look from the end.
     let first = events.length;
     while (first > 0 && events[first - 1]!.id > id) first--;
-    if (first === events.length) return null;
-    let json = '[';
-    for (let i = first; i < events.length; i++) json += (i > first ? ',' : '') + this.handOut(events[i]!);
-    return { json: json + ']', newestId: events[events.length - 1]!.id };
+    if (first === events.length) return -1;
+    for (let i = first; i < events.length; i++) {
+      const event = events[i]!;
+      if (event.merge) event.merge = undefined;
+    }
+    return first;
   }
 
   /** The buffered events as a JSON array text, handed to a client (see `handOut`). */
@@ -167,7 +172,8 @@ export class EventBuffer {
 
   /**
    * An event a client has been sent is never merged into a later one: the client may acknowledge its id,
-   * which must stay in the queue until then (the original, too, merges only events not yet sent).
+   * which must stay in the queue until then (the original, too, merges only events not yet sent). A push
+   * connection's frames write the same text as bytes (frame-bytes.ts).
    */
   private handOut(event: BufferedEvent): string {
     if (event.merge) event.merge = undefined;

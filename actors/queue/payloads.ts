@@ -12,6 +12,19 @@ export interface Payload {
   refs: number;
   /** the key of its snapshot record once a snapshot stored it; 0 before */
   key: number;
+  /** `body` as UTF-8, made the first time a push connection sends it, then shared by every frame (see payloadUtf8) */
+  utf8: Uint8Array | null;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * A payload's body as UTF-8, encoded once: a fan-out to many sockets copies these bytes into each frame
+ * instead of converting the body's text for each one. (TextEncoder's array owns its memory: a pooled
+ * Buffer would keep its whole 8 KB pool alive as long as the payload is buffered.)
+ */
+export function payloadUtf8(payload: Payload): Uint8Array {
+  return (payload.utf8 ??= utf8.encode(payload.body));
 }
 
 /** A payload's snapshot record. */
@@ -31,7 +44,7 @@ export class Payloads {
 
   /** A payload of an event serialized as JSON (an object, so never `{}`: every event has a type). */
   create(type: string, json: string): Payload {
-    return { type, body: json.slice(1), refs: 0, key: 0 };
+    return { type, body: json.slice(1), refs: 0, key: 0, utf8: null };
   }
 
   release(payload: Payload): void {
@@ -41,7 +54,7 @@ export class Payloads {
   /** A payload read from a snapshot; the keys handed out later continue above the stored ones. */
   restored(key: number, record: PayloadRecord): Payload {
     if (key >= this.nextKey) this.nextKey = key + 1;
-    return { type: record.type, body: record.body, refs: 0, key };
+    return { type: record.type, body: record.body, refs: 0, key, utf8: null };
   }
 
   /** A restored payload nothing holds: its record goes with the next snapshot. */

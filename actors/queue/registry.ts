@@ -2,7 +2,7 @@ import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import { Later } from '../later.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
-import { EventBuffer, type LoggedEvent } from './buffer.ts';
+import { EventBuffer, type BufferedEvent, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
 import type { QueueLimits } from './limits.ts';
 import { endLifecycle } from './machine.ts';
@@ -43,8 +43,11 @@ function abandon(held: HeldPoll): void {
  * The queue layer knows it only through these two calls; how the bytes travel is the front end's business.
  */
 export interface QueueSubscriber {
-  /** events the subscriber has not been sent yet, as a JSON array text (shared, as a poll's answer is) */
-  push(eventsJson: string): void;
+  /**
+   * Events the subscriber has not been sent yet: `events` from index `first` on, handed out (their ids are
+   * now the client's to acknowledge). The array is the queue's own: read it now, keep nothing of it.
+   */
+  push(events: readonly BufferedEvent[], first: number): void;
   /** the subscriber no longer has the queue: it was deleted, or a newer poll or subscriber took it */
   evict(reason: ChatError): void;
 }
@@ -434,14 +437,15 @@ export class QueueRegistry {
   }
 
   /** Sends the subscriber the events it has not been sent yet, if any. */
-  private push(queue: Queue): void {
+  private push(queue: Queue, now = this.now()): void {
     const subscriber = queue.subscriber;
     if (!subscriber) return;
-    const fresh = queue.buffer.renderAfter(queue.pushedThrough);
-    if (fresh === null) return;
-    queue.pushedThrough = fresh.newestId;
-    queue.heartbeatAt = this.now() + jitter(this.timings.heartbeatMs);
-    subscriber.push(fresh.json);
+    const first = queue.buffer.handOutAfter(queue.pushedThrough);
+    if (first < 0) return;
+    const events = queue.buffer.events;
+    queue.pushedThrough = events[events.length - 1]!.id;
+    queue.heartbeatAt = now + jitter(this.timings.heartbeatMs);
+    subscriber.push(events, first);
   }
 
   /** Completes the held poll of a queue with what it has buffered now. */
@@ -471,12 +475,14 @@ export class QueueRegistry {
   private wake(): void {
     const toWake = this.toWake;
     const end = Math.min(toWake.length, this.wakeNext + WAKE_SLICE);
+    // One reading of the clock for the slice's heartbeat deadlines (50 s, jittered by 10 %) is close enough.
+    const now = this.now();
     while (this.wakeNext < end) {
       const waking = toWake[this.wakeNext++]!;
       waking.wakePending = false;
       // A queue deleted since has neither a held poll nor a subscriber: nothing to do.
       if (waking.held) this.complete(waking);
-      else this.push(waking);
+      else this.push(waking, now);
     }
     if (this.wakeNext < toWake.length) {
       setImmediate(this.wakeSlice);

@@ -3,10 +3,11 @@ import type { ApiRequest, ApiResponse } from './request.ts';
 /** One open WebSocket as its endpoint sees it: the uWS front end implements it. */
 export interface SocketConnection {
   /**
-   * Sends a text frame. A connection that has fallen too far behind (its unsent bytes past the front end's
-   * limit) is dropped instead, and its endpoint hears `close`.
+   * Sends a text frame: a string, or its UTF-8 bytes (read before this returns). A connection that has fallen
+   * too far behind (its unsent bytes past the front end's limit) is dropped instead, and its endpoint hears
+   * `close`.
    */
-  send(text: string): void;
+  send(text: string | Uint8Array): void;
   /** Sends a last text frame if given, then closes with the code and the short reason. */
   close(code: number, reason: string, lastFrame?: string): void;
 }
