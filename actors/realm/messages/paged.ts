@@ -41,7 +41,8 @@ export const DEFAULT_CHUNK_CACHE = 32;
  * for that read and the next few, and are garbage a young-generation collection frees. Kept in the cache
  * instead, each page (its record's tables and the messages built, about 17 KB of heap) outlived two
  * scavenges, was promoted and evicted from the old generation 32 chunks later: most of what a cold read
- * left for the collector (bench/README.md, "Cold reads without promotion").
+ * left for the collector (bench/README.md, "Cold reads without promotion"). No more than the cache holds
+ * (CHAT_MESSAGE_CHUNK_CACHE): a cache of one chunk keeps one recent page.
  */
 const RECENT_CHUNKS = 8;
 
@@ -83,8 +84,8 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** decoded chunks, least recently used first */
   private readonly resident = new Map<number, Page>();
   private lastUsed = -1;
-  /** pages read once lately, by chunk modulo RECENT_CHUNKS (see there) */
-  private readonly recent: (Page | undefined)[] = new Array<Page | undefined>(RECENT_CHUNKS).fill(undefined);
+  /** pages read once lately, by chunk modulo their number (RECENT_CHUNKS, see there) */
+  private recent: (Page | undefined)[] = new Array<Page | undefined>(RECENT_CHUNKS).fill(undefined);
   /** the chunks read once lately: the next read of one, once it left `recent`, keeps it */
   private readOnce = new SecondUse(SECOND_USE_SPAN * DEFAULT_CHUNK_CACHE);
   private source: ChunkSource | null = null;
@@ -117,6 +118,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     this.columnSource = columns;
     this.limit = limit;
     this.readOnce = new SecondUse(SECOND_USE_SPAN * limit);
+    this.recent = new Array<Page | undefined>(Math.max(1, Math.min(RECENT_CHUNKS, limit))).fill(undefined);
     this.trim();
   }
 
@@ -151,7 +153,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** The message if its chunk is decoded, without reading it: for what may do without (sharing a holder list). */
   ifResident(id: number): StoredMessage | undefined {
     if (!this.has(id)) return undefined;
-    const page = this.resident.get(chunkOf(id)) ?? this.recentPage(chunkOf(id));
+    const page = this.recentPage(chunkOf(id)) ?? this.resident.get(chunkOf(id));
     return page && message(page, id % MESSAGE_CHUNK_SIZE);
   }
 
@@ -216,7 +218,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
       const base = chunk * MESSAGE_CHUNK_SIZE;
       const present = this.blockOf(base)?.present;
       if (present === undefined || present.indexOf(1) < 0) continue;
-      const page = this.resident.get(chunk) ?? this.recentPage(chunk) ?? this.decoded(chunk);
+      const page = this.recentPage(chunk) ?? this.resident.get(chunk) ?? this.decoded(chunk);
       for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) {
         if (present[position] !== 1) continue;
         const found = message(page, position);
@@ -265,12 +267,30 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   }
 
   /**
+   * A change is about to alter messages of the chunk in place (markUnsaved): a page of it read once lately is
+   * kept from now on, the same page, so that a message handed out from it is the one the change alters.
+   */
+  keepChunk(chunk: number): void {
+    const page = this.recentPage(chunk);
+    if (page === undefined) return;
+    this.recent[chunk % this.recent.length] = undefined;
+    this.admit(page);
+  }
+
+  /**
    * The chunk's messages by position, decoded now if they were not. A chunk read once lately stays among the
    * recent ones only; the cache keeps it from its next read on, or at once if it is to stay (`keep`: a change
    * sets or drops a message of it), is unsaved or held, or has no record to be read from again.
    */
   private chunk(chunk: number, keep = false): Page {
-    let page = this.resident.get(chunk);
+    // A recent page has no change of its own: a change keeps its chunk's page first (keepChunk).
+    let page = this.recentPage(chunk);
+    if (page !== undefined && !keep) return page;
+    if (page !== undefined) {
+      this.keepChunk(chunk);
+      return page;
+    }
+    page = this.resident.get(chunk);
     if (page !== undefined) {
       if (chunk !== this.lastUsed) {
         // Used again: to the back of the eviction order.
@@ -280,25 +300,21 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
       this.lastUsed = chunk;
       return page;
     }
+    page = this.decoded(chunk);
     const stays = keep || this.source === null || this.unsaved().has(chunk) || this.held.has(chunk);
-    const slot = chunk % RECENT_CHUNKS;
-    page = this.recentPage(chunk);
-    if (page === undefined) {
-      page = this.decoded(chunk);
-      if (!stays && !this.readOnce.again(chunk)) return (this.recent[slot] = page);
-    } else if (!stays) {
-      return page;
-    }
-    // Kept: the same page, so that a message handed out from it is the one a change alters.
-    if (this.recent[slot] === page) this.recent[slot] = undefined;
-    this.resident.set(chunk, page);
-    this.lastUsed = chunk;
+    if (!stays && !this.readOnce.again(chunk)) return (this.recent[chunk % this.recent.length] = page);
+    return this.admit(page);
+  }
+
+  private admit(page: Page): Page {
+    this.resident.set(page.chunk, page);
+    this.lastUsed = page.chunk;
     if (this.resident.size > this.limit) this.trim();
     return page;
   }
 
   private recentPage(chunk: number): Page | undefined {
-    const page = this.recent[chunk % RECENT_CHUNKS];
+    const page = this.recent[chunk % this.recent.length];
     return page?.chunk === chunk ? page : undefined;
   }
 
