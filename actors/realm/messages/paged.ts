@@ -67,12 +67,12 @@ function columnBlock(): ColumnBlock {
  * decoded from its snapshot record when a message of it is first asked for, and a cache keeps the most
  * recently used of those read again (a chunk read once is soon garbage, RECENT_CHUNKS). A chunk changed
  * since the last snapshot, or whose snapshot is still being written (`hold`), stays in memory: its record
- * would not have the change. What a boot and the hot paths need of
- * every message stays resident in typed columns per chunk, outside the V8 heap: whether it exists, its
- * sender and its timestamp (9 bytes a message; timestamps are kept to the second, past 1970).
+ * would not have the change. What a boot and the hot paths need of every message stays resident in typed
+ * columns per chunk, outside the V8 heap: whether it exists, its sender and its timestamp (9 bytes a
+ * message; timestamps are kept to the second, past 1970).
  *
- * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them,
- * so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
+ * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them
+ * (markUnsaved, which keeps the chunk's page: `keepChunk`), so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
  * are as its record has them, and a holder keeps a valid, if no longer shared, object.
  */
 export class PagedMessages implements Iterable<[number, StoredMessage]> {
