@@ -52,6 +52,8 @@ t.test('a cold page is answered as before the restart, kept only once read again
   t.same(await read(second.api), before, 'read once from the cold history, each page is as before the restart');
   t.equal(realm().messages.bodies.cached, 0, 'no body read once is kept');
   t.equal(cachedViews(realm()), 0, 'nor any view');
+  // The pages' two chunks were decoded for these reads, and are garbage once the next reads want others (paged.ts RECENT_CHUNKS).
+  t.equal(realm().messages.byId.residentChunks, 0, 'nor any chunk');
   t.same(await read(second.api), before, 'read again, the same');
   t.equal(realm().messages.bodies.cached, pageIds.size, 'the bodies read a second time are kept');
   t.equal(cachedViews(realm()), pageIds.size, 'and their views');

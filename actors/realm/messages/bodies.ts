@@ -1,6 +1,6 @@
 import { isImageName } from '../attachments/state.ts';
 import type { PagedMessages } from './paged.ts';
-import { SecondUse } from './second-use.ts';
+import { SECOND_USE_SPAN, SecondUse } from './second-use.ts';
 import type { Step } from './turns.ts';
 import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 
@@ -51,9 +51,6 @@ export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: r
  * A body enters the cache when read a second time (second-use.ts): a read over a cold history leaves none.
  */
 export const DEFAULT_BODY_CACHE = 4096;
-
-/** The ids a cache of bodies or views remembers as read once, per entry it holds (SecondUse). */
-export const SECOND_USE_SPAN = 2;
 
 /**
  * Bodies read ahead per turn of the event loop for a change that rewrites many (see readAhead): a read and

@@ -1,5 +1,6 @@
 import { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
 import type { Int32Column } from './column-bytes.ts';
+import { SECOND_USE_SPAN, SecondUse } from './second-use.ts';
 import type { StoredMessage } from './state.ts';
 
 /**
@@ -22,6 +23,7 @@ export type ColumnSource = (chunk: number) => ChunkColumns | undefined;
 
 /** A decoded chunk: the messages built so far by position, and how to build the others (null: all built). */
 interface Page {
+  chunk: number;
   messages: (StoredMessage | undefined)[];
   build: ((position: number) => StoredMessage | undefined) | null;
 }
@@ -32,6 +34,17 @@ interface Page {
  * another size.
  */
 export const DEFAULT_CHUNK_CACHE = 32;
+
+/**
+ * Chunks decoded lately and not kept (read once so far), by chunk modulo their number: the few a window reads
+ * (one to a few consecutive chunks, each asked for once per message by the narrow and again by the view) stay
+ * for that read and the next few, and are garbage a young-generation collection frees. Kept in the cache
+ * instead, each page (its record's tables and the messages built, about 17 KB of heap) outlived two
+ * scavenges, was promoted and evicted from the old generation 32 chunks later: most of what a cold read
+ * left for the collector (bench/README.md, "Cold reads without promotion"). No more than the cache holds
+ * (CHAT_MESSAGE_CHUNK_CACHE): a cache of one chunk keeps one recent page.
+ */
+const RECENT_CHUNKS = 8;
 
 /**
  * What stays resident of one chunk's messages, by position: whether each exists, its sender and timestamp
@@ -52,13 +65,14 @@ function columnBlock(): ColumnBlock {
 /**
  * A realm's messages by id, with the API of IdMap, paged by chunk (MESSAGE_CHUNK_SIZE ids): a chunk is
  * decoded from its snapshot record when a message of it is first asked for, and a cache keeps the most
- * recently used ones. A chunk changed since the last snapshot, or whose snapshot is still being written
- * (`hold`), stays in memory: its record would not have the change. What a boot and the hot paths need of
- * every message stays resident in typed columns per chunk, outside the V8 heap: whether it exists, its
- * sender and its timestamp (9 bytes a message; timestamps are kept to the second, past 1970).
+ * recently used of those read again (a chunk read once is soon garbage, RECENT_CHUNKS). A chunk changed
+ * since the last snapshot, or whose snapshot is still being written (`hold`), stays in memory: its record
+ * would not have the change. What a boot and the hot paths need of every message stays resident in typed
+ * columns per chunk, outside the V8 heap: whether it exists, its sender and its timestamp (9 bytes a
+ * message; timestamps are kept to the second, past 1970).
  *
- * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them,
- * so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
+ * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them
+ * (markUnsaved, which keeps the chunk's page: `keepChunk`), so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
  * are as its record has them, and a holder keeps a valid, if no longer shared, object.
  */
 export class PagedMessages implements Iterable<[number, StoredMessage]> {
@@ -70,6 +84,10 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** decoded chunks, least recently used first */
   private readonly resident = new Map<number, Page>();
   private lastUsed = -1;
+  /** pages read once lately, by chunk modulo their number (RECENT_CHUNKS, see there) */
+  private recent: (Page | undefined)[] = new Array<Page | undefined>(RECENT_CHUNKS).fill(undefined);
+  /** the chunks read once lately: the next read of one, once it left `recent`, keeps it */
+  private readOnce = new SecondUse(SECOND_USE_SPAN * DEFAULT_CHUNK_CACHE);
   private source: ChunkSource | null = null;
   private columnSource: ColumnSource | null = null;
   /** chunks below this one may have columns in the data directory not read yet (a boot reads none, `restore`) */
@@ -86,7 +104,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     return this.count;
   }
 
-  /** how many chunks are decoded in memory */
+  /** how many chunks are kept decoded in memory (beside the few read once lately) */
   get residentChunks(): number {
     return this.resident.size;
   }
@@ -99,6 +117,8 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     this.source = source;
     this.columnSource = columns;
     this.limit = limit;
+    this.readOnce = new SecondUse(SECOND_USE_SPAN * limit);
+    this.recent = new Array<Page | undefined>(Math.max(1, Math.min(RECENT_CHUNKS, limit))).fill(undefined);
     this.trim();
   }
 
@@ -133,7 +153,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** The message if its chunk is decoded, without reading it: for what may do without (sharing a holder list). */
   ifResident(id: number): StoredMessage | undefined {
     if (!this.has(id)) return undefined;
-    const page = this.resident.get(chunkOf(id));
+    const page = this.recentPage(chunkOf(id)) ?? this.resident.get(chunkOf(id));
     return page && message(page, id % MESSAGE_CHUNK_SIZE);
   }
 
@@ -150,7 +170,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   set(id: number, message: StoredMessage): this {
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`not a message id: ${id}`);
     this.blockOf(id);
-    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = message;
+    this.chunk(chunkOf(id), true).messages[id % MESSAGE_CHUNK_SIZE] = message;
     this.note(id, message.senderId, message.timestamp);
     return this;
   }
@@ -162,7 +182,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
 
   delete(id: number): boolean {
     if (!this.has(id)) return false;
-    this.chunk(chunkOf(id)).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
+    this.chunk(chunkOf(id), true).messages[id % MESSAGE_CHUNK_SIZE] = undefined;
     this.blocks[chunkOf(id)]!.present[id % MESSAGE_CHUNK_SIZE] = 0;
     this.count--;
     return true;
@@ -198,7 +218,7 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
       const base = chunk * MESSAGE_CHUNK_SIZE;
       const present = this.blockOf(base)?.present;
       if (present === undefined || present.indexOf(1) < 0) continue;
-      const page = this.resident.get(chunk) ?? this.decoded(chunk);
+      const page = this.recentPage(chunk) ?? this.resident.get(chunk) ?? this.decoded(chunk);
       for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) {
         if (present[position] !== 1) continue;
         const found = message(page, position);
@@ -246,27 +266,62 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
     block.timestamps[position] = timestamp;
   }
 
-  /** The chunk's messages by position, decoded now if they were not. */
-  private chunk(chunk: number): Page {
-    let page = this.resident.get(chunk);
-    if (page === undefined) {
-      page = this.decoded(chunk);
-      this.resident.set(chunk, page);
-      this.lastUsed = chunk;
-      if (this.resident.size > this.limit) this.trim();
-    } else if (chunk !== this.lastUsed) {
-      // Used again: to the back of the eviction order.
-      this.resident.delete(chunk);
-      this.resident.set(chunk, page);
+  /**
+   * A change is about to alter messages of the chunk in place (markUnsaved): a page of it read once lately is
+   * kept from now on, the same page, so that a message handed out from it is the one the change alters.
+   */
+  keepChunk(chunk: number): void {
+    const page = this.recentPage(chunk);
+    if (page === undefined) return;
+    this.recent[chunk % this.recent.length] = undefined;
+    this.admit(page);
+  }
+
+  /**
+   * The chunk's messages by position, decoded now if they were not. A chunk read once lately stays among the
+   * recent ones only; the cache keeps it from its next read on, or at once if it is to stay (`keep`: a change
+   * sets or drops a message of it), is unsaved or held, or has no record to be read from again.
+   */
+  private chunk(chunk: number, keep = false): Page {
+    // A recent page has no change of its own: a change keeps its chunk's page first (keepChunk).
+    let page = this.recentPage(chunk);
+    if (page !== undefined && !keep) return page;
+    if (page !== undefined) {
+      this.keepChunk(chunk);
+      return page;
     }
-    this.lastUsed = chunk;
+    page = this.resident.get(chunk);
+    if (page !== undefined) {
+      if (chunk !== this.lastUsed) {
+        // Used again: to the back of the eviction order.
+        this.resident.delete(chunk);
+        this.resident.set(chunk, page);
+      }
+      this.lastUsed = chunk;
+      return page;
+    }
+    page = this.decoded(chunk);
+    const stays = keep || this.source === null || this.unsaved().has(chunk) || this.held.has(chunk);
+    if (!stays && !this.readOnce.again(chunk)) return (this.recent[chunk % this.recent.length] = page);
+    return this.admit(page);
+  }
+
+  private admit(page: Page): Page {
+    this.resident.set(page.chunk, page);
+    this.lastUsed = page.chunk;
+    if (this.resident.size > this.limit) this.trim();
     return page;
+  }
+
+  private recentPage(chunk: number): Page | undefined {
+    const page = this.recent[chunk % this.recent.length];
+    return page?.chunk === chunk ? page : undefined;
   }
 
   private decoded(chunk: number): Page {
     // Filled as messages are built: a page a cold read decodes holds the few it asked for, not 2,000 slots
     // (16 KB a page, most of what cold reads left for the collector).
-    return { messages: [], build: this.source?.(chunk) ?? null };
+    return { chunk, messages: [], build: this.source?.(chunk) ?? null };
   }
 
   private trim(): void {

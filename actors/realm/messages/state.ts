@@ -156,6 +156,7 @@ export { chunkOf, MESSAGE_CHUNK_SIZE } from './chunk-size.ts';
 /** Notes that the message's chunk (its record and its flags) must be written by the next snapshot. */
 export function markUnsaved(store: MessageStore, messageId: number): void {
   store.unsavedChunks.add(chunkOf(messageId));
+  store.byId.keepChunk(chunkOf(messageId));
 }
 
 export const topicKey = (channelId: number, topic: string) => `${channelId}\u0000${topic.toLowerCase()}`;

@@ -1,8 +1,7 @@
 import type { RealmChange } from '../changes.ts';
 import type { RealmState } from '../state.ts';
 import { isHistoryChange, realmVersion } from '../version.ts';
-import { SECOND_USE_SPAN } from './bodies.ts';
-import { SecondUse } from './second-use.ts';
+import { SECOND_USE_SPAN, SecondUse } from './second-use.ts';
 import type { StoredMessage } from './state.ts';
 import { messageView, type ViewOptions } from './views.ts';
 
