@@ -1,3 +1,5 @@
+import { lowerBound } from './lower-bound.ts';
+
 /**
  * One stored segment of a key's ids (lazy-map.ts) as its record holds them (key-records.ts), read in place:
  * the ids themselves, or runs of consecutive ids ([from, to) pairs) with the position of each run's first id.
@@ -64,16 +66,8 @@ export class StoredSegment {
   lowerBound(id: number): number {
     const values = this.values;
     const positions = this.positions;
+    if (positions === null) return lowerBound(values, id);
     let low = 0;
-    if (positions === null) {
-      let high = values.length;
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if (values[middle]! < id) low = middle + 1;
-        else high = middle;
-      }
-      return low;
-    }
     // The first run that ends past `id`.
     let high = positions.length - 1;
     while (low < high) {
