@@ -375,11 +375,12 @@ export class Runtime {
     const routes: Routed[] = [];
     for (const delivery of deliveries) for (const routed of this.queues.resolve(delivery)) routes.push(routed);
     if (routes.length > 0) this.undelivered.set(seq, routes);
-    const written = this.store.append({ v: FORMAT_VERSION, seq, at, ...target, changes });
+    const record = { v: FORMAT_VERSION, seq, at, ...target, changes };
+    const written = this.store.append(record);
     this.lastCommit = written.catch(() => undefined);
     return written.then(
       () => {
-        this.searchSync?.committed(seq, { ...target, changes });
+        this.searchSync?.committed(seq, record);
         this.undelivered.delete(seq);
         let count = 0;
         for (const routed of routes) {

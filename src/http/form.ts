@@ -30,25 +30,40 @@ export function readForm(query: string, contentType: string, body: Buffer, files
 }
 
 /**
- * application/x-www-form-urlencoded into `values`, later names winning. Text with nothing to decode (no
- * `%`, no `+`: a long-poll's query) is split here, as URLSearchParams would split it, without its
- * iterator and entry arrays; anything else goes through URLSearchParams.
+ * application/x-www-form-urlencoded into `values`, later names winning, as URLSearchParams reads it: split
+ * here, without its iterator and entry arrays, each name and value decoded on its own (decodeComponent).
+ * URLSearchParams cost about 2 us of a message send's 45 on the event loop (2026-11-26).
  */
 function readUrlEncoded(text: string, values: Map<string, string>): void {
-  if (text.includes('%') || text.includes('+')) {
-    for (const [name, value] of new URLSearchParams(text)) values.set(name, value);
-    return;
-  }
+  const encoded = text.includes('%') || text.includes('+');
   let start = text.charCodeAt(0) === QUESTION_MARK ? 1 : 0;
   while (start <= text.length) {
     let end = text.indexOf('&', start);
     if (end < 0) end = text.length;
     if (end > start) {
       const equals = text.indexOf('=', start);
-      if (equals < 0 || equals > end) values.set(text.slice(start, end), '');
-      else values.set(text.slice(start, equals), text.slice(equals + 1, end));
+      const name = equals < 0 || equals > end ? text.slice(start, end) : text.slice(start, equals);
+      const value = equals < 0 || equals > end ? '' : text.slice(equals + 1, end);
+      values.set(encoded ? decodeComponent(name) : name, encoded ? decodeComponent(value) : value);
     }
     start = end + 1;
+  }
+}
+
+/**
+ * A name or value as URLSearchParams decodes it: `+` is a space, and percent escapes are UTF-8 bytes. Where
+ * decodeURIComponent accepts the escapes it gives the same text; where it refuses them (a `%` without two
+ * hex digits after it, bytes that are not UTF-8), URLSearchParams itself decodes the part, keeping the
+ * stray `%` and putting U+FFFD for the bytes.
+ */
+function decodeComponent(part: string): string {
+  const spaced = part.includes('+') ? part.replaceAll('+', ' ') : part;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    // The part holds no `&`, and a value's `=` stays in it: it is the whole value of `v`.
+    return new URLSearchParams(`v=${part}`).get('v')!;
   }
 }
 

@@ -111,3 +111,27 @@ t.test('messages to the same subscribers share one holder list, copied before it
   t.not(state.messages.byId.get(3)!.userIds, b.userIds, 'a new subscriber: a new list');
   await store.close();
 });
+
+t.test("a channel message's holders are in ascending order whatever the order its subscribers joined in", async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { store, runtime } = open(dir);
+  const { realmId } = await runtime.createRealm('', 'Test');
+  const run = (command: RealmCommand) => runtime.execute(realmId, command);
+  for (const name of ['owner', 'ann', 'bob', 'cat', 'dan', 'eve']) {
+    await run({ type: 'user.create', caller: { kind: 'operator' }, email: `${name}@example.com`, fullName: name, passwordHash: null, role: name === 'owner' ? Role.owner : Role.member });
+  }
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  // Joined newest first, the sender (3) not among them; then one in order.
+  for (const principals of [[6], [5], [2], [1]]) {
+    await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals, options, authorizationErrorsFatal: true });
+  }
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'other', description: '' }], principals: [1, 2, 4], options, authorizationErrorsFatal: true });
+  const send = (to: string, userId: number) => run({ type: 'message.send', caller: as(userId), kind: 'channel', to, topic: 't', content: 'x', client: 'test' });
+  await send('general', 1);
+  await send('other', 6);
+  const state = runtime.realmState(realmId);
+  t.same(state.messages.byId.get(1)!.userIds, [1, 2, 5, 6], 'joined out of order');
+  t.same(state.messages.byId.get(2)!.userIds, [1, 2, 4, 6], 'joined in order, the sender after them');
+  await store.close();
+});

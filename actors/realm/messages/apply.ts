@@ -28,8 +28,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
   for (const id of touchedMessageIds(change)) markUnsaved(store, id);
   switch (change.type) {
     case 'message.sent': {
-      const message = copyMessage(change.message);
-      message.userIds = sharedHolders(store, message);
+      const message = copyMessage(change.message, sharedHolders(store, change.message));
       store.byId.set(message.id, message);
       store.bodies.unsaved.add(message.id);
       addToIndexes(store, message);
@@ -171,8 +170,11 @@ function touchedMessageIds(change: MessageChange): readonly number[] {
   }
 }
 
-/** A copy sharing nothing mutable with the change (which the log may still be encoding), its body on it. */
-function copyMessage(sent: SentMessage): StoredMessage {
+/**
+ * A copy sharing nothing mutable with the change (which the log may still be encoding), its body on it;
+ * its holders are `holders` when the channel's last message has the same (sharedHolders).
+ */
+function copyMessage(sent: SentMessage, holders: number[] | undefined): StoredMessage {
   const { mentions, recipient } = sent;
   // Field by field, in the order chunks.ts loads them: one object shape for every stored message (a rest
   // pattern over the sent message cost a tenth of a send's CPU).
@@ -191,7 +193,7 @@ function copyMessage(sent: SentMessage): StoredMessage {
     timestamp: sent.timestamp,
     client: sent.client,
     reactions: sent.reactions.length === 0 ? none() : sent.reactions.map((reaction) => ({ ...reaction })),
-    userIds: [...sent.userIds],
+    userIds: holders ?? [...sent.userIds],
     historicalUserIds: sent.historicalUserIds.length === 0 ? none() : [...sent.historicalUserIds],
   };
   if (sent.lastEditTimestamp !== undefined) message.lastEditTimestamp = sent.lastEditTimestamp;
@@ -203,16 +205,17 @@ function copyMessage(sent: SentMessage): StoredMessage {
 
 /**
  * Consecutive messages of a channel nearly always reach the same subscribers: they share one holder list
- * (a thousand subscribers cost 8 KB per message otherwise). Shared lists are never changed in place.
+ * (a thousand subscribers cost 8 KB per message otherwise), the channel's last message's, if it has the
+ * same. Shared lists are never changed in place.
  */
-function sharedHolders(store: MessageStore, message: StoredMessage): number[] {
-  if (message.recipient.kind !== 'channel') return message.userIds;
+function sharedHolders(store: MessageStore, message: Pick<SentMessage, 'recipient' | 'userIds'>): number[] | undefined {
+  if (message.recipient.kind !== 'channel') return undefined;
   // Called before the message is indexed: the channel's last message is the one before it.
   const ids = store.byChannel.get(message.recipient.channelId);
   // Only if in memory: a send to a channel quiet since long does not read an old chunk for this.
   const last = ids?.last();
   const previous = last !== undefined ? store.byId.ifResident(last) : undefined;
-  return previous && sameList(previous.userIds, message.userIds) ? previous.userIds : message.userIds;
+  return previous && sameList(previous.userIds, message.userIds) ? previous.userIds : undefined;
 }
 
 function addHolder(message: StoredMessage, userId: number): void {

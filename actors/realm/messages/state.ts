@@ -312,7 +312,13 @@ export type KeyIndexCode = ReturnType<typeof keyIndexes>[number][0];
 
 export { lowerBound };
 
-export const sameList = (a: readonly number[], b: readonly number[]) => a === b || (a.length === b.length && a.every((value, i) => value === b[i]));
+export function sameList(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  // A loop, not `every`: asked on each send, without a closure to allocate.
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 export const hasSorted = (list: readonly number[], value: number) => list[lowerBound(list, value)] === value;
 
