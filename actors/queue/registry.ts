@@ -85,6 +85,8 @@ export class Queue {
     readonly context: QueueContext,
     readonly buffer: EventBuffer,
     lastPollStartedAt: number,
+    /** the same object for queues whose specs are equal, so whose events take the same shape (SpecKinds) */
+    readonly specKind: SpecKind,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
     const { narrow, eventTypes } = context.spec;
@@ -159,6 +161,7 @@ export class QueueRegistry {
   private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
+  private readonly specKinds = new SpecKinds();
   /**
    * Queues to wake, in order, each once (Queue.wakePending), from `wakeNext` on. An array, not a Set: a Set
    * emptied from its head a slice at a time is walked past its deleted entries again by every slice.
@@ -222,7 +225,7 @@ export class QueueRegistry {
   }
 
   private add(context: QueueContext, buffer: EventBuffer, lastPollStartedAt: number): Queue {
-    const queue = new Queue(context, buffer, lastPollStartedAt);
+    const queue = new Queue(context, buffer, lastPollStartedAt, this.specKinds.take(context.spec));
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
     let users = this.byUser.get(context.realmId);
@@ -272,39 +275,24 @@ export class QueueRegistry {
    * that the delivery after the commit (`deliverRouted`) goes over each queue once more, not twice.
    */
   resolve(delivery: Delivery): Routed[] {
-    const out: Routed[] = [];
     const { audience, event } = delivery;
-    const types = deliveryTypes(event);
     // A selected delivery (a new message) has no capability gate: its select gives each queue its shape.
-    const gate = delivery.select ? null : gateFor(delivery.event);
+    const routing = new Routing(delivery, deliveryTypes(event), delivery.select ? null : gateFor(delivery.event));
     switch (audience.kind) {
       case 'realm':
-        this.route(this.byRealm.get(delivery.realmId), delivery, types, gate, out);
+        routing.route(this.byRealm.get(delivery.realmId));
         break;
       case 'all_public_streams':
-        this.route(this.allPublicByRealm.get(delivery.realmId), delivery, types, gate, out);
+        routing.route(this.allPublicByRealm.get(delivery.realmId));
         break;
       case 'users': {
         const users = this.byUser.get(delivery.realmId);
         if (!users) break;
-        for (const userId of audience.userIds) this.route(users.get(userId), delivery, types, gate, out);
+        for (const userId of audience.userIds) routing.route(users.get(userId));
         break;
       }
     }
-    return out;
-  }
-
-  private route(queues: Iterable<Queue> | undefined, delivery: Delivery, types: readonly string[], gate: Gate | null, out: Routed[]): void {
-    if (!queues) return;
-    for (const queue of queues) {
-      if (!queue.acceptsAny(types)) continue;
-      const context = queue.context;
-      if (gate && !gate(context.spec)) continue;
-      const event = delivery.select ? delivery.select(context) : delivery.event;
-      if (event === null) continue;
-      if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
-      groupOf(out, event, shapeFor(event, context.spec)).queues.push(queue);
-    }
+    return routing.out;
   }
 
   /**
@@ -495,6 +483,8 @@ export class QueueRegistry {
 
   private forget(queue: Queue): void {
     const { queueId, realmId, userId } = queue.context;
+    // Forgotten once, however often it is removed.
+    if (this.byId.get(queueId) === queue) this.specKinds.drop(queue.specKind);
     this.byId.delete(queueId);
     this.byRealm.get(realmId)?.delete(queue);
     this.byUser.get(realmId)?.get(userId)?.delete(queue);
@@ -551,6 +541,69 @@ function flagMerge(event: ApiEvent): LoggedEvent['merge'] {
   const messages = event.messages as number[] | undefined;
   if (!messages || event.all === true) return undefined;
   return { key: `${op}:${flag}`, messages, event: event as Record<string, unknown> };
+}
+
+/**
+ * One delivery's recipients being resolved: the queues that take it, grouped by event and shape. A queue of
+ * the same spec kind as the last one routed, given the same event, joins the last one's group without its
+ * shape being asked again (the capability adapters read the spec's capabilities, one more object per queue):
+ * most queues of a fan-out are registered alike, by the same client.
+ */
+class Routing {
+  readonly out: Routed[] = [];
+  private lastEvent: ApiEvent | null = null;
+  private lastKind: SpecKind | null = null;
+  private lastGroup: Routed | null = null;
+  constructor(
+    private readonly delivery: Delivery,
+    private readonly types: readonly string[],
+    private readonly gate: Gate | null,
+  ) {}
+
+  route(queues: Iterable<Queue> | undefined): void {
+    if (!queues) return;
+    const { delivery, types, gate } = this;
+    for (const queue of queues) {
+      if (!queue.acceptsAny(types)) continue;
+      const context = queue.context;
+      if (gate && !gate(context.spec)) continue;
+      const event = delivery.select ? delivery.select(context) : delivery.event;
+      if (event === null) continue;
+      if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
+      let group = this.lastGroup;
+      if (group === null || event !== this.lastEvent || queue.specKind !== this.lastKind) {
+        group = groupOf(this.out, event, shapeFor(event, context.spec));
+        this.lastGroup = group;
+        this.lastEvent = event;
+        this.lastKind = queue.specKind;
+      }
+      group.queues.push(queue);
+    }
+  }
+}
+
+/** Queues whose specs are equal (as JSON text): a queue's events take their shape from its spec alone (capabilities.ts). */
+interface SpecKind {
+  readonly key: string;
+  /** the live queues of this kind: the kind is forgotten with the last */
+  queues: number;
+}
+
+/** The kinds of the live queues' specs, one object per kind. */
+class SpecKinds {
+  private readonly kinds = new Map<string, SpecKind>();
+
+  take(spec: QueueSpec): SpecKind {
+    const key = JSON.stringify(spec);
+    let kind = this.kinds.get(key);
+    if (!kind) this.kinds.set(key, (kind = { key, queues: 0 }));
+    kind.queues++;
+    return kind;
+  }
+
+  drop(kind: SpecKind): void {
+    if (--kind.queues === 0) this.kinds.delete(kind.key);
+  }
 }
 
 /** The group of an event and shape; a delivery has one, or one per shape (a handful): a scan finds it. */
