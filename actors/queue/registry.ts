@@ -157,8 +157,11 @@ export class QueueRegistry {
   private readonly onOverflow: (queue: Queue) => void;
   private readonly byId = new Map<string, Queue>();
   private readonly byRealm = new Map<number, Set<Queue>>();
-  /** realm id -> user id -> queues: numeric keys, looked up once per recipient of every event */
-  private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
+  /**
+   * realm id -> user id -> queues: numeric keys, looked up once per recipient of every event. An array, not a
+   * Set: a user has a few queues, and a fan-out reads one list per recipient (a Set is two objects to fetch).
+   */
+  private readonly byUser = new Map<number, Map<number, Queue[]>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
   private readonly specKinds = new SpecKinds();
@@ -209,9 +212,9 @@ export class QueueRegistry {
    */
   admit(realmId: number, userId: number): Queue[] {
     const own = this.byUser.get(realmId)?.get(userId);
-    if (own && own.size >= this.limits.perUser) {
+    if (own && own.length >= this.limits.perUser) {
       const oldest = [...own].sort((a, b) => a.lastActiveAt - b.lastActiveAt || a.lastPollStartedAt - b.lastPollStartedAt);
-      return oldest.slice(0, own.size - this.limits.perUser + 1);
+      return oldest.slice(0, own.length - this.limits.perUser + 1);
     }
     if ((this.byRealm.get(realmId)?.size ?? 0) >= this.limits.perRealm) {
       throw new ChatError(ErrorCode.BAD_REQUEST, `This organization has reached its limit of ${this.limits.perRealm} event queues; try again later`);
@@ -230,7 +233,9 @@ export class QueueRegistry {
     setOf(this.byRealm, context.realmId).add(queue);
     let users = this.byUser.get(context.realmId);
     if (!users) this.byUser.set(context.realmId, (users = new Map()));
-    setOf(users, context.userId).add(queue);
+    const own = users.get(context.userId);
+    if (own) own.push(queue);
+    else users.set(context.userId, [queue]);
     if (context.spec.allPublicStreams) setOf(this.allPublicByRealm, context.realmId).add(queue);
     return queue;
   }
@@ -280,15 +285,15 @@ export class QueueRegistry {
     const routing = new Routing(delivery, deliveryTypes(event), delivery.select ? null : gateFor(delivery.event));
     switch (audience.kind) {
       case 'realm':
-        routing.route(this.byRealm.get(delivery.realmId));
+        routing.routeAll(this.byRealm.get(delivery.realmId));
         break;
       case 'all_public_streams':
-        routing.route(this.allPublicByRealm.get(delivery.realmId));
+        routing.routeAll(this.allPublicByRealm.get(delivery.realmId));
         break;
       case 'users': {
         const users = this.byUser.get(delivery.realmId);
         if (!users) break;
-        for (const userId of audience.userIds) routing.route(users.get(userId));
+        for (const userId of audience.userIds) routing.routeUser(users.get(userId));
         break;
       }
     }
@@ -487,7 +492,13 @@ export class QueueRegistry {
     if (this.byId.get(queueId) === queue) this.specKinds.drop(queue.specKind);
     this.byId.delete(queueId);
     this.byRealm.get(realmId)?.delete(queue);
-    this.byUser.get(realmId)?.get(userId)?.delete(queue);
+    const users = this.byUser.get(realmId);
+    const own = users?.get(userId);
+    const at = own ? own.indexOf(queue) : -1;
+    if (at >= 0) {
+      own!.splice(at, 1);
+      if (own!.length === 0) users!.delete(userId);
+    }
     this.allPublicByRealm.get(realmId)?.delete(queue);
   }
 
@@ -560,25 +571,32 @@ class Routing {
     private readonly gate: Gate | null,
   ) {}
 
-  route(queues: Iterable<Queue> | undefined): void {
-    if (!queues) return;
-    const { delivery, types, gate } = this;
-    for (const queue of queues) {
-      if (!queue.acceptsAny(types)) continue;
-      const context = queue.context;
-      if (gate && !gate(context.spec)) continue;
-      const event = delivery.select ? delivery.select(context) : delivery.event;
-      if (event === null) continue;
-      if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
-      let group = this.lastGroup;
-      if (group === null || event !== this.lastEvent || queue.specKind !== this.lastKind) {
-        group = groupOf(this.out, event, shapeFor(event, context.spec));
-        this.lastGroup = group;
-        this.lastEvent = event;
-        this.lastKind = queue.specKind;
-      }
-      group.queues.push(queue);
+  /** A realm's queues, or those registered with `all_public_streams`. */
+  routeAll(queues: ReadonlySet<Queue> | undefined): void {
+    if (queues) for (const queue of queues) this.take(queue);
+  }
+
+  /** One user's queues (a loop by index: no iterator per recipient). */
+  routeUser(queues: readonly Queue[] | undefined): void {
+    if (queues) for (let i = 0; i < queues.length; i++) this.take(queues[i]!);
+  }
+
+  private take(queue: Queue): void {
+    const { delivery, gate } = this;
+    if (!queue.acceptsAny(this.types)) return;
+    const context = queue.context;
+    if (gate && !gate(context.spec)) return;
+    const event = delivery.select ? delivery.select(context) : delivery.event;
+    if (event === null) return;
+    if (queue.narrow && event.type === 'message' && !queue.narrow(event)) return;
+    let group = this.lastGroup;
+    if (group === null || event !== this.lastEvent || queue.specKind !== this.lastKind) {
+      group = groupOf(this.out, event, shapeFor(event, context.spec));
+      this.lastGroup = group;
+      this.lastEvent = event;
+      this.lastKind = queue.specKind;
     }
+    group.queues.push(queue);
   }
 }
 
