@@ -85,6 +85,8 @@ export class Queue {
     readonly context: QueueContext,
     readonly buffer: EventBuffer,
     lastPollStartedAt: number,
+    /** the same object for queues whose specs are equal, so whose events take the same shape (SpecKinds) */
+    readonly specKind: SpecKind,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
     const { narrow, eventTypes } = context.spec;
@@ -155,10 +157,14 @@ export class QueueRegistry {
   private readonly onOverflow: (queue: Queue) => void;
   private readonly byId = new Map<string, Queue>();
   private readonly byRealm = new Map<number, Set<Queue>>();
-  /** realm id -> user id -> queues: numeric keys, looked up once per recipient of every event */
-  private readonly byUser = new Map<number, Map<number, Set<Queue>>>();
+  /**
+   * realm id -> user id -> queues: numeric keys, looked up once per recipient of every event. An array, not a
+   * Set: a user has a few queues, and a fan-out reads one list per recipient (a Set is two objects to fetch).
+   */
+  private readonly byUser = new Map<number, Map<number, Queue[]>>();
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
+  private readonly specKinds = new SpecKinds();
   /**
    * Queues to wake, in order, each once (Queue.wakePending), from `wakeNext` on. An array, not a Set: a Set
    * emptied from its head a slice at a time is walked past its deleted entries again by every slice.
@@ -206,9 +212,9 @@ export class QueueRegistry {
    */
   admit(realmId: number, userId: number): Queue[] {
     const own = this.byUser.get(realmId)?.get(userId);
-    if (own && own.size >= this.limits.perUser) {
+    if (own && own.length >= this.limits.perUser) {
       const oldest = [...own].sort((a, b) => a.lastActiveAt - b.lastActiveAt || a.lastPollStartedAt - b.lastPollStartedAt);
-      return oldest.slice(0, own.size - this.limits.perUser + 1);
+      return oldest.slice(0, own.length - this.limits.perUser + 1);
     }
     if ((this.byRealm.get(realmId)?.size ?? 0) >= this.limits.perRealm) {
       throw new ChatError(ErrorCode.BAD_REQUEST, `This organization has reached its limit of ${this.limits.perRealm} event queues; try again later`);
@@ -222,12 +228,14 @@ export class QueueRegistry {
   }
 
   private add(context: QueueContext, buffer: EventBuffer, lastPollStartedAt: number): Queue {
-    const queue = new Queue(context, buffer, lastPollStartedAt);
+    const queue = new Queue(context, buffer, lastPollStartedAt, this.specKinds.take(context.spec));
     this.byId.set(context.queueId, queue);
     setOf(this.byRealm, context.realmId).add(queue);
     let users = this.byUser.get(context.realmId);
     if (!users) this.byUser.set(context.realmId, (users = new Map()));
-    setOf(users, context.userId).add(queue);
+    const own = users.get(context.userId);
+    if (own) own.push(queue);
+    else users.set(context.userId, [queue]);
     if (context.spec.allPublicStreams) setOf(this.allPublicByRealm, context.realmId).add(queue);
     return queue;
   }
@@ -272,39 +280,24 @@ export class QueueRegistry {
    * that the delivery after the commit (`deliverRouted`) goes over each queue once more, not twice.
    */
   resolve(delivery: Delivery): Routed[] {
-    const out: Routed[] = [];
     const { audience, event } = delivery;
-    const types = deliveryTypes(event);
     // A selected delivery (a new message) has no capability gate: its select gives each queue its shape.
-    const gate = delivery.select ? null : gateFor(delivery.event);
+    const routing = new Routing(delivery, deliveryTypes(event), delivery.select ? null : gateFor(delivery.event));
     switch (audience.kind) {
       case 'realm':
-        this.route(this.byRealm.get(delivery.realmId), delivery, types, gate, out);
+        routing.routeAll(this.byRealm.get(delivery.realmId));
         break;
       case 'all_public_streams':
-        this.route(this.allPublicByRealm.get(delivery.realmId), delivery, types, gate, out);
+        routing.routeAll(this.allPublicByRealm.get(delivery.realmId));
         break;
       case 'users': {
         const users = this.byUser.get(delivery.realmId);
         if (!users) break;
-        for (const userId of audience.userIds) this.route(users.get(userId), delivery, types, gate, out);
+        for (const userId of audience.userIds) routing.routeUser(users.get(userId));
         break;
       }
     }
-    return out;
-  }
-
-  private route(queues: Iterable<Queue> | undefined, delivery: Delivery, types: readonly string[], gate: Gate | null, out: Routed[]): void {
-    if (!queues) return;
-    for (const queue of queues) {
-      if (!queue.acceptsAny(types)) continue;
-      const context = queue.context;
-      if (gate && !gate(context.spec)) continue;
-      const event = delivery.select ? delivery.select(context) : delivery.event;
-      if (event === null) continue;
-      if (queue.narrow && event.type === 'message' && !queue.narrow(event)) continue;
-      groupOf(out, event, shapeFor(event, context.spec)).queues.push(queue);
-    }
+    return routing.out;
   }
 
   /**
@@ -495,9 +488,17 @@ export class QueueRegistry {
 
   private forget(queue: Queue): void {
     const { queueId, realmId, userId } = queue.context;
+    // Forgotten once, however often it is removed.
+    if (this.byId.get(queueId) === queue) this.specKinds.drop(queue.specKind);
     this.byId.delete(queueId);
     this.byRealm.get(realmId)?.delete(queue);
-    this.byUser.get(realmId)?.get(userId)?.delete(queue);
+    const users = this.byUser.get(realmId);
+    const own = users?.get(userId);
+    const at = own ? own.indexOf(queue) : -1;
+    if (at >= 0) {
+      own!.splice(at, 1);
+      if (own!.length === 0) users!.delete(userId);
+    }
     this.allPublicByRealm.get(realmId)?.delete(queue);
   }
 
@@ -551,6 +552,76 @@ function flagMerge(event: ApiEvent): LoggedEvent['merge'] {
   const messages = event.messages as number[] | undefined;
   if (!messages || event.all === true) return undefined;
   return { key: `${op}:${flag}`, messages, event: event as Record<string, unknown> };
+}
+
+/**
+ * One delivery's recipients being resolved: the queues that take it, grouped by event and shape. A queue of
+ * the same spec kind as the last one routed, given the same event, joins the last one's group without its
+ * shape being asked again (the capability adapters read the spec's capabilities, one more object per queue):
+ * most queues of a fan-out are registered alike, by the same client.
+ */
+class Routing {
+  readonly out: Routed[] = [];
+  private lastEvent: ApiEvent | null = null;
+  private lastKind: SpecKind | null = null;
+  private lastGroup: Routed | null = null;
+  constructor(
+    private readonly delivery: Delivery,
+    private readonly types: readonly string[],
+    private readonly gate: Gate | null,
+  ) {}
+
+  /** A realm's queues, or those registered with `all_public_streams`. */
+  routeAll(queues: ReadonlySet<Queue> | undefined): void {
+    if (queues) for (const queue of queues) this.take(queue);
+  }
+
+  /** One user's queues (a loop by index: no iterator per recipient). */
+  routeUser(queues: readonly Queue[] | undefined): void {
+    if (queues) for (let i = 0; i < queues.length; i++) this.take(queues[i]!);
+  }
+
+  private take(queue: Queue): void {
+    const { delivery, gate } = this;
+    if (!queue.acceptsAny(this.types)) return;
+    const context = queue.context;
+    if (gate && !gate(context.spec)) return;
+    const event = delivery.select ? delivery.select(context) : delivery.event;
+    if (event === null) return;
+    if (queue.narrow && event.type === 'message' && !queue.narrow(event)) return;
+    let group = this.lastGroup;
+    if (group === null || event !== this.lastEvent || queue.specKind !== this.lastKind) {
+      group = groupOf(this.out, event, shapeFor(event, context.spec));
+      this.lastGroup = group;
+      this.lastEvent = event;
+      this.lastKind = queue.specKind;
+    }
+    group.queues.push(queue);
+  }
+}
+
+/** Queues whose specs are equal (as JSON text): a queue's events take their shape from its spec alone (capabilities.ts). */
+interface SpecKind {
+  readonly key: string;
+  /** the live queues of this kind: the kind is forgotten with the last */
+  queues: number;
+}
+
+/** The kinds of the live queues' specs, one object per kind. */
+class SpecKinds {
+  private readonly kinds = new Map<string, SpecKind>();
+
+  take(spec: QueueSpec): SpecKind {
+    const key = JSON.stringify(spec);
+    let kind = this.kinds.get(key);
+    if (!kind) this.kinds.set(key, (kind = { key, queues: 0 }));
+    kind.queues++;
+    return kind;
+  }
+
+  drop(kind: SpecKind): void {
+    if (--kind.queues === 0) this.kinds.delete(kind.key);
+  }
 }
 
 /** The group of an event and shape; a delivery has one, or one per shape (a handful): a scan finds it. */
