@@ -86,15 +86,21 @@ t.test('messages restored from snapshots, from the log, or from both equal the l
   }
 });
 
-t.test('messages to the same subscribers share one holder list, copied before it changes', async (t) => {
+/** A realm in a fresh data directory with these users (ids from 1 in this order, the first its owner). */
+async function realmWith(t: { teardown(fn: () => void): void }, names: string[]) {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { store, runtime } = open(dir);
   const { realmId } = await runtime.createRealm('', 'Test');
   const run = (command: RealmCommand) => runtime.execute(realmId, command);
-  for (const email of ['owner@example.com', 'ann@example.com', 'cat@example.com']) {
-    await run({ type: 'user.create', caller: { kind: 'operator' }, email, fullName: email, passwordHash: null, role: email.startsWith('owner') ? Role.owner : Role.member });
+  for (const [index, name] of names.entries()) {
+    await run({ type: 'user.create', caller: { kind: 'operator' }, email: `${name}@example.com`, fullName: name, passwordHash: null, role: index === 0 ? Role.owner : Role.member });
   }
+  return { store, runtime, realmId, run };
+}
+
+t.test('messages to the same subscribers share one holder list, copied before it changes', async (t) => {
+  const { store, runtime, realmId, run } = await realmWith(t, ['owner', 'ann', 'cat']);
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
   await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [1, 2], options, authorizationErrorsFatal: true });
   const send = () => run({ type: 'message.send', caller: as(1), kind: 'channel', to: 'general', topic: 't', content: 'x', client: 'test' });
@@ -113,14 +119,7 @@ t.test('messages to the same subscribers share one holder list, copied before it
 });
 
 t.test("a channel message's holders are in ascending order whatever the order its subscribers joined in", async (t) => {
-  const dir = tempDir();
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const { store, runtime } = open(dir);
-  const { realmId } = await runtime.createRealm('', 'Test');
-  const run = (command: RealmCommand) => runtime.execute(realmId, command);
-  for (const name of ['owner', 'ann', 'bob', 'cat', 'dan', 'eve']) {
-    await run({ type: 'user.create', caller: { kind: 'operator' }, email: `${name}@example.com`, fullName: name, passwordHash: null, role: name === 'owner' ? Role.owner : Role.member });
-  }
+  const { store, runtime, realmId, run } = await realmWith(t, ['owner', 'ann', 'bob', 'cat', 'dan', 'eve']);
   const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
   // Joined newest first, the sender (3) not among them; then one in order.
   for (const principals of [[6], [5], [2], [1]]) {
