@@ -72,8 +72,9 @@ function columnBlock(): ColumnBlock {
  * message; timestamps are kept to the second, past 1970).
  *
  * Messages are objects changed in place by apply.ts, which marks their chunk unsaved before it reads them
- * (markUnsaved, which keeps the chunk's page: `keepChunk`), so that a chunk it changes stays. Any other holder of a message only reads it: an evicted chunk's messages
- * are as its record has them, and a holder keeps a valid, if no longer shared, object.
+ * (markUnsaved, which keeps the chunk's page: `keepChunk`), so that a chunk it changes stays. Any other
+ * holder of a message only reads it: an evicted chunk's messages are as its record has them, and a holder
+ * keeps a valid, if no longer shared, object.
  */
 export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** by chunk; none for a chunk without a message known yet */

@@ -6,8 +6,8 @@ export const SECOND_USE_SPAN = 2;
  * second use (paged.ts a chunk likewise), so that a read over a cold part of the history (50 messages,
  * each read once) leaves nothing behind. Cached, those messages outlived a young-generation collection or
  * two and were then evicted from the old generation: every scavenge copied a few MB of them, and their
- * garbage made the full collections that set the p99 of cold reads (bench/README.md, "Cold reads without cache churn"). A page read again
- * (the newest messages of a busy topic) is cached from its second read on.
+ * garbage made the full collections that set the p99 of cold reads (bench/README.md, "Cold reads without
+ * cache churn"). A page read again (the newest messages of a busy topic) is cached from its second read on.
  *
  * One id per slot of a typed array, the id modulo their number: nothing on the heap, nothing to collect. Two ids
  * of one slot forget each other, which only delays an admission.
