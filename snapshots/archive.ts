@@ -89,7 +89,10 @@ function pruneBefore(db: LogDb, through: number | null, cutoff: number, budget: 
   let first: number | null = null;
   for (const { key, value } of db.getRange(range)) {
     if (removed >= budget) return removed;
-    if (cutoff !== Infinity && commitTime(value) !== null) {
+    const at = cutoff === Infinity ? null : commitTime(value);
+    if (at !== null) {
+      // Most snapshots find the oldest record within the retention.
+      if (at >= cutoff) return removed;
       first = key;
       break;
     }
