@@ -110,7 +110,6 @@ export class Store {
   /** message bodies by [realm, message], written with the snapshots (FORMAT_VERSION 3) */
   private readonly bodies: Database<Buffer, [number, number]>;
   private readonly meta: Database<Buffer, string>;
-  /** the log archive of a directory written before FORMAT_VERSION 6 (see archive.ts) */
   private readonly archiveDb: Database<Buffer, number>;
   private readonly archive: LogArchive;
   private readonly now: () => number;
@@ -239,8 +238,7 @@ export class Store {
   tornTail: { seq: number; error: string } | null = null;
 
   /**
-   * The live log after `afterSeq`, in order: the records after the snapshot position (those up to it are the
-   * archive, see archive.ts), whatever `afterSeq` says. A record that does not decode at the very end of the log is a
+   * The log after `afterSeq`, in order. A record that does not decode at the very end of the log is a
    * torn tail (a write cut short): reading stops before it and `tornTail` says so. One anywhere else is
    * corruption, and reading fails rather than skip history.
    *
@@ -254,7 +252,7 @@ export class Store {
     let last = 0;
     for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
     let previous: number | null = null;
-    for (const { key, value } of this.log.getRange({ start: Math.max(afterSeq, this.snapshotSeq()) + 1 })) {
+    for (const { key, value } of this.log.getRange({ start: afterSeq + 1 })) {
       if (previous !== null && key !== previous + 1) {
         this.tornTail = { seq: key, error: `log entries ${key} to ${last} follow a gap after ${previous} (a write that failed); they were never acknowledged` };
         return;
@@ -325,15 +323,15 @@ export class Store {
   }
 
   /**
-   * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and moves the
-   * snapshot position to `seq` (the log's records up to it are the archive from then on, pruned by retention):
-   * all in one transaction, so a crash leaves either the old or the new picture.
+   * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and trims
+   * the log through `seq` into the archive: all in one transaction, so a crash leaves either the old or the
+   * new picture.
    */
   async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false, bodies: readonly BodyWrite[] = []): Promise<void> {
     // Encoded now, not in the transaction's callback: lmdb-js runs that in a later turn, when the actors may
     // have moved past `seq`, and the records share their arrays with the live state.
     const encoded = records.map((record): [[string, string], Buffer] => [[record.kind, record.id], encode(record)]);
-    // The log entries the snapshot covers go first: the commit that archives them must hold them.
+    // The log entries the snapshot covers go first: it trims them into the archive.
     this.commits.flush();
     const encodedBodies = bodies.map(({ realmId, messageId, body }): [[number, number], Buffer | null] => [[realmId, messageId], body === null ? null : encode(body)]);
     try {
@@ -344,9 +342,8 @@ export class Store {
           if (bytes) this.bodies.put(key, bytes);
           else this.bodies.remove(key);
         }
-        const covered = Math.max(0, seq - this.snapshotSeq());
         this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
-        this.archive.trim(this.log, seq, covered, this.now());
+        this.archive.takeThrough(this.log, seq, this.now());
       });
     } catch (error) {
       this.failed = true;
@@ -372,11 +369,11 @@ export class Store {
 
   /** The archive and the live log, as point-in-time restore and verify read them. */
   history(): LogHistory {
-    return LogHistory.of(this.dir, this.root as unknown as RootDatabase<Buffer, number>, this.log, this.archiveDb, () => this.lastSeq(), () => this.snapshotSeq());
+    return LogHistory.of(this.dir, this.root as unknown as RootDatabase<Buffer, number>, this.log, this.archiveDb, () => this.lastSeq());
   }
 
   archiveStats(): { entries: number; oldestAt: number | null } {
-    return this.archive.stats(this.log, this.snapshotSeq());
+    return this.archive.stats();
   }
 
   /** Point-in-time restore: drops the log records after `seq`, the changes made after the moment restored. */
@@ -424,9 +421,8 @@ export class Store {
     return { at, bytes, seq };
   }
 
-  /** How many records the live log holds (after the snapshot position). */
   logCount(): number {
-    return this.log.getCount({ start: this.snapshotSeq() + 1 });
+    return this.log.getCount();
   }
 
   async close(): Promise<void> {
