@@ -5,7 +5,7 @@
  * snapshot's CPU per entry: the main thread's (the event loop) and every thread's (the commit on libuv's
  * pool, V8's helpers), from /proc's schedstat.
  *
- *   npx tsx bench/snapshot-cost.ts [--entries 50000] [--rounds 3]
+ *   npx tsx bench/snapshot-cost.ts [--entries 50000] [--rounds 3] [--retention-ms N]   (default: the server's log archive retention)
  */
 import { parseArgs } from 'node:util';
 import { MESSAGE_TEXT } from './messages.ts';
@@ -14,13 +14,15 @@ import { allThreadsRunNs, mainThreadRunNs, makeTempDir, removeTempDir } from './
 
 const IN_FLIGHT = 16;
 
-const { values } = parseArgs({ options: { entries: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { entries: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '3' }, 'retention-ms': { type: 'string' } } });
 const entries = Number(values.entries);
 const rounds = Number(values.rounds);
 
 const dir = makeTempDir('snapshot-cost-');
 try {
-  const { runtime, store, realm, userIds, channelId } = await writeOrganization(dir, { users: 10, name: 'bench', channel: 'bench small' });
+  const { runtime, store, realm, userIds, channelId } = await writeOrganization(dir, {
+    users: 10, name: 'bench', channel: 'bench small', ...(values['retention-ms'] === undefined ? {} : { archiveRetentionMs: Number(values['retention-ms']) }),
+  });
   await runtime.snapshot();
   let sent = 0;
   const send = async () => {
