@@ -31,9 +31,13 @@ const SCHEMA = `
 
 /** The statements both connections write with (READER_SOURCE's and the event loop's at boot). */
 const SQL = {
+  // A sent message's row: a new one, as the index never holds a message before its send's commit, nor after
+  // the position it records (a repair writes what follows it). Should one be there all the same, the INSERT
+  // fails alone (SQLITE_CONSTRAINT_PRIMARYKEY, the transaction goes on) and `put` replaces it: a plain INSERT
+  // costs 0.6-0.8 us less of the worker's CPU per message than INSERT OR REPLACE (bench/README.md, "Eighth pass").
   insert: 'INSERT INTO messages (rowid, content, topic) VALUES (?, ?, ?)',
   // FTS5 takes REPLACE on the rowid: a row already there is deleted first, as a DELETE before the INSERT
-  // would, in one statement (0.3-1.3 us less per message than the two, measured alone).
+  // would, in one statement.
   put: 'INSERT OR REPLACE INTO messages (rowid, content, topic) VALUES (?, ?, ?)',
   remove: 'DELETE FROM messages WHERE rowid = ?',
   content: 'UPDATE messages SET content = ? WHERE rowid = ?',
@@ -54,6 +58,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
+const insert = db.prepare(${JSON.stringify(SQL.insert)});
 const put = db.prepare(${JSON.stringify(SQL.put)});
 const remove = db.prepare(${JSON.stringify(SQL.remove)});
 const setContent = db.prepare(${JSON.stringify(SQL.content)});
@@ -63,7 +68,11 @@ const setPosition = db.prepare(${JSON.stringify(SQL.setPosition)});
 const write = db.transaction((seq, ops) => {
   for (let i = 0; i < ops.length; ) {
     const kind = ops[i++], row = ops[i++];
-    if (kind === 'put') { put.run(row, ops[i], ops[i + 1]); i += 2; }
+    if (kind === 'put') {
+      try { insert.run(row, ops[i], ops[i + 1]); }
+      catch (error) { if (error.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error; put.run(row, ops[i], ops[i + 1]); }
+      i += 2;
+    }
     else if (kind === 'content') setContent.run(ops[i++], row);
     else if (kind === 'topic') setTopic.run(ops[i++], row);
     else if (kind === 'delete') remove.run(row);
@@ -218,7 +227,12 @@ export class SqliteSearchIndex {
     const row = rowid(op.realmId, op.id);
     switch (op.kind) {
       case 'put':
-        this.statements.put.run(row, op.content, op.topic);
+        try {
+          this.statements.insert.run(row, op.content, op.topic);
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;
+          this.statements.put.run(row, op.content, op.topic);
+        }
         return;
       case 'content':
         this.statements.content.run(op.content, row);
@@ -256,8 +270,8 @@ const rowid = (realmId: number, id: number) => realmId * REALM_SPAN + id;
 
 /**
  * Ops as the worker takes them: one flat array of the kind, the row (a BigInt: bound as an SQLite integer)
- * and the texts, cheaper to copy across than an object of five keys per op. With REPLACE (SQL.put), a
- * batch of 500 sends cost 5.7-5.8 us of CPU per message in all instead of 6.0-6.2 (2026-11-26).
+ * and the texts, cheaper to copy across than an object of five keys per op: a batch of 500 sends cost
+ * 5.7-5.8 us of CPU per message in all instead of 6.0-6.2 (2026-11-26, with INSERT OR REPLACE).
  */
 function flatOps(ops: readonly IndexOp[]): (string | bigint)[] {
   const flat: (string | bigint)[] = [];
