@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../actors/errors.ts';
 import { queueNode } from '../actors/replication.ts';
 import type { BufferedEvent } from '../actors/queue/buffer.ts';
-import { asciiJson, FrameWriter } from '../actors/queue/frame-bytes.ts';
+import { asciiJson, EventsWriter } from '../actors/queue/frame-bytes.ts';
 import type { Queue, QueueSubscriber } from '../actors/queue/registry.ts';
 import type { RealmState, UserProfile } from '../actors/realm/state.ts';
 import { realmVersion } from '../actors/realm/version.ts';
@@ -33,7 +33,7 @@ const attachParams = {
 const acknowledgement = z.object({ last_event_id: z.number().int() });
 
 /** Every socket's frames are written here in turn, and sent at once. */
-const frames = new FrameWriter();
+const frames = new EventsWriter();
 
 /** The close code of an error frame: 4000 + the HTTP status of the same error (4400, 4409, ...). */
 const closeCodeOf = (error: ChatError) => 4000 + error.status;

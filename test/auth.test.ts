@@ -235,6 +235,11 @@ t.test('a header that authenticated before stops working as soon as its key or i
   isSuccess(t, await api.as(pia).get('/users/me'), 'pia');
   isError(t, await api.as({ email: pia.email, key: renewed.key }).get('/users/me'), 401, 'UNAUTHORIZED', 'Invalid API key');
   isError(t, await api.as({ email: olga.email, key: pia.key }).get('/users/me'), 401, 'UNAUTHORIZED', 'Invalid API key');
+
+  // The organization closes: a header taken a moment before is refused at once.
+  isSuccess(t, await poll(renewed), 'polls while the organization is open');
+  isSuccess(t, await api.post('/realm/deactivate'), 'the organization is deactivated');
+  isError(t, await poll(renewed), 401, 'REALM_DEACTIVATED');
 });
 
 t.test('GET /server_settings needs no authentication', async (t) => {

@@ -152,11 +152,16 @@ export class EventBuffer {
     return first;
   }
 
-  /** The buffered events as a JSON array text, handed to a client (see `handOut`). */
-  render(): string {
-    let out = '[';
-    for (let i = 0; i < this.events.length; i++) out += (i ? ',' : '') + this.handOut(this.events[i]!);
-    return out + ']';
+  /**
+   * The buffered events, handed out to a client (see `handOut`): a list of its own, which later appends and
+   * acknowledgements leave alone (the events themselves do not change), so the answer can be written from
+   * it after this call (eventsBytes) or as text (eventsJson).
+   */
+  handOutAll(): readonly BufferedEvent[] {
+    const events = this.events;
+    if (events.length === 0) return NO_EVENTS;
+    for (let i = 0; i < events.length; i++) this.handOut(events[i]!);
+    return events.slice();
   }
 
   private hold(event: BufferedEvent): void {
@@ -172,11 +177,20 @@ export class EventBuffer {
 
   /**
    * An event a client has been sent is never merged into a later one: the client may acknowledge its id,
-   * which must stay in the queue until then (the original, too, merges only events not yet sent). A push
-   * connection's frames write the same text as bytes (frame-bytes.ts).
+   * which must stay in the queue until then (the original, too, merges only events not yet sent). A client
+   * is sent each as `{"id":N,` and its payload's body (eventsJson, or as bytes: frame-bytes.ts).
    */
-  private handOut(event: BufferedEvent): string {
+  private handOut(event: BufferedEvent): void {
     if (event.merge) event.merge = undefined;
-    return `{"id":${event.id},${event.payload.body}`;
   }
+}
+
+/** No events: what a poll answered with an empty buffer hands out. */
+export const NO_EVENTS: readonly BufferedEvent[] = Object.freeze([]);
+
+/** Events handed out, as the JSON array a client is sent (frame-bytes.ts writes the same as bytes). */
+export function eventsJson(events: readonly BufferedEvent[]): string {
+  let out = '[';
+  for (let i = 0; i < events.length; i++) out += `${i ? ',' : ''}{"id":${events[i]!.id},${events[i]!.payload.body}`;
+  return out + ']';
 }

@@ -11,42 +11,75 @@ const OPEN_EVENT = '{"id":';
 const [OPEN_ARRAY, CLOSE_ARRAY, COMMA, ZERO] = ['[', ']', ',', '0'].map((char) => char.charCodeAt(0)) as [number, number, number, number];
 
 /**
- * Writes a push connection's frame as UTF-8: a head, the events handed out (EventBuffer.handOutAfter) as the
- * JSON array a poll's answer holds (each `{"id":N,` and its payload's body, as EventBuffer.render writes
- * it), and a tail. Each frame of a fan-out differs from the others only in its head (its queue's id) and
- * the events' ids: the payloads are encoded once and copied, where a text frame would be concatenated,
- * flattened and converted to UTF-8 for every socket.
+ * Writes what a client is sent of its queue's events as UTF-8, into one buffer reused for every frame or
+ * answer: ASCII text around the events handed out (EventBuffer.handOutAfter, handOutAll) as the JSON array
+ * a poll's answer holds (each `{"id":N,` and its payload's body, as eventsJson writes it). Each frame or
+ * answer of a fan-out differs from the others only in its queue's id and the events' ids: the payloads are
+ * encoded once and copied, where a text would be concatenated, flattened and converted to UTF-8 for every
+ * client. What `done` returns is a view that the next use overwrites: it is to be sent at once.
  */
-export class FrameWriter {
+export class EventsWriter {
   private readonly reused = new Uint8Array(REUSED_BYTES);
+  private out = this.reused;
+  private at = 0;
+
+  /** Starts a text of `size` bytes (asciiSize and eventsSize of its pieces). */
+  start(size: number): this {
+    this.out = size <= REUSED_BYTES ? this.reused : new Uint8Array(size);
+    this.at = 0;
+    return this;
+  }
 
   /**
-   * The frame's bytes: a view that the next call overwrites, to be sent at once. `head` and `tail` are
-   * ASCII (see asciiJson): copied a character at a time, they cost less than bytes of their own per socket
-   * would, which are two more objects to fetch from memory for each frame of a fan-out.
+   * ASCII text (see asciiJson): copied a character at a time, it costs less than bytes of its own per client
+   * would, which are more objects to fetch from memory for each frame of a fan-out.
    */
-  write(head: string, events: readonly BufferedEvent[], first: number, tail: string): Uint8Array {
-    let size = head.length + 2 + (events.length - first - 1) + tail.length;
-    for (let i = first; i < events.length; i++) {
-      const event = events[i]!;
-      size += OPEN_EVENT.length + digitCount(event.id) + 1 + payloadUtf8(event.payload).length;
-    }
-    const out = size <= REUSED_BYTES ? this.reused : new Uint8Array(size);
-    let at = writeAscii(out, 0, head);
+  ascii(text: string): this {
+    const out = this.out;
+    const at = this.at;
+    for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+    this.at = at + text.length;
+    return this;
+  }
+
+  /** The events from index `first` on, as a JSON array. */
+  events(events: readonly BufferedEvent[], first: number): this {
+    const out = this.out;
+    let at = this.at;
     out[at++] = OPEN_ARRAY;
     for (let i = first; i < events.length; i++) {
       if (i > first) out[at++] = COMMA;
       const event = events[i]!;
-      at = writeDigits(out, writeAscii(out, at, OPEN_EVENT), event.id);
+      this.at = at;
+      at = writeDigits(out, this.ascii(OPEN_EVENT).at, event.id);
       out[at++] = COMMA;
       const body = payloadUtf8(event.payload);
       out.set(body, at);
       at += body.length;
     }
     out[at++] = CLOSE_ARRAY;
-    writeAscii(out, at, tail);
-    return new Uint8Array(out.buffer, 0, size);
+    this.at = at;
+    return this;
   }
+
+  done(): Uint8Array {
+    return new Uint8Array(this.out.buffer, 0, this.at);
+  }
+
+  /** A push connection's frame: `head` and `tail` (ASCII) around the events. */
+  write(head: string, events: readonly BufferedEvent[], first: number, tail: string): Uint8Array {
+    return this.start(head.length + eventsSize(events, first) + tail.length).ascii(head).events(events, first).ascii(tail).done();
+  }
+}
+
+/** The bytes of the events from index `first` on, as a JSON array (EventsWriter.events). */
+export function eventsSize(events: readonly BufferedEvent[], first: number): number {
+  let size = 2 + Math.max(0, events.length - first - 1);
+  for (let i = first; i < events.length; i++) {
+    const event = events[i]!;
+    size += OPEN_EVENT.length + digitCount(event.id) + 1 + payloadUtf8(event.payload).length;
+  }
+  return size;
 }
 
 /**
@@ -55,11 +88,6 @@ export class FrameWriter {
  */
 export function asciiJson(text: string): string {
   return JSON.stringify(text).replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-function writeAscii(out: Uint8Array, at: number, text: string): number {
-  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
-  return at + text.length;
 }
 
 /** Event ids are integers from 0 to 2^53 (buffer.ts). */

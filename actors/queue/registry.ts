@@ -2,9 +2,10 @@ import type { Disconnect } from '../disconnect.ts';
 import { ChatError, ErrorCode } from '../errors.ts';
 import { Later } from '../later.ts';
 import type { ApiEvent, Delivery } from '../events.ts';
-import { EventBuffer, type BufferedEvent, type LoggedEvent } from './buffer.ts';
+import { EventBuffer, NO_EVENTS, type BufferedEvent, type LoggedEvent } from './buffer.ts';
 import { deliveryTypes, gateFor, renderFor, shapeFor } from './capabilities.ts';
 import type { QueueLimits } from './limits.ts';
+import { asciiJson } from './frame-bytes.ts';
 import { endLifecycle } from './machine.ts';
 import { compileEventNarrow, type MessageFilter } from './narrow.ts';
 import { Payloads } from './payloads.ts';
@@ -19,8 +20,8 @@ export interface QueueTimings {
   sweepMs: number;
 }
 
-/** A held poll: settled with the events as JSON text ('[]' when its client went away). */
-class HeldPoll extends Later<string> {
+/** A held poll: settled with the events handed out (none when its client went away). */
+class HeldPoll extends Later<readonly BufferedEvent[]> {
   constructor(readonly queue: Queue) {
     super();
   }
@@ -35,7 +36,7 @@ function abandon(held: HeldPoll): void {
   if (queue.held !== held) return;
   queue.held = null;
   queue.heartbeatAt = null;
-  held.settle('[]');
+  held.settle(NO_EVENTS);
 }
 
 /**
@@ -98,6 +99,13 @@ export class Queue {
   get id(): string {
     return this.context.queueId;
   }
+
+  /** Its id as JSON text in ASCII (asciiJson), made once: written into every answer to its polls. */
+  get idJson(): string {
+    return (this.idJsonText ??= asciiJson(this.context.queueId));
+  }
+
+  private idJsonText: string | null = null;
 
   accepts(type: string): boolean {
     // A restart concerns every client, whatever it asked for.
@@ -358,16 +366,16 @@ export class QueueRegistry {
   /**
    * One long-poll (GET /events): acknowledge, complete any poll already held on the queue, then answer at
    * once if there is something to send (or the client said not to block), else hold until an event or the
-   * heartbeat. The events as JSON text, at once when the poll is answered at once, else later (a Later, not
-   * a promise: thousands are held at once, see later.ts).
+   * heartbeat. The events handed out (written as text by eventsJson, as bytes by eventsBytes), at once when
+   * the poll is answered at once, else later (a Later, not a promise: thousands are held at once, see later.ts).
    */
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: true, signal?: Disconnect): string;
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string>;
-  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): string | Later<string> {
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: true, signal?: Disconnect): readonly BufferedEvent[];
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): readonly BufferedEvent[] | Later<readonly BufferedEvent[]>;
+  poll(queue: Queue, lastEventId: number | undefined, dontBlock: boolean, signal?: Disconnect): readonly BufferedEvent[] | Later<readonly BufferedEvent[]> {
     if (lastEventId !== undefined) queue.buffer.acknowledge(lastEventId);
     this.takeOver(queue);
     queue.lastPollStartedAt = this.now();
-    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.render();
+    if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.handOutAll();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
     const held = new HeldPoll(queue);
     queue.held = held;
@@ -447,7 +455,7 @@ export class QueueRegistry {
     if (!held) return;
     queue.held = null;
     queue.heartbeatAt = null;
-    held.settle(queue.buffer.render());
+    held.settle(queue.buffer.handOutAll());
   }
 
   /**

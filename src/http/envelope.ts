@@ -1,7 +1,8 @@
 import { ChatError } from '../../actors/errors.ts';
-import type { ApiResponse } from './request.ts';
+import type { ApiResponse, WrittenBody } from './request.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
+const SUCCESS_HEAD = '{"result":"success","msg":"",';
 
 /** A handler result whose fields are already JSON text (e.g. a queue's events, serialized once). */
 export class RawFields {
@@ -21,20 +22,39 @@ export class SharedFields extends RawFields {
   }
 }
 
+/**
+ * A handler result that writes its fields as UTF-8 itself (a poll's events, thousands of answers in a
+ * fan-out: routes/events.ts), where text fields would be concatenated, flattened and converted to UTF-8 for
+ * each answer; or gives them as text where the envelope holds more than its head and tail. As the body of a
+ * success answer (WrittenBody) it is written when the answer is sent.
+ */
+export abstract class WrittenFields implements WrittenBody {
+  write(): Uint8Array {
+    return this.writeBody(SUCCESS_HEAD, '}');
+  }
+
+  /** The fields' JSON between `head` and `tail` (ASCII), as UTF-8 in memory that the next body written reuses. */
+  protected abstract writeBody(head: string, tail: string): Uint8Array;
+
+  /** the fields as JSON text, as RawFields holds them */
+  abstract json(): string;
+}
+
 /** A handler result that is the whole response, without the envelope: a file's bytes. */
 export class DirectResponse {
   constructor(readonly response: ApiResponse) {}
 }
 
-export type HandlerResult = Record<string, unknown> | RawFields | DirectResponse;
+export type HandlerResult = Record<string, unknown> | RawFields | WrittenFields | DirectResponse;
 
 /** The success envelope: result, msg, the operation's fields, and the parameters that were ignored. */
 export function successResponse(result: HandlerResult, ignored: readonly string[]): ApiResponse {
   if (result instanceof DirectResponse) return result.response;
   let body: string;
   if (result instanceof SharedFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
-  if (result instanceof RawFields) {
-    body = `{"result":"success","msg":"",${result.json}`;
+  if (result instanceof WrittenFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
+  if (result instanceof RawFields || result instanceof WrittenFields) {
+    body = SUCCESS_HEAD + (result instanceof RawFields ? result.json : result.json());
     body += ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
   } else {
     const envelope: Record<string, unknown> = { result: 'success', msg: '', ...result };

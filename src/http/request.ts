@@ -36,6 +36,8 @@ export interface ApiResponse {
   body: string;
   /** a body of bytes (uploaded files), sent instead of `body` */
   bytes?: Buffer;
+  /** a body written only as it is sent (a poll's events), sent instead of `body` and `bytes` */
+  written?: WrittenBody;
   /** a body read a piece at a time (a data export's file), sent as the client takes it instead of `body` */
   stream?: BodyStream;
 }
@@ -49,4 +51,12 @@ export interface BodyStream {
   pieces: AsyncIterator<Buffer, unknown>;
   /** its length in bytes, sent as Content-Length */
   size: number;
+}
+
+/**
+ * A body written as UTF-8 when it is sent, into memory that the next body written reuses: the front end
+ * sends what `write` returns at once (see envelope.ts, WrittenFields).
+ */
+export interface WrittenBody {
+  write(): Uint8Array;
 }

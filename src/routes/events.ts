@@ -8,14 +8,16 @@ import type { QueueSpec } from '../../actors/queue/spec.ts';
 import { Role, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { authenticate } from '../http/auth.ts';
 import { checkRateLimit, rateLimitKey } from '../http/dispatch.ts';
-import { RawFields, type HandlerResult } from '../http/envelope.ts';
+import { RawFields, WrittenFields, type HandlerResult } from '../http/envelope.ts';
 import { includeSubscribers, p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
 import { SOCKET_TICKET_SECONDS } from '../http/socket-tickets.ts';
 import type { AppServices } from '../services.ts';
 import { FEATURE_LEVEL, MERGE_BASE, VERSION } from '../version.ts';
 import { route, type RouteContext } from './route.ts';
-import type { Later } from '../../actors/later.ts';
+import { Later } from '../../actors/later.ts';
+import { eventsJson, type BufferedEvent } from '../../actors/queue/buffer.ts';
+import { EventsWriter, eventsSize } from '../../actors/queue/frame-bytes.ts';
 import type { Queue } from '../../actors/queue/registry.ts';
 import type { WireResponse } from '../../actors/wire/responses.ts';
 
@@ -120,8 +122,32 @@ function stateOptions(services: AppServices, realm: RealmState, params: Register
   };
 }
 
+/** Every poll's answer is written here as it is sent (see WrittenFields). */
+const answers = new EventsWriter();
+const [EVENTS_FIELD, QUEUE_ID_FIELD] = ['"events":', ',"queue_id":'];
+
 /** A poll's answer: its events and its queue's id. */
-const pollAnswer = (events: string, queue: Queue) => new RawFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+class PollAnswer extends WrittenFields {
+  constructor(
+    private readonly events: readonly BufferedEvent[],
+    private readonly queue: Queue,
+  ) {
+    super();
+  }
+
+  protected writeBody(head: string, tail: string): Uint8Array {
+    const { events } = this;
+    const id = this.queue.idJson;
+    const size = head.length + EVENTS_FIELD.length + eventsSize(events, 0) + QUEUE_ID_FIELD.length + id.length + tail.length;
+    return answers.start(size).ascii(head).ascii(EVENTS_FIELD).events(events, 0).ascii(QUEUE_ID_FIELD).ascii(id).ascii(tail).done();
+  }
+
+  json(): string {
+    return `${EVENTS_FIELD}${eventsJson(this.events)}${QUEUE_ID_FIELD}${JSON.stringify(this.queue.id)}`;
+  }
+}
+
+const pollAnswer = (events: readonly BufferedEvent[], queue: Queue) => new PollAnswer(events, queue);
 
 /** A poll on a queue: its events at once, or held (a Later: see later.ts). */
 function pollQueue({ services, realm, user, request }: RouteContext<'user'>, queueId: string, lastEventId: number | undefined, dontBlock: boolean): HandlerResult | Later<HandlerResult> {
@@ -131,7 +157,7 @@ function pollQueue({ services, realm, user, request }: RouteContext<'user'>, que
     throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'last_event_id' argument", 400, { var_name: 'last_event_id' });
   }
   const events = queues.poll(queue, lastEventId, dontBlock, request.signal);
-  return typeof events === 'string' ? pollAnswer(events, queue) : events.map<HandlerResult, Queue>(pollAnswer, queue);
+  return events instanceof Later ? events.map<HandlerResult, Queue>(pollAnswer, queue) : pollAnswer(events, queue);
 }
 
 /** What a poll on a queue sends, declared once for the route and its quick form. */

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { EPOCH, EventBuffer } from '../../actors/queue/buffer.ts';
-import { asciiJson, FrameWriter } from '../../actors/queue/frame-bytes.ts';
+import { EPOCH, EventBuffer, eventsJson } from '../../actors/queue/buffer.ts';
+import { asciiJson, EventsWriter } from '../../actors/queue/frame-bytes.ts';
 import { Payloads } from '../../actors/queue/payloads.ts';
 
 const head = (queueId: string) => `{"result":"success","msg":"","queue_id":${asciiJson(queueId)},"events":`;
@@ -26,7 +26,7 @@ t.test('a frame is byte for byte the text of a poll answer: head, the events ren
   ];
   const buffer = bufferOf(payloads, events);
   t.ok(buffer.events.some((event) => event.id >= EPOCH), 'logged ids of several digits');
-  const writer = new FrameWriter();
+  const writer = new EventsWriter();
   for (let from = -1; from < buffer.events.length; from++) {
     const after = from < 0 ? -1 : buffer.events[from]!.id;
     const expected = buffer.events.length - from - 1 === 0 ? null : `${head('q-1')}[${buffer.events.slice(from + 1).map((event) => `{"id":${event.id},${event.payload.body}`).join(',')}]}`;
@@ -46,7 +46,7 @@ t.test('a frame larger than the reused buffer gets one of its own; the next smal
   const payloads = new Payloads();
   const big = { type: 'alert_words', alert_words: Array.from({ length: 5000 }, (_, i) => `word ${i} ✓`) };
   const buffer = bufferOf(payloads, [big, big, { type: 'heartbeat' }]);
-  const writer = new FrameWriter();
+  const writer = new EventsWriter();
   const large = writer.write(head('q'), buffer.events, 0, '}');
   t.ok(large.length > 64 * 1024, 'larger than the reused 64 KB');
   const text = Buffer.from(large).toString('utf8');
@@ -58,7 +58,7 @@ t.test('a frame larger than the reused buffer gets one of its own; the next smal
 
 t.test('ids are written in full, up to 2^53', async (t) => {
   const payloads = new Payloads();
-  const writer = new FrameWriter();
+  const writer = new EventsWriter();
   for (const id of [0, 7, 10, 99, 100, EPOCH, 123 * EPOCH + 45, Number.MAX_SAFE_INTEGER]) {
     const event = { id, payload: payloads.create('heartbeat', '{"type":"heartbeat"}') };
     t.equal(Buffer.from(writer.write('', [event], 0, '')).toString('utf8'), `[{"id":${id},"type":"heartbeat"}]`);
@@ -72,4 +72,19 @@ t.test('asciiJson: the JSON of a string with everything past ASCII escaped, the 
     t.equal(JSON.parse(json), text);
   }
   t.equal(asciiJson('abc'), JSON.stringify('abc'), 'ASCII ids are as JSON.stringify writes them');
+});
+
+t.test("a poll's events as bytes are the text eventsJson writes, none as []", async (t) => {
+  const payloads = new Payloads();
+  const buffer = bufferOf(payloads, [{ type: 'message', message: { content: 'é 😀' } }, { type: 'typing', op: 'stop' }]);
+  const writer = new EventsWriter();
+  const handed = buffer.handOutAll();
+  const expected = `{"a":${eventsJson(handed)},"b":1}`;
+  t.equal(Buffer.from(writer.write('{"a":', handed, 0, ',"b":1}')).toString('utf8'), expected);
+  t.equal(writer.write('{"a":', handed, 0, ',"b":1}').length, Buffer.byteLength(expected), 'sized exactly');
+  buffer.acknowledge(handed[1]!.id);
+  t.same(handed.map((event) => event.payload.type), ['x', 'x'], 'what was handed out stays after the acknowledgement');
+  const none = buffer.handOutAll();
+  t.equal(eventsJson(none), '[]');
+  t.equal(Buffer.from(writer.write('{"a":', none, 0, '}')).toString('utf8'), '{"a":[]}');
 });

@@ -3,6 +3,7 @@ import t from 'tap';
 import { openRuntime } from '../helpers/runtime.ts';
 // The runtime first: loading realm/state.ts before anything else trips an import cycle with groups/state.ts.
 import type { Runtime } from '../../actors/runtime.ts';
+import { eventsJson } from '../../actors/queue/buffer.ts';
 import { PAYLOAD_KIND, QUEUE_KIND } from '../../actors/queue/snapshot.ts';
 import type { QueueSpec } from '../../actors/queue/spec.ts';
 import type { RealmCommand } from '../../actors/realm/commands.ts';
@@ -68,7 +69,7 @@ t.test('a queue record older than an acknowledgement restores without the events
   const restored = (id: string) => reopened.runtime.queues.find(id)!;
   for (const queue of [restored(a.id), restored(b.id)]) {
     t.equal(queue.buffer.events.length, 1, 'the unacknowledged event is back');
-    const polled = JSON.parse(await reopened.runtime.queues.poll(queue, second, true)) as { id: number; message: { id: number } }[];
+    const polled = JSON.parse(eventsJson(reopened.runtime.queues.poll(queue, second, true))) as { id: number; message: { id: number } }[];
     t.same(polled.map((event) => event.message.id), [sent[2]], 'the acknowledgement is taken, the third message follows');
   }
   t.equal(restored(a.id).buffer.events[0]!.payload, restored(b.id).buffer.events[0]!.payload, 'still one payload for both');
