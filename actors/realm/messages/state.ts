@@ -321,7 +321,9 @@ export function addUnread(store: MessageStore, id: number, userIds: readonly num
  */
 export function pendingUnread(store: MessageStore, messageId: number, userId: number): boolean | undefined {
   const pending = store.pendingUnread;
-  // Newest last: an event's flags are asked of the message just sent. (Out of order, it is not found: the sets are read, which is right too.)
+  // Ids ascending, newest last: an event's flags are asked of the message just sent, a fetch's of older ones.
+  // (An id not found is read from the sets, which is right too.)
+  if (pending.length === 0 || messageId < pending[0]!.id) return undefined;
   for (let i = pending.length - 1; i >= 0; i--) {
     const entry = pending[i]!;
     if (entry.id === messageId) return entry.skip !== userId && hasSorted(entry.userIds, userId);
