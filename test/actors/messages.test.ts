@@ -177,3 +177,27 @@ t.test("a new message's unread flags, added to the sets later, are those it had 
   t.same(unreadSets(restored.runtime.realmState(realmId).messages), expected.map((ids, i) => (i === 3 ? ids : [...ids, 10])), 'a restart reads them back, and replays the last send');
   await restored.store.close();
 });
+
+t.test('unread flags past the pending limit are added while sends go on, as ranges broken by each sender', async (t) => {
+  const names = Array.from({ length: 200 }, (_, i) => `user${i + 1}`);
+  const { store, runtime, realmId, run } = await realmWith(t, names);
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  const everyone = names.map((_, i) => i + 1);
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: everyone, options, authorizationErrorsFatal: true });
+  const state = runtime.realmState(realmId);
+  // 400 sends to 200 (80,000 flags, past the 65,536 that may wait), from senders in turn; one left unread for its sender.
+  const expected = new Map(everyone.map((userId) => [userId, [] as number[]]));
+  const sends = [];
+  for (let n = 0; n < 400; n++) {
+    const sender = (n % 7) + 1;
+    const readBySender = n !== 123;
+    sends.push(run({ type: 'message.send', caller: as(sender), kind: 'channel', to: 'general', topic: 't', content: 'x', client: 'test', readBySender }));
+    for (const userId of everyone) if (userId !== sender || !readBySender) expected.get(userId)!.push(n + 1);
+  }
+  await Promise.all(sends);
+  t.ok(state.messages.pendingUnread.length > 0 && state.messages.pendingUnread.length < 400, `some added while sending, ${state.messages.pendingUnread.length} still pending`);
+  const lastSender = (399 % 7) + 1;
+  t.same(everyone.map((userId) => flagsFor(state, userId, state.messages.byId.get(400)!).includes('read')), everyone.map((userId) => userId === lastSender), "the last message's own flags, still pending");
+  t.same(everyone.map((userId) => [...(state.messages.flags.unread.get(userId) ?? [])]), everyone.map((userId) => expected.get(userId)!), 'every unread set as the sends left it');
+  await store.close();
+});
