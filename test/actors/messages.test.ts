@@ -4,6 +4,7 @@ import { openRuntime } from '../helpers/runtime.ts';
 import type { RealmCommand } from '../../actors/realm/commands.ts';
 import type { MessageCommand } from '../../actors/realm/messages/commands.ts';
 import type { MessageStore } from '../../actors/realm/messages/state.ts';
+import { flagsFor } from '../../actors/realm/messages/access.ts';
 // The runtime first: loading realm/state.ts before anything else trips an import cycle with groups/state.ts.
 import { Runtime } from '../../actors/runtime.ts';
 import { Role, realmToRecord } from '../../actors/realm/state.ts';
@@ -96,7 +97,7 @@ async function realmWith(t: { teardown(fn: () => void): void }, names: string[])
   for (const [index, name] of names.entries()) {
     await run({ type: 'user.create', caller: { kind: 'operator' }, email: `${name}@example.com`, fullName: name, passwordHash: null, role: index === 0 ? Role.owner : Role.member });
   }
-  return { store, runtime, realmId, run };
+  return { store, runtime, realmId, run, dir };
 }
 
 t.test('messages to the same subscribers share one holder list, copied before it changes', async (t) => {
@@ -132,5 +133,71 @@ t.test("a channel message's holders are in ascending order whatever the order it
   const state = runtime.realmState(realmId);
   t.same(state.messages.byId.get(1)!.userIds, [1, 2, 5, 6], 'joined out of order');
   t.same(state.messages.byId.get(2)!.userIds, [1, 2, 4, 6], 'joined in order, the sender after them');
+  await store.close();
+});
+
+t.test("a new message's unread flags, added to the sets later, are those it had at once, through flag changes, deletions and a restart", async (t) => {
+  const { store, runtime, realmId, run, dir } = await realmWith(t, ['owner', 'ann', 'bob', 'cat']);
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: [1, 2, 3, 4], options, authorizationErrorsFatal: true });
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'small', description: '' }], principals: [1, 2], options, authorizationErrorsFatal: true });
+  const send = (userId: number, to: string, readBySender?: boolean) =>
+    run({ type: 'message.send', caller: as(userId), kind: 'channel', to, topic: 't', content: 'x', client: 'test', ...(readBySender === undefined ? {} : { readBySender }) });
+  const state = runtime.realmState(realmId);
+  const users = [1, 2, 3, 4];
+  const unreadByFlags = (ids: number[]) => users.map((userId) => ids.filter((id) => !flagsFor(state, userId, state.messages.byId.get(id)!).includes('read')));
+  const unreadSets = (messages: MessageStore) => users.map((userId) => [...(messages.flags.unread.get(userId) ?? [])]);
+  // 1-2 general, 3 small, 4-5 general: runs of two holder lists; 5 unread for its sender too.
+  await send(1, 'general');
+  await send(2, 'general');
+  await send(1, 'small');
+  await send(3, 'general');
+  await send(4, 'general', false);
+  t.equal(state.messages.pendingUnread.length, 5, 'the sends left their unread flags pending');
+  const atOnce = [[2, 4, 5], [1, 3, 4, 5], [1, 2, 5], [1, 2, 4, 5]];
+  t.same(unreadByFlags([1, 2, 3, 4, 5]), atOnce, "each message's flags: unread for every recipient but a sender who read it");
+  t.equal(state.messages.pendingUnread.length, 5, "a message's own flags read nothing of the sets");
+  t.same(unreadSets(state.messages), atOnce, 'the sets, read, hold the same');
+  t.equal(state.messages.pendingUnread.length, 0, 'reading the sets added the pending flags');
+  await send(1, 'general');
+  await send(1, 'small');
+  await run({ type: 'message.flags', caller: as(2), messageIds: [3, 4, 7], op: 'add', flag: 'read' });
+  t.equal(state.messages.pendingUnread.length, 0, 'a flag change adds the pending first');
+  await send(3, 'general');
+  await run({ type: 'message.delete', caller: as(1), messageId: 8 });
+  await send(2, 'general');
+  const expected = [[2, 4, 5, 9], [1, 5, 6], [1, 2, 5, 6, 9], [1, 2, 4, 5, 6, 9]];
+  t.same(unreadByFlags([1, 2, 3, 4, 5, 6, 7, 9]), expected, 'Ann read 3, 4 and 7 herself; 8 is deleted');
+  await runtime.snapshot();
+  t.same(unreadSets(state.messages), expected, 'the sets hold them once a snapshot read them');
+  await send(4, 'general');
+  await store.close();
+
+  const restored = openRuntime(dir, clock);
+  t.same(unreadSets(restored.runtime.realmState(realmId).messages), expected.map((ids, i) => (i === 3 ? ids : [...ids, 10])), 'a restart reads them back, and replays the last send');
+  await restored.store.close();
+});
+
+t.test('unread flags past the pending limit are added while sends go on, as ranges broken by each sender', async (t) => {
+  const names = Array.from({ length: 200 }, (_, i) => `user${i + 1}`);
+  const { store, runtime, realmId, run } = await realmWith(t, names);
+  const options = { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} };
+  const everyone = names.map((_, i) => i + 1);
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'general', description: '' }], principals: everyone, options, authorizationErrorsFatal: true });
+  const state = runtime.realmState(realmId);
+  // 400 sends to 200 (80,000 flags, past the 65,536 that may wait), from senders in turn; one left unread for its sender.
+  const expected = new Map(everyone.map((userId) => [userId, [] as number[]]));
+  const sends = [];
+  for (let n = 0; n < 400; n++) {
+    const sender = (n % 7) + 1;
+    const readBySender = n !== 123;
+    sends.push(run({ type: 'message.send', caller: as(sender), kind: 'channel', to: 'general', topic: 't', content: 'x', client: 'test', readBySender }));
+    for (const userId of everyone) if (userId !== sender || !readBySender) expected.get(userId)!.push(n + 1);
+  }
+  await Promise.all(sends);
+  t.ok(state.messages.pendingUnread.length > 0 && state.messages.pendingUnread.length < 400, `some added while sending, ${state.messages.pendingUnread.length} still pending`);
+  const lastSender = (399 % 7) + 1;
+  t.same(everyone.map((userId) => flagsFor(state, userId, state.messages.byId.get(400)!).includes('read')), everyone.map((userId) => userId === lastSender), "the last message's own flags, still pending");
+  t.same(everyone.map((userId) => [...(state.messages.flags.unread.get(userId) ?? [])]), everyone.map((userId) => expected.get(userId)!), 'every unread set as the sends left it');
   await store.close();
 });

@@ -1,6 +1,6 @@
 import type { Channel } from '../channels/state.ts';
 import { Role, type RealmState } from '../state.ts';
-import { hasSorted, type StoredMessage } from './state.ts';
+import { hasSorted, pendingUnread, type StoredMessage } from './state.ts';
 import type { IdList } from './id-list.ts';
 
 /** Does the message sit in the user's history (received when sent, or later starred/reacted to)? */
@@ -44,12 +44,18 @@ export function messageAudience(state: RealmState, message: StoredMessage): numb
 
 /** The user's flags for a message, in the original's order. (Hot: called per recipient; no closures.) */
 export function flagsFor(state: RealmState, userId: number, message: StoredMessage): string[] {
-  const { unread, starred, collapsed } = state.messages.flags;
   const id = message.id;
   const out: string[] = [];
-  if (!unread.get(userId)?.has(id)) out.push('read');
-  if (starred.get(userId)?.has(id)) out.push('starred');
-  if (collapsed.get(userId)?.has(id)) out.push('collapsed');
+  // A message just sent is unread for its recipients without their sets holding it yet (addUnread).
+  const pending = pendingUnread(state.messages, id, userId);
+  if (pending !== undefined) {
+    if (!pending) out.push('read');
+  } else {
+    const { unread, starred, collapsed } = state.messages.flags;
+    if (!unread.get(userId)?.has(id)) out.push('read');
+    if (starred.get(userId)?.has(id)) out.push('starred');
+    if (collapsed.get(userId)?.has(id)) out.push('collapsed');
+  }
   if (!holds(message, userId) || message.historicalUserIds.includes(userId)) {
     out.push('historical');
     return out;

@@ -4,6 +4,7 @@ import type { FirstMessageIds, MessageChange } from './changes.ts';
 import { reindexMoved, type MovedFrom } from './move-indexes.ts';
 import {
   addToIndexes,
+  addUnread,
   sameList,
   type MessageStore,
   flagSet,
@@ -35,10 +36,7 @@ export function applyMessageChange(state: RealmState, change: MessageChange): vo
       store.nextId = Math.max(store.nextId, message.id + 1);
       store.recipientIds.set(recipientKey(message.recipient), message.recipientId);
       store.nextRecipientId = Math.max(store.nextRecipientId, message.recipientId + 1);
-      for (const userId of message.userIds) {
-        if (userId === message.senderId && change.readBySender) continue;
-        flagSet(store, 'unread', userId).add(message.id);
-      }
+      addUnread(store, message.id, message.userIds, change.readBySender ? message.senderId : -1);
       indexMentions(state, message, true);
       if (message.recipient.kind === 'channel') {
         const channel = state.channels.get(message.recipient.channelId);
