@@ -16,11 +16,12 @@ interface Entry {
 /**
  * Messages' API objects (messageView, without the per-user `flags`) as JSON text, each left open (no closing
  * brace) so that a fetch appends its user's fields: serializing the 50 messages of a page was about a
- * quarter of a GET /messages. A view not kept is written straight into the answer (view-json.ts). What a view reads besides its message (users, channels, settings, linkifiers)
+ * quarter of a GET /messages. What a view reads besides its message (users, channels, settings, linkifiers)
  * moves the realm's version (version.ts), which every entry is checked against; the changes that alter a
  * message itself (edits and moves, reactions, deletions) drop its entry (forgetChangedViews). Bounded as
  * the bodies read back (CHAT_MESSAGE_BODY_CACHE): the most recently read stay. As a body, a view is kept from
- * its message's second read on (second-use.ts): one read once, as over a cold history, is not.
+ * its message's second read on (second-use.ts): one read once, as over a cold history, is not, and is
+ * written straight into the answer (view-json.ts).
  */
 class MessageViews {
   private readonly entries = new Map<number, Entry>();
