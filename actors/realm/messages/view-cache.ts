@@ -7,7 +7,10 @@ import type { StoredMessage } from './state.ts';
 import { writeMessageView } from './view-json.ts';
 import type { ViewOptions } from './views.ts';
 
-/** One message's JSON texts, one per combination of view options, valid for one version of its realm. */
+/**
+ * One message's JSON texts, one per combination of view options, valid for one version of its realm: each
+ * as its UTF-8 bytes (JsonBytes.bytesFrom), copied into an answer as they are.
+ */
 interface Entry {
   version: number;
   texts: (string | undefined)[];
@@ -46,10 +49,10 @@ class MessageViews {
     }
     this.entries.set(message.id, entry);
     const text = entry.texts[slot];
-    if (text !== undefined) return out.raw(text);
+    if (text !== undefined) return out.bytes(text);
     const start = out.length;
     writeMessageView(out, state, message, options);
-    entry.texts[slot] = out.textFrom(start);
+    entry.texts[slot] = out.bytesFrom(start);
   }
 
   forget(messageId: number): void {
