@@ -22,6 +22,8 @@ export interface Persistence {
   writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean?: boolean, bodies?: readonly BodyWrite[]): Promise<void>;
   /** a message body a snapshot stored, decoded; synchronous (memory-mapped) */
   readBody(realmId: number, messageId: number): unknown;
+  /** a message body a snapshot stored, as its bytes (not decoded), valid until the next read of the store */
+  readBodyBytes(realmId: number, messageId: number): Uint8Array | undefined;
   /** the ids of the realm's messages that have a body stored, in order */
   readBodyIds(realmId: number): Iterable<number>;
   /** every message body stored for the realm, in id order */

@@ -278,6 +278,7 @@ export class ActorRegistry {
         const record = store.readBody(realmId, id) as BodyRecord | undefined;
         return record && bodyFromRecord(record);
       },
+      readBytes: (id) => store.readBodyBytes(realmId, id),
       *scan() {
         for (const [id, record] of store.readBodies(realmId)) yield [id, bodyFromRecord(record as BodyRecord)];
       },

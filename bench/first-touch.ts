@@ -21,7 +21,8 @@ import { resolveNarrow, type NarrowTerm } from '../actors/realm/messages/narrow.
 import { fetchWindow } from '../actors/realm/messages/query.ts';
 import { Runtime } from '../actors/runtime.ts';
 import { Store } from '../snapshots/store.ts';
-import { fetchedMessageJson } from '../src/routes/message-params.ts';
+import { encodedFields } from '../src/http/envelope.ts';
+import { writeFetchedMessages } from '../src/routes/message-params.ts';
 
 /** recovery.ts's writer: its channel, and the owner, one of its subscribers */
 const CHANNEL = 'recovery';
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     const found = fetchWindow(realm, OWNER, clauses, { anchor, numBefore: 50, numAfter: 0, includeAnchor: true }, Number.MAX_SAFE_INTEGER);
     const { ids } = found instanceof Promise ? await found : found;
     if (ids.length === 0) throw new Error(`nothing before ${anchor}`);
-    return ids.map((id) => fetchedMessageJson(realm, OWNER, realm.messages.byId.get(id)!, options, [])).length;
+    return encodedFields((out) => writeFetchedMessages(out, realm, OWNER, ids, options, [])).bytes.length;
   };
   const send = (n: number) =>
     runtime.execute(realm.realmId, { type: 'message.send', caller: { kind: 'user', userId: OWNER }, kind: 'channel', to: channelId, topic: 'topic 1', content: `after the boot ${n}`, client: 'API' });

@@ -25,6 +25,8 @@ import { statSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Api, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
 import { writeOrganization } from './lib/organization.ts';
@@ -115,7 +117,23 @@ export interface ColdReads {
    * that fit the cache read), at anchors of another sequence: a running server's cold history. Latencies
    * and every thread's CPU p99, in ms; absent before 2026-11-26 14:30.
    */
-  running?: { allP50: number; allP99: number; topicP50: number; topicP99: number; allCpuP99: number; topicCpuP99: number };
+  running?: {
+    allP50: number; allP99: number; topicP50: number; topicP99: number; allCpuP99: number; topicCpuP99: number;
+    /** the main thread's CPU p50/p99 and each kind's threads (as allThreads), with its slowest reads: absent before 2026-11-26 17:00 */
+    allMainCpuP50?: number; allMainCpuP99?: number; topicMainCpuP50?: number; topicMainCpuP99?: number;
+    allThreads?: string; topicThreads?: string;
+  };
+}
+
+/**
+ * This process's own young-generation collection, run between two timed reads: the client allocates about
+ * 100 KB a read (the answer, parsed), and its scavenges (1-3 ms) and mark-compacts (about 5 ms) fell within
+ * 2-3 of each 200 timed reads, enough to set their p99 (bench/README.md, "Cold reads: the answer as bytes").
+ */
+function clientCollector(): () => void {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void;
+  return () => gc({ type: 'minor' });
 }
 
 /** Cold reads measured per boot and kind: enough for a p99 that is not the maximum. */
@@ -286,8 +304,10 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     const running = cold.running!;
     console.log(
       `  cold GET /messages of 50 once the server has served the first ${COLD_READS} of each kind (other anchors): p50/p99 ${running.allP50.toFixed(2)}/${running.allP99.toFixed(2)} ms, ` +
-        `of a topic ${running.topicP50.toFixed(2)}/${running.topicP99.toFixed(2)} ms (every thread's CPU p99 ${running.allCpuP99.toFixed(2)}, ${running.topicCpuP99.toFixed(2)} ms)`,
+        `of a topic ${running.topicP50.toFixed(2)}/${running.topicP99.toFixed(2)} ms (every thread's CPU p99 ${running.allCpuP99.toFixed(2)}, ${running.topicCpuP99.toFixed(2)} ms; ` +
+        `the main thread's p50/p99 ${running.allMainCpuP50!.toFixed(2)}/${running.allMainCpuP99!.toFixed(2)}, ${running.topicMainCpuP50!.toFixed(2)}/${running.topicMainCpuP99!.toFixed(2)} ms)`,
     );
+    console.log(`  running, threads' CPU (ms), no narrow: ${running.allThreads}\n  running, threads' CPU (ms), a topic: ${running.topicThreads}`);
     return result;
   } finally {
     await server.stop();
@@ -314,6 +334,7 @@ async function newestMessageId(api: Api, owner: ReturnType<typeof readZuliprc>):
 async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMessageId: number, pid: number): Promise<ColdReads> {
   let seed = 17;
   const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const collect = clientCollector();
   const timed = async (params: (anchor: number) => Record<string, unknown>) => {
     const times: number[] = [];
     const main: number[] = [];
@@ -323,6 +344,7 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
     for (let i = 0; i < COLD_READS; i++) {
       // From TOPICS on: every topic has a message at or before the anchor.
       const anchor = TOPICS + Math.floor(random() * (lastMessageId - TOPICS));
+      collect();
       const threadsBefore = threadRunNs(pid);
       const mainBefore = mainThreadRunNs(pid);
       const allBefore = allThreadsRunNs(pid);
@@ -341,7 +363,7 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
       byThread.push(spent);
       if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Error(`GET /messages before ${anchor} found nothing`);
     }
-    return { times, main, all, threads: threadSummary(byThread, all) };
+    return { times, main, all, threads: `${threadSummary(byThread, all)}; the 3 slowest: ${slowestReads(times, main, all)}` };
   };
   const noNarrow = () => ({});
   // The writer's messages cycle through the topics in id order (from the channel's first message on).
@@ -361,8 +383,17 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
       allP50: percentile(runningAll.times, 50), allP99: percentile(runningAll.times, 99),
       topicP50: percentile(runningTopic.times, 50), topicP99: percentile(runningTopic.times, 99),
       allCpuP99: percentile(runningAll.all, 99), topicCpuP99: percentile(runningTopic.all, 99),
+      allMainCpuP50: percentile(runningAll.main, 50), allMainCpuP99: percentile(runningAll.main, 99),
+      topicMainCpuP50: percentile(runningTopic.main, 50), topicMainCpuP99: percentile(runningTopic.main, 99),
+      allThreads: runningAll.threads, topicThreads: runningTopic.threads,
     },
   };
+}
+
+/** The three reads that took longest at the client: each one's wall time, its main thread's CPU and every thread's, in ms. */
+function slowestReads(times: readonly number[], main: readonly number[], all: readonly number[]): string {
+  const slowest = times.map((_, i) => i).sort((a, b) => times[b]! - times[a]!).slice(0, 3);
+  return slowest.map((i) => `#${i} ${times[i]!.toFixed(1)} (main ${main[i]!.toFixed(1)}, all ${all[i]!.toFixed(1)})`).join(', ');
 }
 
 /** Each thread name's run time over the reads, then that of the three reads with the most CPU of every thread. */

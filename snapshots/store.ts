@@ -357,6 +357,14 @@ export class Store {
     return raw === undefined ? undefined : decode(raw);
   }
 
+  /**
+   * A stored body's bytes, not copied out of lmdb-js's shared read buffer: valid until the next read of this
+   * store, for a reader that takes what it needs at once (a cold GET /messages copies the text into its answer).
+   */
+  readBodyBytes(realmId: number, messageId: number): Uint8Array | undefined {
+    return this.bodies.getBinaryFast([realmId, messageId]);
+  }
+
   /** The ids of the messages of the realm that have a body stored, in order, none decoded. */
   *readBodyIds(realmId: number): Generator<number> {
     for (const key of this.bodies.getKeys({ start: [realmId, 0], end: [realmId + 1, 0] })) yield key[1];

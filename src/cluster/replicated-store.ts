@@ -106,6 +106,9 @@ export class ReplicatedStore implements Persistence {
   readBody(realmId: number, messageId: number): unknown {
     return this.local.readBody(realmId, messageId);
   }
+  readBodyBytes(realmId: number, messageId: number): Uint8Array | undefined {
+    return this.local.readBodyBytes(realmId, messageId);
+  }
   readBodyIds(realmId: number): Iterable<number> {
     return this.local.readBodyIds(realmId);
   }

@@ -1,4 +1,5 @@
 import { ChatError } from '../../actors/errors.ts';
+import { JsonBytes } from '../../actors/wire/json-bytes.ts';
 import type { ApiResponse, WrittenBody } from './request.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
@@ -40,18 +41,49 @@ export abstract class WrittenFields implements WrittenBody {
   abstract json(): string;
 }
 
+/**
+ * Fields the handler wrote as JSON bytes (`encodedFields`), the success body whole: a GET /messages answer
+ * (about 25 KB for 50 messages) is not built as a string, joined and flattened again for the socket.
+ */
+export class EncodedFields {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** Shared by every encodedFields call: each writes and takes its answer before returning. */
+const answerBytes = new JsonBytes();
+
+/**
+ * Runs `write` now, which writes the answer's fields (JSON text from a key on, without braces) into the success
+ * envelope. At once, in the handler: what it writes is the state of this turn.
+ */
+export function encodedFields(write: (out: JsonBytes) => void): EncodedFields {
+  try {
+    answerBytes.raw(SUCCESS_HEAD);
+    write(answerBytes);
+    answerBytes.char(0x7d);
+    return new EncodedFields(answerBytes.take());
+  } finally {
+    answerBytes.clear();
+  }
+}
+
 /** A handler result that is the whole response, without the envelope: a file's bytes. */
 export class DirectResponse {
   constructor(readonly response: ApiResponse) {}
 }
 
-export type HandlerResult = Record<string, unknown> | RawFields | WrittenFields | DirectResponse;
+export type HandlerResult = Record<string, unknown> | RawFields | WrittenFields | EncodedFields | DirectResponse;
 
 /** The success envelope: result, msg, the operation's fields, and the parameters that were ignored. */
 export function successResponse(result: HandlerResult, ignored: readonly string[]): ApiResponse {
   if (result instanceof DirectResponse) return result.response;
   let body: string;
   if (result instanceof SharedFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
+  if (result instanceof EncodedFields) {
+    if (ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
+    const tail = Buffer.from(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`);
+    return { status: 200, headers: JSON_HEADERS, body: '', bytes: Buffer.concat([result.bytes.subarray(0, -1), tail]) };
+  }
   if (result instanceof WrittenFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
   if (result instanceof RawFields || result instanceof WrittenFields) {
     body = SUCCESS_HEAD + (result instanceof RawFields ? result.json : result.json());

@@ -8,10 +8,11 @@ import { highlight, highlightTopic, resolveNarrow, type Clause, type NarrowTerm 
 import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, type WindowResult } from '../../actors/realm/messages/query.ts';
 import { fetchSearchWindow, firstUnreadSearch, hasSearch } from '../../actors/realm/messages/search.ts';
 import type { StoredMessage } from '../../actors/realm/messages/state.ts';
-import { openMessageJson } from '../../actors/realm/messages/view-cache.ts';
+import { writeOpenView } from '../../actors/realm/messages/view-cache.ts';
 import { topicForClient, type ViewOptions } from '../../actors/realm/messages/views.ts';
 import type { RealmState } from '../../actors/realm/state.ts';
 import { LineFull } from '../../actors/realm/messages/turns.ts';
+import type { JsonBytes } from '../../actors/wire/json-bytes.ts';
 import { p } from '../http/params.ts';
 import { rateLimitHit } from '../http/rate-limit.ts';
 
@@ -92,14 +93,35 @@ export function narrowFor(services: AppServices, realm: RealmState, userId: numb
 }
 
 /**
- * A message as a fetch returns it, as JSON text: the message's view serialized once (view-cache.ts), then the user's flags
+ * A message as a fetch returns it, written as JSON: the message's view (view-cache.ts), then the user's flags
  * and the search highlights. `words`: the narrow's searchWords.
  */
-export function fetchedMessageJson(realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, words: readonly string[]): string {
-  let json = `${openMessageJson(realm, message, options)},"flags":${JSON.stringify(flagsFor(realm, userId, message))}`;
-  if (words.length) json += `,${JSON.stringify(searchMatch(realm, message, words, options.allowEmptyTopicName)).slice(1, -1)}`;
-  return `${json}}`;
+export function writeFetchedMessage(out: JsonBytes, realm: RealmState, userId: number, message: StoredMessage, options: ViewOptions, words: readonly string[]): void {
+  writeOpenView(out, realm, message, options);
+  out.raw(',"flags":[');
+  const flags = flagsFor(realm, userId, message);
+  for (let i = 0; i < flags.length; i++) {
+    if (i) out.char(COMMA);
+    out.string(flags[i]!);
+  }
+  out.char(CLOSE_BRACKET);
+  if (words.length) out.raw(`,${JSON.stringify(searchMatch(realm, message, words, options.allowEmptyTopicName)).slice(1, -1)}`);
+  out.char(CLOSE_BRACE);
 }
+
+/** A fetch's `"messages":[...]`: the messages of `ids` as writeFetchedMessage writes each. */
+export function writeFetchedMessages(out: JsonBytes, realm: RealmState, userId: number, ids: readonly number[], options: ViewOptions, words: readonly string[]): void {
+  out.raw('"messages":[');
+  for (let i = 0; i < ids.length; i++) {
+    if (i) out.char(COMMA);
+    writeFetchedMessage(out, realm, userId, realm.messages.byId.get(ids[i]!)!, options, words);
+  }
+  out.char(CLOSE_BRACKET);
+}
+
+const COMMA = 0x2c;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
 
 export function searchMatch(realm: RealmState, message: StoredMessage, words: readonly string[], allowEmptyTopicName = true) {
   const topic = message.recipient.kind === 'channel' ? topicForClient(message.recipient.topic, allowEmptyTopicName) : '';

@@ -5,10 +5,10 @@ import { idMatcher } from '../../actors/realm/messages/narrow.ts';
 import { hasSearch, searchFilter } from '../../actors/realm/messages/search.ts';
 import { canRead } from '../../actors/realm/messages/access.ts';
 import { clientName } from '../http/client-name.ts';
-import { RawFields } from '../http/envelope.ts';
+import { encodedFields } from '../http/envelope.ts';
 import { p } from '../http/params.ts';
 import {
-  anchorParam, checkCounts, fetchedMessageJson, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
+  anchorParam, checkCounts, writeFetchedMessage, writeFetchedMessages, messageIdsParam, narrowFor, narrowParam, narrowWindow, searchMatch,
 } from './message-params.ts';
 import { searchWords } from '../../actors/realm/messages/narrow.ts';
 import { messageHistoryView } from '../../actors/realm/messages/views.ts';
@@ -84,10 +84,6 @@ export const messageRoutes = [
       const search = hasSearch(clauses) ? services.runtime.searchIndex() : null;
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: params.client_extavatar, allowEmptyTopicName: params.allow_empty_topic_name };
       const words = searchWords(clauses);
-      const messagesJson = (ids: readonly number[]) => {
-        const texts = ids.map((id) => fetchedMessageJson(realm, user.userId, realm.messages.byId.get(id)!, options, words));
-        return `"messages":[${texts.join(',')}]`;
-      };
       if (params.message_ids !== undefined) {
         if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
           throw badRequest("Unsupported parameter combination: message_ids with anchor, num_before or num_after");
@@ -95,7 +91,10 @@ export const messageRoutes = [
         const readable = idMatcher(realm, user.userId, clauses);
         let ids = [...new Set(params.message_ids)].sort((a, b) => a - b).filter(readable);
         if (search) ids = (await searchFilter(search, realm.realmId, clauses, ids)).filter(readable);
-        return new RawFields(`${messagesJson(ids)},"history_limited":false`);
+        return encodedFields((out) => {
+          writeFetchedMessages(out, realm, user.userId, ids, options, words);
+          out.raw(',"history_limited":false');
+        });
       }
       // The legacy flag wins over an anchor sent beside it, as in the original: old clients send anchor=0 with it.
       const requested = params.use_first_unread_anchor ? 'first_unread' : params.anchor;
@@ -104,9 +103,12 @@ export const messageRoutes = [
       if (params.num_after === undefined) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'num_after' argument", 400, { var_name: 'num_after' });
       checkCounts(params.num_before, params.num_after);
       const window = await narrowWindow(services, realm, user.userId, clauses, { anchor: requested, numBefore: params.num_before, numAfter: params.num_after, includeAnchor: params.include_anchor });
-      // The messages are written as JSON text apart (fetchedMessageJson); the other keys are checked here.
+      // The messages are written as JSON apart (writeFetchedMessages); the other keys are checked here.
       const fields = { anchor: window.anchor, found_anchor: window.foundAnchor, found_oldest: window.foundOldest, found_newest: window.foundNewest, history_limited: false } satisfies Omit<WireResponse<'/messages', 'get'>, 'messages'>;
-      return new RawFields(`${messagesJson(window.ids)},${JSON.stringify(fields).slice(1, -1)}`);
+      return encodedFields((out) => {
+        writeFetchedMessages(out, realm, user.userId, window.ids, options, words);
+        out.raw(`,${JSON.stringify(fields).slice(1, -1)}`);
+      });
     },
   }),
 
@@ -119,8 +121,12 @@ export const messageRoutes = [
       const message = realm.messages.byId.get(params.message_id);
       if (!message || !canRead(realm, user.userId, message)) throw badRequest('Invalid message(s)');
       const options = { applyMarkdown: params.apply_markdown, clientExtavatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      const raw = JSON.stringify(realm.messages.bodies.of(message).content);
-      return new RawFields(`"message":${fetchedMessageJson(realm, user.userId, message, options, [])},"raw_content":${raw}`);
+      return encodedFields((out) => {
+        out.raw('"message":');
+        writeFetchedMessage(out, realm, user.userId, message, options, []);
+        out.raw(',"raw_content":');
+        out.string(realm.messages.bodies.of(message).content);
+      });
     },
   }),
 

@@ -7,6 +7,8 @@ import type { EditHistoryEntry, MessageBody, StoredMessage } from './state.ts';
 /** The bodies snapshots stored for the messages of a realm (snapshots/store.ts, through the runtime). */
 export interface StoredBodies {
   read(messageId: number): MessageBody | undefined;
+  /** the stored record (BodyRecord) as its bytes, valid until the next read from the data directory */
+  readBytes(messageId: number): Uint8Array | undefined;
   /** all of them, in id order */
   scan(): Iterable<[messageId: number, body: MessageBody]>;
   /** the ids of all of them, in order */
@@ -43,6 +45,61 @@ export const bodyRecord = (body: MessageBody): BodyRecord =>
 const NO_EDITS: EditHistoryEntry[] = Object.freeze([]) as unknown as EditHistoryEntry[];
 
 export const bodyFromRecord = (record: BodyRecord): MessageBody => ({ content: record[0], renderedContent: record[1], editHistory: record[2] ?? NO_EDITS });
+
+/** BodyRecord's texts by position */
+export const CONTENT = 0;
+export const RENDERED_CONTENT = 1;
+
+/** msgpack's headers of an array of two (a record without edit history) and of strings */
+const ARRAY_OF_TWO = 0x92;
+const FIXSTR = 0xa0;
+const FIXSTR_MAX = 0xbf;
+const STR8 = 0xd9;
+const STR16 = 0xda;
+const STR32 = 0xdb;
+
+/** Where the string whose header is at `at` starts, -1 if there is none. */
+function stringStart(bytes: Uint8Array, at: number): number {
+  const header = bytes[at];
+  if (header === undefined) return -1;
+  if (header >= FIXSTR && header <= FIXSTR_MAX) return at + 1;
+  if (header === STR8) return at + 2;
+  if (header === STR16) return at + 3;
+  if (header === STR32) return at + 5;
+  return -1;
+}
+
+/** The byte length of the string whose header is at `at` (stringStart found one). */
+function stringLength(bytes: Uint8Array, at: number): number {
+  const header = bytes[at]!;
+  if (header <= FIXSTR_MAX) return header - FIXSTR;
+  if (header === STR8) return bytes[at + 1]!;
+  if (header === STR16) return (bytes[at + 1]! << 8) | bytes[at + 2]!;
+  return ((bytes[at + 1]! << 24) >>> 0) + ((bytes[at + 2]! << 16) | (bytes[at + 3]! << 8) | bytes[at + 4]!);
+}
+
+/**
+ * Where a stored record's text (CONTENT or RENDERED_CONTENT) starts as UTF-8 in its bytes (msgpack, as
+ * snapshots/codec.ts writes it), for a reader that copies the text without decoding the record; -1 for a
+ * record with an edit history (which that reader needs decoded) or of another shape. recordTextEnd: its end.
+ */
+export function recordTextStart(bytes: Uint8Array, field: number): number {
+  if (bytes[0] !== ARRAY_OF_TWO) return -1;
+  let at = 1;
+  for (let i = 0; i < field; i++) {
+    const start = stringStart(bytes, at);
+    if (start < 0) return -1;
+    at = start + stringLength(bytes, at);
+  }
+  const start = stringStart(bytes, at);
+  return start < 0 || start + stringLength(bytes, at) > bytes.length ? -1 : start;
+}
+
+export function recordTextEnd(bytes: Uint8Array, field: number): number {
+  let at = 1;
+  for (let i = 0; i < field; i++) at = stringStart(bytes, at) + stringLength(bytes, at);
+  return stringStart(bytes, at) + stringLength(bytes, at);
+}
 
 /**
  * Bodies read back from the data directory that stay decoded, the most recently read first to stay: a page
@@ -121,6 +178,19 @@ export class MessageBodies {
     this.cache.set(message.id, body);
     if (this.cache.size > this.cacheLimit) this.cache.delete(this.cache.keys().next().value!);
     return body;
+  }
+
+  /**
+   * What `of` gives, except for a body that would be read from the data directory and not kept (read once
+   * lately: a cold read): then its stored record's bytes, valid until the next read, for a reader that copies
+   * the text it needs from them at once (recordTextStart) instead of decoding the body.
+   */
+  ofOrRecord(message: StoredMessage): MessageBody | Uint8Array {
+    if (message.body || this.source === null || this.cache.has(message.id) || this.readOnce.seen(message.id)) return this.of(message);
+    this.readOnce.again(message.id);
+    const bytes = this.source.readBytes(message.id);
+    if (!bytes) throw new Error(`the body of message ${message.id} is not stored`);
+    return bytes;
   }
 
   /** The message's body without caching it: for walks over many messages (a scan, an export, a rebuild). */

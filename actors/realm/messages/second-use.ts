@@ -21,6 +21,11 @@ export class SecondUse {
     this.slots = new Float64Array(Math.max(1, span));
   }
 
+  /** Was `id` asked for since its slot last changed? (Without remembering it: `again`.) */
+  seen(id: number): boolean {
+    return this.slots[id % this.slots.length] === id + 1;
+  }
+
   /** Was `id` asked for since its slot last changed? Either way it is remembered now. */
   again(id: number): boolean {
     const slot = id % this.slots.length;

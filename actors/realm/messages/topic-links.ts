@@ -15,9 +15,14 @@ interface Candidate extends TopicLink {
 
 // Bare URLs are looked for in the pieces of the topic between these characters, as the original does.
 const URL_SPLITTER = /[ !;),'"]/;
+/** A topic without either has no bare URL to look for. */
+const HAS_URL_MARK = /[.:]/;
 const WEB_SCHEMES = new Set(['', 'http:', 'https:', 'ftp:']);
 // The original links a bare domain in a topic (`example.com/x`); addresses are not links there.
 const urlFinder = new MarkdownIt().linkify.set({ fuzzyLink: true, fuzzyEmail: false });
+
+/** Shared by the topics without links: frozen, as nothing may change it. */
+const NO_LINKS: TopicLink[] = Object.freeze([]) as unknown as TopicLink[];
 
 /**
  * A topic's `topic_links`, as the original computes them: every linkifier's matches in the whole topic, and
@@ -25,6 +30,8 @@ const urlFinder = new MarkdownIt().linkify.set({ fuzzyLink: true, fuzzyEmail: fa
  * The URLs are not HTML-escaped: clients escape them where they show them.
  */
 export function topicLinks(state: RealmState, topic: string): TopicLink[] {
+  // Most topics of a realm without linkifiers: nothing to build (a GET /messages asks for each message's).
+  if (state.linkifiers.compiled.length === 0 && !HAS_URL_MARK.test(topic)) return NO_LINKS;
   const candidates: Candidate[] = [];
   state.linkifiers.compiled.forEach((linkifier, precedence) => {
     for (const match of matchesOf(linkifier, topic, true)) {
@@ -32,7 +39,7 @@ export function topicLinks(state: RealmState, topic: string): TopicLink[] {
     }
   });
   candidates.sort((a, b) => a.precedence - b.precedence || a.index - b.index);
-  if (/[.:]/.test(topic)) candidates.push(...bareUrls(topic, state.linkifiers.compiled.length));
+  if (HAS_URL_MARK.test(topic)) candidates.push(...bareUrls(topic, state.linkifiers.compiled.length));
   const chosen: Candidate[] = [];
   for (const candidate of candidates) {
     if (chosen.every((other) => !overlaps(candidate, other))) chosen.push(candidate);

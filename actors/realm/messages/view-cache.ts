@@ -2,10 +2,15 @@ import type { RealmChange } from '../changes.ts';
 import type { RealmState } from '../state.ts';
 import { isHistoryChange, realmVersion } from '../version.ts';
 import { SECOND_USE_SPAN, SecondUse } from './second-use.ts';
+import type { JsonBytes } from '../../wire/json-bytes.ts';
 import type { StoredMessage } from './state.ts';
-import { messageView, type ViewOptions } from './views.ts';
+import { writeMessageView } from './view-json.ts';
+import type { ViewOptions } from './views.ts';
 
-/** One message's JSON texts, one per combination of view options, valid for one version of its realm. */
+/**
+ * One message's JSON texts, one per combination of view options, valid for one version of its realm: each
+ * as its UTF-8 bytes (JsonBytes.bytesFrom), copied into an answer as they are.
+ */
 interface Entry {
   version: number;
   texts: (string | undefined)[];
@@ -18,7 +23,8 @@ interface Entry {
  * moves the realm's version (version.ts), which every entry is checked against; the changes that alter a
  * message itself (edits and moves, reactions, deletions) drop its entry (forgetChangedViews). Bounded as
  * the bodies read back (CHAT_MESSAGE_BODY_CACHE): the most recently read stay. As a body, a view is kept from
- * its message's second read on (second-use.ts): one read once, as over a cold history, is not.
+ * its message's second read on (second-use.ts): one read once, as over a cold history, is not, and is
+ * written straight into the answer (view-json.ts).
  */
 class MessageViews {
   private readonly entries = new Map<number, Entry>();
@@ -28,7 +34,7 @@ class MessageViews {
     this.readOnce = new SecondUse(SECOND_USE_SPAN * limit);
   }
 
-  open(state: RealmState, message: StoredMessage, options: ViewOptions): string {
+  write(out: JsonBytes, state: RealmState, message: StoredMessage, options: ViewOptions): void {
     const version = realmVersion(state);
     const slot = (options.applyMarkdown ? 1 : 0) | (options.clientExtavatar ? 2 : 0) | (options.allowEmptyTopicName ? 4 : 0);
     let entry = this.entries.get(message.id);
@@ -37,12 +43,16 @@ class MessageViews {
       this.entries.delete(message.id);
       if (entry.version !== version) entry = { version, texts: [] };
     } else {
-      if (!this.readOnce.again(message.id)) return JSON.stringify(messageView(state, message, options)).slice(0, -1);
+      if (!this.readOnce.again(message.id)) return writeMessageView(out, state, message, options);
       entry = { version, texts: [] };
       if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
     }
     this.entries.set(message.id, entry);
-    return (entry.texts[slot] ??= JSON.stringify(messageView(state, message, options)).slice(0, -1));
+    const text = entry.texts[slot];
+    if (text !== undefined) return out.bytes(text);
+    const start = out.length;
+    writeMessageView(out, state, message, options);
+    entry.texts[slot] = out.bytesFrom(start);
   }
 
   forget(messageId: number): void {
@@ -57,11 +67,11 @@ class MessageViews {
 /** Kept beside the state rather than in it, so snapshots do not store it (as version.ts). */
 const views = new WeakMap<RealmState, MessageViews>();
 
-/** The message's view as JSON text without its closing brace (see MessageViews). */
-export function openMessageJson(state: RealmState, message: StoredMessage, options: ViewOptions): string {
+/** Writes the message's view as JSON text without its closing brace (see MessageViews). */
+export function writeOpenView(out: JsonBytes, state: RealmState, message: StoredMessage, options: ViewOptions): void {
   let cache = views.get(state);
   if (!cache) views.set(state, (cache = new MessageViews(state.messages.bodies.limit)));
-  return cache.open(state, message, options);
+  cache.write(out, state, message, options);
 }
 
 /** How many messages' views the realm keeps. */

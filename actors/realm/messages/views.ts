@@ -33,7 +33,7 @@ const isMove = (entry: EditHistoryEntry) => entry.prevTopic !== undefined || ent
  * The edits the realm's `message_edit_history_visibility_policy` lets users see: all of them, only the moves
  * (without what a move's edit did to the content), or none.
  */
-function visibleHistory(state: RealmState, body: MessageBody): EditHistoryEntry[] {
+export function visibleHistory(state: RealmState, body: MessageBody): EditHistoryEntry[] {
   switch (state.settings.message_edit_history_visibility_policy) {
     case 'all':
       return body.editHistory;
@@ -55,7 +55,7 @@ export function messageHistoryView(state: RealmState, message: StoredMessage, al
   return editSnapshots(message, { ...body, editHistory: visibleHistory(state, body) }, allowEmptyTopicName);
 }
 
-function historyView(entry: EditHistoryEntry, allowEmpty: boolean): WireSchema<'MessagesBase_edit_history_inner'> {
+export function historyView(entry: EditHistoryEntry, allowEmpty: boolean): WireSchema<'MessagesBase_edit_history_inner'> {
   const view: WireSchema<'MessagesBase_edit_history_inner'> = { user_id: entry.userId, timestamp: entry.timestamp };
   if (entry.prevContent !== undefined) {
     view.prev_content = entry.prevContent;
