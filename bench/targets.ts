@@ -13,21 +13,40 @@ interface Target {
   target: string;
   /** null: no row for it in these results */
   met: boolean | null;
+  /** a CPU ceiling read in microseconds on this machine, where it is judged as a ratio (cpuTarget) */
+  absoluteMet?: boolean;
 }
 
 const us = (value: number) => `${round(value)} us`;
 const ms = (value: number) => `${round(value)} ms`;
 const x = (value: number) => `${round(value)}x`;
 
-/** An HTTP row's server CPU per request against a ceiling, beside the raw JSON baseline's. */
+/**
+ * The raw uWS JSON baseline's CPU per request in the run issue 17 quotes its "today" figures from (bench/README.md,
+ * "Latest run (2026-11-25, 18:19 UTC)"). The issue states its CPU ceilings "per server core, as ratios to the raw
+ * uWS baseline of the same run": a ceiling of 50 us is 50 / 9.19 = 5.44 times the raw server's CPU, which is what
+ * carries over to a machine whose system calls cost three times as much (2026-11-27: raw 25.8 us).
+ */
+const RAW_US_WHEN_FILED = 9.19;
+
+/**
+ * An HTTP row's server CPU per request against a ceiling, judged as a ratio to the raw JSON baseline of the same
+ * run (the ceiling over RAW_US_WHEN_FILED); the ceiling in microseconds is shown, and judged, beside it.
+ */
 function cpuTarget(name: string, row: Row | undefined, raw: Row | undefined, ceilingUs: number): Target {
-  if (!row) return { name, measured: '-', baseline: '-', target: `<= ${ceilingUs} us`, met: null };
+  const ceilingRatio = ceilingUs / RAW_US_WHEN_FILED;
+  const target = `<= ${x(ceilingRatio)} (${ceilingUs} us at raw ${RAW_US_WHEN_FILED} us)`;
+  if (!row) return { name, measured: '-', baseline: '-', target, met: null };
+  const absoluteMet = row.serverCpuUsPerRequest <= ceilingUs;
+  if (!raw) return { name, measured: us(row.serverCpuUsPerRequest), baseline: '-', target: `<= ${ceilingUs} us`, met: absoluteMet };
+  const ratio = row.serverCpuUsPerRequest / raw.serverCpuUsPerRequest;
   return {
     name,
-    measured: us(row.serverCpuUsPerRequest),
-    baseline: raw ? `raw uWS ${us(raw.serverCpuUsPerRequest)}` : '-',
-    target: `<= ${ceilingUs} us`,
-    met: row.serverCpuUsPerRequest <= ceilingUs,
+    measured: `${us(row.serverCpuUsPerRequest)} = ${x(ratio)}`,
+    baseline: `raw uWS ${us(raw.serverCpuUsPerRequest)}`,
+    target,
+    met: ratio <= ceilingRatio,
+    absoluteMet,
   };
 }
 
@@ -129,7 +148,11 @@ export function targets(results: Results): Target[] {
 export function printTargets(results: Results): void {
   const list = targets(results);
   const header = ['target', 'measured', 'baseline (same run)', 'target', 'verdict'];
-  const lines = list.map((t) => [t.name, t.measured, t.baseline, t.target, t.met === null ? 'no row' : t.met ? 'met' : 'MISSED']);
+  const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+  const lines = list.map((t) => [
+    t.name, t.measured, t.baseline, t.target,
+    t.met === null ? 'no row' : verdict(t.met) + (t.absoluteMet === undefined ? '' : ` (in us: ${verdict(t.absoluteMet)})`),
+  ]);
   console.log(`\nIssue 17's targets (${results.mode} run${results.mode === 'quick' ? ': smaller sizes than the targets name' : ''}; server CPU per request, all threads)`);
   console.log(table(header, lines));
   const missed = list.filter((t) => t.met === false).length;
