@@ -548,6 +548,34 @@ if (missing) {
       }
     });
 
+    await t.test('a message sent while its channel loads stays in view when the answer made before it comes', async (t) => {
+      // The server answers the channel's fetch before the send, and the answer reaches the page only once the
+      // message's event has shown it: the order a loaded machine gave the first subtest now and then.
+      await owner.getByRole('button', { name: /^Channel design/ }).click();
+      await owner.getByRole('heading', { name: '#design' }).waitFor();
+      const isFetch = (url: URL) => url.pathname === '/api/v1/messages' && url.searchParams.has('narrow');
+      let fetched!: () => void;
+      const answered = new Promise<void>((resolve) => { fetched = resolve; });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => { release = resolve; });
+      await owner.route(isFetch, async (route) => {
+        const response = await route.fetch();
+        fetched();
+        await released;
+        await route.fulfill({ response });
+      });
+      await owner.getByRole('button', { name: /^Channel general/ }).click();
+      await answered;
+      await api.post('/messages', { type: 'stream', to: String(generalId), topic: 'race', content: 'Sent while the channel loads' });
+      const late = owner.locator('.feed .msg').filter({ hasText: 'Sent while the channel loads' });
+      await late.waitFor();
+      release();
+      // Before the answer the feed holds the one message; after it, the channel's earlier ones too.
+      await owner.locator('.feed .msg').nth(1).waitFor();
+      await owner.unroute(isFetch);
+      t.equal(await late.count(), 1, 'the message is still shown, once');
+    });
+
     await t.test('no script errors', async (t) => {
       t.same(errors, [], 'in either page');
     });

@@ -258,6 +258,7 @@ export class ChatApp {
     const request = ++this.feedRequest;
     if (!this.model.feed.length) this.feed.render(this.model, { loading: true });
     const anchor = near ?? (isConversation(narrow) ? 'first_unread' : 'newest');
+    this.model.loadingFeed(narrow);
     try {
       const answer = await this.api.get('/messages', { narrow: apiNarrow(narrow, this.model.me.userId), anchor, num_before: FEED_SIZE, num_after: anchor === 'newest' ? 0 : FEED_SIZE, apply_markdown: true });
       if (request !== this.feedRequest) return;
@@ -267,6 +268,7 @@ export class ChatApp {
       this.renderTyping();
       this.markRead();
     } catch (error) {
+      this.model.feedFailed(narrow);
       if (request === this.feedRequest) this.feed.render(this.model, { error: (error as Error).message });
     }
   }

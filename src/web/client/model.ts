@@ -19,6 +19,8 @@ export interface User {
 
 /** Someone whose client reported nothing for this long is offline: Zulip's OFFLINE_THRESHOLD_SECS. */
 const OFFLINE_SECONDS = 140;
+/** messages of a narrow being fetched kept to join its answer (a fetch asks for 100) */
+const MAX_ARRIVED_WHILE_LOADING = 100;
 
 export type Presence = 'active' | 'idle' | 'offline';
 
@@ -148,6 +150,11 @@ export class Model {
   foundOldest = false;
   /** the feed reaches the narrow's latest message, so new ones join it (not so for a link to an old message) */
   foundNewest = true;
+  /**
+   * A narrow whose messages are being fetched, and its messages that arrived as events meanwhile: the answer
+   * may have been made before they were sent, and until it comes `narrow` is still the one left.
+   */
+  private loading: { narrow: Narrow; arrived: Message[] } | null = null;
   /** conversations by narrow key, from one's latest messages and those arriving since */
   recent = new Map<string, RecentConversation>();
 
@@ -277,9 +284,23 @@ export class Model {
     return names;
   }
 
+  /** A fetch of `narrow`'s messages starts (the same object is then given to setFeed or feedFailed). */
+  loadingFeed(narrow: Narrow): void {
+    this.loading = { narrow, arrived: [] };
+  }
+
+  feedFailed(narrow: Narrow): void {
+    if (this.loading?.narrow === narrow) this.loading = null;
+  }
+
   setFeed(narrow: Narrow, messages: Message[], foundOldest = false, foundNewest = true): void {
+    const arrived = this.loading?.narrow === narrow ? this.loading.arrived : [];
+    this.loading = null;
+    const newest = messages.at(-1)?.id ?? 0;
+    // Events come in id order: those after the answer's newest are the ones it was made too early to hold.
+    const later = foundNewest ? arrived.filter((message) => message.id > newest) : [];
     this.narrow = narrow;
-    this.feed = messages;
+    this.feed = later.length ? [...messages, ...later] : messages;
     this.foundOldest = foundOldest;
     this.foundNewest = foundNewest;
   }
@@ -384,6 +405,10 @@ export class Model {
     this.noteRecent(message);
     // Someone who sent a message has stopped typing it.
     this.typists.delete(`${narrowKey(narrowOf(message, me))}|${message.sender_id}`);
+    if (this.loading && matches(this.loading.narrow, message, me)) {
+      // Bounded as the feed a fetch shows: only the newest can join it.
+      if (this.loading.arrived.push(message) > MAX_ARRIVED_WHILE_LOADING) this.loading.arrived.shift();
+    }
     if (this.narrow && this.foundNewest && matches(this.narrow, message, me) && !this.feed.some((known) => known.id === message.id)) {
       this.feed.push(message);
       changed.feed = true;
