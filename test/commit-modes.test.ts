@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childServers } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
 import { tempDir, type ApiClient } from './helpers/server.ts';
 
 // Servers start as processes of their own (tsx, about a second of CPU each): minutes on a loaded machine.
@@ -15,7 +13,6 @@ t.setTimeout(600_000);
  * way: after the reboot every acknowledged message is there, with its content.
  */
 
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
 const WRITERS = 16;
 /** acknowledged sends a round waits for before the kill, so that many commits of many sends each come first */
 const ACKED_PER_ROUND = 300;
@@ -52,12 +49,9 @@ async function channelMessages(api: ApiClient, streamId: number): Promise<Map<nu
   return new Map(result.body.messages.map((message: { id: number; content: string }) => [message.id, message.content]));
 }
 
-function verify(dataDir: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, 'verify', '--data-dir', dataDir], (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr });
-    });
-  });
+async function verify(dataDir: string): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await cli('verify', '--data-dir', dataDir);
+  return { code, output: stdout + stderr };
 }
 
 t.test('concurrent sends acknowledged before a SIGKILL survive it, in either commit mode and across a switch', async (t) => {

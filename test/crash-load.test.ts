@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { random } from './helpers/random.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
+import { cli } from './helpers/cli.ts';
 import { startTestServer, tempDir, type ApiClient, type Credentials } from './helpers/server.ts';
 
 // Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
@@ -21,17 +20,13 @@ t.setTimeout(600_000);
 
 /** CI's default; bench/soak.ts runs a hundred. */
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 8);
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
 const PASSWORD = 'crash-Load-passw0rd';
 
 const SEED = Number(process.env.CRASH_SEED ?? 20261122);
 
-function verify(dataDir: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, 'verify', '--data-dir', dataDir], (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr });
-    });
-  });
+async function verify(dataDir: string): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await cli('verify', '--data-dir', dataDir);
+  return { code, output: stdout + stderr };
 }
 
 interface Write<V> {

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { claimDataDir } from '../src/data-dir-lock.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
+import { serverProgram } from './helpers/server-program.ts';
 import { tempDir } from './helpers/server.ts';
 
 // Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
@@ -18,7 +19,7 @@ t.setTimeout(600_000);
  * processes racing for a directory exactly one gets it.
  */
 
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
+const MAIN = await serverProgram();
 const LOCK_MODULE = join(fileURLToPath(new URL('..', import.meta.url)), 'src/data-dir-lock.ts');
 
 async function stop(server: ChildServer): Promise<void> {
@@ -52,7 +53,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
  */
 async function startUnreaped(t: Test, dataDir: string): Promise<number> {
   const parent = spawn('python3', ['-c', 'import subprocess, sys\nchild = subprocess.Popen(sys.argv[1:])\nprint("server pid", child.pid, flush=True)\nsys.stdin.readline()\nchild.wait()',
-    process.execPath, '--import', 'tsx', MAIN, 'serve', '--port', '0', '--data-dir', dataDir], {
+    process.execPath, MAIN, 'serve', '--port', '0', '--data-dir', dataDir], {
     env: { ...process.env, CHAT_LOG_LEVEL: 'warn', CHAT_OWNER_PASSWORD: 'child-owner-Passw0rd-long', CHAT_RATE_LIMIT: 'off' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

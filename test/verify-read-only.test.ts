@@ -2,13 +2,13 @@ import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
 import t, { type Test } from 'tap';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
 import { Store } from '../snapshots/store.ts';
 import { childServers } from './helpers/child.ts';
 import { channel, sendToChannel } from './helpers/messages.ts';
+import { serverProgram } from './helpers/server-program.ts';
 import { tempDir } from './helpers/server.ts';
 
 // Each case starts servers or commands as processes of their own (tsx, about a second of CPU each): with
@@ -25,7 +25,7 @@ t.setTimeout(600_000);
  * size, mode and mtime before and after.
  */
 
-const MAIN = join(fileURLToPath(new URL('..', import.meta.url)), 'src/main.ts');
+const MAIN = await serverProgram();
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 
@@ -45,7 +45,7 @@ function run(command: string, args: string[]): Promise<Run> {
   });
 }
 
-const verifyArgs = (dataDir: string) => ['--import', 'tsx', MAIN, 'verify', '--data-dir', dataDir];
+const verifyArgs = (dataDir: string) => [MAIN, 'verify', '--data-dir', dataDir];
 
 /** Every entry under `dir` with what a write would change: type, mode, size, mtime and the bytes' hash. */
 function fingerprint(dir: string): Record<string, string> {

@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
+import { serverProgram } from './server-program.ts';
 import { ApiClient, readZuliprc, type Credentials } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,8 +60,8 @@ export function childServers(t: Test, dirs: string[], options: ChildOptions = {}
 }
 
 /** Starts the server as its own process, exactly as `npm start` does, and waits until it listens. */
-export function startChild(dataDir: string, env: Record<string, string> = {}, options: ChildOptions = {}): Promise<ChildServer> {
-  const args = ['--import', 'tsx', join(ROOT, 'src/main.ts'), 'serve', '--port', '0', '--data-dir', dataDir];
+export async function startChild(dataDir: string, env: Record<string, string> = {}, options: ChildOptions = {}): Promise<ChildServer> {
+  const args = [await serverProgram(), 'serve', '--port', '0', '--data-dir', dataDir];
   // bash replaces itself with node (exec), so the child's pid is the server's. SIGXFSZ is ignored, so a
   // write past the limit fails with an error rather than ending the process.
   const [command, commandArgs] = options.fileSizeLimitKiB === undefined

@@ -1,8 +1,5 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'src/main.ts');
+import { serverProgram } from './server-program.ts';
 
 export interface CliResult {
   code: number;
@@ -20,9 +17,10 @@ export function cliWith(env: Record<string, string>, ...args: string[]): Promise
   return cliWithInput('', env, ...args);
 }
 
-export function cliWithInput(input: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+export async function cliWithInput(input: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  const program = await serverProgram();
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [program, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
     child.stdin?.end(input);
