@@ -419,7 +419,8 @@ export class Model {
 
   private updateMessage(event: Json): Changed {
     const changed: Changed = {};
-    const message = this.feed.find((known) => known.id === event.message_id);
+    // One that arrived while its narrow loads is not in the feed yet, but joins it when the answer comes.
+    const message = this.feed.find((known) => known.id === event.message_id) ?? this.loading?.arrived.find((known) => known.id === event.message_id);
     if (message && event.rendered_content !== undefined) {
       message.content = event.rendered_content;
       message.last_edit_timestamp = event.edit_timestamp;
@@ -446,6 +447,7 @@ export class Model {
 
   private deleteMessages(ids: number[]): Changed {
     for (const id of ids) this.unread.delete(id);
+    if (this.loading) this.loading.arrived = this.loading.arrived.filter((message) => !ids.includes(message.id));
     const before = this.feed.length;
     this.feed = this.feed.filter((message) => !ids.includes(message.id));
     return { sidebar: true, feed: this.feed.length !== before };
