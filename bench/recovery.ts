@@ -25,12 +25,14 @@ import { statSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Api, readZuliprc } from './lib/api.ts';
+import { Api, basicAuth, formEncode, readZuliprc } from './lib/api.ts';
 import { measuredServerArgs } from './lib/compiled.ts';
 import { writeOrganization } from './lib/organization.ts';
-import { allThreadsRunNs, cpuSeconds, threadRunNs, killAll, mainThreadRunNs, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { allThreadsRunNs, cpuSeconds, mainThreadQueuedNs, threadRunNs, killAll, mainThreadRunNs, makeTempDir, pinSelf, removeTempDir, runNode, settledMemory, startNode, stopAll, type Child, type MemoryProbe } from './lib/proc.ts';
+import { openConnection, requestText } from './lib/raw-http.ts';
 import { percentile, round } from './lib/stats.ts';
 
 export interface RecoveryOptions {
@@ -126,14 +128,44 @@ export interface ColdReads {
 }
 
 /**
- * This process's own young-generation collection, run between two timed reads: the client allocates about
- * 100 KB a read (the answer, parsed), and its scavenges (1-3 ms) and mark-compacts (about 5 ms) fell within
- * 2-3 of each 200 timed reads, enough to set their p99 (bench/README.md, "Cold reads: the answer as bytes").
+ * This process's own full collection, run between two timed reads: the client allocates about 100 KB a read
+ * (the answer, parsed), and its scavenges (1-3 ms) and mark-compacts (5-20 ms) fell within 2-3 of each 200
+ * timed reads, enough to set their p99 (bench/README.md, "Cold reads: the answer as bytes"); a young
+ * collection alone still left the mark-compacts. A forced collection leaves sweeping and freeing to V8's
+ * helper threads, 1-7 ms of CPU on this process's one core in the next milliseconds: the read waits until
+ * the process has been idle for a while (at most 100 ms).
  */
-function clientCollector(): () => void {
+function clientCollector(): () => Promise<void> {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as (options: { type: 'minor' | 'major' }) => void;
-  return () => gc({ type: 'minor' });
+  return async () => {
+    gc({ type: 'major' });
+    for (let i = 0; i < 50; i++) {
+      const before = process.cpuUsage();
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      const spent = process.cpuUsage(before);
+      if (spent.user + spent.system < QUIET_CLIENT_US) return;
+    }
+  };
+}
+
+/** CPU (us) this process may spend over 2 ms of waiting and still count as idle: the timer's own cost is far less. */
+const QUIET_CLIENT_US = 300;
+
+/**
+ * Watches this process's collector pauses; the returned function sums them within each window (in ms) once
+ * their entries, which arrive after the fact, are in.
+ */
+function clientPauseWatch(): (windows: readonly [number, number][]) => Promise<number[]> {
+  const pauses: PerformanceEntry[] = [];
+  new PerformanceObserver((list) => pauses.push(...list.getEntries())).observe({ entryTypes: ['gc'] });
+  return async (windows) => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const within = windows.map(([from, to]) =>
+      pauses.filter((pause) => pause.startTime >= from && pause.startTime < to).reduce((sum, pause) => sum + pause.duration, 0));
+    pauses.length = 0;
+    return within;
+  };
 }
 
 /** Cold reads measured per boot and kind: enough for a p99 that is not the maximum. */
@@ -278,7 +310,7 @@ async function boot(dir: string, variant: Boot['variant'], expected: { lastMessa
     const body = await new Api(server.url).ok('GET', `/messages/${lastMessageId}`, {}, owner);
     if ((body.message as { id?: number } | undefined)?.id !== lastMessageId) throw new Error(`message ${lastMessageId} not served after the ${variant} boot`);
     const memory = await settledMemory(server);
-    const cold = await coldReads(new Api(server.url), owner, lastMessageId, server.pid);
+    const cold = await coldReads(Number(new URL(server.url).port), owner, lastMessageId, server.pid);
     const stopping = performance.now();
     await server.stop();
     const result: Boot = {
@@ -324,33 +356,49 @@ async function newestMessageId(api: Api, owner: ReturnType<typeof readZuliprc>):
 /**
  * GET /messages, 50 before an anchor drawn at random over the history (a fixed sequence, the same for every
  * run), with no narrow and then narrowed to the anchor's topic: with thousands of chunks and a cache of a few
- * dozen, nearly every request reads its chunks back from the data directory. Besides each request's latency
- * at the client, the server's CPU time for it: its threads' run times (/proc schedstat) before and after,
- * read while it waits for the next request.
+ * dozen, nearly every request reads its chunks back from the data directory. Each request goes alone on one
+ * keep-alive connection, timed from its write to its answer's last byte (fetch's own work and the parse of
+ * the answer are not the server's latency). Besides that latency, the server's CPU time for it: its
+ * threads' run times (/proc schedstat) before and after, read while it waits for the next request.
  * Twice: first on the freshly booted server (its code not yet compiled, its index segments not yet read: at
  * 1,000,000 messages the channel's eight fit the segment cache), then as a server that has been serving
  * answers them, with anchors of another sequence, so that the chunks and bodies it reads are still cold.
  */
-async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMessageId: number, pid: number): Promise<ColdReads> {
+async function coldReads(port: number, owner: ReturnType<typeof readZuliprc>, lastMessageId: number, pid: number): Promise<ColdReads> {
   let seed = 17;
   const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
   const collect = clientCollector();
+  const clientPauses = clientPauseWatch();
+  const connection = await openConnection(port);
+  const headers = { Authorization: basicAuth(owner) };
   const timed = async (params: (anchor: number) => Record<string, unknown>) => {
     const times: number[] = [];
     const main: number[] = [];
     const all: number[] = [];
+    /** the server's main thread waiting for its core, and this client's own CPU (every thread), per read in ms */
+    const queued: number[] = [];
+    const client: number[] = [];
+    /** each read's span (performance.now()), to find the client's collector pauses within it */
+    const windows: [number, number][] = [];
     /** each read's run time (ms) by thread name, the main thread as `main` */
     const byThread: Map<string, number>[] = [];
     for (let i = 0; i < COLD_READS; i++) {
       // From TOPICS on: every topic has a message at or before the anchor.
       const anchor = TOPICS + Math.floor(random() * (lastMessageId - TOPICS));
-      collect();
+      await collect();
       const threadsBefore = threadRunNs(pid);
       const mainBefore = mainThreadRunNs(pid);
       const allBefore = allThreadsRunNs(pid);
+      const queuedBefore = mainThreadQueuedNs(pid);
+      const clientBefore = process.cpuUsage();
+      const request = requestText('GET', `/api/v1/messages?${formEncode({ anchor, num_before: 50, num_after: 0, ...params(anchor) })}`, port, headers);
       const began = performance.now();
-      const body = await api.ok('GET', '/messages', { anchor, num_before: 50, num_after: 0, ...params(anchor) }, owner);
-      times.push(performance.now() - began);
+      const response = await connection.request(request);
+      times.push(response.at - began);
+      const clientSpent = process.cpuUsage(clientBefore);
+      client.push((clientSpent.user + clientSpent.system) / 1000);
+      windows.push([began, performance.now()]);
+      queued.push((mainThreadQueuedNs(pid) - queuedBefore) / 1e6);
       main.push((mainThreadRunNs(pid) - mainBefore) / 1e6);
       all.push((allThreadsRunNs(pid) - allBefore) / 1e6);
       const spent = new Map<string, number>();
@@ -361,9 +409,13 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
         if (ms > 0) spent.set(name, (spent.get(name) ?? 0) + ms);
       }
       byThread.push(spent);
-      if (!Array.isArray(body.messages) || body.messages.length === 0) throw new Error(`GET /messages before ${anchor} found nothing`);
+      const body = JSON.parse(response.body.toString()) as { messages?: unknown };
+      if (response.status !== 200 || !Array.isArray(body.messages) || body.messages.length === 0) {
+        throw new Error(`GET /messages before ${anchor} answered ${response.status}: ${response.body.toString().slice(0, 500)}`);
+      }
     }
-    return { times, main, all, threads: `${threadSummary(byThread, all)}; the 3 slowest: ${slowestReads(times, main, all)}` };
+    const clientGc = await clientPauses(windows);
+    return { times, main, all, threads: `${threadSummary(byThread, all)}; the 3 slowest: ${slowestReads(times, main, all, queued, client, clientGc)}` };
   };
   const noNarrow = () => ({});
   // The writer's messages cycle through the topics in id order (from the channel's first message on).
@@ -373,6 +425,7 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
   seed = 4242;
   const runningAll = await timed(noNarrow);
   const runningTopic = await timed(ofTopic);
+  connection.close();
   return {
     allP50: percentile(all.times, 50), allP99: percentile(all.times, 99), topicP50: percentile(topic.times, 50), topicP99: percentile(topic.times, 99),
     allMainCpuP50: percentile(all.main, 50), allMainCpuP99: percentile(all.main, 99),
@@ -390,10 +443,17 @@ async function coldReads(api: Api, owner: ReturnType<typeof readZuliprc>, lastMe
   };
 }
 
-/** The three reads that took longest at the client: each one's wall time, its main thread's CPU and every thread's, in ms. */
-function slowestReads(times: readonly number[], main: readonly number[], all: readonly number[]): string {
+/**
+ * The three reads that took longest at the client: each one's wall time, its main thread's CPU and every
+ * thread's, the main thread's wait for its core, and the client's own CPU, in ms.
+ */
+function slowestReads(
+  times: readonly number[], main: readonly number[], all: readonly number[], queued: readonly number[], client: readonly number[], clientGc: readonly number[],
+): string {
   const slowest = times.map((_, i) => i).sort((a, b) => times[b]! - times[a]!).slice(0, 3);
-  return slowest.map((i) => `#${i} ${times[i]!.toFixed(1)} (main ${main[i]!.toFixed(1)}, all ${all[i]!.toFixed(1)})`).join(', ');
+  return slowest
+    .map((i) => `#${i} ${times[i]!.toFixed(1)} (main ${main[i]!.toFixed(1)}, all ${all[i]!.toFixed(1)}, main queued ${queued[i]!.toFixed(1)}, client ${client[i]!.toFixed(1)}, its collector ${clientGc[i]!.toFixed(1)})`)
+    .join(', ');
 }
 
 /** Each thread name's run time over the reads, then that of the three reads with the most CPU of every thread. */

@@ -78,6 +78,14 @@ export function mainThreadRunNs(pid: number): number {
 }
 
 /**
+ * Nanoseconds the main thread has waited, runnable, for a core (the second field of /proc/<pid>/schedstat):
+ * what a pinned server loses to whatever else runs on its core.
+ */
+export function mainThreadQueuedNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+}
+
+/**
  * Nanoseconds every thread of a process has run, from each /proc/<pid>/task/<tid>/schedstat: the main
  * thread and V8's collector helpers (concurrent marking, parallel scavenges), at the resolution of a
  * nanosecond where /proc/<pid>/stat counts ticks of 10 ms.
