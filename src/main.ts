@@ -1,5 +1,6 @@
 #!/usr/bin/env -S node --import tsx
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import { startServer } from './app.ts';
 import { configFrom, ConfigError, type Config } from './config.ts';
 import { createLogger } from './log.ts';
@@ -32,6 +33,22 @@ ${Object.entries(operatorCommands).map(([name, command]) => `  ${name.padEnd(14)
 
 Run any command with --help for its options.`;
 
+/**
+ * How far V8 lets the old generation grow past what a major collection left live, in percent (V8's own
+ * choice is 10-300, by how busy the program is). A server that keeps serving cold history holds its old
+ * generation just above the live size, as each read's decoded chunks are kept for a while and then dropped:
+ * with V8's choice (about 70 % here) it started marking again right after each collection, a major collection
+ * every ~300 reads with 50-60 ms of marking on the server's core, which set the reads' p99 (bench/README.md,
+ * "Cold reads: what the waits are"). Three times the live size between collections trades that memory for
+ * them. An operator's own --heap-growing-percent on node's command line wins.
+ */
+const HEAP_GROWING_PERCENT = 200;
+
+function tuneCollector(): void {
+  if (process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) return;
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -48,6 +65,7 @@ async function serve(argv: string[]): Promise<void> {
   const config = configFrom(values, process.env);
   const log = createLogger(config.logLevel);
   const release = claimDataDir(config.dataDir);
+  tuneCollector();
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(config, log);
