@@ -363,8 +363,9 @@ async function newestMessageId(api: Api, owner: ReturnType<typeof readZuliprc>):
  * the answer are not the server's latency). Besides that latency, the server's CPU time for it: its
  * threads' run times (/proc schedstat) before and after, read while it waits for the next request.
  * Twice: first on the freshly booted server (its code not yet compiled, its index segments not yet read: at
- * 1,000,000 messages the channel's eight fit the segment cache), then as a server that has been serving
- * answers them, with anchors of another sequence, so that the chunks and bodies it reads are still cold.
+ * 1,000,000 messages the channel's eight fit the segment cache), then, after SERVING_READS more untimed, as a
+ * server that has been serving answers them, with anchors of another sequence, so that the chunks and bodies
+ * it reads are still cold.
  */
 async function coldReads(port: number, owner: ReturnType<typeof readZuliprc>, lastMessageId: number, pid: number): Promise<ColdReads> {
   let seed = 17;
@@ -430,7 +431,8 @@ async function coldReads(port: number, owner: ReturnType<typeof readZuliprc>, la
   const all = await timed(noNarrow);
   const topic = await timed(ofTopic);
   // Serving, untimed, at anchors of a third sequence: the 400 reads above leave V8 optimizing the request
-  // and read paths (20-odd functions, 1-34 ms of compiling each) through the next 400, on the server's core.
+  // and read paths (20-odd functions, 1-34 ms of compiling each) through the next 400, on the server's core,
+  // and the heap short of the size at which a server that keeps serving collects.
   seed = 9999;
   for (let i = 0; i < SERVING_READS; i++) {
     const anchor = TOPICS + Math.floor(random() * (lastMessageId - TOPICS));
