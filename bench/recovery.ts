@@ -153,18 +153,22 @@ function clientCollector(): () => Promise<void> {
 const QUIET_CLIENT_US = 300;
 
 /**
- * Watches this process's collector pauses; the returned function sums them within each window (in ms) once
- * their entries, which arrive after the fact, are in.
+ * Watches this process's collector pauses: `within` sums them within each window (in ms) once their entries,
+ * which arrive after the fact, are in; `stop` ends the watch.
  */
-function clientPauseWatch(): (windows: readonly [number, number][]) => Promise<number[]> {
+function clientPauseWatch(): { within: (windows: readonly [number, number][]) => Promise<number[]>; stop: () => void } {
   const pauses: PerformanceEntry[] = [];
-  new PerformanceObserver((list) => pauses.push(...list.getEntries())).observe({ entryTypes: ['gc'] });
-  return async (windows) => {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const within = windows.map(([from, to]) =>
-      pauses.filter((pause) => pause.startTime >= from && pause.startTime < to).reduce((sum, pause) => sum + pause.duration, 0));
-    pauses.length = 0;
-    return within;
+  const observer = new PerformanceObserver((list) => pauses.push(...list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async within(windows) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const sums = windows.map(([from, to]) =>
+        pauses.filter((pause) => pause.startTime >= from && pause.startTime < to).reduce((sum, pause) => sum + pause.duration, 0));
+      pauses.length = 0;
+      return sums;
+    },
+    stop: () => observer.disconnect(),
   };
 }
 
@@ -422,7 +426,7 @@ async function coldReads(port: number, owner: ReturnType<typeof readZuliprc>, la
       byThread.push(spent);
       checkAnswer(anchor, response);
     }
-    const clientGc = await clientPauses(windows);
+    const clientGc = await clientPauses.within(windows);
     return { times, main, all, threads: `${threadSummary(byThread, all)}; the 3 slowest: ${slowestReads(times, main, all, queued, client, clientGc)}` };
   };
   const noNarrow = () => ({});
@@ -442,6 +446,7 @@ async function coldReads(port: number, owner: ReturnType<typeof readZuliprc>, la
   const runningAll = await timed(noNarrow);
   const runningTopic = await timed(ofTopic);
   connection.close();
+  clientPauses.stop();
   return {
     allP50: percentile(all.times, 50), allP99: percentile(all.times, 99), topicP50: percentile(topic.times, 50), topicP99: percentile(topic.times, 99),
     allMainCpuP50: percentile(all.main, 50), allMainCpuP99: percentile(all.main, 99),

@@ -39,13 +39,14 @@ Run any command with --help for its options.`;
  * generation just above the live size, as each read's decoded chunks are kept for a while and then dropped:
  * with V8's choice (about 70 % here) it started marking again right after each collection, a major collection
  * every ~300 reads with 50-60 ms of marking on the server's core, which set the reads' p99 (bench/README.md,
- * "Cold reads: what the waits are"). Three times the live size between collections trades that memory for
+ * "Cold reads: what the waits were"). Three times the live size between collections trades that memory for
  * them. An operator's own --heap-growing-percent on node's command line wins.
  */
 const HEAP_GROWING_PERCENT = 200;
 
 function tuneCollector(): void {
-  if (process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) return;
+  // V8 takes its flags with dashes or underscores.
+  if (process.execArgv.some((arg) => arg.replaceAll('_', '-').startsWith('--heap-growing-percent'))) return;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 

@@ -74,7 +74,7 @@ function statCpuSeconds(path: string): number {
 
 /** Nanoseconds the main thread has run, from /proc/<pid>/schedstat: fine-grained, for idle detection. */
 export function mainThreadRunNs(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  return schedstatField(pid, 0);
 }
 
 /**
@@ -82,7 +82,11 @@ export function mainThreadRunNs(pid: number): number {
  * what a pinned server loses to whatever else runs on its core.
  */
 export function mainThreadQueuedNs(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+  return schedstatField(pid, 1);
+}
+
+function schedstatField(pid: number, field: 0 | 1): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[field]);
 }
 
 /**
