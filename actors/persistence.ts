@@ -14,6 +14,8 @@ export interface Persistence {
   readSnapshots(skipKinds?: readonly string[]): Iterable<SnapshotRecord>;
   /** one snapshot record; synchronous (memory-mapped) */
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined;
+  /** one snapshot record as its bytes (snapshotRecordOf decodes them), valid until the next read of the store */
+  readSnapshotBytes(kind: string, id: string): Uint8Array | undefined;
   /** the snapshot records of `kind` whose id starts with `idPrefix`, in key order */
   readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord>;
   /** the ids of those records, without reading them: how an id list's stored segments are found (realm/snapshot.ts) */

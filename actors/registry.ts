@@ -288,6 +288,7 @@ export class ActorRegistry {
       state,
       {
         read: (kind, id) => store.readSnapshot(kind, id)?.data,
+        readBytes: (kind, id) => store.readSnapshotBytes(kind, id),
         readIds: (kind, prefix) => store.readSnapshotIdsOf(kind, prefix),
       },
       this.options.chunkCache ?? DEFAULT_CHUNK_CACHE,

@@ -1,4 +1,4 @@
-import { FORMAT_VERSION } from './codec.ts';
+import { decode, FORMAT_VERSION } from './codec.ts';
 
 /** One entry of the write-ahead log: the changes of one decided command, in order. */
 export interface LogRecord<C = unknown> {
@@ -46,4 +46,9 @@ export function checkVersion<T extends { v: number }>(what: string, record: T): 
     throw new UnsupportedFormatError(what, record.v);
   }
   return record;
+}
+
+/** A snapshot record decoded from its stored bytes, its format checked. */
+export function snapshotRecordOf(bytes: Uint8Array): SnapshotRecord {
+  return checkVersion('snapshot', decode<SnapshotRecord>(bytes));
 }

@@ -3,7 +3,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { DEFAULT_ARCHIVE_RETENTION_MS, LogArchive, LogHistory, type HistoryEntry } from './archive.ts';
 import { decode, encode, FORMAT_VERSION } from './codec.ts';
 import { CommitDelay, DEFAULT_COMMIT_DELAY_MS, type Entry } from './commit-delay.ts';
-import { checkVersion, type BodyWrite, type LogRecord, type SnapshotRecord } from './records.ts';
+import { checkVersion, snapshotRecordOf, type BodyWrite, type LogRecord, type SnapshotRecord } from './records.ts';
 
 export interface StoreOptions {
   /** Wait for the OS to flush each group commit to disk before acknowledging (power-loss durability). */
@@ -299,7 +299,7 @@ export class Store {
     ranges.push(start ? { start } : {});
     for (const range of ranges) {
       for (const { value } of this.snaps.getRange(range as { start?: [string, string]; end?: [string, string] })) {
-        yield checkVersion('snapshot', decode<SnapshotRecord>(value));
+        yield snapshotRecordOf(value);
       }
     }
   }
@@ -307,13 +307,24 @@ export class Store {
   /** One snapshot record, decoded; synchronous (memory-mapped). */
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined {
     const raw = this.snaps.get([kind, id]);
-    return raw === undefined ? undefined : checkVersion('snapshot', decode<SnapshotRecord>(raw));
+    return raw === undefined ? undefined : snapshotRecordOf(raw);
+  }
+
+  /**
+   * One snapshot record as stored (snapshotRecordOf decodes it), not copied out of lmdb-js's shared read
+   * buffer: valid until the next read of this store, for a reader that copies what it keeps (a chunk record
+   * read for a few of its messages: realm/messages/chunk-slots.ts).
+   */
+  readSnapshotBytes(kind: string, id: string): Uint8Array | undefined {
+    const raw = this.snaps.getBinaryFast([kind, id]);
+    // lmdb-js's buffer is longer than the record; its `length` alone says how long the record is.
+    return raw === undefined ? undefined : raw.subarray(0, raw.length);
   }
 
   /** The snapshot records of `kind` whose id starts with `idPrefix`, in key order. */
   *readSnapshotsOf(kind: string, idPrefix: string): Generator<SnapshotRecord> {
     for (const { value } of this.snaps.getRange({ start: [kind, idPrefix], end: [kind, `${idPrefix}\uffff`] })) {
-      yield checkVersion('snapshot', decode<SnapshotRecord>(value));
+      yield snapshotRecordOf(value);
     }
   }
 

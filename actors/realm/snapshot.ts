@@ -4,7 +4,6 @@ import {
   IndexedStoreLoader,
   lazyStore,
   messageHead,
-  messagesOfChunk,
   MessageStoreLoader,
   type MessageChunkRecord,
   type MessageHeadRecord,
@@ -17,6 +16,8 @@ import { StoredIdSet } from './messages/stored-id-set.ts';
 import type { LazyMap } from './messages/lazy-map.ts';
 import type { ChunkColumns } from './messages/paged.ts';
 import { Int32Column } from './messages/column-bytes.ts';
+import { chunkRecordSlots } from './messages/chunk-slots.ts';
+import { snapshotRecordOf } from '../../snapshots/records.ts';
 import { keyIndexes, MESSAGE_CHUNK_SIZE, type KeyIndexCode, type MessageBody, type MessageStore } from './messages/state.ts';
 import { realmFromRecord, realmRecordWithoutMessages, type RealmRecord, type RealmState } from './state.ts';
 
@@ -124,9 +125,14 @@ export function bodiesSaved(state: RealmState, snapshot: Pick<RealmSnapshot, 'st
   for (const [index, taken] of snapshot.takenKeys) index.release(taken);
 }
 
-/** How the realm's messages read the data directory: one snapshot record's data, and the ids of those of a kind whose id starts with a prefix, without reading them (both synchronous). */
+/**
+ * How the realm's messages read the data directory: one snapshot record's data; the same record as stored,
+ * valid until the next read (Persistence.readSnapshotBytes); and the ids of those of a kind whose id starts
+ * with a prefix, without reading them (all synchronous).
+ */
 export interface RecordReader {
   read(kind: string, id: string): unknown;
+  readBytes(kind: string, id: string): Uint8Array | undefined;
   readIds(kind: string, idPrefix: string): Iterable<string>;
 }
 
@@ -140,14 +146,12 @@ export function attachChunks(state: RealmState, reader: RecordReader, limit: num
   const { realmId } = state;
   const store = state.messages;
   store.byId.attach(
-    (chunk) => {
-      const data = reader.read(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk)) as MessageChunkRecord | undefined;
-      return data ? messagesOfChunk(data, chunk * MESSAGE_CHUNK_SIZE) : () => undefined;
-    },
+    (chunk) => chunkRecordSlots.messagesOf(() => reader.readBytes(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk)), chunk * MESSAGE_CHUNK_SIZE),
     limit,
     (chunk) => {
-      const data = reader.read(MESSAGE_INDEX_KIND, chunkRecordId(realmId, chunk)) as MessageIndexRecord | undefined;
-      return data && indexColumns(data);
+      // Read in place: the columns are copied into the store's own at once (PagedMessages.blockOf).
+      const bytes = reader.readBytes(MESSAGE_INDEX_KIND, chunkRecordId(realmId, chunk));
+      return bytes && indexColumns(snapshotRecordOf(bytes).data as MessageIndexRecord);
     },
   );
   for (const [code, index] of keyIndexes(store)) {

@@ -88,6 +88,9 @@ export class ReplicatedStore implements Persistence {
   readSnapshot(kind: string, id: string): SnapshotRecord | undefined {
     return this.local.readSnapshot(kind, id);
   }
+  readSnapshotBytes(kind: string, id: string): Uint8Array | undefined {
+    return this.local.readSnapshotBytes(kind, id);
+  }
   readSnapshotsOf(kind: string, idPrefix: string): Iterable<SnapshotRecord> {
     return this.local.readSnapshotsOf(kind, idPrefix);
   }

@@ -6,8 +6,9 @@ import type { MessageStoreRecord } from '../../actors/realm/messages/state.ts';
 // The runtime first: loading realm/state.ts before anything else trips an import cycle with groups/state.ts.
 import { Runtime } from '../../actors/runtime.ts';
 import { chunkOf, MESSAGE_CHUNK_SIZE } from '../../actors/realm/messages/state.ts';
-import { MESSAGE_CHUNK_KIND } from '../../actors/realm/snapshot.ts';
-import { chunkTuples, type MessageChunkRecord } from '../../actors/realm/messages/chunks.ts';
+import { chunkRecordId, MESSAGE_CHUNK_KIND } from '../../actors/realm/snapshot.ts';
+import { chunkTuples, messagesOfChunk, type MessageChunkRecord } from '../../actors/realm/messages/chunks.ts';
+import { ChunkRecordSlots } from '../../actors/realm/messages/chunk-slots.ts';
 import { Role, realmToRecord, type RealmRecord } from '../../actors/realm/state.ts';
 import { verifyRealm } from '../../actors/verify.ts';
 import { IdList } from '../../actors/realm/messages/id-list.ts';
@@ -151,6 +152,48 @@ t.test('messages spanning several chunks survive restarts with edits, reactions,
 });
 
 // A data directory written before chunks existed holds each realm's messages inside its realm record.
+t.test('chunk records read through fewer slots than chunks: a page whose slot another took reads its record again, a rewritten one too', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const live = open(dir);
+  const { realmId, run, ids } = await realmWithMessages(live.runtime, 3 * MESSAGE_CHUNK_SIZE, (k) => `topic ${k % 5}`);
+  await live.runtime.snapshot();
+  const chunks = [...new Set(ids.map(chunkOf))];
+  t.ok(chunks.length >= 3, `${chunks.length} chunks, for 2 slots`);
+  const bytesOf = (chunk: number) => () => live.store.readSnapshotBytes(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk));
+  // What the page read from a copy of its record built, as the store read chunks before the slots.
+  const copied = (chunk: number) => messagesOfChunk(live.store.readSnapshot(MESSAGE_CHUNK_KIND, chunkRecordId(realmId, chunk))!.data as MessageChunkRecord, chunk * MESSAGE_CHUNK_SIZE);
+  const slots = new ChunkRecordSlots(2);
+  const pages = new Map(chunks.map((chunk) => [chunk, slots.messagesOf(bytesOf(chunk), chunk * MESSAGE_CHUNK_SIZE)]));
+  const expected = new Map(chunks.map((chunk) => [chunk, copied(chunk)]));
+  // Every chunk in turn, a message of each at a time: each read takes a slot from another chunk's page.
+  const built: unknown[] = [];
+  const wanted: unknown[] = [];
+  for (let position = 0; position < MESSAGE_CHUNK_SIZE; position += 7) {
+    for (const chunk of chunks) {
+      built.push(pages.get(chunk)!(position));
+      wanted.push(expected.get(chunk)!(position));
+    }
+  }
+  t.ok(built.filter((message) => message !== undefined).length > 500, 'hundreds of messages built');
+  t.same(built, wanted, 'each as from a copy of its record');
+  t.equal(pages.get(chunks[0]!)!(MESSAGE_CHUNK_SIZE + 5), undefined, 'no message past the chunk');
+
+  // A page made before a snapshot rewrote its chunk (a message moved to a new topic: the record's tables
+  // differ), its slot taken since: the messages it builds now come from the new record, and are the same.
+  const first = chunks[0]!;
+  const page = slots.messagesOf(bytesOf(first), first * MESSAGE_CHUNK_SIZE);
+  const moved = ids.find((id) => chunkOf(id) === first && live.runtime.realmState(realmId).messages.byId.get(id)!.recipient.kind === 'channel')!;
+  await run({ type: 'message.edit', caller: as(1), messageId: moved, topic: 'a new topic', propagateMode: 'change_one' });
+  await live.runtime.snapshot();
+  for (const chunk of chunks.slice(1)) pages.get(chunk)!(1);
+  const rewritten = copied(first);
+  const others = ids.filter((id) => chunkOf(id) === first && id !== moved).slice(0, 300).map((id) => id - first * MESSAGE_CHUNK_SIZE);
+  t.same(others.map((position) => page(position)), others.map((position) => rewritten(position)), 'the unmoved messages, from the rewritten record');
+  t.match(page(moved - first * MESSAGE_CHUNK_SIZE), { recipient: { topic: 'a new topic' } }, 'read again, the record has the move');
+  await live.store.close();
+});
+
 t.test('a snapshot of format 1, messages inside the realm record, loads; the next snapshot writes chunks', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

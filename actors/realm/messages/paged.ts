@@ -11,7 +11,7 @@ export type ChunkSource = (chunk: number) => (position: number) => StoredMessage
 
 /**
  * What the data directory holds of a chunk's columns (its index record): its ids, their senders and
- * timestamps (unsigned), read in place.
+ * timestamps (unsigned), read in place: valid until the next read of the data directory.
  */
 export interface ChunkColumns {
   ids: Int32Column;
