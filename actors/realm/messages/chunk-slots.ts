@@ -15,7 +15,8 @@ const SLOT_BYTES = 128 * 1024;
 const MAX_KEPT_BYTES = 1024 * 1024;
 
 interface Slot {
-  bytes: Uint8Array;
+  /** a Buffer, as lmdb-js's reads are: msgpackr decodes a Buffer's strings faster (latin1Slice) */
+  bytes: Buffer;
   /** the load it holds, by number; 0: none */
   load: number;
   /** when last used, for reuse: the least recently used slot takes the next load */
@@ -84,14 +85,14 @@ export class ChunkRecordSlots {
   private slotFor(length: number): Slot {
     let slot: Slot | undefined;
     if (this.slots.length < this.count) {
-      slot = { bytes: new Uint8Array(0), load: 0, used: 0, build: () => undefined };
+      slot = { bytes: Buffer.alloc(0), load: 0, used: 0, build: () => undefined };
       this.slots.push(slot);
     } else {
       slot = this.slots[0]!;
       for (const other of this.slots) if (other.used < slot.used) slot = other;
     }
     if (length > slot.bytes.length || (slot.bytes.length > MAX_KEPT_BYTES && length <= SLOT_BYTES)) {
-      slot.bytes = new Uint8Array(Math.max(SLOT_BYTES, length + (length >> 2)));
+      slot.bytes = Buffer.allocUnsafeSlow(Math.max(SLOT_BYTES, length + (length >> 2)));
     }
     // Nothing built from the load it held is used again: its pages read their record anew.
     slot.load = 0;
