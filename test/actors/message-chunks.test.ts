@@ -151,7 +151,6 @@ t.test('messages spanning several chunks survive restarts with edits, reactions,
   await third.store.close();
 });
 
-// A data directory written before chunks existed holds each realm's messages inside its realm record.
 t.test('chunk records read through fewer slots than chunks: a page whose slot another took reads its record again, a rewritten one too', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -194,6 +193,7 @@ t.test('chunk records read through fewer slots than chunks: a page whose slot an
   await live.store.close();
 });
 
+// A data directory written before chunks existed holds each realm's messages inside its realm record.
 t.test('a snapshot of format 1, messages inside the realm record, loads; the next snapshot writes chunks', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -14,6 +14,8 @@ const SLOT_BYTES = 128 * 1024;
 /** A slot grown past this for an unusually large record is made small again by the next ordinary one. */
 const MAX_KEPT_BYTES = 1024 * 1024;
 
+const NOTHING = (): StoredMessage | undefined => undefined;
+
 interface Slot {
   /** a Buffer, as lmdb-js's reads are: msgpackr decodes a Buffer's strings faster (latin1Slice) */
   bytes: Buffer;
@@ -51,12 +53,13 @@ export class ChunkRecordSlots {
    */
   messagesOf(read: ChunkRecordBytes, base: number): (position: number) => StoredMessage | undefined {
     let load = this.load(read, base);
-    if (load === 0) return () => undefined;
+    if (load === 0) return NOTHING;
     return (position) => {
       let slot = this.holding(load);
       if (slot === undefined) {
         load = this.load(read, base);
-        slot = this.holding(load);
+        // No record any more (0): no slot holds it, whatever slot a failed load left empty.
+        slot = load === 0 ? undefined : this.holding(load);
         if (slot === undefined) return undefined;
       }
       slot.used = ++this.uses;
@@ -85,7 +88,7 @@ export class ChunkRecordSlots {
   private slotFor(length: number): Slot {
     let slot: Slot | undefined;
     if (this.slots.length < this.count) {
-      slot = { bytes: Buffer.alloc(0), load: 0, used: 0, build: () => undefined };
+      slot = { bytes: Buffer.alloc(0), load: 0, used: 0, build: NOTHING };
       this.slots.push(slot);
     } else {
       slot = this.slots[0]!;
@@ -96,6 +99,7 @@ export class ChunkRecordSlots {
     }
     // Nothing built from the load it held is used again: its pages read their record anew.
     slot.load = 0;
+    slot.build = NOTHING;
     return slot;
   }
 }
