@@ -7,6 +7,7 @@ import type { QueueRegistry } from './queue/registry.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { DecideContext } from './realm/decide.ts';
 import { displayEmail } from './realm/email-visibility.ts';
+import { applyRealmChange } from './realm/apply.ts';
 import { realmEvents } from './realm/events.ts';
 import { realmMachine } from './realm/machine.ts';
 import { bodyFromRecord, DEFAULT_BODY_CACHE, type BodyRecord } from './realm/messages/bodies.ts';
@@ -148,8 +149,9 @@ export class ActorRegistry {
       realm = this.startRealm(emptyRealm(realmId, first.stringId, first.name, Math.floor(first.at / 1000)), mode === 'live');
     }
     if (!realm) throw new Error(`log names unknown realm ${realmId}`);
-    realm.send({ type: 'realm.apply', changes });
+    // Applied in place, not through an xstate event: see realmMachine.
     const state = realm.getSnapshot().context.state;
+    for (const change of changes) applyRealmChange(state, change);
     this.realmIdByStringId.set(state.stringId, realmId);
     this.dirty.realms.add(realmId);
     const deliveries: Delivery[] = [];
