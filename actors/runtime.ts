@@ -365,11 +365,13 @@ export class Runtime {
     if (target.scope === 'queue') this.assertStorageWorks();
     else this.assertWritable();
     if (this.options.replication?.isPrimary() === false) throw new NotPrimary();
-    const seq = ++this.seq;
     const started = performance.now();
     // One time for the entry and its events, so that a replay announces them the same way.
     const at = this.options.clock.now();
     const deliveries = apply(at);
+    // Taken once the changes are applied: an apply that throws (a fault, which its caller is answered with)
+    // leaves no hole in the log's positions, which a boot would read as the end of the log.
+    const seq = ++this.seq;
     // Recipients are resolved now, against the queues that exist when the change happens, so that a queue
     // registered later (whose initial state already holds the change) never gets it twice.
     const routes: Routed[] = [];

@@ -79,6 +79,33 @@ t.test('a snapshot trims the log it covers', async (t) => {
   await store.close();
 });
 
+// An apply that throws is a fault (decide let through what apply cannot take): its caller gets the error, and
+// the log keeps no hole where it would have been, so that the writes after it survive a restart.
+t.test('a change whose apply throws takes no log position, and the writes after it survive a restart', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const live = open(dir);
+  const id = await history(live.runtime);
+  const position = live.runtime.logPosition;
+  const users = live.runtime.realmState(id).users;
+  // The fault: the realm's user table refuses the next insertion.
+  Object.defineProperty(users, 'set', { configurable: true, value: () => { throw new Error('injected apply fault'); } });
+  await t.rejects(live.runtime.execute(id, user('dee@example.com')), { message: 'injected apply fault' }, 'the caller gets the fault');
+  delete (users as { set?: unknown }).set;
+  t.equal(live.runtime.logPosition, position, 'the failed change took no log position');
+  await live.runtime.execute(id, user('eve@example.com'));
+  t.equal(live.runtime.logPosition, position + 1, 'the next write takes the next position');
+  const expected = realmToRecord(live.runtime.realmState(id));
+  await live.store.close();
+
+  const restored = open(dir);
+  t.equal(restored.recovered.tornTail, null, 'the log has no torn tail');
+  t.equal(restored.runtime.logPosition, position + 1, 'the restart reads the whole log');
+  t.ok(restored.runtime.realmState(id).userIdByEmail.has('eve@example.com'), 'the write after the fault is there');
+  t.same(realmToRecord(restored.runtime.realmState(id)), expected, 'same realm state as before the restart');
+  await restored.store.close();
+});
+
 t.test('decide refuses what the rules forbid, and changes nothing', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
