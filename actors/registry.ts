@@ -16,8 +16,9 @@ import { DEFAULT_KEY_CACHE, DEFAULT_SEGMENT_CACHE } from './realm/messages/lazy-
 import { attachChunks } from './realm/snapshot.ts';
 import { emptyRealm, humanAdministrators, type RealmState } from './realm/state.ts';
 import type { UserChange } from './user/changes.ts';
+import { applyUserChange } from './user/apply.ts';
 import { userEvents } from './user/events.ts';
-import { userMachine } from './user/machine.ts';
+import { takesChanges, userMachine, type UserStatus } from './user/machine.ts';
 import { emptyUserState, type UserRecord, type UserState } from './user/state.ts';
 
 export type RealmActor = Actor<typeof realmMachine>;
@@ -25,7 +26,7 @@ export type UserActor = Actor<typeof userMachine>;
 
 /** A user actor as a snapshot stores it: its lifecycle state and its personal state. */
 export interface PersonalRecord {
-  value: 'active' | 'deactivated';
+  value: UserStatus;
   state: UserRecord;
 }
 
@@ -125,9 +126,10 @@ export class ActorRegistry {
   applyUser(realmId: number, userId: number, changes: readonly UserChange[], mode: ApplyMode): Delivery[] {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
-    actor.send({ type: 'user.apply', changes });
+    const { value, context: { state } } = actor.getSnapshot();
+    // Applied in place, not through an xstate event: see userMachine.
+    if (takesChanges(value, changes)) for (const change of changes) applyUserChange(state, change);
     this.dirty.users.add(userKey(realmId, userId));
-    const state = actor.getSnapshot().context.state;
     this.noteAlertWords(state);
     if (mode === 'replay') return [];
     if (mode === 'live') this.options.userChanged(state, changes);
@@ -312,7 +314,7 @@ export class ActorRegistry {
     } else users?.delete(state.userId);
   }
 
-  startUser(state: UserState, value: 'active' | 'deactivated' = 'active'): UserActor {
+  startUser(state: UserState, value: UserStatus = 'active'): UserActor {
     const snapshot = userMachine.resolveState({ value, context: { state } });
     const actor = createActor(userMachine, { snapshot, input: { state } }).start();
     this.users.set(userKey(state.realmId, state.userId), actor);

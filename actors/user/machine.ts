@@ -1,16 +1,16 @@
 import { setup } from 'xstate';
-import { applyUserChange } from './apply.ts';
 import type { UserChange } from './changes.ts';
 import type { UserState } from './state.ts';
 
-export type UserMachineEvent =
-  | { type: 'user.apply'; changes: readonly UserChange[] }
-  | { type: 'user.deactivated' }
-  | { type: 'user.reactivated' };
+export type UserMachineEvent = { type: 'user.deactivated' } | { type: 'user.reactivated' };
+
+export type UserStatus = 'active' | 'deactivated';
 
 /**
- * One per user: the account's lifecycle (`active` / `deactivated`) and the user's personal state, which
- * only an active account changes. The state is mutated in place by `applyUserChange`.
+ * One per user: the account's lifecycle (`active` / `deactivated`). The user's personal state lives in
+ * `context.state` and is mutated in place by `applyUserChange`, which the registry calls itself, as it does
+ * a realm's (see realmMachine): a change whose apply throws then fails its write, where inside an xstate
+ * action it stopped the actor for good and its error, thrown again on a timer, ended the process.
  */
 export const userMachine = setup({
   types: {
@@ -18,22 +18,20 @@ export const userMachine = setup({
     events: {} as UserMachineEvent,
     input: {} as { state: UserState },
   },
-  actions: {
-    applyChanges: ({ context, event }) => {
-      if (event.type !== 'user.apply') return;
-      for (const change of event.changes) applyUserChange(context.state, change);
-    },
-  },
-  guards: {
-    onlyScheduledFailures: ({ event }) => event.type === 'user.apply' && event.changes.every((change) => change.type === 'scheduled.failed'),
-  },
 }).createMachine({
   id: 'user',
   initial: 'active',
   context: ({ input }) => ({ state: input.state }),
   states: {
-    active: { on: { 'user.apply': { actions: 'applyChanges' }, 'user.deactivated': 'deactivated' } },
-    // The timer service still tries a deactivated user's due scheduled messages, and marks them failed.
-    deactivated: { on: { 'user.reactivated': 'active', 'user.apply': { guard: 'onlyScheduledFailures', actions: 'applyChanges' } } },
+    active: { on: { 'user.deactivated': 'deactivated' } },
+    deactivated: { on: { 'user.reactivated': 'active' } },
   },
 });
+
+/**
+ * Whether an account in `status` takes `changes`: an active one takes every change, a deactivated one only
+ * the timer service's marks of its due scheduled messages as failed.
+ */
+export function takesChanges(status: UserStatus, changes: readonly UserChange[]): boolean {
+  return status === 'active' || changes.every((change) => change.type === 'scheduled.failed');
+}

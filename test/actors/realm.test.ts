@@ -106,6 +106,31 @@ t.test('a change whose apply throws takes no log position, and the writes after 
   await restored.store.close();
 });
 
+// The same for a user's own changes: the caller gets the fault, nothing is logged, and the account goes on
+// taking writes (an actor that failed inside xstate ignored every later one, and its error ended the process).
+t.test('a user change whose apply throws takes no log position, and the user takes the writes after it', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const live = open(dir);
+  const id = await history(live.runtime);
+  const position = live.runtime.logPosition;
+  const snippets = live.runtime.userState(id, 3).snippets;
+  Object.defineProperty(snippets, 'set', { configurable: true, value: () => { throw new Error('injected apply fault'); } });
+  await t.rejects(live.runtime.executeUser(id, 3, { type: 'snippet.create', title: 'lost', content: 'x' }), { message: 'injected apply fault' }, 'the caller gets the fault');
+  delete (snippets as { set?: unknown }).set;
+  t.equal(live.runtime.logPosition, position, 'the failed change took no log position');
+  await live.runtime.executeUser(id, 3, { type: 'snippet.create', title: 'kept', content: 'y' });
+  t.equal(live.runtime.logPosition, position + 1, 'the next write takes the next position');
+  t.same([...live.runtime.userState(id, 3).snippets.values()].map((snippet) => snippet.title), ['kept'], 'the write after the fault is applied');
+  await live.store.close();
+
+  const restored = open(dir);
+  t.equal(restored.recovered.tornTail, null, 'the log has no torn tail');
+  t.same([...restored.runtime.userState(id, 3).snippets.values()].map((snippet) => snippet.title), ['kept'], 'the restart has the write after the fault');
+  t.equal(restored.runtime.userActor(id, 3)!.getSnapshot().value, 'active', 'the account is active');
+  await restored.store.close();
+});
+
 t.test('decide refuses what the rules forbid, and changes nothing', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
