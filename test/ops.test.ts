@@ -34,3 +34,16 @@ t.test('GET /metrics reports requests, queues, held polls and deliveries in the 
   t.match(text, /^chat_read_only 0$/m);
   t.match(text, /^chat_http_request_duration_seconds_bucket\{le="0\.001",method="GET",route="\/events"\} \d+$/m);
 });
+
+// The loop is sampled every 100 ms (src/metrics.ts), not every 10 ms as prom-client's default would wake an
+// idle server: each sample is the time since the one before, and a stall of the main thread shows whole.
+t.test("GET /metrics: the event loop's lag is sampled every 100 ms and shows a stall of the main thread", async (t) => {
+  const { url } = await startTestServer(t);
+  const gauge = (text: string, name: string) => Number(new RegExp(`^chat_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]);
+  const stallMs = 300;
+  const started = performance.now();
+  while (performance.now() - started < stallMs);
+  const text = await (await fetch(`${url}/metrics`)).text();
+  t.ok(gauge(text, 'max') >= (stallMs - 5) / 1000, `the stall is the longest sample (${gauge(text, 'max')} s)`);
+  t.ok(gauge(text, 'min') >= 0.05, `no sample is shorter than the sampling interval allows (${gauge(text, 'min')} s; 0.01 at prom-client's default)`);
+});
