@@ -39,6 +39,11 @@ export interface Memory {
   /** anonymous RSS growth per registered idle queue, in one process, each figure after a full collection */
   bytesPerIdleQueue: number;
   heapBytesPerIdleQueue: number;
+  /**
+   * CPU an idle server uses with the idle queues registered, and an idle raw uWS JSON server beside it, in ms
+   * a second (absent in result files from before 2026-11-27)
+   */
+  idleCpu?: { serverMsPerSecond: number; rawMsPerSecond: number; seconds: number };
   /** growth per stored message, in one process (absent in result files from before it was measured) */
   messages?: MessageMemory;
   /** the raw figures */
@@ -116,6 +121,10 @@ export function printMemory(memory: Memory): void {
       `(${memory.idleQueues} queues; RSS ${mb(seeded?.rssAnon)} -> ${mb(withQueues?.rssAnon)} MB, ` +
       `total VmRSS ${mb(withQueues?.rss)} MB; target < 10 KB, 10,000 queues < 100 MB)`,
   );
+  if (memory.idleCpu) {
+    const { serverMsPerSecond, rawMsPerSecond, seconds } = memory.idleCpu;
+    console.log(`  idle CPU ${fmt(serverMsPerSecond)} ms a second with those queues (raw uWS JSON ${fmt(rawMsPerSecond)}; over ${seconds} s)`);
+  }
 }
 
 export function printMessageMemory(memory: MessageMemory | undefined): void {
@@ -189,6 +198,7 @@ export function compare(fileA: string, fileB: string): void {
     lines.push(['memory heap B/user', ...side(a.memory?.heapBytesPerUser, b.memory?.heapBytesPerUser), '', '', '', '', '', '']);
     lines.push(['memory B/message', ...side(a.memory?.messages?.bytesPerMessage, b.memory?.messages?.bytesPerMessage), '', '', '', '', '', '']);
     lines.push(['memory heap B/message', ...side(a.memory?.messages?.heapBytesPerMessage, b.memory?.messages?.heapBytesPerMessage), '', '', '', '', '', '']);
+    lines.push(['idle server CPU ms/s', ...side(a.memory?.idleCpu?.serverMsPerSecond, b.memory?.idleCpu?.serverMsPerSecond), '', '', '', '', '', '']);
   }
   for (const variant of ['log tail', 'snapshot'] as const) {
     const bootOf = (results: Results) => results.recovery?.boots.find((boot) => boot.variant === variant);

@@ -3,7 +3,7 @@ import { runFanout, rawTarget, serverTarget, type FanoutOptions, type FanoutResu
 import { runHttp, type HttpMeasurement, type HttpOptions, type HttpScenario } from './http.ts';
 import { Api, basicAuth, formEncode, readZuliprc, type Credentials } from './lib/api.ts';
 import { compiledProgram, measuredServerArgs } from './lib/compiled.ts';
-import { makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
+import { idleCpuMsPerSecond, makeTempDir, removeTempDir, settledMemory, startNode, waitForIdle, type Child } from './lib/proc.ts';
 import { median, round } from './lib/stats.ts';
 import type { Memory, Row } from './report.ts';
 import { measureMessageMemory, messageReadScenarios, messageWriteScenarios, seedChannel, type MessageScenarioContext } from './messages.ts';
@@ -101,6 +101,7 @@ export async function runSuite(settings: Settings): Promise<SuiteOutput> {
     const idleQueues = Math.max(...settings.fanoutSizes);
     const queues = await registerQueues(api, users, idleQueues);
     const withQueues = await settledMemory(server);
+    const idleCpu = await measureIdleCpu(server);
     const memory: Memory = {
       users: users.length,
       bytesPerUser: (seeded.rssAnon - empty.rssAnon) / users.length,
@@ -109,6 +110,7 @@ export async function runSuite(settings: Settings): Promise<SuiteOutput> {
       bytesPerIdleQueue: (withQueues.rssAnon - seeded.rssAnon) / idleQueues,
       heapBytesPerIdleQueue: (withQueues.heapUsed - seeded.heapUsed) / idleQueues,
       probes: { empty, seeded, withQueues },
+      idleCpu,
     };
     log(
       `Registered ${idleQueues} idle queues: anonymous RSS ${round(seeded.rssAnon / MB)} -> ${round(withQueues.rssAnon / MB)} MB, ` +
@@ -162,6 +164,20 @@ async function messagePhase(
   const messageId = Number((newest.messages as { id: number }[])[0]?.id);
   if (!Number.isInteger(messageId)) throw new Error(`no message in ${small.name} after the memory phase`);
   return { owner, users: members, small, large, messageId };
+}
+
+/** Seconds the idle server's CPU is read over, and the raw JSON baseline's beside it at the same time. */
+const IDLE_SECONDS = 10;
+
+async function measureIdleCpu(server: Child): Promise<NonNullable<Memory['idleCpu']>> {
+  const raw = await startNode('raw-json', [await compiledProgram('bench/baselines/raw-json.ts')]);
+  try {
+    const [serverMsPerSecond, rawMsPerSecond] = await Promise.all([server.pid, raw.pid].map((pid) => idleCpuMsPerSecond(pid, IDLE_SECONDS * 1000)));
+    log(`Idle CPU with the queues registered: server ${round(serverMsPerSecond!)} ms a second, raw uWS JSON ${round(rawMsPerSecond!)}`);
+    return { serverMsPerSecond: serverMsPerSecond!, rawMsPerSecond: rawMsPerSecond!, seconds: IDLE_SECONDS };
+  } finally {
+    await raw.stop();
+  }
 }
 
 /** One run of the raw JSON baseline, in a fresh process: no run carries state into the next. */

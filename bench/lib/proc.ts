@@ -106,6 +106,17 @@ export function allThreadsRunNs(pid: number): number {
   return total;
 }
 
+/**
+ * What a process costs to keep running while nothing is asked of it: its CPU time (every thread) over `ms`
+ * once it has gone quiet, in milliseconds a second. Its timers, and each time they wake its event loop.
+ */
+export async function idleCpuMsPerSecond(pid: number, ms: number): Promise<number> {
+  await waitForIdle(pid);
+  const before = allThreadsRunNs(pid);
+  await sleep(ms);
+  return (allThreadsRunNs(pid) - before) / 1e6 / (ms / 1000);
+}
+
 /** Each thread's run time in nanoseconds (/proc/<pid>/task/<tid>/schedstat) by thread id, with its name (comm). */
 export function threadRunNs(pid: number): Map<number, { name: string; ns: number }> {
   const threads = new Map<number, { name: string; ns: number }>();
