@@ -10,6 +10,7 @@ import { endLifecycle } from './machine.ts';
 import { compileEventNarrow, type MessageFilter } from './narrow.ts';
 import { Payloads } from './payloads.ts';
 import type { QueueContext, QueueSpec } from './spec.ts';
+import { SweepSlots } from './sweep-slots.ts';
 
 export interface QueueTimings {
   /** a held poll gets a heartbeat after this long, give or take 10% (the original: 45-55 s) */
@@ -67,6 +68,10 @@ export class Queue {
   lastPollStartedAt: number;
   /** when the held poll or the subscriber gets a heartbeat */
   heartbeatAt: number | null = null;
+  /** its spec's idle lifespan, kept here for the sweep (sweepBound) */
+  readonly idleTimeoutMs: number;
+  /** its place in the registry's SweepSlots */
+  sweepSlot = -1;
   /** changed since the last snapshot wrote it: a logged event arrived, or it is new */
   unsaved = true;
   /** the queue's `narrow` as a test of message events, compiled once; null: every message */
@@ -90,7 +95,8 @@ export class Queue {
     readonly specKind: SpecKind,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
-    const { narrow, eventTypes } = context.spec;
+    const { narrow, eventTypes, idleTimeoutMs } = context.spec;
+    this.idleTimeoutMs = idleTimeoutMs;
     this.narrow = compileEventNarrow(narrow);
     this.types = eventTypes === null ? null : new Set(eventTypes);
     this.onlyType = this.types?.size === 1 ? eventTypes![0]! : null;
@@ -173,6 +179,7 @@ export class QueueRegistry {
   /** per realm, the queues registered with `all_public_streams` (usually a few bots) */
   private readonly allPublicByRealm = new Map<number, Set<Queue>>();
   private readonly specKinds = new SpecKinds();
+  private readonly sweepSlots = new SweepSlots<Queue>();
   /**
    * Queues to wake, in order, each once (Queue.wakePending), from `wakeNext` on. An array, not a Set: a Set
    * emptied from its head a slice at a time is walked past its deleted entries again by every slice.
@@ -245,6 +252,7 @@ export class QueueRegistry {
     if (own) own.push(queue);
     else users.set(context.userId, [queue]);
     if (context.spec.allPublicStreams) setOf(this.allPublicByRealm, context.realmId).add(queue);
+    this.sweepSlots.take(queue, sweepBound(queue));
     return queue;
   }
 
@@ -377,6 +385,7 @@ export class QueueRegistry {
     queue.lastPollStartedAt = this.now();
     if (!queue.buffer.isEmpty || dontBlock || signal?.aborted) return queue.buffer.handOutAll();
     queue.heartbeatAt = queue.lastPollStartedAt + jitter(this.timings.heartbeatMs);
+    this.sweepSlots.lower(queue, queue.heartbeatAt);
     const held = new HeldPoll(queue);
     queue.held = held;
     signal?.onAbort(abandon, held);
@@ -395,6 +404,7 @@ export class QueueRegistry {
     queue.subscriber = subscriber;
     queue.pushedThrough = queue.buffer.newestPrunedId;
     queue.heartbeatAt = this.now() + jitter(this.timings.heartbeatMs);
+    this.sweepSlots.lower(queue, queue.heartbeatAt);
     this.push(queue);
   }
 
@@ -446,6 +456,7 @@ export class QueueRegistry {
     const events = queue.buffer.events;
     queue.pushedThrough = events[events.length - 1]!.id;
     queue.heartbeatAt = now + jitter(this.timings.heartbeatMs);
+    this.sweepSlots.lower(queue, queue.heartbeatAt);
     subscriber.push(events, first);
   }
 
@@ -508,6 +519,7 @@ export class QueueRegistry {
       if (own!.length === 0) users!.delete(userId);
     }
     this.allPublicByRealm.get(realmId)?.delete(queue);
+    this.sweepSlots.release(queue);
   }
 
   /**
@@ -517,18 +529,21 @@ export class QueueRegistry {
    */
   sweep(): void {
     const now = this.now();
-    for (const queue of this.byId.values()) {
-      const context = queue.context;
+    for (const queue of this.sweepSlots.due(now)) {
+      // Removed since the list was made, by the removal of one before it.
+      if (queue.collected) continue;
       if (queue.held || queue.subscriber) {
         if (queue.heartbeatAt !== null && queue.heartbeatAt <= now) {
           queue.buffer.pushEphemeral(this.payloads.create('heartbeat', '{"type":"heartbeat"}'));
           if (queue.held) this.complete(queue);
           else this.push(queue);
         }
-      } else if (now - queue.lastPollStartedAt >= context.spec.idleTimeoutMs) {
+      } else if (now - queue.lastPollStartedAt >= queue.idleTimeoutMs) {
         this.remove(queue, 'queue.expire');
         this.onExpired(queue);
+        continue;
       }
+      this.sweepSlots.set(queue, sweepBound(queue));
     }
   }
 
@@ -544,6 +559,17 @@ export class QueueRegistry {
     this.sweeper = null;
     for (const queue of this.byId.values()) this.complete(queue);
   }
+}
+
+/**
+ * The earliest the sweep may have something to do for a queue: its heartbeat if one is set (a poll is held
+ * or a subscriber attached), or its idle collection, whichever is sooner. Exact for an idle queue; for a
+ * held one it may be early (a lifespan shorter than the heartbeat), which costs the sweep a look. Later
+ * polls only move both later, and a heartbeat set anew lowers it (SweepSlots.lower), so it is never late.
+ */
+function sweepBound(queue: Queue): number {
+  const idleAt = queue.lastPollStartedAt + queue.idleTimeoutMs;
+  return queue.heartbeatAt !== null && queue.heartbeatAt < idleAt ? queue.heartbeatAt : idleAt;
 }
 
 const badQueueId = (queueId: string) => new ChatError(ErrorCode.BAD_EVENT_QUEUE_ID, `Bad event queue ID: ${queueId}`, 400, { queue_id: queueId });
