@@ -26,7 +26,8 @@ export function freePort(): Promise<number> {
 
 /**
  * Starts `count` nats-server processes (test/setup/system-packages.sh installs it) on loopback as one
- * JetStream cluster, and resolves once JetStream answers (its meta leader is elected). `t.teardown` stops them.
+ * JetStream cluster, and resolves once JetStream answers (its meta leader is elected) and can place a stream
+ * replicated on every server. `t.teardown` stops them.
  */
 export async function startNatsCluster(t: { teardown(fn: () => unknown): void }, count = 3): Promise<NatsCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'chat-nats-'));
@@ -79,5 +80,27 @@ export async function startNatsCluster(t: { teardown(fn: () => unknown): void },
       }
     }
   }
+  // Each server answers before JetStream has found every peer: a stream replicated on all of them (as a chat
+  // node's log is) could then not be placed, and a node starting in that moment waited, on a loaded machine
+  // for all of its 30 s ("no suitable peers for placement"). Ready once such a stream can be made.
+  const nc = await connect({ servers: urls, timeout: 1000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 1000 });
+    for (;;) {
+      try {
+        await jsm.streams.add({ name: PLACEMENT_PROBE, subjects: [`${PLACEMENT_PROBE}.probe`], num_replicas: count });
+        await jsm.streams.delete(PLACEMENT_PROBE);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`the NATS cluster could not place a stream on its ${count} servers: ${String(error)}\n${output.join('\n')}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
   return { urls, stop };
 }
+
+/** The stream made and deleted to learn that the cluster can place one on every server. */
+const PLACEMENT_PROBE = 'TEST_PLACEMENT_PROBE';
