@@ -59,7 +59,7 @@ for (const count of [...counts].sort((a, b) => a - b)) {
   const sweep = timed(() => registry.sweep());
   let seen = 0;
   const walk = timed(() => {
-    for (const queue of queues) if (queue.held || queue.subscriber || now - queue.lastPollStartedAt >= queue.idleTimeoutMs) seen++;
+    for (const queue of queues) if (queue.held || queue.subscriber || now - queue.lastPollStartedAt >= queue.context.spec.idleTimeoutMs) seen++;
   });
   const ms = (times: number[], p: number) => percentile(times, p).toFixed(3);
   console.log(`${count} | ${ms(sweep, 50)} / ${ms(sweep, 99)} | ${ms(walk, 50)} / ${ms(walk, 99)}${seen > 0 ? ' (some queue was due)' : ''}`);

@@ -68,8 +68,6 @@ export class Queue {
   lastPollStartedAt: number;
   /** when the held poll or the subscriber gets a heartbeat */
   heartbeatAt: number | null = null;
-  /** its spec's idle lifespan, kept here for the sweep (sweepBound) */
-  readonly idleTimeoutMs: number;
   /** its place in the registry's SweepSlots */
   sweepSlot = -1;
   /** changed since the last snapshot wrote it: a logged event arrived, or it is new */
@@ -95,8 +93,7 @@ export class Queue {
     readonly specKind: SpecKind,
   ) {
     this.lastPollStartedAt = lastPollStartedAt;
-    const { narrow, eventTypes, idleTimeoutMs } = context.spec;
-    this.idleTimeoutMs = idleTimeoutMs;
+    const { narrow, eventTypes } = context.spec;
     this.narrow = compileEventNarrow(narrow);
     this.types = eventTypes === null ? null : new Set(eventTypes);
     this.onlyType = this.types?.size === 1 ? eventTypes![0]! : null;
@@ -538,7 +535,7 @@ export class QueueRegistry {
           if (queue.held) this.complete(queue);
           else this.push(queue);
         }
-      } else if (now - queue.lastPollStartedAt >= queue.idleTimeoutMs) {
+      } else if (now - queue.lastPollStartedAt >= queue.context.spec.idleTimeoutMs) {
         this.remove(queue, 'queue.expire');
         this.onExpired(queue);
         continue;
@@ -568,7 +565,7 @@ export class QueueRegistry {
  * polls only move both later, and a heartbeat set anew lowers it (SweepSlots.lower), so it is never late.
  */
 function sweepBound(queue: Queue): number {
-  const idleAt = queue.lastPollStartedAt + queue.idleTimeoutMs;
+  const idleAt = queue.lastPollStartedAt + queue.context.spec.idleTimeoutMs;
   return queue.heartbeatAt !== null && queue.heartbeatAt < idleAt ? queue.heartbeatAt : idleAt;
 }
 

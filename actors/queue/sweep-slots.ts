@@ -53,7 +53,7 @@ export class SweepSlots<T extends Sweepable> {
   /** The item's bound, made exact by the sweep. */
   set(item: T, bound: number): void {
     const slot = item.sweepSlot;
-    if (slot >= 0 && this.items[slot] === item) this.bounds[slot] = bound;
+    if (slot >= 0) this.bounds[slot] = bound;
   }
 
   /** The items whose bound has come, in slot order: a list of its own, so the caller may release or re-bound them as it goes. */
