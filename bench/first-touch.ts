@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     const found = fetchWindow(realm, OWNER, clauses, { anchor, numBefore: 50, numAfter: 0, includeAnchor: true }, Number.MAX_SAFE_INTEGER);
     const { ids } = found instanceof Promise ? await found : found;
     if (ids.length === 0) throw new Error(`nothing before ${anchor}`);
-    return encodedFields((out) => writeFetchedMessages(out, realm, OWNER, ids, options, [])).bytes.length;
+    return encodedFields((out) => writeFetchedMessages(out, realm, OWNER, ids, options, [])).write().length;
   };
   const send = (n: number) =>
     runtime.execute(realm.realmId, { type: 'message.send', caller: { kind: 'user', userId: OWNER }, kind: 'channel', to: channelId, topic: 'topic 1', content: `after the boot ${n}`, client: 'API' });

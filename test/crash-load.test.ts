@@ -312,8 +312,9 @@ t.test('a read never shows a change before it is durable', async (t) => {
     });
     while (!acknowledged) {
       const read = await request('GET', '/messages', 'anchor=newest&num_before=1&num_after=0&apply_markdown=false');
-      // GET /messages answers as bytes (src/http/envelope.ts, EncodedFields), other answers as text.
-      const text = read.bytes ? read.bytes.toString('utf8') : read.body;
+      // GET /messages answers with bytes written into its writer (src/http/envelope.ts, EncodedFields), other
+      // answers as text.
+      const text = read.written ? Buffer.from(read.written.write()).toString('utf8') : read.body;
       const shown = !acknowledged && JSON.parse(text).messages?.[0]?.content === `early${i}`;
       // The send's answer follows its commit within microtasks: one macrotask later it is acknowledged,
       // unless the read answered before the commit was durable.

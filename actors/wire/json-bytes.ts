@@ -15,8 +15,8 @@ const KEPT_CAPACITY = 1024 * 1024;
  * JSON text written as UTF-8 bytes into one buffer outside the V8 heap, for an answer written in one go
  * (GET /messages): its pieces are not strings to build, join and flatten before the socket takes them, which
  * was most of what a cold read of 50 messages allocated (bench/README.md, "Cold reads: the answer as
- * bytes"). Each method writes the bytes JSON.stringify's text has for the value. Written synchronously and
- * then taken (`take`): one writer serves one answer at a time.
+ * bytes"). Each method writes the bytes JSON.stringify's text has for the value. Written synchronously, then
+ * sent (`written`) or taken (`take`): one writer serves one answer at a time.
  */
 export class JsonBytes {
   private buffer: Buffer;
@@ -107,6 +107,14 @@ export class JsonBytes {
   clear(): void {
     this.length = 0;
     if (this.buffer.length > KEPT_CAPACITY) this.buffer = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
+  }
+
+  /**
+   * Everything written, in the writer's own memory: valid until the writer next writes (send it at once, or
+   * `take` a copy).
+   */
+  written(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
   }
 
   /** A copy of everything written, and the writer empty for the next answer. */

@@ -42,29 +42,59 @@ export abstract class WrittenFields implements WrittenBody {
 }
 
 /**
- * Fields the handler wrote as JSON bytes (`encodedFields`), the success body whole: a GET /messages answer
- * (about 25 KB for 50 messages) is not built as a string, joined and flattened again for the socket.
+ * Writers free for the next `encodedFields` answer. An answer keeps its writer until it is sent, which for a
+ * read is once the commits it saw are durable (dispatch.ts, answerResult), so several may be out at once. The
+ * answer goes to the socket from its writer's memory: copied into a buffer of its own, a GET /messages of 50
+ * (about 25 KB) cost an allocation outside the heap, a copy and the allocator's growing and trimming of its
+ * heap (bench/README.md, "GET /messages sent from its writer").
  */
-export class EncodedFields {
-  constructor(readonly bytes: Buffer) {}
+const freeWriters: JsonBytes[] = [];
+/** Free writers kept at most (each holds 64 KB or more); a burst of more answers at once makes new ones. */
+const FREE_WRITERS_KEPT = 32;
+
+function release(out: JsonBytes): void {
+  out.clear();
+  if (freeWriters.length < FREE_WRITERS_KEPT) freeWriters.push(out);
 }
 
-/** Shared by every encodedFields call: each writes and takes its answer before returning. */
-const answerBytes = new JsonBytes();
+/**
+ * Fields the handler wrote as JSON bytes (`encodedFields`), the success body whole: a GET /messages answer
+ * (about 25 KB for 50 messages) is not built as a string, joined and flattened again for the socket. As the
+ * body of a success answer (WrittenBody) it is sent once, from its writer, which then serves another answer.
+ */
+export class EncodedFields implements WrittenBody {
+  private out: JsonBytes | null;
+
+  constructor(out: JsonBytes) {
+    this.out = out;
+  }
+
+  write(): Uint8Array {
+    const out = this.out;
+    if (out === null) throw new Error('an encoded answer is sent once');
+    this.out = null;
+    const bytes = out.written();
+    // The bytes stay as they are until the writer next writes, after the caller has sent them.
+    release(out);
+    return bytes;
+  }
+}
 
 /**
  * Runs `write` now, which writes the answer's fields (JSON text from a key on, without braces) into the success
  * envelope. At once, in the handler: what it writes is the state of this turn.
  */
 export function encodedFields(write: (out: JsonBytes) => void): EncodedFields {
+  const out = freeWriters.pop() ?? new JsonBytes();
   try {
-    answerBytes.raw(SUCCESS_HEAD);
-    write(answerBytes);
-    answerBytes.char(0x7d);
-    return new EncodedFields(answerBytes.take());
-  } finally {
-    answerBytes.clear();
+    out.raw(SUCCESS_HEAD);
+    write(out);
+    out.char(0x7d);
+  } catch (error) {
+    release(out);
+    throw error;
   }
+  return new EncodedFields(out);
 }
 
 /** A handler result that is the whole response, without the envelope: a file's bytes. */
@@ -80,9 +110,9 @@ export function successResponse(result: HandlerResult, ignored: readonly string[
   let body: string;
   if (result instanceof SharedFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
   if (result instanceof EncodedFields) {
-    if (ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
+    if (ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
     const tail = Buffer.from(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`);
-    return { status: 200, headers: JSON_HEADERS, body: '', bytes: Buffer.concat([result.bytes.subarray(0, -1), tail]) };
+    return { status: 200, headers: JSON_HEADERS, body: '', bytes: Buffer.concat([result.write().subarray(0, -1), tail]) };
   }
   if (result instanceof WrittenFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
   if (result instanceof RawFields || result instanceof WrittenFields) {
