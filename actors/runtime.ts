@@ -516,6 +516,17 @@ export class Runtime {
   }
 
   /**
+   * Drops the torn tail `recover` found, and numbers the next entries after what is left of the log. The
+   * position was read before the tail went: kept, the next entry and the next snapshot would skip the tail's
+   * positions, a hole that verify and point-in-time restore read as a write that failed (and the next boot,
+   * before a snapshot covers it, as the start of a tail to drop).
+   */
+  async discardTornTail(): Promise<void> {
+    await this.store.discardTornTail();
+    this.seq = this.store.lastSeq();
+  }
+
+  /**
    * Writes a snapshot of every actor and event queue changed since the last one and trims the log below
    * it. With `final` (graceful shutdown) every queue is written, with what its client acknowledged, and the
    * directory is marked clean.

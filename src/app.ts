@@ -95,7 +95,7 @@ export async function startServer(
   if (recovered.tornTail) {
     // Everything before it is intact and replayed; the unreadable record itself is reported and dropped.
     log.warn({ seq: recovered.tornTail.seq, error: recovered.tornTail.error }, 'discarding a torn record at the end of the log');
-    await store.discardTornTail();
+    await runtime.discardTornTail();
   }
   const indexing = performance.now();
   const indexed = runtime.repairSearchIndex();
