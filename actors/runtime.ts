@@ -517,9 +517,10 @@ export class Runtime {
 
   /**
    * Drops the torn tail `recover` found, and numbers the next entries after what is left of the log. The
-   * position was read before the tail went: kept, the next entry and the next snapshot would skip the tail's
-   * positions, a hole that verify and point-in-time restore read as a write that failed (and the next boot,
-   * before a snapshot covers it, as the start of a tail to drop).
+   * position was read before the tail went: kept, the boot's snapshot and every later entry would skip the
+   * tail's positions, a hole that point-in-time restore cannot cross (verify reports it once archived
+   * records lie on both sides), and that a boot before any snapshot covers it takes for a failed write,
+   * dropping every entry after it.
    */
   async discardTornTail(): Promise<void> {
     await this.store.discardTornTail();

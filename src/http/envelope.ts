@@ -49,8 +49,11 @@ export abstract class WrittenFields implements WrittenBody {
  * heap (bench/README.md, "GET /messages sent from its writer").
  */
 const freeWriters: JsonBytes[] = [];
-/** Free writers kept at most (each holds 64 KB or more); a burst of more answers at once makes new ones. */
-const FREE_WRITERS_KEPT = 32;
+/**
+ * Free writers kept at most: each holds 64 KB, up to 1 MB after a large answer (JsonBytes.clear), so at most
+ * 16 MB. A burst of more answers waiting at once makes new writers.
+ */
+const FREE_WRITERS_KEPT = 16;
 
 function release(out: JsonBytes): void {
   out.clear();
