@@ -245,15 +245,19 @@ export class Store {
    * The log has no gaps: sequence numbers are consecutive, and a snapshot trims everything below the
    * position it covers. A gap is left by a commit that failed (disk full) while later ones, already handed
    * to LMDB, succeeded: those were decided against the lost changes and never acknowledged (see append).
-   * They are a tail too: reading stops at the gap and `tornTail` names the first of them.
+   * They are a tail too: reading stops at the gap and `tornTail` names the first of them. Only positions
+   * after the snapshot's count: those below it are covered whether or not an entry is left for them.
    */
   *readLog(afterSeq: number): Generator<LogRecord> {
     this.tornTail = null;
     let last = 0;
     for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
+    // Positions the snapshot covers need no entry: entries left in the log below it (which its trim should
+    // have taken) are read, and what follows them is no tail. Dropping it would lose acknowledged writes.
+    const covered = this.snapshotSeq();
     let previous: number | null = null;
     for (const { key, value } of this.log.getRange({ start: afterSeq + 1 })) {
-      if (previous !== null && key !== previous + 1) {
+      if (previous !== null && key > Math.max(previous, covered) + 1) {
         this.tornTail = { seq: key, error: `log entries ${key} to ${last} follow a gap after ${previous} (a write that failed); they were never acknowledged` };
         return;
       }

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Runtime } from '../actors/runtime.ts';
-import { FORMAT_VERSION } from '../snapshots/codec.ts';
+import { encode, FORMAT_VERSION } from '../snapshots/codec.ts';
 import { StorageError, Store } from '../snapshots/store.ts';
 import { startChild, type ChildServer } from './helpers/child.ts';
 import { cli } from './helpers/cli.ts';
@@ -194,6 +194,27 @@ t.test('the log: entries after a gap (a failed commit followed by one LMDB took)
   t.same([...store.readLog(0)].map((entry) => entry.seq), [1, 2, 3]);
   t.equal(store.tornTail, null, 'the entries after the gap are gone');
   t.equal(store.lastSeq(), 3);
+  await store.close();
+});
+
+t.test('the log: entries left below the snapshot position are no gap, and what follows them is read', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = new Store(dir, { waitForFlush: false });
+  // Committed now: the snapshot keeps them in the archive (records older than its retention are pruned).
+  const record = (seq: number) => ({ v: FORMAT_VERSION, seq, at: Date.now(), realmId: 1, changes: [] });
+  for (let seq = 1; seq <= 6; seq++) await store.append(record(seq));
+  await store.writeSnapshots(4, [], []);
+  // As if the snapshot's trim had missed position 2 (found once after a crash under load: the next boot
+  // read the entries after it as a tail and dropped acknowledged writes).
+  await store.appendEntries([store.history().find(2)!]);
+  t.same([...store.readLog(0)].map((entry) => entry.seq), [2, 5, 6], 'the entries after the snapshot are read');
+  t.equal(store.tornTail, null, 'no tail');
+  // A gap after the snapshot's position is still one.
+  await store.truncateLogAfter(4);
+  await store.appendEntries([{ seq: 6, at: 0, bytes: encode(record(6)) }]);
+  t.same([...store.readLog(0)].map((entry) => entry.seq), [2]);
+  t.match(store.tornTail, { seq: 6, error: /follow a gap after 2/ });
   await store.close();
 });
 
