@@ -8,7 +8,7 @@ const INITIAL_CAPACITY = 64 * 1024;
  * call into Buffer.write, of which an answer of 50 messages would make over a thousand.
  */
 const SHORT_TEXT = 32;
-/** A buffer grown past this for a large answer (5,000 messages) is let go once it is taken. */
+/** A buffer grown past this for a large answer (5,000 messages) is let go once it is cleared. */
 const KEPT_CAPACITY = 1024 * 1024;
 
 /**
@@ -16,7 +16,7 @@ const KEPT_CAPACITY = 1024 * 1024;
  * (GET /messages): its pieces are not strings to build, join and flatten before the socket takes them, which
  * was most of what a cold read of 50 messages allocated (bench/README.md, "Cold reads: the answer as
  * bytes"). Each method writes the bytes JSON.stringify's text has for the value. Written synchronously, then
- * sent (`written`) or taken (`take`): one writer serves one answer at a time.
+ * sent (`written`) and cleared: one writer serves one answer at a time.
  */
 export class JsonBytes {
   private buffer: Buffer;
@@ -109,20 +109,9 @@ export class JsonBytes {
     if (this.buffer.length > KEPT_CAPACITY) this.buffer = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
   }
 
-  /**
-   * Everything written, in the writer's own memory: valid until the writer next writes (send it at once, or
-   * `take` a copy).
-   */
+  /** Everything written, in the writer's own memory: valid until the writer next writes (send it at once, or copy it). */
   written(): Uint8Array {
     return this.buffer.subarray(0, this.length);
-  }
-
-  /** A copy of everything written, and the writer empty for the next answer. */
-  take(): Buffer {
-    const out = Buffer.allocUnsafe(this.length);
-    this.buffer.copy(out, 0, 0, this.length);
-    this.clear();
-    return out;
   }
 
   /** Copies ASCII text (room reserved) and says so; false, with nothing written, for any other character. */
