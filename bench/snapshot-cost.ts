@@ -3,35 +3,18 @@
  * this process (as bench/lib/organization.ts opens them), `--entries` sends to a 10-subscriber channel (16
  * in flight, as the bench's connections), then one `runtime.snapshot()`, `--rounds` times. Reports the
  * snapshot's CPU per entry: the main thread's (the event loop) and every thread's (the commit on libuv's
- * pool, V8's helpers), from /proc's schedstat, and the longest the event loop was held at once meanwhile (a
- * 1 ms timer's latest firing: what a request arriving then waited).
+ * pool, V8's helpers), from /proc's schedstat, and the longest the event loop was held at once meanwhile
+ * (Node's event loop delay at a 1 ms resolution, as bench/search.ts reads it: what a request arriving then waited).
  *
  *   npx tsx bench/snapshot-cost.ts [--entries 50000] [--rounds 3] [--retention-ms N]   (default: the server's log archive retention)
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { MESSAGE_TEXT } from './messages.ts';
 import { writeOrganization } from './lib/organization.ts';
 import { allThreadsRunNs, mainThreadRunNs, makeTempDir, removeTempDir } from './lib/proc.ts';
 
 const IN_FLIGHT = 16;
-
-/** Watches the event loop with a 1 ms timer until stopped: the longest gap between two firings. */
-function longestHold(): { stop(): number } {
-  let last = performance.now();
-  let longest = 0;
-  let timer = setTimeout(function tick() {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    timer = setTimeout(tick, 1);
-  }, 1);
-  return {
-    stop() {
-      clearTimeout(timer);
-      return Math.max(longest, performance.now() - last);
-    },
-  };
-}
 
 const { values } = parseArgs({ options: { entries: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '3' }, 'retention-ms': { type: 'string' } } });
 const entries = Number(values.entries);
@@ -58,9 +41,11 @@ try {
     await Promise.all(Array.from({ length: IN_FLIGHT }, send));
     const start = [mainThreadRunNs(process.pid), allThreadsRunNs(process.pid), performance.now()] as const;
     const covered = runtime.logPosition - store.snapshotSeq();
-    const held = longestHold();
+    const held = monitorEventLoopDelay({ resolution: 1 });
+    held.enable();
     await runtime.snapshot();
-    const heldMs = held.stop();
+    held.disable();
+    const heldMs = held.max / 1e6;
     const main = (mainThreadRunNs(process.pid) - start[0]) / 1000 / covered;
     const all = (allThreadsRunNs(process.pid) - start[1]) / 1000 / covered;
     const sendAll = (start[1] - sendStart[1]) / 1000 / entries;

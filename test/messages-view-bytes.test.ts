@@ -22,10 +22,13 @@ for (const applyMarkdown of [true, false]) {
 
 const expected = (realm: RealmState, id: number, options: ViewOptions) => JSON.stringify(messageView(realm, realm.messages.byId.get(id)!, options)).slice(0, -1);
 
+/** What a writer holds, as text. */
+const textOf = (out: JsonBytes) => Buffer.from(out.written()).toString('utf8');
+
 function written(realm: RealmState, id: number, options: ViewOptions): string {
   const out = new JsonBytes(16);
   writeMessageView(out, realm, realm.messages.byId.get(id)!, options);
-  return Buffer.from(out.written()).toString('utf8');
+  return textOf(out);
 }
 
 /** Every message of the history, its view written against the view stringified, for each set of options. */
@@ -126,17 +129,17 @@ t.test('a JSON writer writes what JSON.stringify writes', async (t) => {
   for (const [index, text] of strings.entries()) {
     const out = new JsonBytes(1);
     out.string(text);
-    t.equal(Buffer.from(out.written()).toString('utf8'), JSON.stringify(text), `string ${index}`);
+    t.equal(textOf(out), JSON.stringify(text), `string ${index}`);
     // As a body record stores it (msgpackr writes a lone surrogate as three bytes).
     const record = encode([text, text]);
     const start = recordTextStart(record, RENDERED_CONTENT);
     const copy = new JsonBytes(1);
-    if (copy.utf8String(record, start, recordTextEnd(record, RENDERED_CONTENT))) t.equal(Buffer.from(copy.written()).toString('utf8'), JSON.stringify(text), `string ${index} from its record`);
+    if (copy.utf8String(record, start, recordTextEnd(record, RENDERED_CONTENT))) t.equal(textOf(copy), JSON.stringify(text), `string ${index} from its record`);
     else t.match(text, /["\\\u0000-\u001f]|[\ud800-\udfff]/, `string ${index} from its record is left to the caller only for an escape`);
   }
   for (const value of [0, 7, 10, 99, 100, 1234567890, Number.MAX_SAFE_INTEGER, -1, 1.5, 1e21, NaN]) {
     const out = new JsonBytes(1);
     out.number(value);
-    t.equal(Buffer.from(out.written()).toString('utf8'), JSON.stringify(value), `the number ${value}`);
+    t.equal(textOf(out), JSON.stringify(value), `the number ${value}`);
   }
 });
