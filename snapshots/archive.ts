@@ -8,7 +8,7 @@ import { checkVersion, type LogRecord } from './records.ts';
 export const DEFAULT_ARCHIVE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
- * Most archive records one snapshot's transaction prunes (beyond as many as it archives), so that a
+ * Most archive records one snapshot's transaction prunes (beyond as many as it newly covers), so that a
  * retention made much shorter does not turn one snapshot into a commit of millions of deletions; the next
  * snapshots go on where it stopped.
  */
@@ -32,11 +32,14 @@ export function historyEntry(key: number, bytes: Buffer): HistoryEntry {
 type LogDb = Database<Buffer, number>;
 
 /**
- * The log archive: the log records a snapshot covered, moved aside instead of deleted, so that a base
- * backup (`chat-server snapshot`) plus the records after it can rebuild the state of any moment since
- * (`restore --until`). It lives in the data directory's LMDB environment, so a record moves from the log
- * to the archive in the snapshot's own transaction: it is always in exactly one of them. Records older
- * than the retention are pruned by the snapshots that follow, so the archive stays bounded as the log does.
+ * The log archive: the log records a snapshot covered, kept instead of deleted, so that a base backup
+ * (`chat-server snapshot`) plus the records after it can rebuild the state of any moment since (`restore
+ * --until`). Since 2026-11-28 they stay where they were written, in the log below the snapshot's position
+ * (a boot reads only what follows it, Store.readLog): a snapshot no longer copies every record it covers
+ * into another database and deletes it from the log, which cost about as much of its commit as the records
+ * it writes (bench/README.md). The `archive` database is where servers before that moved them: it is read
+ * before the log and pruned, never written. Records older than the retention are pruned by the snapshots
+ * that follow, so the history stays bounded as the log does.
  */
 export class LogArchive {
   constructor(
@@ -46,33 +49,35 @@ export class LogArchive {
   ) {}
 
   /**
-   * Inside the snapshot's write transaction: moves the log records up to and including `seq` into the
-   * archive, then prunes records committed before `now - retention`.
+   * Inside the snapshot's write transaction, the snapshot moving from position `previousSeq` to `seq`:
+   * removes the records up to `seq` committed before `now - retention` (every one of them with a retention
+   * of 0), the archive database's first, at most PRUNE_BATCH more than the snapshot newly covers.
    */
-  takeThrough(log: LogDb, seq: number, now: number): void {
-    let moved = 0;
-    for (const { key, value } of log.getRange({ end: seq + 1 })) {
-      if (this.retentionMs > 0) this.db.put(key, value);
-      log.remove(key);
-      moved++;
-    }
+  prune(log: LogDb, previousSeq: number, seq: number, now: number): void {
+    let budget = PRUNE_BATCH + Math.max(0, seq - previousSeq);
     const cutoff = now - this.retentionMs;
-    let pruned = 0;
-    for (const { key, value } of this.db.getRange({})) {
-      if (pruned >= PRUNE_BATCH + moved) break;
-      // Commit times follow positions (a clock set back may break this by a little: such a record waits
-      // for the next prune).
-      if (this.retentionMs > 0 && commitTime(value) >= cutoff) break;
-      this.db.remove(key);
-      pruned++;
+    for (const [db, end] of [[this.db, undefined], [log, seq + 1]] as const) {
+      for (const { key, value } of db.getRange(end === undefined ? {} : { end })) {
+        if (budget === 0) return;
+        // Commit times follow positions (a clock set back may break this by a little: such a record waits
+        // for the next prune).
+        if (this.retentionMs > 0 && commitTime(value) >= cutoff) return;
+        db.remove(key);
+        budget--;
+      }
     }
   }
 
-  /** How many records the archive holds and when the oldest was committed (for metrics). */
-  stats(): { entries: number; oldestAt: number | null } {
-    const entries = (this.db.getStats() as { entryCount?: number }).entryCount ?? 0;
+  /** How many records the archive (the archive database, and the log up to `snapshotSeq`) holds and when the oldest was committed (for metrics). */
+  stats(log: LogDb, snapshotSeq: number): { entries: number; oldestAt: number | null } {
+    const count = (db: LogDb) => (db.getStats() as { entryCount?: number }).entryCount ?? 0;
+    let last = snapshotSeq;
+    for (const key of log.getKeys({ reverse: true, limit: 1 })) last = Math.max(last, key);
+    // The log past the snapshot is consecutive (a boot drops what follows a gap): counted by its positions.
+    const entries = count(this.db) + Math.max(0, count(log) - (last - snapshotSeq));
     let oldestAt: number | null = null;
     for (const { value } of this.db.getRange({ limit: 1 })) oldestAt = commitTime(value);
+    if (oldestAt === null) for (const { value } of log.getRange({ end: snapshotSeq + 1, limit: 1 })) oldestAt = commitTime(value);
     return { entries, oldestAt };
   }
 }
@@ -96,10 +101,11 @@ export interface ArchiveReport {
 }
 
 /**
- * A data directory's history as point-in-time restore reads it: the archive, then the live log, read in
- * one read transaction (a server trimming meanwhile moves records between the two in one write
- * transaction, which this reader does not see half done). Opened on the directory of a restore's `--log`
- * (read-only, even while a server runs on it), or on a store's own environment.
+ * A data directory's history as point-in-time restore reads it: the archive database an older server
+ * moved records into, then the log (the records the snapshot covers, and those after it), read in one read
+ * transaction (a server pruning meanwhile does so in one write transaction, which this reader does not see
+ * half done). Opened on the directory of a restore's `--log` (read-only, even while a server runs on it), or
+ * on a store's own environment.
  */
 export class LogHistory {
   private constructor(
@@ -185,14 +191,16 @@ export class LogHistory {
     return null;
   }
 
-  /** Checks every archived record: readable, consecutive, and all before the live log. */
+  /**
+   * Checks every archived record (the archive database's, then the log's up to `snapshotSeq`): readable,
+   * consecutive, the archive database's all before the log's and the snapshot's position.
+   */
   checkArchive(snapshotSeq: number): ArchiveReport {
     const report: ArchiveReport = { entries: 0, first: null, last: null, problems: [] };
-    if (!this.archive) return report;
     const transaction = this.root.useReadTransaction();
     try {
-      let previous: number | null = null;
-      for (const { key, value } of this.archive.getRange({ transaction })) {
+      let previous = null as number | null;
+      const check = (key: number, value: Buffer) => {
         report.entries++;
         if (previous !== null && key !== previous + 1) report.problems.push(`the log archive has a gap: positions ${previous + 1} to ${key - 1} are missing`);
         previous = key;
@@ -203,13 +211,16 @@ export class LogHistory {
         } catch (error) {
           report.problems.push(`archived log record ${key} cannot be read (${error instanceof Error ? error.message : String(error)})`);
         }
-      }
-      if (previous !== null && previous > snapshotSeq) report.problems.push(`the log archive reaches position ${previous}, past the snapshot position ${snapshotSeq}`);
-      if (previous !== null && this.log) {
-        for (const key of this.log.getKeys({ end: previous + 1, limit: 1, transaction })) {
+      };
+      for (const { key, value } of this.archive?.getRange({ transaction }) ?? []) check(key, value);
+      const archiveEnd: number | null = previous;
+      if (archiveEnd !== null && archiveEnd > snapshotSeq) report.problems.push(`the log archive reaches position ${archiveEnd}, past the snapshot position ${snapshotSeq}`);
+      if (archiveEnd !== null && this.log) {
+        for (const key of this.log.getKeys({ end: archiveEnd + 1, limit: 1, transaction })) {
           report.problems.push(`log record ${key} is both in the log and in the archive`);
         }
       }
+      for (const { key, value } of this.log?.getRange({ start: (archiveEnd ?? 0) + 1, end: snapshotSeq + 1, transaction }) ?? []) check(key, value);
     } finally {
       transaction.done();
     }

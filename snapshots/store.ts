@@ -238,26 +238,25 @@ export class Store {
   tornTail: { seq: number; error: string } | null = null;
 
   /**
-   * The log after `afterSeq`, in order. A record that does not decode at the very end of the log is a
-   * torn tail (a write cut short): reading stops before it and `tornTail` says so. One anywhere else is
-   * corruption, and reading fails rather than skip history.
+   * The log after `afterSeq` and after the snapshot's position, in order: the records the snapshot covers
+   * stay in the log as its archive (archive.ts), and a boot starts from the snapshot. A record that does not
+   * decode at the very end of the log is a torn tail (a write cut short): reading stops before it and
+   * `tornTail` says so. One anywhere else is corruption, and reading fails rather than skip history.
    *
-   * The log has no gaps: sequence numbers are consecutive, and a snapshot trims everything below the
-   * position it covers. A gap is left by a commit that failed (disk full) while later ones, already handed
-   * to LMDB, succeeded: those were decided against the lost changes and never acknowledged (see append).
-   * They are a tail too: reading stops at the gap and `tornTail` names the first of them. Only positions
-   * after the snapshot's count: those below it are covered whether or not an entry is left for them.
+   * The log has no gaps: sequence numbers are consecutive. A gap is left by a commit that failed (disk full)
+   * while later ones, already handed to LMDB, succeeded: those were decided against the lost changes and
+   * never acknowledged (see append). They are a tail too: reading stops at the gap and `tornTail` names the
+   * first of them.
    */
   *readLog(afterSeq: number): Generator<LogRecord> {
     this.tornTail = null;
     let last = 0;
     for (const key of this.log.getKeys({ reverse: true, limit: 1 })) last = key;
-    // Positions the snapshot covers need no entry: entries left in the log below it (which its trim should
-    // have taken) are read, and what follows them is no tail. Dropping it would lose acknowledged writes.
-    const covered = this.snapshotSeq();
-    let previous: number | null = null;
-    for (const { key, value } of this.log.getRange({ start: afterSeq + 1 })) {
-      if (previous !== null && key > Math.max(previous, covered) + 1) {
+    const start = Math.max(afterSeq, this.snapshotSeq());
+    // The entry at the start, when the log still holds it (the archive), is where the next must follow.
+    let previous: number | null = start > 0 && this.log.doesExist(start) ? start : null;
+    for (const { key, value } of this.log.getRange({ start: start + 1 })) {
+      if (previous !== null && key > previous + 1) {
         this.tornTail = { seq: key, error: `log entries ${key} to ${last} follow a gap after ${previous} (a write that failed); they were never acknowledged` };
         return;
       }
@@ -338,16 +337,17 @@ export class Store {
   }
 
   /**
-   * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and trims
-   * the log through `seq` into the archive: all in one transaction, so a crash leaves either the old or the
-   * new picture.
+   * Writes actor snapshots covering the log up to `seq`, removes the ones named in `deleted`, and prunes
+   * the archive (the log up to `seq` and before, archive.ts): all in one transaction, so a crash leaves
+   * either the old or the new picture.
    */
   async writeSnapshots(seq: number, records: SnapshotRecord[], deleted: [string, string][], clean = false, bodies: readonly BodyWrite[] = []): Promise<void> {
     // Encoded now, not in the transaction's callback: lmdb-js runs that in a later turn, when the actors may
     // have moved past `seq`, and the records share their arrays with the live state.
     const encoded = records.map((record): [[string, string], Buffer] => [[record.kind, record.id], encode(record)]);
-    // The log entries the snapshot covers go first: it trims them into the archive.
+    // The log entries the snapshot covers go first: a boot reads the log only after its position.
     this.commits.flush();
+    const previousSeq = this.snapshotSeq();
     const encodedBodies = bodies.map(({ realmId, messageId, body }): [[number, number], Buffer | null] => [[realmId, messageId], body === null ? null : encode(body)]);
     try {
       await this.root.transaction(() => {
@@ -358,7 +358,7 @@ export class Store {
           else this.bodies.remove(key);
         }
         this.meta.put('snapshot', encode({ v: FORMAT_VERSION, seq, clean } satisfies SnapshotMeta));
-        this.archive.takeThrough(this.log, seq, this.now());
+        this.archive.prune(this.log, previousSeq, seq, this.now());
       });
     } catch (error) {
       this.failed = true;
@@ -396,7 +396,7 @@ export class Store {
   }
 
   archiveStats(): { entries: number; oldestAt: number | null } {
-    return this.archive.stats();
+    return this.archive.stats(this.log, this.snapshotSeq());
   }
 
   /** Point-in-time restore: drops the log records after `seq`, the changes made after the moment restored. */
@@ -444,8 +444,9 @@ export class Store {
     return { at, bytes, seq };
   }
 
+  /** The log entries after the snapshot's position: what a boot replays. */
   logCount(): number {
-    return this.log.getCount();
+    return this.log.getCount({ start: this.snapshotSeq() + 1 });
   }
 
   async close(): Promise<void> {

@@ -197,24 +197,40 @@ t.test('the log: entries after a gap (a failed commit followed by one LMDB took)
   await store.close();
 });
 
-t.test('the log: entries left below the snapshot position are no gap, and what follows them is read', async (t) => {
+t.test('the log: the entries a snapshot covers stay in it as its archive; what follows its position is read, a gap after it is a tail', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = new Store(dir, { waitForFlush: false });
-  // Committed now: the snapshot keeps them in the archive (records older than its retention are pruned).
+  // Committed now: the snapshot keeps them (records older than the archive's retention are pruned).
   const record = (seq: number) => ({ v: FORMAT_VERSION, seq, at: Date.now(), realmId: 1, changes: [] });
   for (let seq = 1; seq <= 6; seq++) await store.append(record(seq));
   await store.writeSnapshots(4, [], []);
-  // As if the snapshot's trim had missed position 2 (found once after a crash under load: the next boot
-  // read the entries after it as a tail and dropped acknowledged writes).
-  await store.appendEntries([store.history().find(2)!]);
-  t.same([...store.readLog(0)].map((entry) => entry.seq), [2, 5, 6], 'the entries after the snapshot are read');
+  t.same([...store.history().after(0)].map((entry) => entry.seq), [1, 2, 3, 4, 5, 6], 'the log holds what the snapshot covers');
+  t.same([...store.readLog(0)].map((entry) => entry.seq), [5, 6], 'the entries after the snapshot are read');
   t.equal(store.tornTail, null, 'no tail');
+  t.equal(store.logCount(), 2, 'what a boot replays');
   // A gap after the snapshot's position is still one.
   await store.truncateLogAfter(4);
   await store.appendEntries([{ seq: 6, at: 0, bytes: encode(record(6)) }]);
-  t.same([...store.readLog(0)].map((entry) => entry.seq), [2]);
-  t.match(store.tornTail, { seq: 6, error: /follow a gap after 2/ });
+  t.same([...store.readLog(0)].map((entry) => entry.seq), []);
+  t.match(store.tornTail, { seq: 6, error: /follow a gap after 4/ });
+  await store.close();
+});
+
+t.test('the log: an entry left below the snapshot position with no archive kept is no gap, and what follows it is read', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = new Store(dir, { waitForFlush: false, archiveRetentionMs: 0 });
+  const record = (seq: number) => ({ v: FORMAT_VERSION, seq, at: Date.now(), realmId: 1, changes: [] });
+  for (let seq = 1; seq <= 6; seq++) await store.append(record(seq));
+  const second = store.history().find(2)!;
+  await store.writeSnapshots(4, [], []);
+  t.same([...store.history().after(0)].map((entry) => entry.seq), [5, 6], 'a retention of 0 keeps nothing the snapshot covers');
+  // As if the snapshot's trim had missed position 2 (found once after a crash under load, when every
+  // snapshot trimmed the log: the next boot read the entries after it as a tail and dropped acknowledged writes).
+  await store.appendEntries([second]);
+  t.same([...store.readLog(0)].map((entry) => entry.seq), [5, 6], 'the entries after the snapshot are read');
+  t.equal(store.tornTail, null, 'no tail');
   await store.close();
 });
 

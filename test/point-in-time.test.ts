@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { RealmChange } from '../actors/realm/changes.ts';
 import { Role } from '../actors/realm/state.ts';
-import { FORMAT_VERSION } from '../snapshots/codec.ts';
+import { encode, FORMAT_VERSION } from '../snapshots/codec.ts';
 import { Store } from '../snapshots/store.ts';
 import { ConfigError, configFrom } from '../src/config.ts';
 import { dataDirCommands } from '../src/operator-data.ts';
@@ -57,7 +57,7 @@ async function organization(t: Test) {
   return { dataDir, work, store, runtime, realmId, owner };
 }
 
-t.test('the log archive: snapshots move what they cover into it, the live log stays short, old records are pruned', async (t) => {
+t.test('the log archive: snapshots keep what they cover, a boot reads only what follows, old records are pruned', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   let now = 4_000;
@@ -66,6 +66,8 @@ t.test('the log archive: snapshots move what they cover into it, the live log st
   await store.writeSnapshots(3, [], []);
   t.same([...store.readLog(0)].map((entry) => entry.seq), [4, 5], 'the live log holds only what the snapshot does not cover');
   t.same(seqs(store), [1, 2, 3, 4, 5], 'archive and log together hold the whole history');
+  const archiveDb = (store as unknown as { archiveDb: { getCount(): number } }).archiveDb;
+  t.equal(archiveDb.getCount(), 0, 'nothing is copied: the records stay in the log, below the snapshot position');
   t.same(seqs(store, 2), [3, 4, 5]);
   t.match(store.history().find(2), { seq: 2, at: 2000 });
   t.match(store.history().checkArchive(3), { entries: 3, first: { seq: 1, at: 1000 }, last: { seq: 3, at: 3000 }, problems: [] });
@@ -86,6 +88,28 @@ t.test('the log archive: snapshots move what they cover into it, the live log st
   await off.close();
 });
 
+t.test('the log archive of an older server (records moved into the archive database) is read before the log, counted and pruned', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let now = 4_000;
+  const store = new Store(dir, { waitForFlush: false, archiveRetentionMs: 5_000, now: () => now });
+  const archive = (store as unknown as { archiveDb: { put(key: number, value: Buffer): Promise<boolean> } }).archiveDb;
+  for (let seq = 1; seq <= 3; seq++) await archive.put(seq, encode(record(seq, seq * 1000)));
+  for (let seq = 4; seq <= 6; seq++) await store.append(record(seq, seq * 1000));
+  await store.writeSnapshots(3, [], []);
+  t.same(seqs(store), [1, 2, 3, 4, 5, 6]);
+  t.match(store.history().checkArchive(3), { entries: 3, first: { seq: 1, at: 1000 }, last: { seq: 3, at: 3000 }, problems: [] });
+  t.same(store.archiveStats(), { entries: 3, oldestAt: 1000 });
+
+  now = 7_500; // keeps records committed since 2,500
+  await store.writeSnapshots(5, [], []);
+  t.same(seqs(store), [3, 4, 5, 6], 'the archive database is pruned first');
+  t.same([...store.readLog(0)].map((entry) => entry.seq), [6]);
+  t.match(store.history().checkArchive(5), { entries: 3, first: { seq: 3, at: 3000 }, last: { seq: 5, at: 5000 }, problems: [] });
+  t.same(store.archiveStats(), { entries: 3, oldestAt: 3000 });
+  await store.close();
+});
+
 t.test('verify finds an unreadable or missing archived record', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,9 +122,10 @@ t.test('verify finds an unreadable or missing archived record', async (t) => {
   t.match(clean.stdout, /^log archive: 4 records, positions 1 to 4, committed \S+ to \S+$/m, 'verify reports the archive');
 
   const store = new Store(dir, { waitForFlush: true });
-  const archive = (store as unknown as { archiveDb: { put(key: number, value: Buffer): Promise<boolean>; remove(key: number): Promise<boolean> } }).archiveDb;
-  await archive.put(2, Buffer.from('not a record'));
-  await archive.remove(3);
+  // The records the snapshots covered stay in the log, below the snapshot's position.
+  const log = (store as unknown as { log: { put(key: number, value: Buffer): Promise<boolean>; remove(key: number): Promise<boolean> } }).log;
+  await log.put(2, Buffer.from('not a record'));
+  await log.remove(3);
   await store.close();
   const broken = await cli('verify', '--data-dir', dir);
   t.equal(broken.code, 1, 'verify fails');
