@@ -51,20 +51,22 @@ export class LogArchive {
   /**
    * Inside the snapshot's write transaction, the snapshot moving from position `previousSeq` to `seq`:
    * removes the records up to `seq` committed before `now - retention` (every one of them with a retention
-   * of 0), the archive database's first, at most PRUNE_BATCH more than the snapshot newly covers.
+   * of 0), the archive database's first, at most PRUNE_BATCH more than the snapshot newly covers. Where
+   * the retention starts is found by a binary search (commit times follow positions): a server that has run
+   * past its retention prunes about as many records per snapshot as it newly covers, and those are removed
+   * by key, none of them read.
    */
   prune(log: LogDb, previousSeq: number, seq: number, now: number): void {
     let budget = PRUNE_BATCH + Math.max(0, seq - previousSeq);
-    const cutoff = now - this.retentionMs;
-    for (const [db, end] of [[this.db, undefined], [log, seq + 1]] as const) {
-      for (const { key, value } of db.getRange(end === undefined ? {} : { end })) {
+    for (const db of [this.db, log]) {
+      const kept = this.retentionMs > 0 ? firstKept(db, seq + 1, now - this.retentionMs) : seq + 1;
+      for (const key of db.getKeys({ end: kept })) {
         if (budget === 0) return;
-        // Commit times follow positions (a clock set back may break this by a little: such a record waits
-        // for the next prune).
-        if (this.retentionMs > 0 && commitTime(value) >= cutoff) return;
         db.remove(key);
         budget--;
       }
+      // A record within the retention: every later one is too, the log's after the archive database's.
+      if (kept <= seq) return;
     }
   }
 
@@ -82,13 +84,33 @@ export class LogArchive {
   }
 }
 
-function commitTime(bytes: Buffer): number {
+/**
+ * The first position below `end` from which on the records were committed at `cutoff` or later (`end` if
+ * none was): a binary search over positions, reading the first record at or after each, so a few records
+ * for any number. Commit times follow positions (a clock set back may break this by a little: such a
+ * record waits for a later prune); an unreadable record counts as the readable one after it.
+ */
+function firstKept(db: LogDb, end: number, cutoff: number): number {
+  let low = end;
+  for (const key of db.getKeys({ end, limit: 1 })) low = key;
+  let high = end;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    let at: number | null = null;
+    for (const { value } of db.getRange({ start: middle, end })) if ((at = commitTime(value)) !== null) break;
+    if (at !== null && at >= cutoff) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+/** When a stored record was committed, or null if it cannot be read. */
+function commitTime(bytes: Buffer): number | null {
   try {
     const at = decode<LogRecord>(bytes).at;
-    return typeof at === 'number' ? at : 0;
+    return typeof at === 'number' ? at : null;
   } catch {
-    // An unreadable archived record is no use for a restore: it goes with the first prune.
-    return 0;
+    return null;
   }
 }
 

@@ -88,6 +88,39 @@ t.test('the log archive: snapshots keep what they cover, a boot reads only what 
   await off.close();
 });
 
+t.test('a long archive: where the retention starts found among many records, a retention made shorter pruned over several snapshots, each a bounded commit', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const covered = 70_000;
+  const old = 30_000;
+  const now = Date.now();
+  const week = 7 * 24 * 3600_000;
+  const kept = new Store(dir, { waitForFlush: false, archiveRetentionMs: week });
+  for (let from = 1; from <= covered; from += 5_000) {
+    await kept.appendEntries(Array.from({ length: 5_000 }, (_, i) => {
+      const at = from + i <= old ? now - week - 1000 : now;
+      return { seq: from + i, at, bytes: encode(record(from + i, at)) };
+    }));
+  }
+  await kept.writeSnapshots(covered, [], []);
+  t.same(kept.archiveStats(), { entries: covered - old, oldestAt: now }, 'the records past the retention are pruned, the others kept');
+  t.equal(kept.history().find(old), null);
+  t.match(kept.history().find(old + 1), { seq: old + 1, at: now });
+  await kept.close();
+
+  const off = new Store(dir, { waitForFlush: false, archiveRetentionMs: 0 });
+  const left: number[] = [];
+  for (let seq = covered + 1; seq <= covered + 3; seq++) {
+    await off.append(record(seq, now));
+    await off.writeSnapshots(seq, [], []);
+    left.push(off.archiveStats().entries);
+  }
+  // Each snapshot removes at most 20,000 records beyond the one it newly covers.
+  t.same(left, [covered - old + 1 - 20_001, 0, 0]);
+  t.same([...off.readLog(0)], [], 'a boot replays nothing');
+  await off.close();
+});
+
 t.test('the log archive of an older server (records moved into the archive database) is read before the log, counted and pruned', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
