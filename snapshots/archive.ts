@@ -70,13 +70,14 @@ export class LogArchive {
     }
   }
 
-  /** How many records the archive (the archive database, and the log up to `snapshotSeq`) holds and when the oldest was committed (for metrics). */
-  stats(log: LogDb, snapshotSeq: number): { entries: number; oldestAt: number | null } {
+  /**
+   * How many records the archive (the archive database, and the log up to `snapshotSeq`) holds and when the
+   * oldest was committed (for metrics); `lastSeq` is the store's (Store.lastSeq).
+   */
+  stats(log: LogDb, snapshotSeq: number, lastSeq: number): { entries: number; oldestAt: number | null } {
     const count = (db: LogDb) => (db.getStats() as { entryCount?: number }).entryCount ?? 0;
-    let last = snapshotSeq;
-    for (const key of log.getKeys({ reverse: true, limit: 1 })) last = Math.max(last, key);
     // The log past the snapshot is consecutive (a boot drops what follows a gap): counted by its positions.
-    const entries = count(this.db) + Math.max(0, count(log) - (last - snapshotSeq));
+    const entries = count(this.db) + Math.max(0, count(log) - (lastSeq - snapshotSeq));
     let oldestAt: number | null = null;
     for (const { value } of this.db.getRange({ limit: 1 })) oldestAt = commitTime(value);
     if (oldestAt === null) for (const { value } of log.getRange({ end: snapshotSeq + 1, limit: 1 })) oldestAt = commitTime(value);

@@ -396,7 +396,7 @@ export class Store {
   }
 
   archiveStats(): { entries: number; oldestAt: number | null } {
-    return this.archive.stats(this.log, this.snapshotSeq());
+    return this.archive.stats(this.log, this.snapshotSeq(), this.lastSeq());
   }
 
   /** Point-in-time restore: drops the log records after `seq`, the changes made after the moment restored. */
