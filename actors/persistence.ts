@@ -7,6 +7,8 @@ export interface Persistence {
   wasCleanShutdown(): boolean;
   append(record: LogRecord): Promise<void>;
   readLog(afterSeq: number): Iterable<LogRecord>;
+  /** the records after `afterSeq` up to the snapshot's position that the log archive still keeps, in order (Store.readKept) */
+  readKept(afterSeq: number): Iterable<LogRecord>;
   /** after readLog: a record at the very end that could not be read (a write cut short), if any */
   readonly tornTail: { seq: number; error: string } | null;
   discardTornTail(): Promise<void>;

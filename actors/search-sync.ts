@@ -69,9 +69,10 @@ const CATCH_UP_BATCH = 1000;
 /**
  * Keeps the full-text index exact by construction. LMDB and SQLite share no transaction, so the index
  * records the log position it covers: each group commit's message changes are written, with its position,
- * once the commit is durable; at boot the index catches up from the log after its position, or, where the
- * log no longer reaches back that far (a snapshot trimmed it) or the index is ahead of it (a restore), is
- * built again from the messages in memory. A crash at any point leaves an index that the next boot repairs.
+ * once the commit is durable; at boot the index catches up from the log after its position (the log
+ * archive's records too, when its position is before the snapshot's), or, where those are no longer kept
+ * or the index is ahead of the log (a restore), is built again from every message. A crash at any point
+ * leaves an index that the next boot repairs.
  */
 export class SearchSync {
   /** the position through which every durable commit reached the index (written or not: most have no ops) */
@@ -146,28 +147,44 @@ export class SearchSync {
     }
   }
 
-  /** Boot, after the log was replayed: brings the index to the log's end. */
+  /**
+   * Boot, after the log was replayed: brings the index to the log's end. An index behind the snapshot's
+   * position (a snapshot made durable before the index had written the commits it covers, then a crash)
+   * catches up from the records the log archive keeps below it (Store.readKept), then from the log. It is
+   * built again from every message only where the archive no longer holds them all (pruned, or a retention
+   * of 0), or where the index is ahead of the log (a restore): that reads the whole history.
+   */
   repair(store: Persistence, realms: Iterable<RealmState>): { from: number; to: number; how: 'current' | 'log' | 'rebuilt' } {
     const from = this.index.position();
     const to = store.lastSeq();
+    const snapshotSeq = store.snapshotSeq();
     let how: 'current' | 'log' | 'rebuilt' = 'current';
-    if (from > to || from < store.snapshotSeq()) {
+    if (from > to || (from < snapshotSeq && this.catchUp(store.readKept(from), from) < snapshotSeq)) {
       this.index.rebuild(to, allMessages(realms));
       how = 'rebuilt';
     } else if (from < to) {
-      let ops: IndexOp[] = [];
-      let records = 0;
-      for (const record of store.readLog(from)) {
-        if (realmCommit(record)) indexOps(record.realmId, record.changes as RealmChange[], ops);
-        if (++records % CATCH_UP_BATCH === 0) {
-          this.index.write(record.seq, ops);
-          ops = [];
-        }
-      }
-      this.index.write(to, ops);
+      // readLog starts after the snapshot's position, which the archive's records have reached.
+      if (this.catchUp(store.readLog(from), from) < to) this.index.write(to, []);
       how = 'log';
     }
     this.indexed = to;
     return { from, to, how };
+  }
+
+  /** Writes the index ops of `records` (those after position `reached`), a transaction per CATCH_UP_BATCH of them; returns the last position written. */
+  private catchUp(records: Iterable<LogRecord>, reached: number): number {
+    let ops: IndexOp[] = [];
+    let batched = 0;
+    for (const record of records) {
+      if (realmCommit(record)) indexOps(record.realmId, record.changes as RealmChange[], ops);
+      reached = record.seq;
+      if (++batched === CATCH_UP_BATCH) {
+        this.index.write(reached, ops);
+        ops = [];
+        batched = 0;
+      }
+    }
+    if (batched > 0) this.index.write(reached, ops);
+    return reached;
   }
 }

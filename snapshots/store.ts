@@ -263,8 +263,7 @@ export class Store {
       previous = key;
       let record: LogRecord;
       try {
-        record = checkVersion('log record', decode<LogRecord>(value));
-        if (record.seq !== key || !Array.isArray(record.changes)) throw new Error(`record ${key} is malformed`);
+        record = logRecordOf(key, value);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         if (key === last) {
@@ -274,6 +273,31 @@ export class Store {
         throw new Error(`log record ${key} is corrupt (${message}); later records exist, so it is not a torn tail`);
       }
       yield record;
+    }
+  }
+
+  /**
+   * The records after `afterSeq` up to the snapshot's position that the log archive keeps (archive.ts: the
+   * archive database an older server wrote, then the log below the snapshot), in order, for what catches up
+   * from before the snapshot (the search index, search-sync.ts). They end where the archive no longer holds
+   * the next one: before `afterSeq + 1` if it was pruned (or never kept), or at a gap or an unreadable
+   * record. The reader compares the last position it got with the snapshot's.
+   */
+  *readKept(afterSeq: number): Generator<LogRecord> {
+    const end = this.snapshotSeq();
+    let next = afterSeq + 1;
+    for (const db of [this.archiveDb, this.log]) {
+      for (const { key, value } of db.getRange({ start: next, end: end + 1 })) {
+        if (key !== next) return;
+        let record: LogRecord;
+        try {
+          record = logRecordOf(key, value);
+        } catch {
+          return;
+        }
+        yield record;
+        next = key + 1;
+      }
     }
   }
 
@@ -461,4 +485,11 @@ export class Store {
     if (this.failed) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 200).unref())]);
     else await closed;
   }
+}
+
+/** A stored log record decoded and checked: its format version, its position as its key, its changes. */
+function logRecordOf(key: number, value: Buffer): LogRecord {
+  const record = checkVersion('log record', decode<LogRecord>(value));
+  if (record.seq !== key || !Array.isArray(record.changes)) throw new Error(`record ${key} is malformed`);
+  return record;
 }

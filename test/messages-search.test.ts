@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { startChild, type ChildServer } from './helpers/child.ts';
+import { childServers, startChild, type ChildServer } from './helpers/child.ts';
 import { channel, fetchIds, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
@@ -166,6 +166,45 @@ t.test('an index behind the log (a crash between the log commit and the index wr
   t.same(await search(server.api, 'dive'), [early]);
   t.same(await search(server.api, 'lakesid'), [renamed], 'and moves');
   await kill(server);
+});
+
+t.test('an index behind the snapshot catches up from the log archive; with no archive kept it is built again', async (t) => {
+  for (const retention of ['7d', '0']) {
+    await t.test(`archive retention ${retention}`, async (t) => {
+      const dataDir = tempDir();
+      const saved = tempDir('chat-index-');
+      const servers = childServers(t, [dataDir, saved]);
+      const env = { CHAT_LOG_ARCHIVE_RETENTION: retention };
+      let server = await servers.start(dataDir, env);
+      const general = await channel(server.api, 'general', [1]);
+      const early = await sendToChannel(server.api, general, 'early', 'swimming lessons');
+      const renamed = await sendToChannel(server.api, general, 'early', 'swimming pool');
+      await servers.stop(server);
+      // The index as a clean stop left it, at the snapshot's position then.
+      for (const file of INDEX_FILES) if (existsSync(join(dataDir, file))) copyFileSync(join(dataDir, file), join(saved, file));
+      server = await servers.start(dataDir, env);
+      const later = await sendToChannel(server.api, general, 'late', 'swimming across the lake');
+      await server.api.patch(`/messages/${early}`, { content: 'diving lessons' });
+      await server.api.patch(`/messages/${renamed}`, { topic: 'lakeside', propagate_mode: 'change_one', send_notification_to_new_thread: false, send_notification_to_old_thread: false });
+      const gone = await sendToChannel(server.api, general, 'late', 'swimmers wanted');
+      await server.api.delete(`/messages/${gone}`);
+      // A clean stop snapshots: every change above is below the snapshot's position, none in the log after it.
+      await servers.stop(server);
+      for (const file of INDEX_FILES) {
+        rmSync(join(dataDir, file), { force: true });
+        if (existsSync(join(saved, file))) copyFileSync(join(saved, file), join(dataDir, file));
+      }
+      server = await servers.start(dataDir, { ...env, CHAT_LOG_LEVEL: 'info' });
+      const repaired = /"from":(\d+),"to":(\d+),"how":"(\w+)".*search index brought up to date/.exec(server.output());
+      t.ok(repaired, 'the index was behind');
+      t.ok(Number(repaired![1]) < Number(repaired![2]));
+      t.equal(repaired![3], retention === '0' ? 'rebuilt' : 'log', retention === '0' ? 'nothing kept: built again' : 'from the archive, not rebuilt');
+      t.same(await search(server.api, 'swims'), [renamed, later], 'sends, edits and deletions the snapshot covers are in the index');
+      t.same(await search(server.api, 'dive'), [early]);
+      t.same(await search(server.api, 'lakesid'), [renamed], 'and moves');
+      await servers.stop(server);
+    });
+  }
 });
 
 t.test('other requests are answered while a search reads a long history', async (t) => {

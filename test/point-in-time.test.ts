@@ -106,6 +106,10 @@ t.test('a long archive: where the retention starts found among many records, a r
   t.same(kept.archiveStats(), { entries: covered - old, oldestAt: now }, 'the records past the retention are pruned, the others kept');
   t.equal(kept.history().find(old), null);
   t.match(kept.history().find(old + 1), { seq: old + 1, at: now });
+  let read = 0;
+  for (const entry of kept.readKept(old)) if (entry.seq === old + 1 + read) read++;
+  t.equal(read, covered - old, 'what catches up from before the snapshot reads every kept record, in order');
+  t.same([...kept.readKept(old - 1)], [], 'and nothing where the next record was pruned');
   await kept.close();
 
   const off = new Store(dir, { waitForFlush: false, archiveRetentionMs: 0 });
@@ -140,6 +144,12 @@ t.test('the log archive of an older server (records moved into the archive datab
   t.same([...store.readLog(0)].map((entry) => entry.seq), [6]);
   t.match(store.history().checkArchive(5), { entries: 3, first: { seq: 3, at: 3000 }, last: { seq: 5, at: 5000 }, problems: [] });
   t.same(store.archiveStats(), { entries: 3, oldestAt: 3000 });
+  const kept = (afterSeq: number) => [...store.readKept(afterSeq)].map((entry) => entry.seq);
+  t.same(kept(2), [3, 4, 5], 'the kept records: the archive database, then the log up to the snapshot');
+  t.same(kept(4), [5]);
+  t.same(kept(1), [], 'none when the next one was pruned');
+  await (store as unknown as { log: { put(key: number, value: Buffer): Promise<boolean> } }).log.put(4, Buffer.from('not a record'));
+  t.same(kept(2), [3], 'they end before an unreadable record');
   await store.close();
 });
 

@@ -76,6 +76,9 @@ export class ReplicatedStore implements Persistence {
   readLog(afterSeq: number): Iterable<LogRecord> {
     return this.local.readLog(afterSeq);
   }
+  readKept(afterSeq: number): Iterable<LogRecord> {
+    return this.local.readKept(afterSeq);
+  }
   get tornTail(): { seq: number; error: string } | null {
     return this.local.tornTail;
   }
