@@ -567,16 +567,24 @@ export class Runtime {
   /** The full-text index, kept in step with the log; throws when this runtime has none. */
   searchIndex(): SearchIndex {
     if (!this.searchSync) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available here', 400);
+    const building = this.searchSync.building;
+    if (building?.failed) throw new ChatError(ErrorCode.BAD_NARROW, 'Search is not available: the search index could not be built (the next start builds it again)', 400);
+    if (building) throw new ChatError(ErrorCode.BAD_NARROW, `Search is not available yet: the search index is being built (${building.messages} messages so far); try again shortly`, 400);
     // Every commit answered so far is in what the search reads.
     this.searchSync.flush();
     return this.searchSync.index;
   }
 
-  /** After recovery (and a torn tail's removal): brings the full-text index to the end of the log. */
-  repairSearchIndex(): ReturnType<SearchSync['repair']> | null {
-    if (!this.searchSync) return null;
-    const realms = [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
-    return this.searchSync.repair(this.store, realms);
+  /**
+   * After recovery (and a torn tail's removal): brings the full-text index to the end of the log, or has it
+   * built again in the background (`built` then resolves with how many messages it wrote).
+   */
+  repairSearchIndex(): (ReturnType<SearchSync['repair']> & { built: Promise<number> | null }) | null {
+    const sync = this.searchSync;
+    if (!sync) return null;
+    const repaired = sync.repair(this.store);
+    const realms = () => [...this.realms.values()].map((actor) => actor.getSnapshot().context.state);
+    return { ...repaired, built: repaired.how === 'building' ? sync.build(realms) : null };
   }
 
   /** After recovery: a snapshot of what the replay rebuilt, which also clears the clean mark. */

@@ -1,6 +1,6 @@
-import type { IndexedMessage, IndexOp } from '../snapshots/index-ops.ts';
+import type { IndexOp } from '../snapshots/index-ops.ts';
 
-export type { IndexedMessage, IndexOp };
+export type { IndexOp };
 
 /**
  * The narrow view of the full-text index that the actors need; snapshots/search-index.ts implements it.
@@ -13,8 +13,10 @@ export interface SearchIndex {
   write(seq: number, ops: readonly IndexOp[]): void;
   /** the same, off the event loop (serving): done before any search asked for later */
   post(seq: number, ops: readonly IndexOp[]): void;
-  /** replaces everything with `messages`, at position `seq` */
-  rebuild(seq: number, messages: Iterable<IndexedMessage>): void;
+  /** removes every message and records position 0, now (boot, before the index is built again) */
+  clear(): void;
+  /** resolves once every write posted before is done */
+  settled(): Promise<void>;
   /** matching ids of the realm below `bound` (newest first) or above it (oldest first), at most `limit` */
   search(realmId: number, query: string, direction: 'before' | 'after', bound: number, limit: number): Promise<number[]>;
   /** which of `ids` match */

@@ -2,7 +2,8 @@ import type { LogRecord, Persistence } from './persistence.ts';
 import type { RealmChange } from './realm/changes.ts';
 import { isHistoryChange } from './realm/version.ts';
 import type { RealmState } from './realm/state.ts';
-import type { IndexedMessage, IndexOp, SearchIndex } from './search-index.ts';
+import { MESSAGE_CHUNK_SIZE } from './realm/messages/chunk-size.ts';
+import type { IndexOp, SearchIndex } from './search-index.ts';
 
 /** What the index takes of a realm commit's changes (sends, new contents and topics, deletions), added to `ops`. */
 export function indexOps(realmId: number, changes: readonly RealmChange[], ops: IndexOp[] = []): IndexOp[] {
@@ -42,15 +43,6 @@ const realmCommit = (record: Pick<LogRecord, 'userId' | 'scope'>) => record.scop
 
 const topicOf = (recipient: { kind: string; topic?: string }) => (recipient.kind === 'channel' ? recipient.topic ?? '' : '');
 
-/** Every message of the realms, as the index holds them. */
-function* allMessages(realms: Iterable<RealmState>): Generator<IndexedMessage> {
-  for (const state of realms) {
-    for (const [message, body] of state.messages.bodies.withBodies(state.messages.byId)) {
-      yield { realmId: state.realmId, id: message.id, content: body.content, topic: topicOf(message.recipient) };
-    }
-  }
-}
-
 /**
  * How long the index writes of durable commits wait to be batched: short enough that a crash loses little
  * for the boot to repair (nothing is lost: the log has it), long enough to gather a burst of sends. FTS5
@@ -65,6 +57,15 @@ const FLUSH_MAX_OPS = 2000;
 
 /** Log records replayed into the index per transaction at boot. */
 const CATCH_UP_BATCH = 1000;
+
+/**
+ * Most records of the log archive a boot replays into an index behind the snapshot's position, before the
+ * listening starts (about 40 us each here); further behind, the index is built again in the background.
+ */
+const KEPT_CATCH_UP_LIMIT = 20_000;
+
+/** The ids the background build reads at a time, one chunk of them (paged.ts), then waits for the index to write them. */
+const BUILD_SLICE = MESSAGE_CHUNK_SIZE;
 
 /**
  * Keeps the full-text index exact by construction. LMDB and SQLite share no transaction, so the index
@@ -90,6 +91,11 @@ export class SearchSync {
   private pending: IndexOp[] = [];
   private pendingSeq = 0;
   private flushScheduled = false;
+  /**
+   * While the index is built again in the background (see build): the messages handed to it so far. Its
+   * position stays 0 meanwhile, so that a crash before the end has the next boot build it again.
+   */
+  building: { messages: number; failed: boolean } | null = null;
 
   constructor(readonly index: SearchIndex) {
     this.indexed = index.position();
@@ -126,7 +132,7 @@ export class SearchSync {
     const ops = this.pending;
     this.pending = [];
     try {
-      this.index.post(this.pendingSeq, ops);
+      this.index.post(this.building ? 0 : this.pendingSeq, ops);
     } catch (error) {
       this.failure = error;
     }
@@ -139,7 +145,7 @@ export class SearchSync {
    */
   snapshotted(seq: number): void {
     this.flush();
-    if (this.failure !== null) return;
+    if (this.failure !== null || this.building) return;
     try {
       if (this.indexed >= seq) this.index.post(this.indexed, []);
     } catch (error) {
@@ -150,25 +156,69 @@ export class SearchSync {
   /**
    * Boot, after the log was replayed: brings the index to the log's end. An index behind the snapshot's
    * position (a snapshot made durable before the index had written the commits it covers, then a crash)
-   * catches up from the records the log archive keeps below it (Store.readKept), then from the log. It is
-   * built again from every message only where the archive no longer holds them all (pruned, or a retention
-   * of 0), or where the index is ahead of the log (a restore): that reads the whole history.
+   * catches up from the records the log archive keeps below it (Store.readKept), then from the log. Where the
+   * archive no longer holds them all (pruned, or a retention of 0) or they are too many, or where the index is
+   * ahead of the log (a restore), it is emptied now and built again from every message in the background
+   * (`build`): a boot does not read the whole history before it serves.
    */
-  repair(store: Persistence, realms: Iterable<RealmState>): { from: number; to: number; how: 'current' | 'log' | 'rebuilt' } {
+  repair(store: Persistence): { from: number; to: number; how: 'current' | 'log' | 'building' } {
     const from = this.index.position();
     const to = store.lastSeq();
     const snapshotSeq = store.snapshotSeq();
-    let how: 'current' | 'log' | 'rebuilt' = 'current';
-    if (from > to || (from < snapshotSeq && this.catchUp(store.readKept(from), from) < snapshotSeq)) {
-      this.index.rebuild(to, allMessages(realms));
-      how = 'rebuilt';
-    } else if (from < to) {
-      // readLog starts after the snapshot's position, which the archive's records have reached.
-      if (this.catchUp(store.readLog(from), from) < to) this.index.write(to, []);
-      how = 'log';
-    }
     this.indexed = to;
-    return { from, to, how };
+    const behind = from < snapshotSeq;
+    if (from > to || (behind && (snapshotSeq - from > KEPT_CATCH_UP_LIMIT || this.catchUp(store.readKept(from), from) < snapshotSeq))) {
+      this.index.clear();
+      this.building = { messages: 0, failed: false };
+      return { from, to, how: 'building' };
+    }
+    if (from === to) return { from, to, how: 'current' };
+    // readLog starts after the snapshot's position, which the archive's records have reached.
+    if (this.catchUp(store.readLog(from), from) < to) this.index.write(to, []);
+    return { from, to, how: 'log' };
+  }
+
+  /**
+   * The background build `repair` started: every message of the realms, a chunk of ids at a time, each
+   * handed to the index and written before the next is read, so that the event loop is held for one chunk
+   * at most and the messages waiting for the index are one chunk's. The realms are read as they are then:
+   * the commits since the boot are handed over too (committed), in order with these, and whichever comes
+   * later for a message is what it was last. At the end the index records the position it has reached.
+   * Resolves with how many messages it wrote; rejects if the index failed or was closed (a shutdown): its
+   * position is still 0 then.
+   */
+  async build(realms: () => Iterable<RealmState>): Promise<number> {
+    const building = this.building;
+    if (!building) return 0;
+    try {
+      for (const realmId of [...realms()].map((state) => state.realmId)) {
+        for (let from = 0; ; from += BUILD_SLICE) {
+          let state: RealmState | undefined;
+          for (const candidate of realms()) if (candidate.realmId === realmId) state = candidate;
+          if (!state || from >= state.messages.nextId) break;
+          const { byId, bodies } = state.messages;
+          const ops: IndexOp[] = [];
+          for (let id = from; id < from + BUILD_SLICE; id++) {
+            const message = byId.get(id);
+            if (message) ops.push({ kind: 'put', realmId, id, content: bodies.peek(message).content, topic: topicOf(message.recipient) });
+          }
+          this.index.post(0, ops);
+          building.messages += ops.length;
+          await this.index.settled();
+        }
+      }
+      this.flush();
+      if (this.failure !== null) throw this.failure;
+      // In this turn: a flush after this one posts its own position.
+      this.index.post(this.indexed, []);
+      this.building = null;
+      await this.index.settled();
+      return building.messages;
+    } catch (error) {
+      building.failed = true;
+      this.failure ??= error;
+      throw error;
+    }
   }
 
   /** Writes the index ops of `records` (those after position `reached`), a transaction per CATCH_UP_BATCH of them; returns the last position written. */

@@ -4,10 +4,3 @@ export type IndexOp =
   | { kind: 'content'; realmId: number; id: number; content: string }
   | { kind: 'topic'; realmId: number; id: number; topic: string }
   | { kind: 'delete'; realmId: number; id: number };
-
-export interface IndexedMessage {
-  realmId: number;
-  id: number;
-  content: string;
-  topic: string;
-}

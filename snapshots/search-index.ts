@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { IndexedMessage, IndexOp } from './index-ops.ts';
+import type { IndexOp } from './index-ops.ts';
 import { DEFAULT_PREFIX_TERMS, PREFIX_SOURCE } from './search-prefix.ts';
 
 /** The index file in the data directory; LMDB's files are beside it. */
@@ -190,12 +190,18 @@ export class SqliteSearchIndex {
     this.reader.postMessage({ kind: 'write', seq, ops: flatOps(ops) });
   }
 
-  rebuild(seq: number, messages: Iterable<IndexedMessage>): void {
+  clear(): void {
     this.db.transaction(() => {
-      this.db.exec('DELETE FROM messages');
-      for (const message of messages) this.statements.insert.run(rowid(message.realmId, message.id), message.content, message.topic);
-      this.statements.setPosition.run(seq);
+      // Dropped, not emptied: FTS5 deletes a row by reading its text again, so a DELETE of every row costs
+      // as much as the rows took to write.
+      this.db.exec('DROP TABLE messages');
+      this.db.exec(SCHEMA);
+      this.statements.setPosition.run(0);
     })();
+  }
+
+  async settled(): Promise<void> {
+    await this.ask({ kind: 'sync' });
   }
 
   async search(realmId: number, query: string, direction: 'before' | 'after', bound: number, limit: number): Promise<number[]> {
@@ -217,7 +223,7 @@ export class SqliteSearchIndex {
 
   async close(): Promise<void> {
     // The writes handed over before are done when the worker answers this.
-    await this.ask({ kind: 'sync' }).catch(() => undefined);
+    await this.settled().catch(() => undefined);
     this.readerFailure ??= new Error('search index closed');
     await this.reader.terminate();
     this.db.close();

@@ -99,7 +99,14 @@ export async function startServer(
   }
   const indexing = performance.now();
   const indexed = runtime.repairSearchIndex();
-  if (indexed && indexed.how !== 'current') log.info({ ...indexed, ms: Math.round(performance.now() - indexing) }, 'search index brought up to date');
+  if (indexed && indexed.how !== 'current') {
+    const { built, ...repaired } = indexed;
+    log.info({ ...repaired, ms: Math.round(performance.now() - indexing) }, repaired.how === 'building' ? 'search index being built in the background' : 'search index brought up to date');
+    built?.then(
+      (messages) => log.info({ messages, ms: Math.round(performance.now() - indexing) }, 'search index built'),
+      (error: unknown) => log.warn({ err: error }, 'search index not built; the next start builds it again'),
+    );
+  }
   await runtime.markRunning();
   // Refused writes (a full disk) must not stop the start: the next start tries again. (In a cluster, the
   // primary does it once it is.)

@@ -1,7 +1,8 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { childServers, startChild, type ChildServer } from './helpers/child.ts';
+import { writeOrganization } from '../bench/lib/organization.ts';
+import { childServers, outputMatching, startChild, type ChildServer } from './helpers/child.ts';
 import { channel, fetchIds, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
@@ -195,16 +196,53 @@ t.test('an index behind the snapshot catches up from the log archive; with no ar
         if (existsSync(join(saved, file))) copyFileSync(join(saved, file), join(dataDir, file));
       }
       server = await servers.start(dataDir, { ...env, CHAT_LOG_LEVEL: 'info' });
-      const repaired = /"from":(\d+),"to":(\d+),"how":"(\w+)".*search index brought up to date/.exec(server.output());
+      const repaired = /"from":(\d+),"to":(\d+),"how":"(\w+)".*search index (brought up to date|being built in the background)/.exec(server.output());
       t.ok(repaired, 'the index was behind');
       t.ok(Number(repaired![1]) < Number(repaired![2]));
-      t.equal(repaired![3], retention === '0' ? 'rebuilt' : 'log', retention === '0' ? 'nothing kept: built again' : 'from the archive, not rebuilt');
+      t.equal(repaired![3], retention === '0' ? 'building' : 'log', retention === '0' ? 'nothing kept: built again' : 'from the archive, not built again');
+      if (retention === '0') t.match((await outputMatching(server, /"messages":(\d+),.*search index built/))[1], '3', 'every message');
       t.same(await search(server.api, 'swims'), [renamed, later], 'sends, edits and deletions the snapshot covers are in the index');
       t.same(await search(server.api, 'dive'), [early]);
       t.same(await search(server.api, 'lakesid'), [renamed], 'and moves');
       await servers.stop(server);
     });
   }
+});
+
+t.test('an index built again in the background: the server serves meanwhile, and what changes during the build is in it', async (t) => {
+  const dataDir = tempDir();
+  const servers = childServers(t, [dataDir]);
+  // Written with the server's own code and no index, past what a boot replays from the log archive: the
+  // first start builds the index from every message.
+  const total = 24_000;
+  const { store, runtime, realm, userIds, channelId } = await writeOrganization(dataDir, { users: 2, name: 'search', channel: 'general' });
+  const send = (n: number, content: string) => runtime.execute(realm.realmId, {
+    type: 'message.send', caller: { kind: 'user', userId: userIds[n % 2]! }, kind: 'channel', to: channelId, topic: `topic ${n % 10}`, content, client: 'API',
+  });
+  const ids: number[] = [];
+  for (let n = 0; n < total; n += 1000) {
+    const changes = await Promise.all(Array.from({ length: 1000 }, (_, i) => send(n + i, n + i === 0 ? 'the first sailboat' : n + i === total - 1 ? 'the last sailboat' : `ordinary message ${n + i}`)));
+    for (const [change] of changes) ids.push(change?.type === 'message.sent' ? change.message.id : NaN);
+  }
+  const [first, last] = [ids[0]!, ids[total - 1]!];
+  await runtime.snapshot();
+  await store.close();
+  const server = await servers.start(dataDir, { CHAT_LOG_LEVEL: 'info' });
+  t.match(server.output(), /"from":0,"to":\d+,"how":"building".*search index being built in the background/);
+  // Meanwhile: a search is refused with a clear error or already answered; every other request is served.
+  const early = await server.api.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'search', operand: 'sailboat' }] });
+  if (early.status !== 200) t.match(early.body, { result: 'error', code: 'BAD_NARROW', msg: /search index is being built/ }, 'a search during the build');
+  const newest = (await server.api.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['channel', 'general']] })).body.messages;
+  t.match(newest, [{ id: last, content: '<p>the last sailboat</p>' }], 'a narrow without search is served');
+  const added = await sendToChannel(server.api, channelId, 'late', 'a sailboat sent during the build');
+  await server.api.patch(`/messages/${first}`, { content: 'the first rowboat' });
+  await server.api.delete(`/messages/${last}`);
+  const built = await outputMatching(server, /"messages":(\d+),.*search index built/);
+  t.ok(Number(built[1]) >= total - 2, `the build wrote ${built[1]} messages`);
+  t.same(await search(server.api, 'sailboat'), [added], 'the edit, the deletion and the send made during the build are in the index');
+  t.same(await search(server.api, 'rowboat'), [first]);
+  t.equal((await search(server.api, 'ordinary')).length, 1000, 'and the history (the newest 1,000 asked for)');
+  await servers.stop(server);
 });
 
 t.test('other requests are answered while a search reads a long history', async (t) => {

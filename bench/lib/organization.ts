@@ -12,7 +12,8 @@ export interface OrganizationSpec {
   archiveRetentionMs?: number;
   /**
    * Keep the full-text index (search.sqlite in `dir`) as the server does, written as each commit is durable:
-   * without it the server's first boot builds the index from every message (275 s at 10,000,000).
+   * without it the server's first start builds the index from every message in the background (searches are
+   * refused until then; 275 s at 10,000,000 when boot built it).
    */
   searchIndex?: boolean;
 }

@@ -100,3 +100,19 @@ export async function startChild(dataDir: string, env: Record<string, string> = 
     });
   });
 }
+
+/** Resolves once the server's output matches `pattern` (a log line it writes later); fails if it exits first. */
+export function outputMatching(server: ChildServer, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const streams = [server.process.stdout!, server.process.stderr!];
+    const check = () => {
+      const match = pattern.exec(server.output());
+      if (!match) return;
+      for (const stream of streams) stream.off('data', check);
+      resolve(match);
+    };
+    for (const stream of streams) stream.on('data', check);
+    void server.exited.then((code) => reject(new Error(`server exited (${code}) before writing ${pattern}:\n${server.output()}`)));
+    check();
+  });
+}
