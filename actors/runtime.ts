@@ -436,6 +436,7 @@ export class Runtime {
   private failStorage(error: unknown): void {
     if (this.storageFailure !== null) return;
     this.storageFailure = error instanceof Error ? error.message : String(error);
+    this.searchSync?.storageFailed();
     this.registry.clear();
     // The live queues stay as they are: their events were only ever delivered after being stored.
     this.recover({ queues: false });

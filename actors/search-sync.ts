@@ -205,6 +205,7 @@ export class SearchSync {
           this.index.post(0, ops);
           building.messages += ops.length;
           await this.index.settled();
+          if (this.failure !== null) throw this.failure;
         }
       }
       this.flush();
@@ -219,6 +220,17 @@ export class SearchSync {
       this.failure ??= error;
       throw error;
     }
+  }
+
+  /**
+   * A commit failed and the runtime loaded its state again from the data directory (Runtime.failStorage):
+   * a build under way may have read that commit's changes in between (an edit's new text, a message it
+   * deleted or sent), and the index cannot tell which. The build stops with its position still 0, so that
+   * the next start builds it again from what is durable. (Outside a build nothing is wrong: only durable
+   * commits reach the index.)
+   */
+  storageFailed(): void {
+    if (this.building) this.failure ??= new Error('a commit failed during the search index build');
   }
 
   /** Writes the index ops of `records` (those after position `reached`), a transaction per CATCH_UP_BATCH of them; returns the last position written. */

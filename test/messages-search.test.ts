@@ -1,7 +1,10 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { Runtime } from '../actors/runtime.ts';
 import { writeOrganization } from '../bench/lib/organization.ts';
+import { SqliteSearchIndex } from '../snapshots/search-index.ts';
+import { StorageError, Store } from '../snapshots/store.ts';
 import { childServers, outputMatching, startChild, type ChildServer } from './helpers/child.ts';
 import { channel, fetchIds, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
@@ -243,6 +246,92 @@ t.test('an index built again in the background: the server serves meanwhile, and
   t.same(await search(server.api, 'rowboat'), [first]);
   t.equal((await search(server.api, 'ordinary')).length, 1000, 'and the history (the newest 1,000 asked for)');
   await servers.stop(server);
+});
+
+t.test('a commit that fails during the background build stops it: the next start builds the index again from what is durable', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // No log archive kept: the first start builds the index from every message.
+  const written = await writeOrganization(dataDir, { users: 2, name: 'search', channel: 'general', archiveRetentionMs: 0 });
+  const realmId = written.realm.realmId;
+  const owner = { kind: 'user', userId: written.userIds[0]! } as const;
+  // 3,000 messages, so that the build reads them in two slices of 2,000 ids (BUILD_SLICE): the edited one
+  // is in the second.
+  const ids: number[] = [];
+  for (let n = 0; n < 3000; n += 500) {
+    const changes = await Promise.all(Array.from({ length: 500 }, (_, i) => written.runtime.execute(realmId, {
+      type: 'message.send', caller: owner, kind: 'channel', to: written.channelId, topic: 'history', content: n + i === 2500 ? 'the original sailboat' : `ordinary message ${n + i}`, client: 'API',
+    })));
+    for (const [change] of changes) ids.push(change?.type === 'message.sent' ? change.message.id : NaN);
+  }
+  const edited = ids[2500]!;
+  t.ok(edited >= 2000 && edited < 4000, `message ${edited} is in the second slice`);
+  await written.runtime.snapshot();
+  await written.store.close();
+
+  // The server's boot, done here so that the test decides when the build moves on: it waits, after each
+  // slice is written, for the test to let it go.
+  const store = new Store(dataDir, { waitForFlush: true });
+  const index = new SqliteSearchIndex(dataDir);
+  const runtime = new Runtime(store, { search: index, clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
+  let open = true;
+  const close = async () => {
+    if (!open) return;
+    open = false;
+    await index.close();
+    await store.close();
+  };
+  t.teardown(close);
+  runtime.recover();
+  const settled = index.settled.bind(index);
+  const held: (() => void)[] = [];
+  let onHeld: (() => void) | null = null;
+  const sliceWritten = () => new Promise<void>((resolve) => (held.length > 0 ? resolve() : (onHeld = resolve)));
+  index.settled = async () => {
+    await settled();
+    await new Promise<void>((release) => {
+      held.push(release);
+      onHeld?.();
+      onHeld = null;
+    });
+  };
+  const repaired = runtime.repairSearchIndex()!;
+  t.equal(repaired.how, 'building');
+  const built = repaired.built!.then(() => 'built', (error: Error) => error.message);
+  await sliceWritten();
+
+  // An edit whose commit is held while the build reads the second slice (with the edit applied in memory),
+  // then fails: the runtime loads its state again, without the edit.
+  let failCommit: (error: Error) => void = () => {};
+  const appended = new Promise<void>((resolve) => {
+    store.append = () => new Promise((_, reject) => {
+      failCommit = reject;
+      resolve();
+    });
+  });
+  const edit = runtime.execute(realmId, { type: 'message.edit', caller: owner, messageId: edited, content: 'now a rowboat', propagateMode: 'change_one' });
+  await appended;
+  held.shift()!();
+  await sliceWritten();
+  failCommit(new StorageError('No space left on device'));
+  await t.rejects(edit, /could not be saved/);
+  index.settled = settled;
+  for (const release of held.splice(0)) release();
+  t.equal(await built, 'a commit failed during the search index build', 'the build stops');
+  t.equal(index.position(), 0, 'with the index\'s position still 0');
+  t.throws(() => runtime.searchIndex(), /search index could not be built/);
+  await close();
+
+  // The next start builds it again, from what the disk holds: the message as it was before the edit.
+  const server = await startTestServer(t, { dataDir, rateLimit: null });
+  for (;;) {
+    const answer = await server.api.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'search', operand: 'sailboat' }] });
+    if (answer.status === 200) break;
+    t.match(answer.body, { code: 'BAD_NARROW', msg: /being built/ });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.same(await search(server.api, 'sailboat'), [edited], 'the message is found by its durable text');
+  t.same(await search(server.api, 'rowboat'), [], 'and not by the edit that failed');
 });
 
 t.test('other requests are answered while a search reads a long history', async (t) => {
