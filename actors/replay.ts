@@ -5,9 +5,9 @@ import type { QueueRegistry } from './queue/registry.ts';
 import { QueueSnapshotLoader } from './queue/snapshot.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { MessageChunkRecord, MessageIndexRecord } from './realm/messages/chunks.ts';
-import { MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, MESSAGE_KEY_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
+import { CHANNEL_SUBSCRIPTIONS_KIND, MESSAGE_CHUNK_KIND, MESSAGE_INDEX_KIND, MESSAGE_KEY_KIND, RealmSnapshotLoader } from './realm/snapshot.ts';
 import { messageKeysChanged } from './realm/messages/state.ts';
-import type { RealmRecord } from './realm/state.ts';
+import type { RealmRecord, SubscriptionRecord } from './realm/state.ts';
 import { userKey, type ActorRegistry, type ApplyMode, type PersonalRecord } from './registry.ts';
 import { UNDELIVERED, type UndeliveredRecord } from './snapshot-writer.ts';
 import type { UserChange } from './user/changes.ts';
@@ -78,6 +78,7 @@ export class Replay {
         if (queueId !== null) snapshotSeq.set(`queue:${queueId}`, record.seq);
       }
       if (record.kind === 'realm') registry.startRealm(realms.realm(record.data as RealmRecord), false);
+      else if (record.kind === CHANNEL_SUBSCRIPTIONS_KIND) realms.subscriptions(record.id, record.data as SubscriptionRecord[]);
       else if (record.kind === 'user') {
         const data = record.data as PersonalRecord;
         registry.startUser(userFromRecord(data.state), data.value);
@@ -104,10 +105,13 @@ export class Replay {
     }
     realms.finish();
     if (withQueues) for (const id of queues.finish(this.queues, !clean)) registry.dirty.legacyQueues.add(id);
-    // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot.
+    // A realm loaded from a record of format 1 is written in chunks by the boot's snapshot; one of format 5 or
+    // before has its subscriptions written per channel.
     for (const actor of registry.realms.values()) {
       const state = actor.getSnapshot().context.state;
-      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0 || messageKeysChanged(state.messages)) registry.dirty.realms.add(state.realmId);
+      if (state.messages.unsavedChunks.size > 0 || state.messages.bodies.unsaved.size > 0 || messageKeysChanged(state.messages) || state.unsavedSubscriptions.size > 0) {
+        registry.dirty.realms.add(state.realmId);
+      }
     }
     // Events the snapshot's changes announced that had not reached their queues when it was taken: they
     // reach them now, in order, as they did in the process that wrote it. The log after the snapshot follows.

@@ -4,7 +4,7 @@ import { Packr } from 'msgpackr';
  * Every persisted record carries this version. Bump it when a record's shape changes and teach
  * `upgradeRecord` (in the reader) how to read the older shape, so a newer server opens an older data directory.
  */
-export const FORMAT_VERSION = 5;
+export const FORMAT_VERSION = 6;
 // 1: a realm's snapshot record holds its messages. 2: it holds the message store's counters (messageHead) and
 // its messages and flags are in records of their own, one per chunk of ids (actors/realm/snapshot.ts); log
 // records are unchanged. A server of format 1 refuses a directory of format 2 rather than lose its messages.
@@ -20,6 +20,10 @@ export const FORMAT_VERSION = 5;
 // realm record's messageHead lists the keys: a boot reads neither chunk nor index record, each key is read
 // when first asked for, a chunk's columns (index record, no longer holding flags or mentions) likewise. A
 // snapshot of format 4 is read as before and written again whole; a server of format 4 refuses format 5.
+// 6: a realm's subscriptions are stored per channel (realm/snapshot.ts CHANNEL_SUBSCRIPTIONS_KIND), written
+// when the channel's subscriptions change, and the realm record holds none (`subscriptionsApart`). A realm record of format 5
+// is read as before, its subscriptions written per channel by the boot's snapshot; a server of format 5
+// refuses format 6 (it would find no subscriptions).
 
 
 // Records are plain data (arrays and objects); Maps are turned into arrays by each actor's record codec, so

@@ -85,6 +85,11 @@ export interface RealmState {
   subscribedBy: Map<number, Set<number>>;
   /** user -> channels left, with the properties they had */
   unsubscribedBy: Map<number, Map<number, SubscriptionProperties>>;
+  /**
+   * The channels whose subscriptions (members, those who left, their properties) changed since a snapshot
+   * last stored them: a snapshot writes these channels' subscription records only (snapshot.ts). Not stored.
+   */
+  unsavedSubscriptions: Set<number>;
   nextChannelId: number;
   /** the settings new users start from: only those an administrator set; the rest are the table's defaults */
   userSettingsDefaults: SettingOverrides;
@@ -132,16 +137,19 @@ export interface RealmState {
 }
 
 /** What a realm snapshot stores: collections as arrays, indexes rebuilt on load. */
-type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations' | 'submessages';
+type Derived = 'users' | 'userIdByEmail' | 'groups' | 'systemGroupIds' | 'channels' | 'channelIdByName' | 'subscriptions' | 'subscribedBy' | 'unsubscribedBy' | 'unsavedSubscriptions' | 'messages' | 'profileFields' | 'attachments' | 'emoji' | 'linkifiers' | 'invitations' | 'submessages';
 
 /** A subscription in a snapshot: [channel id, user id, properties, still subscribed]. */
-type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
+export type SubscriptionRecord = [number, number, SubscriptionProperties, boolean];
 
 export type RealmRecord = Omit<RealmState, Derived | 'userSettingsDefaults' | 'settings' | 'notificationBot' | 'emailDomain' | 'organizationUrl'> & {
   users: UserProfile[];
   groups: UserGroupRecord[];
   channels: Channel[];
+  /** every subscription in exports and in snapshots before format 6; empty where `subscriptionsApart` */
   subscriptions: SubscriptionRecord[];
+  /** snapshots of format 6 on: the subscriptions are in records of their own, one per channel (snapshot.ts) */
+  subscriptionsApart?: boolean;
   /** absent in snapshots written before defaults for new users existed */
   userSettingsDefaults?: SettingOverrides;
   /**
@@ -192,6 +200,7 @@ export function emptyRealm(realmId: number, stringId: string, name: string, date
     subscriptions: new Map(),
     subscribedBy: new Map(),
     unsubscribedBy: new Map(),
+    unsavedSubscriptions: new Set(),
     nextChannelId: 1,
     userSettingsDefaults: {},
     messages: emptyMessageStore(),
@@ -218,18 +227,24 @@ export function realmToRecord(state: RealmState): RealmRecord {
   return { ...realmRecordWithoutMessages(state), messages: messageStoreToRecord(state.messages) };
 }
 
-/** The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts). */
-export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
-  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, organizationUrl: _g, ...rest } = state;
+/**
+ * The realm as a record, but for its message store, which snapshots write in chunks (snapshot.ts); with
+ * `subscriptionsApart`, without its subscriptions either, which snapshots write per channel.
+ */
+export function realmRecordWithoutMessages(state: RealmState, subscriptionsApart = false): RealmRecord {
+  const { users, userIdByEmail: _a, groups, systemGroupIds: _b, channels, channelIdByName: _c, subscriptions, subscribedBy: _d, unsubscribedBy, unsavedSubscriptions: _h, messages: _e, profileFields, attachments, emoji, linkifiers, invitations, submessages, emailDomain: _f, organizationUrl: _g, ...rest } = state;
   const subscriptionRecords: SubscriptionRecord[] = [];
-  for (const [channelId, subscribers] of subscriptions) {
-    for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
-  }
-  for (const [userId, left] of unsubscribedBy) {
-    for (const [channelId, properties] of left) subscriptionRecords.push([channelId, userId, properties, false]);
+  if (!subscriptionsApart) {
+    for (const [channelId, subscribers] of subscriptions) {
+      for (const [userId, properties] of subscribers) subscriptionRecords.push([channelId, userId, properties, true]);
+    }
+    for (const [userId, left] of unsubscribedBy) {
+      for (const [channelId, properties] of left) subscriptionRecords.push([channelId, userId, properties, false]);
+    }
   }
   return {
     ...rest,
+    ...(subscriptionsApart ? { subscriptionsApart } : {}),
     users: [...users.values()],
     groups: [...groups.values()].map(groupToRecord),
     channels: [...channels.values()],
@@ -244,7 +259,7 @@ export function realmRecordWithoutMessages(state: RealmState): RealmRecord {
 }
 
 export function realmFromRecord(record: RealmRecord): RealmState {
-  const { users, groups, channels, subscriptions, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, submessages, ...rest } = record;
+  const { users, groups, channels, subscriptions, subscriptionsApart: _apart, messages, messageHead: _head, settings, profileFields, attachments, emoji, linkifiers, invitations, submessages, ...rest } = record;
   const state: RealmState = { ...emptyRealm(record.realmId, record.stringId, record.name, record.dateCreated), ...rest };
   state.settings = { ...DEFAULT_REALM_SETTINGS, ...settings };
   state.profileFields = profileFieldStoreFromRecord(profileFields);
@@ -261,10 +276,8 @@ export function realmFromRecord(record: RealmRecord): RealmState {
     state.channels.set(channel.id, channel);
     state.channelIdByName.set(channelKey(channel.name), channel.id);
   }
-  for (const [channelId, userId, properties, subscribed] of subscriptions) {
-    if (subscribed) addSubscription(state, channelId, userId, properties);
-    else setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
-  }
+  // Marked unsaved: a snapshot of format 6 stores them per channel (none are here then: the loader adds them).
+  loadSubscriptions(state, subscriptions);
   state.messages = messageStoreFromRecord(messages);
   state.attachments = attachmentStoreFromRecord(attachments);
   state.emoji = emojiStoreFromRecord(emoji);
@@ -275,10 +288,37 @@ export function realmFromRecord(record: RealmRecord): RealmState {
   return state;
 }
 
+/** Subscription records added to the realm's (the channels they name marked unsaved). */
+export function loadSubscriptions(state: RealmState, records: Iterable<SubscriptionRecord>): void {
+  for (const [channelId, userId, properties, subscribed] of records) {
+    if (subscribed) addSubscription(state, channelId, userId, properties);
+    else {
+      setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
+      state.unsavedSubscriptions.add(channelId);
+    }
+  }
+}
+
+/** The subscription records of each of `channelIds`: its members, then those who left it; empty for a channel with neither. */
+export function channelSubscriptionRecords(state: RealmState, channelIds: Iterable<number>): Map<number, SubscriptionRecord[]> {
+  const out = new Map<number, SubscriptionRecord[]>();
+  for (const channelId of channelIds) {
+    const records: SubscriptionRecord[] = [];
+    for (const [userId, properties] of state.subscriptions.get(channelId) ?? []) records.push([channelId, userId, properties, true]);
+    out.set(channelId, records);
+  }
+  // Those who left are kept per user: one pass over them all, for every channel asked for at once.
+  for (const [userId, left] of state.unsubscribedBy) {
+    for (const [channelId, properties] of left) out.get(channelId)?.push([channelId, userId, properties, false]);
+  }
+  return out;
+}
+
 export function addSubscription(state: RealmState, channelId: number, userId: number, properties: SubscriptionProperties): void {
   setOf(state.subscriptions, channelId, () => new Map()).set(userId, properties);
   setOf(state.subscribedBy, userId, () => new Set()).add(channelId);
   state.unsubscribedBy.get(userId)?.delete(channelId);
+  state.unsavedSubscriptions.add(channelId);
 }
 
 export function removeSubscription(state: RealmState, channelId: number, userId: number): void {
@@ -287,6 +327,7 @@ export function removeSubscription(state: RealmState, channelId: number, userId:
   state.subscriptions.get(channelId)!.delete(userId);
   state.subscribedBy.get(userId)?.delete(channelId);
   setOf(state.unsubscribedBy, userId, () => new Map()).set(channelId, properties);
+  state.unsavedSubscriptions.add(channelId);
 }
 
 function setOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {

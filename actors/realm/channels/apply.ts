@@ -31,7 +31,10 @@ export function applyChannelChange(state: RealmState, change: ChannelChange): vo
     case 'subscription.properties_set':
       for (const entry of change.entries) {
         const properties = state.subscriptions.get(entry.channelId)?.get(change.userId);
-        if (properties) Object.assign(properties, entry.properties);
+        if (properties) {
+          Object.assign(properties, entry.properties);
+          state.unsavedSubscriptions.add(entry.channelId);
+        }
       }
       return;
   }
