@@ -188,13 +188,16 @@ export function attachChunks(state: RealmState, reader: RecordReader, limit: num
       continue;
     }
     // A set is read by segment too, as a lookup reaches it (StoredIdSet; a lookup alone reads a part of one); it stays whole once read, a bitmap.
+    // These are per user: a send reads a set per recipient, so that with fewer in memory than the organization
+    // has users, a channel of them all would read again at each send, after a snapshot, those let go since.
+    const userLimit = () => Math.max(keyLimit, state.users.size);
     const load = (key: string) => {
       const prefix = keyRecordPrefix(realmId, code, key);
       const found: number[] = [];
       for (const id of reader.readIds(MESSAGE_KEY_KIND, prefix)) if (ofKey(prefix, id)) found.push(Number(id.slice(prefix.length)));
       return new StoredIdSet(found, (segment) => ID_SET.read(reader.read(MESSAGE_KEY_KIND, keyRecordId(realmId, code, key, segment)) as KeySegmentRecord | undefined));
     };
-    (index as LazyMap<string | number, IdSet>).attach(load, keyLimit);
+    (index as LazyMap<string | number, IdSet>).attach(load, userLimit);
   }
 }
 

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
-import { openRuntime } from '../helpers/runtime.ts';
+import { openRuntime, TEST_QUEUE_TIMINGS } from '../helpers/runtime.ts';
 import type { RealmCommand } from '../../actors/realm/commands.ts';
 import type { MessageStoreRecord } from '../../actors/realm/messages/state.ts';
 // The runtime first: loading realm/state.ts before anything else trips an import cycle with groups/state.ts.
@@ -15,7 +15,7 @@ import { IdList } from '../../actors/realm/messages/id-list.ts';
 import { StoredSegment } from '../../actors/realm/messages/stored-segment.ts';
 import { segmentOf } from '../../actors/realm/messages/lazy-map.ts';
 import { FORMAT_VERSION } from '../../snapshots/codec.ts';
-import type { Store } from '../../snapshots/store.ts';
+import { Store } from '../../snapshots/store.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const now = Date.UTC(2026, 0, 1);
@@ -266,4 +266,38 @@ t.test('chunks of format 2, bodies inside, load; the next snapshot stores the bo
   const again = open(dir);
   t.same(canonical(realmToRecord(again.runtime.realmState(realmId))), expected, 'loaded with the bodies apart: the same again');
   await again.store.close();
+});
+
+// A send reads the unread set of every recipient. With fewer sets kept in memory than the organization has
+// users, a channel of them all had each snapshot let most go and the next send read them all back.
+t.test('the per-user flag sets keep as many users in memory as the organization has, whatever the key cache', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = new Store(dir, { waitForFlush: false });
+  t.teardown(() => store.close());
+  const runtime = new Runtime(store, { clock, queues: TEST_QUEUE_TIMINGS, keyCache: 16 });
+  runtime.recover();
+  const { realmId } = await runtime.createRealm('', 'Test');
+  const run = (command: RealmCommand) => runtime.execute(realmId, command);
+  const users = 40;
+  for (let i = 1; i <= users; i++) {
+    await run({ type: 'user.create', caller: { kind: 'operator' }, email: `user${i}@example.com`, fullName: `User ${i}`, passwordHash: null, role: i === 1 ? Role.owner : Role.member });
+  }
+  const everyone = Array.from({ length: users }, (_, i) => i + 1);
+  await run({ type: 'channel.subscribe', caller: as(1), channels: [{ name: 'all', description: '' }], principals: everyone, options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true });
+  const send = (n: number) => run({ type: 'message.send', caller: as(1), kind: 'channel', to: 'all', topic: 'news', content: `news ${n}`, client: 'test' });
+  await send(1);
+  await runtime.snapshot();
+  const unread = () => runtime.realmState(realmId).messages.flags.unread;
+  t.equal(unread().residentKeys, users - 1, 'every recipient\'s unread set stays in memory after the snapshot wrote them');
+  const readIdsOf = store.readSnapshotIdsOf.bind(store);
+  let setsRead = 0;
+  store.readSnapshotIdsOf = (kind, prefix) => {
+    if (prefix.startsWith(`${realmId}:u:`)) setsRead++;
+    return readIdsOf(kind, prefix);
+  };
+  await send(2);
+  t.equal(unread().size, users - 1);
+  t.equal(setsRead, 0, 'the next send to them all reads none back');
+  t.same([...unread().get(2)!], [...unread().get(users)!], 'each has both messages');
 });

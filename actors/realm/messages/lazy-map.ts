@@ -24,7 +24,8 @@ export const segmentOf = (messageId: number) => messageId >>> SEGMENT_BITS;
 
 /**
  * Keys of a per-key index that stay in memory, per index and organization (the most recently used): a
- * channel's or topic's id list, a user's flag or mention set. CHAT_MESSAGE_KEY_CACHE sets another size.
+ * channel's or topic's id list, a user's flag or mention set. CHAT_MESSAGE_KEY_CACHE sets another size. The
+ * per-user indexes keep at least as many as the organization has users (realm/snapshot.ts attachChunks).
  */
 export const DEFAULT_KEY_CACHE = 4096;
 
@@ -88,7 +89,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** keys stored in the data directory and not in memory */
   private readonly stored = new Set<K>();
   private loader: KeyLoader<V> | null = null;
-  private limit = Infinity;
+  private limitOf: () => number = () => Infinity;
   private last: K | undefined = undefined;
   /** key -> segments changed since the last snapshot; a key without a value: its segments go */
   private dirty = new Map<K, Set<number>>();
@@ -112,12 +113,13 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   }
 
   /**
-   * Reads values through `loader` from now on; `limit` keys stay in memory. A value kept by segment reads its
-   * stored segments through `segmentRead`, and those of all values hold about `segmentLimit` ids in memory.
+   * Reads values through `loader` from now on; `limit` keys stay in memory (a function: asked each time, for
+   * a limit that follows what it is kept for). A value kept by segment reads its stored segments through
+   * `segmentRead`, and those of all values hold about `segmentLimit` ids in memory.
    */
-  attach(loader: KeyLoader<V>, limit: number, segmentRead: ((key: string, segment: number) => StoredSegment) | null = null, segmentLimit = Infinity): void {
+  attach(loader: KeyLoader<V>, limit: number | (() => number), segmentRead: ((key: string, segment: number) => StoredSegment) | null = null, segmentLimit = Infinity): void {
     this.loader = loader;
-    this.limit = limit;
+    this.limitOf = typeof limit === 'number' ? () => limit : limit;
     this.segmentRead = segmentRead;
     this.segmentLimit = segmentLimit;
     if (this.kind.bind && segmentRead) for (const [key, value] of super.entries()) this.bindValue(key, value);
@@ -126,7 +128,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
 
   /** Reads from where `other` reads (an index loaded for a realm started with another). */
   adopt(other: LazyMap<K, V>): void {
-    if (other.loader) this.attach(other.loader, other.limit, other.segmentRead, other.segmentLimit);
+    if (other.loader) this.attach(other.loader, other.limitOf, other.segmentRead, other.segmentLimit);
   }
 
   /** how many stored segments of the values are in memory, and their ids */
@@ -157,7 +159,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     if (value !== undefined) {
       // Used again: to the back of the eviction order. Kept only once the cache is full, when the order is
       // next needed: a send reads a key per recipient, and most organizations never fill it.
-      if (key !== this.last && super.size >= this.limit) {
+      if (key !== this.last && super.size >= this.limitOf()) {
         super.delete(key);
         super.set(key, value);
         this.last = key;
@@ -172,7 +174,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     this.bindValue(key, value);
     super.set(key, value);
     this.last = key;
-    if (super.size > this.limit) this.trim();
+    if (super.size > this.limitOf()) this.trim();
     return value;
   }
 
@@ -373,9 +375,16 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   }
 
   private trim(): void {
-    if (this.loader === null || super.size <= this.limit) return;
-    for (const key of [...super.keys()]) {
-      if (super.size <= this.limit) break;
+    const limit = this.limitOf();
+    if (this.loader === null || super.size <= limit) return;
+    // Keys with unsaved changes, or held, stay. With as many of them as the limit there is none to let go, and
+    // a walk for one would visit them all, at every key read: a send to more recipients than the limit read
+    // each one's unread set so, 10,000 of them in 1 s (2026-11-28). (They may overlap, or name keys not in
+    // memory: then fewer may go than could, until the snapshot that writes them.)
+    if (super.size - this.dirty.size - this.held.size <= limit) return;
+    // Deleting the key being visited leaves the walk where it was (Map iteration).
+    for (const key of super.keys()) {
+      if (super.size <= limit) break;
       // The key just read stays, whatever the limit.
       if (key === this.last || this.dirty.has(key) || this.held.has(key)) continue;
       this.kind.watch?.(super.get(key)!, null);
