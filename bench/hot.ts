@@ -1,7 +1,7 @@
 /**
  * The hot-path rows of the bench on their own, for before/after measurements of one change (issue 17).
  *
- *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,users]
+ *   npx tsx bench/hot.ts [--users 1000] [--history 20000] [--runs 3] [--seconds 5] [--only register,registerall,users]
  *   npx tsx bench/hot.ts --only send10 --cpu-prof /tmp/prof     the server under `node --cpu-prof`
  *   npx tsx bench/hot.ts --only none --fanout 10000,1000          message fan-out only
  *   npx tsx bench/hot.ts --only none --socket-fanout 10000,1000   the same over WebSockets (raw baseline: uWS publish)
@@ -181,6 +181,14 @@ function scenarios(written: Written): Map<string, HttpScenario> {
       path: '/api/v1/register',
       headers: { authorization: basicAuth(written.users.at(-1)!) },
       body: formEncode({ event_types: ['realm_user'], fetch_event_types: ['realm'] }),
+    }],
+    // As a client loading for the first time registers: every fetch type (the user directory too), every event.
+    ['registerall', {
+      name: `POST /register (${written.users.length + 1} users, every fetch type)`,
+      method: 'POST',
+      path: '/api/v1/register',
+      headers: { authorization: basicAuth(written.users.at(-1)!) },
+      body: formEncode({ apply_markdown: MESSAGE_CLIENT.apply_markdown, client_gravatar: MESSAGE_CLIENT.client_gravatar, slim_presence: MESSAGE_CLIENT.slim_presence, client_capabilities: MESSAGE_CLIENT.client_capabilities }),
     }],
   ]);
 }
@@ -467,18 +475,19 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   if (command === 'write') {
     const [dir, users, history] = rest;
     const written = await write(dir!, Number(users), Number(history));
-    console.log(`${WRITER_MARK}${JSON.stringify(written)}`);
-    process.exit(0);
+    // Exits once the line is written: a pipe takes it in parts, and at 10,000 users it is 900 KB.
+    process.stdout.write(`${WRITER_MARK}${JSON.stringify(written)}\n`, () => process.exit(0));
+  } else {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (killAll(), process.exit(130)));
+    process.on('exit', killAll);
+    await main()
+      .catch((error: unknown) => {
+        console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        process.exitCode = 1;
+      })
+      .finally(async () => {
+        await stopAll();
+        process.exit();
+      });
   }
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (killAll(), process.exit(130)));
-  process.on('exit', killAll);
-  await main()
-    .catch((error: unknown) => {
-      console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      process.exitCode = 1;
-    })
-    .finally(async () => {
-      await stopAll();
-      process.exit();
-    });
 }

@@ -264,7 +264,9 @@ export function runNode(
   proc.stderr!.on('data', (chunk) => (output += chunk));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.once('exit', (code, signal) => {
+    // 'close', not 'exit': the child's output may still be in the pipe when it has exited (a 10,000-user
+    // writer's line of credentials was cut at 256 KB).
+    proc.once('close', (code, signal) => {
       clearTimeout(timer);
       spawned.delete(proc);
       if (code === 0) resolve(output);
