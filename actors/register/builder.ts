@@ -43,5 +43,14 @@ export interface InitialStateOptions {
   realmUploadQuotaBytes: number | null;
 }
 
-/** Builds the registration state of one fetch type. */
+/**
+ * A key's value given as JSON text already, in parts one after another (a list serialized once and shared by
+ * many registrations): initial-state.ts passes the texts on instead of serializing the value.
+ */
+export class SerializedValue<T> {
+  declare readonly value?: T;
+  constructor(readonly parts: readonly string[]) {}
+}
+
+/** Builds the registration state of one fetch type (a value may be a SerializedValue). */
 export type Builder = (view: RegistrationView, options: InitialStateOptions) => Record<string, unknown>;

@@ -10,6 +10,18 @@ const INITIAL_CAPACITY = 64 * 1024;
 const SHORT_TEXT = 32;
 /** A buffer grown past this for a large answer (5,000 messages) is let go once it is cleared. */
 const KEPT_CAPACITY = 1024 * 1024;
+/**
+ * Text longer than this is reserved for by its exact UTF-8 length rather than three bytes a character: a
+ * registration's user list of 10,000 users is 3 MB of text.
+ */
+const LONG_TEXT = 64 * 1024;
+/**
+ * The largest buffer let go that is kept for the next large answer, one at most (`spare`): at 10,000 users every
+ * registration wrote 3.5 MB, and into fresh memory each time that took four times as long as into memory
+ * already touched (2026-11-29: 25 against 11 ms of CPU per registration; page faults on this machine).
+ */
+const SPARE_CAPACITY = 32 * 1024 * 1024;
+let spare: Buffer | null = null;
 
 /**
  * JSON text written as UTF-8 bytes into one buffer outside the V8 heap, for an answer written in one go
@@ -27,9 +39,17 @@ export class JsonBytes {
     this.buffer = Buffer.allocUnsafeSlow(capacity);
   }
 
+  /** JSON texts written as they are, one after another, in memory reserved for them all at once (a registration's parts). */
+  rawParts(texts: readonly string[]): void {
+    let bytes = 0;
+    for (const text of texts) bytes += text.length > LONG_TEXT ? Buffer.byteLength(text) : text.length * 3;
+    this.reserve(bytes);
+    for (const text of texts) this.raw(text);
+  }
+
   /** JSON text written as it is (already JSON: a cached view, a literal key). */
   raw(text: string): void {
-    this.reserve(text.length * 3);
+    this.reserve(text.length > LONG_TEXT ? Buffer.byteLength(text) : text.length * 3);
     if (text.length <= SHORT_TEXT && this.ascii(text)) return;
     this.length += this.buffer.write(text, this.length);
   }
@@ -106,7 +126,9 @@ export class JsonBytes {
   /** Forgets what was written (an answer given up half-way). */
   clear(): void {
     this.length = 0;
-    if (this.buffer.length > KEPT_CAPACITY) this.buffer = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
+    if (this.buffer.length <= KEPT_CAPACITY) return;
+    if (this.buffer.length <= SPARE_CAPACITY && (spare === null || spare.length < this.buffer.length)) spare = this.buffer;
+    this.buffer = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
   }
 
   /** Everything written, in the writer's own memory: valid until the writer next writes (send it at once, or copy it). */
@@ -129,7 +151,14 @@ export class JsonBytes {
 
   private reserve(bytes: number): void {
     if (this.length + bytes <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.length + bytes));
+    const wanted = Math.max(this.buffer.length * 2, this.length + bytes);
+    let grown: Buffer;
+    if (spare !== null && spare.length >= wanted) {
+      grown = spare;
+      spare = null;
+    } else {
+      grown = Buffer.allocUnsafeSlow(wanted);
+    }
     this.buffer.copy(grown, 0, 0, this.length);
     this.buffer = grown;
   }

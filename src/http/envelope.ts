@@ -34,6 +34,11 @@ export abstract class WrittenFields implements WrittenBody {
     return this.writeBody(SUCCESS_HEAD, '}');
   }
 
+  /** The success body with more fields after these (JSON text from a comma on, ASCII): the ignored parameters. */
+  endedWith(more: string): WrittenBody {
+    return { write: () => this.writeBody(SUCCESS_HEAD, `${more}}`) };
+  }
+
   /** The fields' JSON between `head` and `tail` (ASCII), as UTF-8 in memory that the next body written reuses. */
   protected abstract writeBody(head: string, tail: string): Uint8Array;
 
@@ -67,15 +72,27 @@ function release(out: JsonBytes): void {
  */
 export class EncodedFields implements WrittenBody {
   private out: JsonBytes | null;
+  private more = '';
 
   constructor(out: JsonBytes) {
     this.out = out;
+  }
+
+  /** More fields (JSON text from a comma on) to end the answer with, written when it is sent. */
+  append(fields: string): void {
+    this.more += fields;
   }
 
   write(): Uint8Array {
     const out = this.out;
     if (out === null) throw new Error('an encoded answer is sent once');
     this.out = null;
+    if (this.more) {
+      // In place of the closing brace: the answer is not copied whole to end it (a registration can be megabytes).
+      out.length -= 1;
+      out.raw(this.more);
+      out.char(0x7d);
+    }
     const bytes = out.written();
     // The bytes stay as they are until the writer next writes, after the caller has sent them.
     release(out);
@@ -113,11 +130,16 @@ export function successResponse(result: HandlerResult, ignored: readonly string[
   let body: string;
   if (result instanceof SharedFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', bytes: result.bytes };
   if (result instanceof EncodedFields) {
-    if (ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
-    const tail = Buffer.from(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`);
-    return { status: 200, headers: JSON_HEADERS, body: '', bytes: Buffer.concat([result.write().subarray(0, -1), tail]) };
+    if (ignored.length) result.append(`,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`);
+    return { status: 200, headers: JSON_HEADERS, body: '', written: result };
   }
-  if (result instanceof WrittenFields && ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
+  if (result instanceof WrittenFields) {
+    if (ignored.length === 0) return { status: 200, headers: JSON_HEADERS, body: '', written: result };
+    // Real clients send parameters this server does not take (a registration's `client_gravatar`); the names
+    // are the client's own text, so only ASCII ones go in the tail written as bytes.
+    const more = `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`;
+    if (/^[\x20-\x7e]*$/.test(more)) return { status: 200, headers: JSON_HEADERS, body: '', written: result.endedWith(more) };
+  }
   if (result instanceof RawFields || result instanceof WrittenFields) {
     body = SUCCESS_HEAD + (result instanceof RawFields ? result.json : result.json());
     body += ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : '}';
