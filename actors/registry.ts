@@ -77,6 +77,8 @@ export class ActorRegistry {
   readonly realms = new Map<number, RealmActor>();
   readonly realmIdByStringId = new Map<string, number>();
   readonly users = new Map<string, UserActor>();
+  /** per realm, how many changes its users' personal states have taken in this process (personalVersion) */
+  private readonly personalVersions = new Map<number, number>();
   readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set(), legacyQueues: new Set() };
   /** per realm, what its decisions may read besides its state (see decideContext) */
   private readonly decideContexts = new Map<number, DecideContext>();
@@ -123,12 +125,21 @@ export class ActorRegistry {
     this.realmIdByStringId.clear();
   }
 
+  /**
+   * How many changes the realm's users' personal states have taken in this process: with the realm's version
+   * (realm/version.ts), a view of every user's personal state (registration's statuses) is kept until it moves.
+   */
+  personalVersion(realmId: number): number {
+    return this.personalVersions.get(realmId) ?? 0;
+  }
+
   applyUser(realmId: number, userId: number, changes: readonly UserChange[], mode: ApplyMode): Delivery[] {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
     const { value, context: { state } } = actor.getSnapshot();
     // Applied in place, not through an xstate event: see userMachine.
     if (takesChanges(value, changes)) for (const change of changes) applyUserChange(state, change);
+    this.personalVersions.set(realmId, this.personalVersion(realmId) + 1);
     this.dirty.users.add(userKey(realmId, userId));
     this.noteAlertWords(state);
     if (mode === 'replay') return [];

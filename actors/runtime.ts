@@ -457,7 +457,7 @@ export class Runtime {
     if (!user) throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
     const { queue, registered } = this.openQueue(realmId, userId, spec);
     const personalOf = (id: number) => this.users.get(userKey(realmId, id))?.getSnapshot().context.state;
-    const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence, personalOf });
+    const initial = initialState({ realm, user, personal: this.userState(realmId, userId), presence: this.presence, personalOf, personalVersion: this.registry.personalVersion(realmId) });
     await registered;
     return { queue, initial };
   }

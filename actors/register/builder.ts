@@ -16,6 +16,8 @@ export interface RegistrationView {
   spectator?: boolean;
   /** another user's personal state (their status), where the caller may see it */
   personalOf?: (userId: number) => UserState | undefined;
+  /** how many changes the users' personal states have taken (registry.ts personalVersion); views of them all are kept until it moves */
+  personalVersion?: number;
 }
 
 export interface InitialStateOptions {

@@ -3,8 +3,9 @@ import { startTestServer, type ApiClient } from './helpers/server.ts';
 
 /**
  * Registration's `realm_users` and `realm_non_active_users` are serialized once per realm change for every
- * viewer of a role and shared (realm/user-directory.ts). Each registration's lists must still be exactly what
- * that viewer may see, one user at a time (GET /users with `user_ids`, made per request), after every change.
+ * viewer of a role and shared (realm/user-directory.ts), and `user_status` once per change of the realm or of
+ * a user's personal state. Each registration must still show what that viewer may see now: the lists one user
+ * at a time (GET /users with `user_ids`, made per request), after every change.
  */
 
 type User = Record<string, unknown> & { user_id: number; is_active: boolean };
@@ -72,4 +73,23 @@ t.test('a registration with parameters this server does not take lists them, in 
     t.same(body.ignored_parameters_unsupported, names, names.join(', '));
     t.same((body.realm_users as User[]).map((user) => user.full_name).sort(), ['Ann', 'Owner'].sort(), 'with the state');
   }
+});
+
+t.test("registration's statuses follow each user's changes", async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const statuses = async () => (await api.as(bob).register({ fetch_event_types: JSON.stringify(['user_status']) })).body.user_status;
+  t.same(await statuses(), {}, 'nobody has said anything');
+  t.equal((await api.as(ann).post('/users/me/status', { status_text: 'on leave' })).status, 200);
+  t.same(await statuses(), { [ann.userId]: { status_text: 'on leave' } });
+  t.same(await statuses(), { [ann.userId]: { status_text: 'on leave' } }, 'again, unchanged');
+  t.equal((await api.as(ann).patch('/settings', { presence_enabled: false })).status, 200);
+  t.same(await statuses(), { [ann.userId]: { status_text: 'on leave', away: true } }, 'a setting of the personal state');
+  t.equal((await api.as(ann).post('/users/me/status', { status_text: '' })).status, 200);
+  t.same(await statuses(), { [ann.userId]: { away: true } });
+  t.equal((await api.delete(`/users/${ann.userId}`)).status, 200);
+  t.same(await statuses(), {}, 'a deactivated user is left out');
+  t.equal((await api.post(`/users/${ann.userId}/reactivate`)).status, 200);
+  t.same(await statuses(), { [ann.userId]: { away: true } }, 'and back with its reactivation');
 });
