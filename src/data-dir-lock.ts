@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flockSync } from 'fs-ext';
 
@@ -22,9 +22,13 @@ export function claimDataDir(dataDir: string): () => void {
   try {
     flockSync(fd, 'exnb');
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EAGAIN' && code !== 'EWOULDBLOCK') {
+      closeSync(fd);
+      throw error;
+    }
+    const owner = lockHolder(fd) ?? recordedOwner(join(dataDir, PID_FILE));
     closeSync(fd);
-    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' && (error as NodeJS.ErrnoException).code !== 'EWOULDBLOCK') throw error;
-    const owner = recordedOwner(join(dataDir, PID_FILE));
     throw new Error(`the data directory ${dataDir} is in use by ${owner === null ? 'another process' : `process ${owner}`}; stop it first`);
   }
   // The directory holds password hashes, API keys and every message: its owner's alone, also where an older
@@ -39,6 +43,33 @@ export function claimDataDir(dataDir: string): () => void {
     rmSync(pidFile, { force: true });
     closeSync(fd);
   };
+}
+
+/**
+ * The pid the kernel lists as holding the directory's flock (Linux's /proc/locks), so the refusal names
+ * the owner even before it has written server.pid, or after someone deleted it. Null elsewhere, or where
+ * the holder's pid is not visible from this process's pid namespace (listed as 0).
+ */
+function lockHolder(fd: number): number | null {
+  let table: string;
+  try {
+    table = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return null;
+  }
+  const { dev, ino } = fstatSync(fd, { bigint: true });
+  // st_dev as glibc's major()/minor() split it; /proc/locks prints them in hex and the inode in decimal.
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  const device = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${ino}`;
+  for (const line of table.split('\n')) {
+    // "1: FLOCK  ADVISORY  WRITE 20887 fe:00:2212060 0 EOF"; blocked waiters are listed with "->" and skipped.
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] !== 'FLOCK' || fields[3] !== 'WRITE' || fields[5] !== device) continue;
+    const pid = Number(fields[4]);
+    if (Number.isInteger(pid) && pid > 0) return pid;
+  }
+  return null;
 }
 
 /** The pid the owner wrote; null while it has not written it yet (it writes it right after locking). */
