@@ -27,6 +27,7 @@ import type { UserCommand } from './user/commands.ts';
 import { decideUser } from './user/decide.ts';
 import { settingValue } from './user/settings.ts';
 import { userFromRecord, userToRecord, type UserState } from './user/state.ts';
+import type { PersonalLimits } from './user/limits.ts';
 import { visibilityOf } from './realm/email-visibility.ts';
 
 export type { PersonalRecord, RealmActor, UserActor };
@@ -62,6 +63,8 @@ export interface RuntimeOptions {
   keyCache?: number;
   /** ids of the stored segments of each id list index each realm keeps in memory (absent: DEFAULT_SEGMENT_CACHE) */
   segmentCache?: number;
+  /** how many of each kind of personal thing one user may keep (absent: DEFAULT_PERSONAL_LIMITS) */
+  personalLimits?: PersonalLimits;
 }
 
 interface CommitTarget {
@@ -191,7 +194,7 @@ export class Runtime {
   async executeUser(realmId: number, userId: number, command: UserCommand): Promise<UserChange[]> {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor || actor.getSnapshot().value !== 'active') throw new ChatError(ErrorCode.BAD_REQUEST, 'No such user');
-    const changes = decideUser(actor.getSnapshot().context.state, command, this.options.clock);
+    const changes = decideUser(actor.getSnapshot().context.state, command, this.options.clock, this.options.personalLimits);
     if (changes.length > 0) await this.commit({ realmId, userId }, changes, () => this.registry.applyUser(realmId, userId, changes, 'live'));
     return changes;
   }
@@ -229,7 +232,7 @@ export class Runtime {
       changes = decideRealm(realm.getSnapshot().context.state, command, this.registry.decideContext(realmId));
     } catch (error) {
       const reason = error instanceof ChatError ? error.message : 'Internal server error';
-      const failed = decideUser(actor!.getSnapshot().context.state, { type: 'scheduled.fail', id, reason }, this.options.clock);
+      const failed = decideUser(actor!.getSnapshot().context.state, { type: 'scheduled.fail', id, reason }, this.options.clock, this.options.personalLimits);
       // A deactivated sender's actor takes this change too (see user/machine.ts).
       if (failed.length > 0) await this.commit({ realmId, userId }, failed, () => this.registry.applyUser(realmId, userId, failed, 'live'));
       if (!(error instanceof ChatError)) throw error;

@@ -88,6 +88,7 @@ export async function startServer(
     chunkCache: config.messageChunkCache,
     keyCache: config.messageKeyCache,
     segmentCache: config.messageSegmentCache,
+    personalLimits: config.personalLimits,
   });
   live = runtime;
   if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);

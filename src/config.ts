@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
+import { DEFAULT_PERSONAL_LIMITS, type PersonalLimits } from '../actors/user/limits.ts';
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_PREFIX_TERMS } from '../snapshots/search-prefix.ts';
 import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
@@ -53,6 +54,8 @@ export interface Config {
   maxDefaultChannelGroups: number;
   /** pending reminders one user may have: every registration of the user carries them all */
   maxRemindersPerUser: number;
+  /** saved snippets, drafts, scheduled messages, alert words, topic policies and push tokens one user may keep */
+  personalLimits: PersonalLimits;
   /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
   realmExportLimit: number;
   sweepMs: number;
@@ -204,6 +207,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxRealmDomains: 100,
     maxDefaultChannelGroups: 100,
     maxRemindersPerUser: 1000,
+    personalLimits: DEFAULT_PERSONAL_LIMITS,
     realmExportLimit: 5,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
@@ -324,6 +328,14 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
     maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
     maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
+    personalLimits: {
+      savedSnippets: read('CHAT_MAX_SAVED_SNIPPETS_PER_USER', positiveInteger, base.personalLimits.savedSnippets),
+      drafts: read('CHAT_MAX_DRAFTS_PER_USER', positiveInteger, base.personalLimits.drafts),
+      scheduledMessages: read('CHAT_MAX_SCHEDULED_MESSAGES_PER_USER', positiveInteger, base.personalLimits.scheduledMessages),
+      alertWords: read('CHAT_MAX_ALERT_WORDS_PER_USER', positiveInteger, base.personalLimits.alertWords),
+      topicPolicies: read('CHAT_MAX_TOPIC_POLICIES_PER_USER', positiveInteger, base.personalLimits.topicPolicies),
+      pushTokens: read('CHAT_MAX_PUSH_TOKENS_PER_USER', positiveInteger, base.personalLimits.pushTokens),
+    },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),

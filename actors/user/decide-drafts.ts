@@ -10,17 +10,19 @@ import type { UserChange } from './changes.ts';
 import type { DraftInput, UserCommand } from './commands.ts';
 import { settingValue } from './settings.ts';
 import type { Draft, UserState } from './state.ts';
+import { requireRoom } from './limits.ts';
 
 type DraftCommand = Extract<UserCommand, { type: 'draft.create' | 'draft.edit' | 'draft.delete' }>;
 
 /** Drafts: created in bulk, replaced whole on edit, refused while the user has turned sync off. */
-export function decideDrafts(state: UserState, command: DraftCommand, clock: Clock): UserChange[] {
+export function decideDrafts(state: UserState, command: DraftCommand, clock: Clock, maxDrafts: number): UserChange[] {
   // The recipients first: the original checks them as it reads the request.
   if (command.type === 'draft.create') for (const input of command.drafts) requireRecipients(command.realm, state.userId, input);
   if (command.type === 'draft.edit') requireRecipients(command.realm, state.userId, command.draft);
   requireSync(state);
   switch (command.type) {
     case 'draft.create': {
+      requireRoom('drafts', state.drafts.size, command.drafts.length, maxDrafts);
       const drafts = command.drafts.map((input, index) => ({ id: state.nextDraftId + index, ...normalizeDraft(state, input, clock) }));
       return drafts.length > 0 ? [{ type: 'draft.created', drafts }] : [];
     }

@@ -7,6 +7,7 @@ import type { RealmFacts, StatusInput } from './commands.ts';
 import { administeredUser } from '../realm/administer.ts';
 import { settingValue } from './settings.ts';
 import type { UserState, UserStatus } from './state.ts';
+import { requireRoom } from './limits.ts';
 import type { ReactionType } from '../realm/messages/state.ts';
 
 /** Only an active user can be muted; a deactivated one can still be unmuted. A limited guest names only users it may access. */
@@ -27,10 +28,11 @@ function checkToken(token: string, apns: boolean): void {
   if (apns && !/^(?:[0-9a-fA-F]{2})+$/.test(token)) throw badRequest('Invalid push device token');
 }
 
-export function decideAddToken(state: UserState, token: string, appid: string | null, clock: Clock): UserChange[] {
+export function decideAddToken(state: UserState, token: string, appid: string | null, clock: Clock, maxTokens: number): UserChange[] {
   checkToken(token, appid !== null);
   // Registering a known token again changes nothing (the original keeps the first app ID).
   if (state.pushTokens.has(token)) return [];
+  requireRoom('push device tokens', state.pushTokens.size, 1, maxTokens);
   return [{ type: 'push_token.added', token: { token, appid, dateCreated: Math.floor(clock.now() / 1000) } }];
 }
 
@@ -46,7 +48,7 @@ const MAX_ALERT_WORD_LENGTH = 100;
 const fold = (word: string) => word.toLowerCase();
 
 /** Adds words (trimmed, blank ones dropped), ignoring any already present without regard to case. */
-export function decideAddAlertWords(state: UserState, words: string[]): UserChange[] {
+export function decideAddAlertWords(state: UserState, words: string[], maxWords: number): UserChange[] {
   words.forEach((word, index) => {
     if (word.length > MAX_ALERT_WORD_LENGTH) {
       throw badRequest(`alert_words[${index}] is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
@@ -58,7 +60,9 @@ export function decideAddAlertWords(state: UserState, words: string[]): UserChan
   for (const word of words.map((w) => w.trim())) {
     if (word !== '' && !existing.has(fold(word))) added.set(fold(word), word);
   }
-  return added.size > 0 ? [{ type: 'alert_words.changed', words: [...state.alertWords, ...added.values()] }] : [];
+  if (added.size === 0) return [];
+  requireRoom('alert words', state.alertWords.length, added.size, maxWords);
+  return [{ type: 'alert_words.changed', words: [...state.alertWords, ...added.values()] }];
 }
 
 /** Removes words without regard to case; words that are not there are ignored. */

@@ -4,6 +4,7 @@ import type { RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
 import type { ScheduledEdit, ScheduledInput, ScheduledRequest, UserCommand } from './commands.ts';
 import type { ScheduledMessage, UserState } from './state.ts';
+import { requireRoom } from './limits.ts';
 
 type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'scheduled.edit' | 'scheduled.delete' | 'scheduled.fail' | 'reminder.create' | 'reminder.delete' }>;
 
@@ -11,11 +12,13 @@ type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'sched
  * Scheduled messages: the id, the time, the failed state, and the recipients, topic and content checked
  * against the realm by a dry run of the send the timer service will make.
  */
-export function decideScheduled(state: UserState, command: ScheduledCommand, clock: Clock): UserChange[] {
+export function decideScheduled(state: UserState, command: ScheduledCommand, clock: Clock, maxScheduled: number): UserChange[] {
   switch (command.type) {
     case 'scheduled.create': {
       const { message } = command;
       requireFuture(message.deliverAt, clock);
+      const pending = [...state.scheduled.values()].filter((scheduled) => scheduled.reminderTargetMessageId === undefined).length;
+      requireRoom('scheduled messages', pending, 1, maxScheduled);
       const checked = checkSend(command.realm, state.userId, message, clock);
       const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender, client: message.client };
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, input) }];

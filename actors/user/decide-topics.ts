@@ -7,6 +7,7 @@ import type { RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
 import type { UserCommand } from './commands.ts';
 import { userTopicKey, VisibilityPolicy, type UserState } from './state.ts';
+import { requireRoom } from './limits.ts';
 
 /**
  * A topic name as the policies store it. The realm's display name for the empty topic is read as the empty
@@ -25,12 +26,13 @@ export function policyTopicName(topic: string): string {
  * does not have, changes nothing and announces nothing; that is also what makes the deprecated muted-topics
  * endpoint tolerant (feature level 169).
  */
-export function decideUserTopic(state: UserState, command: Extract<UserCommand, { type: 'user_topic.set' }>, clock: Clock): UserChange[] {
+export function decideUserTopic(state: UserState, command: Extract<UserCommand, { type: 'user_topic.set' }>, clock: Clock, maxPolicies: number): UserChange[] {
   const { topic, policy } = command;
   const topicName = policyTopicName(topic);
   const streamId = policyChannel(state, command.realm, command.channel, policy === VisibilityPolicy.none, command.error).id;
   const current = state.userTopics.get(userTopicKey(streamId, topicName));
   if ((current?.visibilityPolicy ?? VisibilityPolicy.none) === policy) return [];
+  if (current === undefined) requireRoom('topics with a visibility policy', state.userTopics.size, 1, maxPolicies);
   return [{ type: 'user_topic.changed', streamId, topicName, policy, at: Math.floor(clock.now() / 1000) }];
 }
 
