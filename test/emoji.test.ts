@@ -1,6 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { MAX_EMOJI_PER_MESSAGE } from '../actors/realm/messages/decide-misc.ts';
 import { Role } from '../actors/realm/state.ts';
 import { inspectImage } from '../src/images.ts';
 import { gif, apng, png } from './helpers/images.ts';
@@ -283,4 +284,33 @@ t.test('custom emoji survive SIGKILL (log replay)', async (t) => {
   const kept = (await byName(again.api, 'kept'))!;
   t.same(Buffer.from(await (await fetch(`${again.url}${kept.source_url}`)).arrayBuffer()), gif(2), 'the image was on disk before the record');
   t.match(await upload(again.api, 'kept'), { body: { msg: 'A custom emoji with this name already exists.' } });
+});
+
+t.test('a message keeps at most 100 different emoji; made-up codes and names are bounded in length', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const ann = api.as(await api.createUser('ann@example.com', 'Ann'));
+  const lobby = await channel(api, 'lobby', [1, (await ann.get('/users/me')).body.user_id]);
+  const message = await sendToChannel(api, lobby, 'fun', 'React to me');
+  const react = (who: ApiClient, code: string, name = 'made_up') => who.post(`/messages/${message}/reactions`, { emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji' });
+  // Any well-formed code is taken: the owner hangs 100 different ones on the message.
+  for (let i = 0; i < MAX_EMOJI_PER_MESSAGE; i++) {
+    const { status, body } = await react(api, (0x1f300 + i).toString(16));
+    if (status !== 200) t.fail(`emoji ${i}: ${JSON.stringify(body)}`);
+  }
+  const full = await react(api, (0x1f300 + MAX_EMOJI_PER_MESSAGE).toString(16));
+  t.equal(full.status, 400);
+  t.equal(full.body.msg, 'This message already has 100 different emoji reactions, the most it may have; react with one of those', 'the 101st different emoji is refused');
+  t.equal((await react(ann, '1f300')).status, 200, 'another user still reacts with one the message has');
+  t.equal((await react(ann, (0x1f300 + MAX_EMOJI_PER_MESSAGE).toString(16))).status, 400, 'but adds no new one');
+  t.equal((await api.delete(`/messages/${message}/reactions`, { emoji_code: '1f301', reaction_type: 'unicode_emoji' })).status, 200);
+  t.equal((await react(ann, (0x1f300 + MAX_EMOJI_PER_MESSAGE).toString(16))).status, 200, 'once one is gone, a new one fits');
+  t.equal((await api.get(`/messages/${message}`)).body.message.reactions.length, 101, '100 emoji, one of them twice');
+
+  const other = await sendToChannel(api, lobby, 'fun', 'And to me');
+  const reactTo = (code: string, name: string) => api.post(`/messages/${other}/reactions`, { emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji' });
+  // The longest sequence Unicode defines: a kiss, two people with skin tones (10 code points).
+  t.equal((await reactTo('1f9d1-1f3fb-200d-2764-fe0f-200d-1f48b-200d-1f9d1-1f3fc', 'kiss')).status, 200, 'a 10-code-point sequence');
+  t.match(await reactTo(Array(11).fill('1f600').join('-'), 'long'), { status: 400, body: { msg: 'Invalid emoji code' } }, '11 code points are not an emoji');
+  t.equal((await reactTo('1f601', 'n'.repeat(100))).status, 200, 'a 100-character name');
+  t.match(await reactTo('1f602', 'n'.repeat(101)), { status: 400, body: { msg: 'Invalid emoji name' } }, 'a 101-character name');
 });

@@ -94,7 +94,30 @@ export function decideReaction(state: RealmState, command: Command<'reaction.add
   if (mine.some((r) => r.emojiCode === reaction.emojiCode && r.reactionType === reaction.reactionType)) {
     throw new ChatError(ErrorCode.REACTION_ALREADY_EXISTS, 'Reaction already exists.');
   }
+  requireRoomForEmoji(message.reactions, reaction);
   return [{ type: 'reaction.added', messageId: message.id, reaction }];
+}
+
+/**
+ * The original takes only emoji it knows, about 3,700; here any well-formed code is taken (no emoji data
+ * package is installed), so a message keeps at most this many different emoji, as chat services commonly
+ * do: once it has them, others can still react with those, but no one adds another. Without it a member
+ * could hang any number of made-up emoji on every message, each kept and sent to every recipient.
+ */
+export const MAX_EMOJI_PER_MESSAGE = 100;
+// The longest emoji sequences Unicode defines (ZWJ sequences with skin tones) have 10 code points.
+const MAX_EMOJI_CODE_POINTS = 10;
+const MAX_EMOJI_NAME_LENGTH = 100;
+
+function requireRoomForEmoji(reactions: readonly Reaction[], reaction: Reaction): void {
+  const emoji = new Set<string>();
+  for (const r of reactions) {
+    if (r.emojiCode === reaction.emojiCode && r.reactionType === reaction.reactionType) return;
+    emoji.add(`${r.reactionType} ${r.emojiCode}`);
+  }
+  if (emoji.size >= MAX_EMOJI_PER_MESSAGE) {
+    throw badRequest(`This message already has ${MAX_EMOJI_PER_MESSAGE} different emoji reactions, the most it may have; react with one of those`);
+  }
 }
 
 /**
@@ -114,8 +137,8 @@ function resolveReaction(state: RealmState, emojiName: string, emojiCode: string
   }
   const code = emojiCode ?? emojiCodeOf(emojiName);
   if (code === undefined) throw badRequest(`Emoji '${emojiName}' does not exist`);
-  if (!isUnicodeEmojiCode(code)) throw badRequest('Invalid emoji code');
-  if (!/^[a-z0-9_+-]+$/.test(emojiName)) throw badRequest('Invalid emoji name');
+  if (!isUnicodeEmojiCode(code) || code.split('-').length > MAX_EMOJI_CODE_POINTS) throw badRequest('Invalid emoji code');
+  if (!/^[a-z0-9_+-]+$/.test(emojiName) || emojiName.length > MAX_EMOJI_NAME_LENGTH) throw badRequest('Invalid emoji name');
   return { emojiName, emojiCode: code, reactionType, userId };
 }
 
