@@ -1,5 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { ChatError, ErrorCode } from './errors.ts';
+import type { RealmLimits } from './realm/limits.ts';
 import type { Delivery } from './events.ts';
 import type { Persistence } from './persistence.ts';
 import type { QueueChange } from './queue/changes.ts';
@@ -64,6 +65,8 @@ export interface RegistryOptions {
   keyCache?: number;
   /** ids of the stored segments of each id list index each realm keeps in memory (absent: DEFAULT_SEGMENT_CACHE) */
   segmentCache?: number;
+  /** how many groups, channels and custom emoji each organization may have (absent: DEFAULT_REALM_LIMITS) */
+  realmLimits?: RealmLimits;
   /** a live change of a user's personal state (the scheduled messages' timers follow them) */
   userChanged(state: UserState, changes: readonly UserChange[]): void;
 }
@@ -109,6 +112,7 @@ export class ActorRegistry {
       context = {
         now: this.now,
         alertWords: () => this.alertWords.get(realmId) ?? NO_ALERT_WORDS,
+        ...(this.options.realmLimits ? { limits: this.options.realmLimits } : {}),
       };
       this.decideContexts.set(realmId, context);
     }

@@ -28,6 +28,7 @@ import { decideUser } from './user/decide.ts';
 import { settingValue } from './user/settings.ts';
 import { userFromRecord, userToRecord, type UserState } from './user/state.ts';
 import type { PersonalLimits } from './user/limits.ts';
+import type { RealmLimits } from './realm/limits.ts';
 import { visibilityOf } from './realm/email-visibility.ts';
 
 export type { PersonalRecord, RealmActor, UserActor };
@@ -65,6 +66,8 @@ export interface RuntimeOptions {
   segmentCache?: number;
   /** how many of each kind of personal thing one user may keep (absent: DEFAULT_PERSONAL_LIMITS) */
   personalLimits?: PersonalLimits;
+  /** how many groups, channels and custom emoji each organization may have (absent: DEFAULT_REALM_LIMITS) */
+  realmLimits?: RealmLimits;
 }
 
 interface CommitTarget {
@@ -123,6 +126,7 @@ export class Runtime {
       ...(options.chunkCache !== undefined ? { chunkCache: options.chunkCache } : {}),
       ...(options.keyCache !== undefined ? { keyCache: options.keyCache } : {}),
       ...(options.segmentCache !== undefined ? { segmentCache: options.segmentCache } : {}),
+      ...(options.realmLimits ? { realmLimits: options.realmLimits } : {}),
       userChanged: (state, changes) => this.scheduled.noteChanges(state, changes),
     });
     this.realms = this.registry.realms;

@@ -89,6 +89,7 @@ export async function startServer(
     keyCache: config.messageKeyCache,
     segmentCache: config.messageSegmentCache,
     personalLimits: config.personalLimits,
+    realmLimits: config.realmLimits,
   });
   live = runtime;
   if (cluster?.seeded) await (await import('./cluster/snapshot-bucket.ts')).dropQueueRecords(store);

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
 import { DEFAULT_PERSONAL_LIMITS, type PersonalLimits } from '../actors/user/limits.ts';
+import { DEFAULT_REALM_LIMITS, type RealmLimits } from '../actors/realm/limits.ts';
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_PREFIX_TERMS } from '../snapshots/search-prefix.ts';
 import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
@@ -56,6 +57,8 @@ export interface Config {
   maxRemindersPerUser: number;
   /** saved snippets, drafts, scheduled messages, alert words, topic policies and push tokens one user may keep */
   personalLimits: PersonalLimits;
+  /** user groups, channels and custom emoji one organization may have */
+  realmLimits: RealmLimits;
   /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
   realmExportLimit: number;
   sweepMs: number;
@@ -208,6 +211,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxDefaultChannelGroups: 100,
     maxRemindersPerUser: 1000,
     personalLimits: DEFAULT_PERSONAL_LIMITS,
+    realmLimits: DEFAULT_REALM_LIMITS,
     realmExportLimit: 5,
     sweepMs: 1_000,
     snapshotIntervalMs: MINUTE,
@@ -335,6 +339,11 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       alertWords: read('CHAT_MAX_ALERT_WORDS_PER_USER', positiveInteger, base.personalLimits.alertWords),
       topicPolicies: read('CHAT_MAX_TOPIC_POLICIES_PER_USER', positiveInteger, base.personalLimits.topicPolicies),
       pushTokens: read('CHAT_MAX_PUSH_TOKENS_PER_USER', positiveInteger, base.personalLimits.pushTokens),
+    },
+    realmLimits: {
+      userGroups: read('CHAT_MAX_USER_GROUPS_PER_REALM', positiveInteger, base.realmLimits.userGroups),
+      channels: read('CHAT_MAX_CHANNELS_PER_REALM', positiveInteger, base.realmLimits.channels),
+      customEmoji: read('CHAT_MAX_CUSTOM_EMOJI_PER_REALM', positiveInteger, base.realmLimits.customEmoji),
     },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),

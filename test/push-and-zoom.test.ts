@@ -1,4 +1,5 @@
 import t from 'tap';
+import { MAX_PUSH_DEVICES } from '../actors/user/push-e2ee.ts';
 import { drain, ofType, type Event } from './helpers/messages.ts';
 import { OpenApi, type Schema } from './helpers/openapi.ts';
 import { ApiClient, startTestServer } from './helpers/server.ts';
@@ -62,6 +63,16 @@ t.test('POST /mobile_push/register: checked, pending, then what the push service
   t.same(body.push_devices, { 2408: { status: 'active', error_code: null }, 99: { status: 'failed', error_code: 'INVALID_BOUNCER_PUBLIC_KEY' } });
   t.equal((await owner.post('/mobile_push/register', device)).status, 200, 'registering again changes nothing');
   t.equal(registered.length, 2);
+
+  // A user has at most MAX_PUSH_DEVICES devices; one already registered may register again.
+  for (let id = 1; id <= MAX_PUSH_DEVICES - 2; id++) {
+    const { status, body } = await owner.post('/mobile_push/register', { ...device, push_account_id: 10_000 + id });
+    if (status !== 200) t.fail(`device ${id}: ${JSON.stringify(body)}`);
+  }
+  const over = await owner.post('/mobile_push/register', { ...device, push_account_id: 20_000 });
+  t.same([over.status, over.body.msg], [400, `You may register at most ${MAX_PUSH_DEVICES} push devices`], 'one device past the bound');
+  t.equal((await owner.post('/mobile_push/register', { ...device, push_public_key: Buffer.alloc(32, 8).toString('base64') })).status, 200, 'at the bound, a device registers again with a new key');
+  t.equal(Object.keys((await owner.register({ fetch_event_types: ['push_device'] })).body.push_devices).length, MAX_PUSH_DEVICES);
 });
 
 t.test('Zoom calls: without an OAuth app a clear error; with one, the OAuth flow stores the token (has_zoom_token) and calls use it', async (t) => {

@@ -7,6 +7,7 @@ import type { RealmChange } from './changes.ts';
 import { decideChannel } from './channels/decide.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
 import { decideEmoji } from './emoji/decide.ts';
+import { DEFAULT_REALM_LIMITS, type RealmLimits } from './limits.ts';
 import { decideGroup } from './groups/decide.ts';
 import { decideLinkifier } from './linkifiers/decide.ts';
 import { decideAcceptInvitation } from './invitations/accept.ts';
@@ -46,6 +47,8 @@ export interface Clock {
 export interface DecideContext extends Clock {
   /** the realm's users who have alert words, with theirs (lower-case); absent: none */
   alertWords?(): ReadonlyMap<number, readonly string[]>;
+  /** how many groups, channels and custom emoji the organization may have; absent: DEFAULT_REALM_LIMITS */
+  limits?: RealmLimits;
 }
 
 /**
@@ -89,7 +92,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'group.create':
     case 'group.update':
     case 'group.members':
-      return decideGroup(state, command, clock);
+      return decideGroup(state, command, clock, clock.limits ?? DEFAULT_REALM_LIMITS);
     case 'channel.subscribe': {
       const changes = decideChannel(state, command, clock);
       const announced = [...changes, ...newChannelNotices(state, command, changes, clock)];
@@ -145,7 +148,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
       return decideAttachment(state, command, clock);
     case 'emoji.add':
     case 'emoji.deactivate':
-      return decideEmoji(state, command);
+      return decideEmoji(state, command, clock.limits ?? DEFAULT_REALM_LIMITS);
     case 'linkifier.add':
     case 'linkifier.update':
     case 'linkifier.remove':

@@ -50,7 +50,7 @@ export const emojiRoutes = [
     params: { emoji_name: p.string() },
     async handle({ services, realm, user, files }, params) {
       // Refused names and callers are refused before any bytes are stored; deciding checks again.
-      const name = checkEmojiUpload(realm, user, params.emoji_name);
+      const name = checkEmojiUpload(realm, user, params.emoji_name, services.config.realmLimits.customEmoji);
       if (files.length !== 1) throw badRequest('You must upload exactly one file.');
       const file = files[0]!;
       if (file.truncated || file.data.length > MAX_EMOJI_FILE_SIZE_MIB * 1024 * 1024) {

@@ -2,7 +2,8 @@ import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import { renderMarkdown } from '../../markdown.ts';
 import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
-import type { Clock } from '../decide.ts';
+import type { Clock, DecideContext } from '../decide.ts';
+import { DEFAULT_REALM_LIMITS } from '../limits.ts';
 import { settingIncludes, type GroupSetting } from '../groups/state.ts';
 import { checkFolderForChannel } from '../channel-folders/decide.ts';
 import { checkTopicsPolicy } from './topics-policy.ts';
@@ -17,7 +18,7 @@ import { channelKey, defaultProperties, SUBSCRIPTION_COLORS, type Channel, type 
 
 type Subscribe = Extract<ChannelCommand, { type: 'channel.subscribe' }>;
 
-export function decideChannel(state: RealmState, command: ChannelCommand, clock: Clock): ChannelChange[] {
+export function decideChannel(state: RealmState, command: ChannelCommand, clock: DecideContext): ChannelChange[] {
   switch (command.type) {
     case 'channel.subscribe':
       return decideSubscribe(state, command, clock);
@@ -99,7 +100,7 @@ export function checkDescription(description: string): string {
  * A channel both added and removed is only removed: one commit cannot hold a subscription's addition and its
  * removal (their events are made from the state after both), and removing it is where the two end.
  */
-function decideSubscriptionsEdit(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.subscriptions_edit' }>, clock: Clock): ChannelChange[] {
+function decideSubscriptionsEdit(state: RealmState, command: Extract<ChannelCommand, { type: 'channel.subscriptions_edit' }>, clock: DecideContext): ChannelChange[] {
   const removeIds = channelIdsByName(state, command.remove);
   const removing = new Set(removeIds);
   const { caller, options } = command;
@@ -110,7 +111,7 @@ function decideSubscriptionsEdit(state: RealmState, command: Extract<ChannelComm
   return [...added, ...decideUnsubscribe(state, caller.userId, removeIds, [caller.userId])];
 }
 
-function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): ChannelChange[] {
+function decideSubscribe(state: RealmState, command: Subscribe, clock: DecideContext): ChannelChange[] {
   const actor = callerId(command.caller);
   const userIds = resolvePrincipals(state, command.principals, actor);
   const othersIncluded = userIds.some((id) => id !== actor);
@@ -126,6 +127,9 @@ function decideSubscribe(state: RealmState, command: Subscribe, clock: Clock): C
     const existingId = state.channelIdByName.get(key);
     let channel: Channel;
     if (existingId === undefined) {
+      // Archived channels count: they are kept.
+      const maxChannels = (clock.limits ?? DEFAULT_REALM_LIMITS).channels;
+      if (state.channels.size + (nextId - state.nextChannelId) >= maxChannels) throw badRequest(`This organization already has ${maxChannels} channels, the most it may have`);
       channel = newChannel(state, command, userIds, requested, nextId++, actor, clock);
       changes.push({ type: 'channel.created', channel });
     } else {

@@ -6,16 +6,22 @@ import { allowed, systemGroupId } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { GroupChange } from './changes.ts';
 import type { GroupCommand } from './commands.ts';
+import type { RealmLimits } from '../limits.ts';
 import { GROUP_PERMISSIONS, groupClosure, settingIncludes, type GroupPermission, type GroupSetting, type UserGroup } from './state.ts';
 
 const MAX_NAME_LENGTH = 100;
+// As a channel's description: every registration carries every group's.
+const MAX_DESCRIPTION_LENGTH = 1024;
 
-export function decideGroup(state: RealmState, command: GroupCommand, clock: Clock): GroupChange[] {
+export function decideGroup(state: RealmState, command: GroupCommand, clock: Clock, limits: RealmLimits): GroupChange[] {
   switch (command.type) {
     case 'group.create': {
       const callerId = userOf(command.caller);
       if (callerId !== null && !allowed(state, 'can_create_groups', callerId)) throw forbidden();
       checkName(state, command.name);
+      checkDescription(command.description);
+      // System groups and deactivated ones count: they are kept.
+      if (state.groups.size >= limits.userGroups) throw badRequest(`This organization already has ${limits.userGroups} user groups, the most it may have`);
       for (const id of command.members) requireActiveUser(state, id);
       for (const id of command.subgroups) requireGroup(state, id);
       const creator = callerId ?? 0;
@@ -43,7 +49,7 @@ export function decideGroup(state: RealmState, command: GroupCommand, clock: Clo
         checkName(state, command.name);
         change.name = command.name;
       }
-      if (command.description !== undefined && command.description !== group.description) change.description = command.description;
+      if (command.description !== undefined && command.description !== group.description) change.description = checkDescription(command.description);
       if (command.deactivated !== undefined && command.deactivated !== group.deactivated) {
         if (command.deactivated) requireUnused(state, group);
         change.deactivated = command.deactivated;
@@ -116,6 +122,11 @@ function canManage(state: RealmState, group: UserGroup, userId: number): boolean
 function requireManager(state: RealmState, group: UserGroup, caller: Caller): void {
   const callerId = userOf(caller);
   if (callerId !== null && !canManage(state, group, callerId)) throw forbidden();
+}
+
+function checkDescription(description: string): string {
+  if (description.length > MAX_DESCRIPTION_LENGTH) throw badRequest(`User group description cannot exceed ${MAX_DESCRIPTION_LENGTH} characters.`);
+  return description;
 }
 
 function checkName(state: RealmState, name: string): void {
