@@ -1,6 +1,8 @@
 import t from 'tap';
+import { rmSync } from 'node:fs';
+import { MAX_EDIT_HISTORY } from '../actors/realm/messages/limits.ts';
 import { advanceClock, channel, drain, fetchIds, ofType, sendDirect, sendToChannel } from './helpers/messages.ts';
-import { startTestServer } from './helpers/server.ts';
+import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
 
 const caps = { client_capabilities: { empty_topic_name: true, bulk_message_deletion: true } };
 
@@ -182,4 +184,33 @@ t.test('deleting messages and topics', async (t) => {
   t.match(ofType(await drain(api.as(bob), queueId), 'delete_message'), [{ message_ids: topic, topic: 'doomed' }]);
   t.same((await api.post(`/streams/${general}/delete_topic`, { topic_name: 'doomed' })).body.complete, true, 'an empty topic is complete at once');
   t.equal((await api.post('/streams/999/delete_topic', { topic_name: 'x' })).body.msg, 'Invalid channel ID');
+});
+
+t.test('a message keeps its newest MAX_EDIT_HISTORY edits, content and moves alike, also after a restart', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startTestServer(t, { dataDir, rateLimit: null });
+  const general = await channel(first.api, 'general', [1]);
+  const id = await sendToChannel(first.api, general, 'live', 'status 0');
+  // A bot's live status message: edited far more often than the history keeps.
+  const edits = MAX_EDIT_HISTORY + 20;
+  for (let i = 1; i <= edits; i++) {
+    const topic = i % 10 === 0 ? { topic: `live ${i}` } : {};
+    const { status, body } = await first.api.patch(`/messages/${id}`, { content: `status ${i}`, ...topic });
+    if (status !== 200) t.fail(`edit ${i}: ${JSON.stringify(body)}`);
+  }
+  const check = async (api: ApiClient, when: string) => {
+    const message = (await api.get(`/messages/${id}`, { apply_markdown: false })).body.message;
+    t.equal(message.content, `status ${edits}`, `${when}: the newest content`);
+    t.equal(message.edit_history.length, MAX_EDIT_HISTORY, `${when}: the newest ${MAX_EDIT_HISTORY} edits are kept`);
+    t.match(message.edit_history[0], { prev_content: `status ${edits - 1}`, prev_topic: `live ${edits - 10}`, topic: `live ${edits}` }, `${when}: the newest first`);
+    t.equal(message.edit_history.at(-1).prev_content, `status ${edits - MAX_EDIT_HISTORY}`, `${when}: the oldest kept`);
+    const history = (await api.get(`/messages/${id}/history`)).body.message_history as { content: string; topic: string }[];
+    t.equal(history.length, MAX_EDIT_HISTORY + 1, `${when}: the history is the oldest kept state and each edit since`);
+    t.same([history[0]!.content, history.at(-1)!.content], [`status ${edits - MAX_EDIT_HISTORY}`, `status ${edits}`], `${when}: from the oldest kept to the newest`);
+  };
+  await check(first.api, 'live');
+  await first.stop();
+  const second = await startTestServer(t, { dataDir, rateLimit: null });
+  await check(second.api, 'after a restart');
 });

@@ -1,3 +1,4 @@
+import { MAX_EDIT_HISTORY } from './limits.ts';
 import type { RealmState } from '../state.ts';
 import { contentHas } from './bodies.ts';
 import type { FirstMessageIds, MessageChange } from './changes.ts';
@@ -117,7 +118,7 @@ function applyEdit(state: RealmState, change: Extract<MessageChange, { type: 'me
       if (!move.resolveOnly) message.lastMovedTimestamp = change.at;
       if (move.toChannelId !== move.fromChannelId) moveHolders(state, message, move.lostAccess, move.gained);
     }
-    body.editHistory = [entry, ...body.editHistory];
+    body.editHistory = [entry, ...body.editHistory.slice(0, MAX_EDIT_HISTORY - 1)];
     store.bodies.set(message, body);
     if (content && id === change.targetId) indexMentions(state, message, true);
   }

@@ -3,6 +3,14 @@ import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../../register/realm-limits.ts
 
 // The editing windows themselves are realm settings (realm/settings/state.ts), changed with PATCH /realm.
 
+/**
+ * A message keeps its newest this many edits (each content edit keeps the text and rendering before it,
+ * up to about 60 KB). The original keeps every one; here a message's edit history is part of its body,
+ * read whole and kept decoded among the recently read bodies, and a bot that edits a live status message
+ * would otherwise grow it by every edit for ever. An older edit is dropped as a new one comes.
+ */
+export const MAX_EDIT_HISTORY = 100;
+
 /** The original's grace period on the content edit window, for edits started just before it closed. */
 export const EDIT_LIMIT_BUFFER_SECONDS = 20;
 
