@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { MAX_PROFILE_FIELDS } from '../actors/realm/profile-fields/decide.ts';
 import { Role } from '../actors/realm/state.ts';
 import { drain, type Event } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
@@ -269,4 +270,20 @@ t.test('fields and values survive a restart', async (t) => {
     [ids.mentor]: { value: '[1]' },
   });
   t.equal(await create(second.api, { name: 'After', field_type: 1 }), ids.pronouns + 1, 'ids continue');
+});
+
+t.test('an organization has at most MAX_PROFILE_FIELDS custom profile fields; a deleted one makes room', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  let last = 0;
+  for (let i = 0; i < MAX_PROFILE_FIELDS; i++) {
+    const { status, body } = await api.post(FIELDS, { name: `Field ${i}`, field_type: 1 });
+    if (status !== 200) t.fail(`field ${i}: ${JSON.stringify(body)}`);
+    last = body.id;
+  }
+  const over = await api.post(FIELDS, { name: 'One more', field_type: 1 });
+  t.same([over.status, over.body.msg], [400, `This organization already has ${MAX_PROFILE_FIELDS} custom profile fields, the most it may have`]);
+  t.equal((await api.patch(`${FIELDS}/${last}`, { name: 'Renamed' })).status, 200, 'at the bound, a field is still edited');
+  t.equal((await api.delete(`${FIELDS}/${last}`)).status, 200);
+  t.equal((await api.post(FIELDS, { name: 'One more', field_type: 1 })).status, 200, 'a deleted field makes room');
+  t.equal((await fieldsOf(api)).length, MAX_PROFILE_FIELDS);
 });

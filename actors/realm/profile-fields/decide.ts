@@ -11,6 +11,11 @@ import { FIELD_TYPES, FieldType, isRenderable, type ProfileField, type ProfileVa
 export const MAX_NAME_LENGTH = 40;
 export const MAX_HINT_LENGTH = 80;
 export const MAX_SUMMARY_FIELDS = 2;
+/**
+ * Not the original's (it has no limit): every registration carries every field, and each user may fill
+ * each one in. Organizations use a handful.
+ */
+export const MAX_PROFILE_FIELDS = 100;
 
 const notFound = (id: number) => badRequest(`Field id ${id} not found.`);
 
@@ -18,6 +23,7 @@ export function decideProfileField(state: RealmState, command: ProfileFieldComma
   switch (command.type) {
     case 'profile_field.create':
       requireAdmin(state, command.caller);
+      if (state.profileFields.fields.size >= MAX_PROFILE_FIELDS) throw badRequest(`This organization already has ${MAX_PROFILE_FIELDS} custom profile fields, the most it may have`);
       return [{ type: 'profile_field.created', field: newField(state, command) }];
     case 'profile_field.update': {
       requireAdmin(state, command.caller);
