@@ -4,6 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { EventSocketClient, openSocket, type Frame } from './helpers/event-socket.ts';
 import { startTestServer, type ApiClient, type Credentials } from './helpers/server.ts';
+import { advanceClock } from './helpers/messages.ts';
+import { SOCKET_TICKET_SECONDS } from '../src/http/socket-tickets.ts';
+import { DEFAULT_PERSONAL_LIMITS } from '../actors/user/limits.ts';
 
 const ids = (frame: Frame): number[] => frame.events.map((event: { id: number }) => event.id);
 
@@ -196,7 +199,8 @@ t.test('attaching: bad queue ids, other users\' queues, bad and missing last_eve
 });
 
 t.test('the upgrade takes the REST API\'s credentials: Basic auth, or a one-time ticket for browsers', async (t) => {
-  const { api, url, owner } = await startTestServer(t);
+  const server = await startTestServer(t);
+  const { api, url, owner } = server;
   const { queueId } = await api.register();
 
   const anonymous = await EventSocketClient.open(url, { queueId, lastEventId: -1 });
@@ -229,6 +233,15 @@ t.test('the upgrade takes the REST API\'s credentials: Basic auth, or a one-time
   const annTicket = (await api.as(ann).post('/events/socket/ticket')).body.ticket;
   const annOnOwners = await openSocket(url, { queueId, lastEventId: -1, ticket: annTicket });
   t.match(await annOnOwners.next(), { code: 'BAD_EVENT_QUEUE_ID' });
+
+  // A ticket is good for SOCKET_TICKET_SECONDS: one issued just under that ago opens the socket, an older one not.
+  const [young, old] = [(await api.post('/events/socket/ticket')).body.ticket, (await api.post('/events/socket/ticket')).body.ticket];
+  advanceClock(server, SOCKET_TICKET_SECONDS - 1);
+  const opened = await openSocket(url, { queueId, lastEventId: -1, ticket: young });
+  t.ok(Array.isArray((await opened.next()).events), `a ticket ${SOCKET_TICKET_SECONDS - 1} s old opens the socket`);
+  await opened.close();
+  advanceClock(server, 1);
+  t.same(await EventSocketClient.open(url, { queueId, lastEventId: -1, ticket: old }), { status: 401, body: { result: 'error', msg: 'Invalid or expired WebSocket ticket', code: 'UNAUTHORIZED' } }, `one ${SOCKET_TICKET_SECONDS} s old is refused`);
 
   t.equal((await api.get('/events/socket')).status, 404, 'the path answers nothing but an upgrade');
 });
@@ -355,10 +368,12 @@ t.test('a server stop closes sockets with 1001; after the restart a reconnect re
 });
 
 t.test('a socket that falls too far behind is dropped; its events stay queued for the reconnect', async (t) => {
-  const { api, url, owner, server } = await startTestServer(t, { socketMaxBufferedBytes: 64 * 1024, rateLimit: null });
-  const { queueId } = await api.register({ event_types: ['alert_words'] });
   // Each alert_words event carries the whole list: six events of 2 MB, more than the kernel's socket
-  // buffers hold, so that most of the backlog frame waits in the server.
+  // buffers hold, so that most of the backlog frame waits in the server (past the default bound on a
+  // user's alert words).
+  const personalLimits = { ...DEFAULT_PERSONAL_LIMITS, alertWords: 20_010 };
+  const { api, url, owner, server } = await startTestServer(t, { socketMaxBufferedBytes: 64 * 1024, rateLimit: null, personalLimits });
+  const { queueId } = await api.register({ event_types: ['alert_words'] });
   const words = Array.from({ length: 20_000 }, (_, i) => String(i).padStart(100, 'w'));
   t.equal((await api.post('/users/me/alert_words', { alert_words: words })).status, 200);
   for (let i = 0; i < 5; i++) await api.post('/users/me/alert_words', { alert_words: [`extra${i}`] });
