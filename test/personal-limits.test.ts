@@ -53,7 +53,7 @@ t.test('each kind of personal thing a user keeps is bounded; removing one makes 
   // Drafts: one request of the whole bound, then one more; a request that would pass the bound is refused whole.
   const draft = (i: number) => ({ type: 'stream', to: [general], topic: `draft ${i}`, content: `draft ${i}` });
   const annDrafts = Array.from({ length: limits.drafts + 1 }, (_, i) => draft(i));
-  await expectRefused(t, api.as(ann).post('/drafts', { drafts: annDrafts }), refusal('drafts', 0, 1000), '1,001 drafts at once');
+  await expectRefused(t, api.as(ann).post('/drafts', { drafts: annDrafts }), `${refusal('drafts', 0, 1000)}; these 1001 would make 1001`, '1,001 drafts at once');
   t.equal((await api.as(ann).get('/drafts')).body.count, 0, 'none of them was kept');
   const made = await ok(t, api.post('/drafts', { drafts: annDrafts.slice(0, limits.drafts) }), '1,000 drafts at once');
   await expectRefused(t, api.post('/drafts', { drafts: [draft(1000)] }), refusal('drafts', 1000, 1000), 'the 1,001st draft');
@@ -63,11 +63,11 @@ t.test('each kind of personal thing a user keeps is bounded; removing one makes 
 
   // Alert words: new words count, words already there (in any case) do not.
   const words = Array.from({ length: limits.alertWords }, (_, i) => `word${i}`);
-  await expectRefused(t, api.as(ann).post('/users/me/alert_words', { alert_words: [...words, 'one more'] }), refusal('alert words', 0, 1000), '1,001 alert words at once');
+  await expectRefused(t, api.as(ann).post('/users/me/alert_words', { alert_words: [...words, 'one more'] }), `${refusal('alert words', 0, 1000)}; these 1001 would make 1001`, '1,001 alert words at once');
   t.same((await api.as(ann).get('/users/me/alert_words')).body.alert_words, [], 'none of them was kept');
   await ok(t, api.post('/users/me/alert_words', { alert_words: words }), '1,000 alert words at once');
   await ok(t, api.post('/users/me/alert_words', { alert_words: ['WORD0', 'word999'] }), 'words already there, in another case');
-  await expectRefused(t, api.post('/users/me/alert_words', { alert_words: ['word0', 'one more'] }), refusal('alert words', 1000, 1000), 'the 1,001st alert word');
+  await expectRefused(t, api.post('/users/me/alert_words', { alert_words: ['word0', 'one more'] }), refusal('alert words', 1000, 1000), 'the 1,001st alert word (the one already there is not counted)');
   await ok(t, api.delete('/users/me/alert_words', { alert_words: ['word5'] }), 'an alert word removed');
   await ok(t, api.post('/users/me/alert_words', { alert_words: ['one more'] }), 'makes room for another');
 

@@ -31,5 +31,6 @@ export const DEFAULT_PERSONAL_LIMITS: PersonalLimits = {
 /** Refuses `adding` more of a kind when the user keeps `count` of it and may keep `limit`. */
 export function requireRoom(what: string, count: number, adding: number, limit: number): void {
   if (count + adding <= limit) return;
-  throw badRequest(`You have ${count} ${what} and may keep at most ${limit}`);
+  const more = adding > 1 ? `; these ${adding} would make ${count + adding}` : '';
+  throw badRequest(`You have ${count} ${what} and may keep at most ${limit}${more}`);
 }
