@@ -1,5 +1,7 @@
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { MAX_SUBMESSAGE_CHARS_PER_MESSAGE } from '../actors/realm/submessages/decide.ts';
+import { LIMITS } from '../actors/register/realm-limits.ts';
 import { channel, drain, ofType, sendDirect, sendToChannel } from './helpers/messages.ts';
 import { OpenApi, type Schema } from './helpers/openapi.ts';
 import { startTestServer, tempDir } from './helpers/server.ts';
@@ -81,4 +83,21 @@ t.test('one message holds at most CHAT_MAX_SUBMESSAGES_PER_MESSAGE submessages, 
   const refused = await vote(1);
   t.same([refused.status, refused.body.code, refused.body.msg], [400, 'BAD_REQUEST', 'This message already has 3 submessages, the most it may have']);
   t.equal((await owner.get(`/messages/${poll}`)).body.message.submessages.length, 3, 'the widget and two votes');
+});
+
+t.test(`one message's submessages hold at most MAX_SUBMESSAGE_CHARS_PER_MESSAGE characters together`, async (t) => {
+  const { api: owner } = await startTestServer(t, { rateLimit: null });
+  const general = await channel(owner, 'general', [1]);
+  const plain = await sendToChannel(owner, general, 'data', 'No widget: any JSON goes');
+  // Each the longest one allowed: a JSON string of 10,000 characters.
+  const content = JSON.stringify('x'.repeat(LIMITS.max_message_length - 2));
+  const add = () => owner.post('/submessage', { message_id: plain, msg_type: 'widget', content });
+  const fit = MAX_SUBMESSAGE_CHARS_PER_MESSAGE / content.length;
+  for (let i = 0; i < fit; i++) {
+    const { status, body } = await add();
+    if (status !== 200) t.fail(`submessage ${i}: ${JSON.stringify(body)}`);
+  }
+  const refused = await add();
+  t.same([refused.status, refused.body.code, refused.body.msg], [400, 'BAD_REQUEST', `This message's submessages already hold ${MAX_SUBMESSAGE_CHARS_PER_MESSAGE} characters; at most ${MAX_SUBMESSAGE_CHARS_PER_MESSAGE} fit`]);
+  t.equal((await owner.get(`/messages/${plain}`)).body.message.submessages.length, fit, `${fit} submessages of 10,000 characters`);
 });

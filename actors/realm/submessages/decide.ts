@@ -7,6 +7,13 @@ import type { SubmessageCommand } from './commands.ts';
 import { validateWidgetData, widgetType } from './widget.ts';
 
 /**
+ * All of one message's submessages together, in characters: every fetch of the message carries them. A vote
+ * is about 45 characters, so the most submessages a message may have (CHAT_MAX_SUBMESSAGES_PER_MESSAGE,
+ * 20,000) of votes fit; 20,000 of the longest (10,000 characters) would make each fetch 200 MB.
+ */
+export const MAX_SUBMESSAGE_CHARS_PER_MESSAGE = 2_000_000;
+
+/**
  * A submessage, as the original's `process_submessage`: on a message the user may read; the first on a
  * message is its sender's (the widget it makes); a poll's or a todo list's data must have that widget's shape.
  * The original has no bound on a submessage's size; here it is a message's (each one is replayed by clients).
@@ -21,6 +28,11 @@ export function decideSubmessage(state: RealmState, command: SubmessageCommand):
   // Every view of the message carries them all, and they stay in memory: a poll cannot grow without end.
   if (existing.length >= command.maxPerMessage) throw badRequest(`This message already has ${command.maxPerMessage} submessages, the most it may have`);
   if (command.content.length > LIMITS.max_message_length) throw badRequest(`Submessage content is longer than ${LIMITS.max_message_length} characters`);
+  let total = command.content.length;
+  for (const submessage of existing) total += submessage.content.length;
+  if (total > MAX_SUBMESSAGE_CHARS_PER_MESSAGE) {
+    throw badRequest(`This message's submessages already hold ${total - command.content.length} characters; at most ${MAX_SUBMESSAGE_CHARS_PER_MESSAGE} fit`);
+  }
   let data: unknown;
   try {
     data = JSON.parse(command.content);
