@@ -17,8 +17,7 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
     case 'scheduled.create': {
       const { message } = command;
       requireFuture(message.deliverAt, clock);
-      const pending = [...state.scheduled.values()].filter((scheduled) => scheduled.reminderTargetMessageId === undefined).length;
-      requireRoom('scheduled messages', pending, 1, maxScheduled);
+      requireRoom('scheduled messages', pendingCount(state, false), 1, maxScheduled);
       const checked = checkSend(command.realm, state.userId, message, clock);
       const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender, client: message.client };
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, input) }];
@@ -35,8 +34,7 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       return [{ type: 'scheduled.deleted', id: command.id }];
     case 'reminder.create': {
       requireFuture(command.message.deliverAt, clock);
-      const pending = [...state.scheduled.values()].filter((message) => message.reminderTargetMessageId !== undefined).length;
-      if (pending >= command.maxReminders) throw badRequest(`You already have ${command.maxReminders} reminders, the most you may have`);
+      if (pendingCount(state, true) >= command.maxReminders) throw badRequest(`You already have ${command.maxReminders} reminders, the most you may have`);
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, command.message) }];
     }
     case 'reminder.delete': {
@@ -51,6 +49,13 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       return [{ type: 'scheduled.failed', id: command.id, reason: command.reason }];
     }
   }
+}
+
+/** The user's pending reminders, or their other scheduled messages: each kind has its own bound. */
+function pendingCount(state: UserState, reminders: boolean): number {
+  let count = 0;
+  for (const message of state.scheduled.values()) if ((message.reminderTargetMessageId !== undefined) === reminders) count++;
+  return count;
 }
 
 type Checked = Pick<ScheduledInput, 'type' | 'to' | 'topic' | 'content' | 'renderedContent'>;

@@ -3,7 +3,7 @@ import { renderMarkdown } from '../../markdown.ts';
 import { LIMITS } from '../../register/realm-limits.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock, DecideContext } from '../decide.ts';
-import { DEFAULT_REALM_LIMITS } from '../limits.ts';
+import { DEFAULT_REALM_LIMITS, requireRealmRoom } from '../limits.ts';
 import { settingIncludes, type GroupSetting } from '../groups/state.ts';
 import { checkFolderForChannel } from '../channel-folders/decide.ts';
 import { checkTopicsPolicy } from './topics-policy.ts';
@@ -128,8 +128,7 @@ function decideSubscribe(state: RealmState, command: Subscribe, clock: DecideCon
     let channel: Channel;
     if (existingId === undefined) {
       // Archived channels count: they are kept.
-      const maxChannels = (clock.limits ?? DEFAULT_REALM_LIMITS).channels;
-      if (state.channels.size + (nextId - state.nextChannelId) >= maxChannels) throw badRequest(`This organization already has ${maxChannels} channels, the most it may have`);
+      requireRealmRoom('channels', state.channels.size + (nextId - state.nextChannelId), (clock.limits ?? DEFAULT_REALM_LIMITS).channels);
       channel = newChannel(state, command, userIds, requested, nextId++, actor, clock);
       changes.push({ type: 'channel.created', channel });
     } else {

@@ -1,12 +1,12 @@
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import type { Caller } from '../commands.ts';
-import { emojiCodeOf } from '../messages/emoji.ts';
+import { emojiCodeOf, MAX_EMOJI_NAME_LENGTH } from '../messages/emoji.ts';
 import { allowed } from '../permissions.ts';
 import { isAdmin, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { EmojiChange } from './changes.ts';
 import type { EmojiCommand } from './commands.ts';
 import { activeEmoji } from './state.ts';
-import type { RealmLimits } from '../limits.ts';
+import { requireRealmRoom, type RealmLimits } from '../limits.ts';
 
 export function decideEmoji(state: RealmState, command: EmojiCommand, limits: RealmLimits): EmojiChange[] {
   const caller = callerUser(state, command.caller);
@@ -38,14 +38,11 @@ export function checkEmojiUpload(state: RealmState, user: UserProfile, requested
   if (!allowed(state, 'can_add_custom_emoji_group', user.userId)) throw badRequest('Insufficient permission');
   if (activeEmoji(state.emoji, name)) throw badRequest('A custom emoji with this name already exists.');
   // Deactivated ones count: they are kept, for the messages and reactions that show them.
-  if (state.emoji.byId.size >= maxEmoji) throw badRequest(`This organization already has ${maxEmoji} custom emoji, the most it may have`);
+  requireRealmRoom('custom emoji', state.emoji.byId.size, maxEmoji);
   // A custom emoji replaces the built-in one of its name for the whole organization.
   if ((emojiCodeOf(name) !== undefined || name === 'zulip') && !isAdmin(user)) throw badRequest('Only administrators can override default emoji.');
   return name;
 }
-
-// As a reaction's emoji name (messages/decide-misc.ts).
-const MAX_EMOJI_NAME_LENGTH = 100;
 
 function checkEmojiName(name: string): void {
   if (!name) throw badRequest('Emoji name is missing');

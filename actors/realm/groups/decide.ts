@@ -6,7 +6,7 @@ import { allowed, systemGroupId } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { GroupChange } from './changes.ts';
 import type { GroupCommand } from './commands.ts';
-import type { RealmLimits } from '../limits.ts';
+import { requireRealmRoom, type RealmLimits } from '../limits.ts';
 import { GROUP_PERMISSIONS, groupClosure, settingIncludes, type GroupPermission, type GroupSetting, type UserGroup } from './state.ts';
 
 const MAX_NAME_LENGTH = 100;
@@ -21,7 +21,7 @@ export function decideGroup(state: RealmState, command: GroupCommand, clock: Clo
       checkName(state, command.name);
       checkDescription(command.description);
       // System groups and deactivated ones count: they are kept.
-      if (state.groups.size >= limits.userGroups) throw badRequest(`This organization already has ${limits.userGroups} user groups, the most it may have`);
+      requireRealmRoom('user groups', state.groups.size, limits.userGroups);
       for (const id of command.members) requireActiveUser(state, id);
       for (const id of command.subgroups) requireGroup(state, id);
       const creator = callerId ?? 0;

@@ -7,7 +7,7 @@ import { canRead, holds, messageAudience } from './access.ts';
 import type { DeletedGroup, EditableFlag, FirstMessageIds, MessageChange } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, readableMessage } from './decide.ts';
-import { emojiCodeOf, isUnicodeEmojiCode } from './emoji.ts';
+import { emojiCodeOf, isUnicodeEmojiCode, MAX_EMOJI_NAME_LENGTH } from './emoji.ts';
 import { IdList } from './id-list.ts';
 import type { IdSet } from './id-set.ts';
 import { normalizeTopic } from './limits.ts';
@@ -107,7 +107,6 @@ export function decideReaction(state: RealmState, command: Command<'reaction.add
 export const MAX_EMOJI_PER_MESSAGE = 100;
 // The longest emoji sequences Unicode defines (ZWJ sequences with skin tones) have 10 code points.
 const MAX_EMOJI_CODE_POINTS = 10;
-const MAX_EMOJI_NAME_LENGTH = 100;
 
 function requireRoomForEmoji(reactions: readonly Reaction[], reaction: Reaction): void {
   const emoji = new Set<string>();

@@ -27,6 +27,9 @@ export function emojiCodeToNames(): Record<string, string[]> {
   return names;
 }
 
+/** The longest emoji name, custom or in a reaction (the original's names are far shorter). */
+export const MAX_EMOJI_NAME_LENGTH = 100;
+
 export function emojiCodeOf(name: string): string | undefined {
   return Object.hasOwn(EMOJI, name) ? EMOJI[name] : undefined;
 }

@@ -1,6 +1,7 @@
 import { badRequest, notAdmin } from '../../errors.ts';
 import { renderMarkdown } from '../../markdown.ts';
 import type { Caller } from '../commands.ts';
+import { requireRealmRoom } from '../limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../state.ts';
 import type { ProfileFieldChange } from './changes.ts';
 import type { ProfileFieldCommand } from './commands.ts';
@@ -23,7 +24,7 @@ export function decideProfileField(state: RealmState, command: ProfileFieldComma
   switch (command.type) {
     case 'profile_field.create':
       requireAdmin(state, command.caller);
-      if (state.profileFields.fields.size >= MAX_PROFILE_FIELDS) throw badRequest(`This organization already has ${MAX_PROFILE_FIELDS} custom profile fields, the most it may have`);
+      requireRealmRoom('custom profile fields', state.profileFields.fields.size, MAX_PROFILE_FIELDS);
       return [{ type: 'profile_field.created', field: newField(state, command) }];
     case 'profile_field.update': {
       requireAdmin(state, command.caller);
