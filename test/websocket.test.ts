@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { EventSocketClient, openSocket, type Frame } from './helpers/event-socket.ts';
 import { startTestServer, type ApiClient, type Credentials } from './helpers/server.ts';
 import { advanceClock } from './helpers/messages.ts';
-import { SOCKET_TICKET_SECONDS } from '../src/http/socket-tickets.ts';
+import { MAX_TICKETS_PER_USER, SOCKET_TICKET_SECONDS } from '../src/http/socket-tickets.ts';
 import { DEFAULT_PERSONAL_LIMITS } from '../actors/user/limits.ts';
 
 const ids = (frame: Frame): number[] => frame.events.map((event: { id: number }) => event.id);
@@ -244,6 +244,38 @@ t.test('the upgrade takes the REST API\'s credentials: Basic auth, or a one-time
   t.same(await EventSocketClient.open(url, { queueId, lastEventId: -1, ticket: old }), { status: 401, body: { result: 'error', msg: 'Invalid or expired WebSocket ticket', code: 'UNAUTHORIZED' } }, `one ${SOCKET_TICKET_SECONDS} s old is refused`);
 
   t.equal((await api.get('/events/socket')).status, 404, 'the path answers nothing but an upgrade');
+});
+
+t.test(`a user holds at most ${MAX_TICKETS_PER_USER} unused tickets: one more drops that user's oldest`, async (t) => {
+  // Without the rate limit (an operator may switch it off), only this bound keeps a user's tickets in check.
+  const { api, url } = await startTestServer(t, { rateLimit: null });
+  const { queueId } = await api.register();
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const bobs = (await api.as(bob).post('/events/socket/ticket')).body.ticket as string;
+
+  const tickets: string[] = [];
+  for (let i = 0; i <= MAX_TICKETS_PER_USER; i++) tickets.push((await api.post('/events/socket/ticket')).body.ticket);
+  const expired = { status: 401, body: { result: 'error', msg: 'Invalid or expired WebSocket ticket', code: 'UNAUTHORIZED' } };
+  t.same(await EventSocketClient.open(url, { queueId, lastEventId: -1, ticket: tickets[0]! }), expired, `the oldest went with ticket ${MAX_TICKETS_PER_USER + 1}`);
+  for (const ticket of [tickets[1]!, tickets[MAX_TICKETS_PER_USER]!]) {
+    const socket = await openSocket(url, { queueId, lastEventId: -1, ticket });
+    t.ok(Array.isArray((await socket.next()).events), 'the others still open a socket');
+    await socket.close();
+  }
+  const bobsQueue = (await api.as(bob).register({ event_types: ['realm_user'] })).queueId;
+  await api.createUser('cat@example.com', 'Cat');
+  const bobsSocket = await openSocket(url, { queueId: bobsQueue, lastEventId: -1, ticket: bobs });
+  t.ok(Array.isArray((await bobsSocket.next()).events), "another user's ticket is untouched");
+  await bobsSocket.close();
+
+  // The two redeemed tickets made room for two more: the oldest unused one is kept.
+  const fresh = [(await api.post('/events/socket/ticket')).body.ticket as string, (await api.post('/events/socket/ticket')).body.ticket as string];
+  const oldest = await openSocket(url, { queueId, lastEventId: -1, ticket: tickets[2]! });
+  t.ok(Array.isArray((await oldest.next()).events), 'redeemed tickets count no more');
+  await oldest.close();
+  const last = await openSocket(url, { queueId, lastEventId: -1, ticket: fresh[1]! });
+  t.ok(Array.isArray((await last.next()).events));
+  await last.close();
 });
 
 t.test('an upgrade from a page of another site is refused, even with the credentials a browser remembers', async (t) => {
