@@ -135,6 +135,7 @@ export async function startServer(
     diskSpace,
     mailer: new Mailer(`noreply@${configuredExternalUrl(config).hostname}`, join(config.dataDir, 'outbox'), config.smtpUrl, log),
     apiLimiter: config.rateLimit ? new RateLimiter(config.rateLimit.limit, config.rateLimit.windowSeconds) : null,
+    emailChangeLimiter: config.emailChangeLimit ? new RateLimiter(config.emailChangeLimit.limit, config.emailChangeLimit.windowSeconds) : null,
     clientBudgets: new ClientBudgets(config.clientBudgets, config.loginLimit),
     passwordQueue,
     socketTickets: new SocketTickets(() => runtime.clock.now()),

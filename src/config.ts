@@ -69,6 +69,8 @@ export interface Config {
   rateLimit: { limit: number; windowSeconds: number } | null;
   /** failed password logins per client and username */
   loginLimit: Budget;
+  /** confirmation mails of email address changes per user; null: unlimited */
+  emailChangeLimit: Budget | null;
   /** what callers without credentials may spend, by client address and server-wide (src/http/client-budgets.ts) */
   clientBudgets: ClientBudgetConfig;
   /** scrypt runs at once (off libuv's pool otherwise shared with LMDB and files), and callers without credentials waiting for one */
@@ -220,6 +222,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     // The original's authenticate_by_username (5 failures in 30 minutes), kept per client as well: one that
     // guesses cannot lock the account's owner out, who logs in from another address.
     loginLimit: { limit: 5, windowSeconds: 30 * 60 },
+    // The original's email_change_by_user (5 a day): each change mails any address the user names, so
+    // without a budget of its own one account could mail without end (or fill the outbox, without SMTP).
+    emailChangeLimit: { limit: 5, windowSeconds: 24 * 60 * 60 },
     clientBudgets: {
       // The original's api_by_ip: 100 requests a minute per address for callers without credentials.
       anonymous: { limit: 100, windowSeconds: 60 },
@@ -349,6 +354,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
     rateLimit: read('CHAT_RATE_LIMIT', budget, base.rateLimit),
     loginLimit: read('CHAT_LOGIN_LIMIT', requiredBudget, base.loginLimit),
+    emailChangeLimit: read('CHAT_EMAIL_CHANGE_LIMIT', budget, base.emailChangeLimit),
     clientBudgets: {
       anonymous: read('CHAT_ANONYMOUS_LIMIT', budget, base.clientBudgets.anonymous),
       costly: read('CHAT_ANONYMOUS_GLOBAL_LIMIT', budget, base.clientBudgets.costly),

@@ -26,6 +26,8 @@ export interface AppServices {
   /** free space on the data directory's disk against the minimum: writes stop below it */
   diskSpace: DiskSpace;
   apiLimiter: RateLimiter | null;
+  /** confirmation mails of email address changes, per user */
+  emailChangeLimiter: RateLimiter | null;
   /** what callers without credentials may spend: requests, logins, sign-ups */
   clientBudgets: ClientBudgets;
   /** every password hash or check of a request waits its turn here */

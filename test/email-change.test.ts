@@ -147,6 +147,36 @@ t.test('a deactivated user cannot confirm', async (t) => {
   t.equal((await api.get(`/users/${member.userId}`)).body.user.email, 'member@example.com');
 });
 
+t.test('a user may ask for 5 changes a day: the sixth is refused with 429 and mails nothing', async (t) => {
+  // Each request mails a link to whatever address the user names: the budget is all that stops a mail cannon.
+  const server = await startTestServer(t, { rateLimit: null });
+  const { api } = server;
+  const member = await api.createUser('member@example.com');
+  const other = await api.createUser('other@example.com');
+  const mails = () => readdirSync(join(server.dataDir, 'outbox')).length;
+
+  // What mails nothing spends nothing: no change, an address in use, a refused one.
+  t.equal((await api.as(member).patch('/settings', { email: 'member@example.com' })).status, 200);
+  t.equal((await api.as(member).patch('/settings', { email: 'other@example.com' })).status, 400);
+  t.equal((await api.patch('/realm', { email_changes_disabled: true })).status, 200);
+  t.equal((await api.as(member).patch('/settings', { email: 'off@example.com' })).status, 400);
+  t.equal((await api.patch('/realm', { email_changes_disabled: false })).status, 200);
+
+  const links: string[] = [];
+  for (let i = 1; i <= 5; i++) links.push(await requestChange(server, api.as(member), `try${i}@example.com`));
+  const before = mails();
+  const refused = await api.as(member).patch('/settings', { email: 'try6@example.com' });
+  t.equal(refused.status, 429);
+  t.match(refused.body, { result: 'error', code: 'RATE_LIMIT_HIT', msg: 'Too many email address changes requested; try again later' });
+  t.ok(refused.body['retry-after'] > 0 && Number(refused.headers.get('retry-after')) > 0, 'with the seconds to wait');
+  t.equal(mails(), before, 'no mail for the refused one');
+  t.equal((await follow(links[4]!)).status, 200, 'the last link mailed still works');
+  t.equal((await api.get(`/users/${member.userId}`)).body.user.email, 'try5@example.com');
+
+  t.equal((await api.as(other).patch('/settings', { email: 'other2@example.com' })).status, 200, 'the budget is per user');
+  t.equal(mails(), before + 1);
+});
+
 t.test('a pending change and a confirmed one survive restarts', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -3,6 +3,7 @@ import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import type { RealmState, UserProfile } from '../../actors/realm/state.ts';
 import { checkSettings, SETTINGS, type SettingSpec } from '../../actors/user/settings.ts';
 import { p, type Param, type ParamsOf } from '../http/params.ts';
+import { refuseOver } from '../http/rate-limit.ts';
 import { checkPassword } from '../password-check.ts';
 import { hashPassword, passwordWeakness } from '../passwords.ts';
 import type { AppServices } from '../services.ts';
@@ -48,8 +49,21 @@ async function checkNewPassword(context: RouteContext<'user'>, oldPassword: stri
  * (/accounts/confirm_new_email/KEY, src/routes/accounts.ts) is opened.
  */
 async function startEmailChange(services: AppServices, realm: RealmState, user: UserProfile, newEmail: string): Promise<void> {
-  const [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail, realm });
-  if (change?.type !== 'email.change_requested') return;
+  // Counted before the request is recorded (it replaces the pending one), given back when nothing is mailed.
+  const limiter = services.emailChangeLimiter;
+  const holder = `${realm.realmId}:${user.userId}`;
+  if (limiter) refuseOver(limiter, limiter.hit(holder), 'Too many email address changes requested; try again later');
+  let change;
+  try {
+    [change] = await services.runtime.executeUser(realm.realmId, user.userId, { type: 'email.request_change', newEmail, realm });
+  } catch (error) {
+    limiter?.refund(holder);
+    throw error;
+  }
+  if (change?.type !== 'email.change_requested') {
+    limiter?.refund(holder);
+    return;
+  }
   const url = services.realmUrl(realm);
   const link = `${url}/accounts/confirm_new_email/${change.pending.token}`;
   await services.mailer.send({
