@@ -1,32 +1,11 @@
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import t from 'tap';
 import { configFrom } from '../src/config.ts';
+import { keyOf, outbox } from './helpers/invitations.ts';
 import { advanceClock, channel, drain, ofType } from './helpers/messages.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
 
 const PASSWORD = 'a-Strong-passw0rd-for-joining';
-
-/** The mails in the outbox, oldest first: recipient, subject and the join link (bodies are quoted-printable). */
-function outbox(server: TestServer): { to: string; subject: string; link: string }[] {
-  const dir = join(server.dataDir, 'outbox');
-  let files: string[];
-  try {
-    files = readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-  return files.map((file) => {
-    const mail = readFileSync(join(dir, file), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-    return {
-      to: /^To: (.+)$/m.exec(mail)?.[1]?.trim() ?? '',
-      subject: /^Subject: (.+)$/m.exec(mail)?.[1]?.trim() ?? '',
-      link: /(https?:\/\/\S+\/join\/[a-z0-9]+\/)/.exec(mail)?.[1] ?? '',
-    };
-  });
-}
-
-const keyOf = (link: string) => /\/join\/([a-z0-9]+)\/$/.exec(link)![1]!;
 
 async function page(link: string, form?: Record<string, string>) {
   const response = await fetch(link, form ? { method: 'POST', body: new URLSearchParams(form) } : {});
