@@ -57,7 +57,7 @@ export interface Config {
   maxRemindersPerUser: number;
   /** saved snippets, drafts, scheduled messages, alert words, topic policies and push tokens one user may keep */
   personalLimits: PersonalLimits;
-  /** user groups, channels and custom emoji one organization may have */
+  /** user groups, channels, custom emoji and invitations one organization may have */
   realmLimits: RealmLimits;
   /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
   realmExportLimit: number;
@@ -349,6 +349,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       userGroups: read('CHAT_MAX_USER_GROUPS_PER_REALM', positiveInteger, base.realmLimits.userGroups),
       channels: read('CHAT_MAX_CHANNELS_PER_REALM', positiveInteger, base.realmLimits.channels),
       customEmoji: read('CHAT_MAX_CUSTOM_EMOJI_PER_REALM', positiveInteger, base.realmLimits.customEmoji),
+      invitations: read('CHAT_MAX_INVITATIONS_PER_REALM', positiveInteger, base.realmLimits.invitations),
     },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_REALM_LIMITS } from '../actors/realm/limits.ts';
 import { configFrom } from '../src/config.ts';
 import { png } from './helpers/images.ts';
 import { startTestServer, tempDir, type ApiClient } from './helpers/server.ts';
@@ -24,7 +25,7 @@ function filesUnder(dir: string): string[] {
 t.test('an organization has a bounded number of user groups, channels and custom emoji; the kept ones count; the bounds hold after a restart', async (t) => {
   const dataDir = tempDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const start = async (userGroups: number) => startTestServer(t, { dataDir, rateLimit: null, realmLimits: { userGroups, channels: 3, customEmoji: 2 } });
+  const start = async (userGroups: number) => startTestServer(t, { dataDir, rateLimit: null, realmLimits: { ...DEFAULT_REALM_LIMITS, userGroups, channels: 3, customEmoji: 2 } });
   // The system groups (role:everyone and the others) are groups too: the bound leaves room for two more.
   const probe = await start(100);
   const systemGroups = (await probe.api.get('/user_groups')).body.user_groups.length as number;
@@ -76,7 +77,11 @@ t.test('an organization has a bounded number of user groups, channels and custom
 });
 
 t.test('the organization bounds are read from the environment', async (t) => {
-  const config = configFrom({}, { CHAT_MAX_USER_GROUPS_PER_REALM: '7', CHAT_MAX_CHANNELS_PER_REALM: '8', CHAT_MAX_CUSTOM_EMOJI_PER_REALM: '9' });
-  t.same(config.realmLimits, { userGroups: 7, channels: 8, customEmoji: 9 });
+  t.same(configFrom({}, {}).realmLimits, { userGroups: 5000, channels: 10_000, customEmoji: 5000, invitations: 10_000 }, 'by default');
+  const config = configFrom({}, {
+    CHAT_MAX_USER_GROUPS_PER_REALM: '7', CHAT_MAX_CHANNELS_PER_REALM: '8', CHAT_MAX_CUSTOM_EMOJI_PER_REALM: '9',
+    CHAT_MAX_INVITATIONS_PER_REALM: '10',
+  });
+  t.same(config.realmLimits, { userGroups: 7, channels: 8, customEmoji: 9, invitations: 10 });
   t.throws(() => configFrom({}, { CHAT_MAX_CHANNELS_PER_REALM: 'many' }), /CHAT_MAX_CHANNELS_PER_REALM/);
 });

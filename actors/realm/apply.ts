@@ -159,6 +159,7 @@ export function applyRealmChange(state: RealmState, change: RealmChange): void {
     case 'invitation.revoked':
     case 'invitation.resent':
     case 'invitation.used':
+    case 'invitations.forgotten':
       applyInvitationChange(state, change);
       return;
     case 'submessage.added':

@@ -47,7 +47,7 @@ export interface Clock {
 export interface DecideContext extends Clock {
   /** the realm's users who have alert words, with theirs (lower-case); absent: none */
   alertWords?(): ReadonlyMap<number, readonly string[]>;
-  /** how many groups, channels and custom emoji the organization may have; absent: DEFAULT_REALM_LIMITS */
+  /** how many groups, channels, custom emoji and invitations the organization may have; absent: DEFAULT_REALM_LIMITS */
   limits?: RealmLimits;
 }
 
@@ -187,7 +187,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
     case 'invite.create_link':
     case 'invite.revoke':
     case 'invite.resend':
-      return decideInvitation(state, command, clock);
+      return decideInvitation(state, command, clock, clock.limits ?? DEFAULT_REALM_LIMITS);
     case 'invite.accept': {
       const changes = decideAcceptInvitation(state, command, clock);
       return [...changes, ...signupNotices(state, changes, clock)];

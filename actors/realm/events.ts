@@ -140,6 +140,7 @@ export function realmEvents(state: RealmState, change: RealmChange, now: number)
     case 'invitation.revoked':
     case 'invitation.resent':
     case 'invitation.used':
+    case 'invitations.forgotten':
       return invitationEvents(state, change);
     case 'user.avatar_changed': {
       const user = state.users.get(change.userId);

@@ -10,15 +10,24 @@ export interface RealmLimits {
   userGroups: number;
   channels: number;
   customEmoji: number;
+  /**
+   * Invitations of each kind (email invitations, reusable links) kept. Used, revoked and expired ones are kept
+   * so that their links say what became of them, until new ones need their room: then the oldest of them are
+   * forgotten. Only the usable ones can fill the bound.
+   */
+  invitations: number;
 }
 
 export const DEFAULT_REALM_LIMITS: RealmLimits = {
   userGroups: 5000,
   channels: 10_000,
   customEmoji: 5000,
+  invitations: 10_000,
 };
 
-/** Refuses one more of a kind when the organization has `count` of it and may have `limit`. */
-export function requireRealmRoom(what: string, count: number, limit: number): void {
-  if (count >= limit) throw badRequest(`This organization already has ${limit} ${what}, the most it may have`);
+/** Refuses `adding` more of a kind (one by default) when the organization has `count` of it and may have `limit`. */
+export function requireRealmRoom(what: string, count: number, limit: number, adding = 1): void {
+  if (count + adding <= limit) return;
+  if (adding === 1) throw badRequest(`This organization already has ${limit} ${what}, the most it may have`);
+  throw badRequest(`This organization has ${count} ${what} and may have at most ${limit}; these ${adding} would make ${count + adding}`);
 }

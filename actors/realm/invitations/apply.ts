@@ -1,6 +1,6 @@
 import type { RealmState } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
-import { addInvitation, noteMailed } from './state.ts';
+import { addInvitation, forgetInvitation, noteMailed } from './state.ts';
 
 export function applyInvitationChange(state: RealmState, change: InvitationChange): void {
   const store = state.invitations;
@@ -32,6 +32,13 @@ export function applyInvitationChange(state: RealmState, change: InvitationChang
         if (other.status === 'active' && other.email!.toLowerCase() === email) other.status = 'revoked';
       }
       return;
+    }
+    case 'invitations.forgotten':
+      for (const id of change.ids) forgetInvitation(store, change.multiuse, id);
+      return;
+    default: {
+      const unknown: never = change;
+      throw new Error(`unknown invitation change ${JSON.stringify(unknown)}`);
     }
   }
 }

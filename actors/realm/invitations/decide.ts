@@ -5,11 +5,12 @@ import { addressNotAllowed } from '../domains/decide.ts';
 import type { Caller } from '../commands.ts';
 import type { Clock } from '../decide.ts';
 import { mayAddMembers } from '../groups/decide.ts';
+import { requireRealmRoom, type RealmLimits } from '../limits.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
 import type { DailyInvitationLimit, InvitationCommand } from './commands.ts';
-import { INVITATION_DAY_SECONDS, type Invitation, type InvitationTerms } from './state.ts';
+import { INVITATION_DAY_SECONDS, isUsable, type Invitation, type InvitationTerms } from './state.ts';
 import { managesInvitation } from './views.ts';
 
 /** The original's confirmation keys: 24 random characters. */
@@ -24,15 +25,20 @@ export type SkippedInvitee = [string, string, boolean];
 export const insufficientPermission = () => badRequest('Insufficient permission');
 const noSuchInvitation = () => badRequest('No such invitation');
 
-export function decideInvitation(state: RealmState, command: Exclude<InvitationCommand, { type: 'invite.accept' }>, clock: Clock): InvitationChange[] {
+export function decideInvitation(
+  state: RealmState,
+  command: Exclude<InvitationCommand, { type: 'invite.accept' }>,
+  clock: Clock,
+  limits: RealmLimits,
+): InvitationChange[] {
   switch (command.type) {
     case 'invite.send':
-      return decideSend(state, command, clock);
+      return decideSend(state, command, clock, limits);
     case 'invite.create_link': {
       const caller = callerOf(state, command.caller);
       if (caller && !allowed(state, 'create_multiuse_invite_group', caller.userId)) throw insufficientPermission();
       const invitation = newInvitation(state, command, caller, clock, { multiuse: true, email: null, id: state.invitations.nextLinkId, notifyReferrerOnJoin: false });
-      return [{ type: 'invitations.created', invitations: [invitation] }];
+      return [...makeRoom(state, true, 1, clock.now(), limits.invitations), { type: 'invitations.created', invitations: [invitation] }];
     }
     case 'invite.revoke': {
       const invitation = (command.multiuse ? state.invitations.links : state.invitations.emails).get(command.id);
@@ -59,7 +65,7 @@ export function decideInvitation(state: RealmState, command: Exclude<InvitationC
  * POST /invites for addresses already checked for form (by the front end). Addresses that have an account
  * are skipped (`skippedInvitees`); when every one is, nothing is sent and the error lists them all.
  */
-function decideSend(state: RealmState, command: Send, clock: Clock): InvitationChange[] {
+function decideSend(state: RealmState, command: Send, clock: Clock, limits: RealmLimits): InvitationChange[] {
   const caller = callerOf(state, command.caller);
   if (caller && !allowed(state, 'can_invite_users_group', caller.userId)) throw insufficientPermission();
   const emails = uniqueAddresses(command.emails);
@@ -78,7 +84,26 @@ function decideSend(state: RealmState, command: Send, clock: Clock): InvitationC
     .filter((email) => !skippedSet.has(email))
     .map((email) => newInvitation(state, command, caller, clock, { multiuse: false, email, id: id++, notifyReferrerOnJoin: command.notifyReferrerOnJoin }));
   checkDailyLimit(state, Math.floor(clock.now() / 1000), invitations.length, command.dailyLimit);
-  return [{ type: 'invitations.created', invitations }];
+  return [...makeRoom(state, false, invitations.length, clock.now(), limits.invitations), { type: 'invitations.created', invitations }];
+}
+
+/**
+ * Room for `adding` new invitations of a kind within `limit`: the oldest that can no longer be used (at
+ * `now`, UNIX ms) are forgotten, as few as make room; when the usable ones alone leave too little, refused.
+ * The change names them, so that a replay forgets the same ones whatever the time then.
+ */
+function makeRoom(state: RealmState, multiuse: boolean, adding: number, now: number, limit: number): InvitationChange[] {
+  const kept = multiuse ? state.invitations.links : state.invitations.emails;
+  const excess = kept.size + adding - limit;
+  if (excess <= 0) return [];
+  const ids: number[] = [];
+  // Oldest first: a kind's map holds its invitations in the order they were made.
+  for (const invitation of kept.values()) {
+    if (ids.length === excess) break;
+    if (!isUsable(invitation, now)) ids.push(invitation.id);
+  }
+  if (ids.length < excess) requireRealmRoom(multiuse ? 'usable invitation links' : 'usable email invitations', kept.size - ids.length, limit, adding);
+  return [{ type: 'invitations.forgotten', multiuse, ids }];
 }
 
 /**

@@ -9,6 +9,8 @@ import { invitationWatchers } from './views.ts';
  * GET /invites again), to the administrators and the invitations' makers.
  */
 export function invitationEvents(state: RealmState, change: InvitationChange): Delivery[] {
+  // The forgotten could no longer be used, so GET /invites listed none of them: no one's list changed.
+  if (change.type === 'invitations.forgotten') return [];
   const store = state.invitations;
   const makers =
     change.type === 'invitations.created'

@@ -13,8 +13,9 @@ export interface InvitationTerms {
 
 /**
  * An email invitation (one account, for one address) or a reusable link (any number of accounts). The two
- * kinds count their ids apart, as the original keeps them in two tables. Used and revoked invitations stay,
- * so that following their link says what became of them.
+ * kinds count their ids apart, as the original keeps them in two tables. Used, revoked and expired
+ * invitations stay, so that following their link says what became of them, until new ones need their room
+ * (RealmLimits.invitations).
  */
 export interface Invitation extends InvitationTerms {
   id: number;
@@ -90,6 +91,15 @@ export function addInvitation(store: InvitationStore, invitation: Invitation): v
     store.nextEmailId = Math.max(store.nextEmailId, invitation.id + 1);
   }
   store.byKey.set(invitation.key, invitation);
+}
+
+/** Drops an invitation and its key (the ids keep counting on: a forgotten id is never given again). */
+export function forgetInvitation(store: InvitationStore, multiuse: boolean, id: number): void {
+  const kind = multiuse ? store.links : store.emails;
+  const invitation = kind.get(id);
+  if (!invitation) return;
+  kind.delete(id);
+  store.byKey.delete(invitation.key);
 }
 
 /** Still usable at `now` (UNIX ms): neither used, revoked nor expired. */
