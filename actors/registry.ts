@@ -65,7 +65,7 @@ export interface RegistryOptions {
   keyCache?: number;
   /** ids of the stored segments of each id list index each realm keeps in memory (absent: DEFAULT_SEGMENT_CACHE) */
   segmentCache?: number;
-  /** how many groups, channels, custom emoji and invitations each organization may have (absent: DEFAULT_REALM_LIMITS) */
+  /** how many groups, channels, custom emoji, invitations and accounts each organization may have (absent: DEFAULT_REALM_LIMITS) */
   realmLimits?: RealmLimits;
   /** a live change of a user's personal state (the scheduled messages' timers follow them) */
   userChanged(state: UserState, changes: readonly UserChange[]): void;

@@ -66,7 +66,7 @@ export interface RuntimeOptions {
   segmentCache?: number;
   /** how many of each kind of personal thing one user may keep (absent: DEFAULT_PERSONAL_LIMITS) */
   personalLimits?: PersonalLimits;
-  /** how many groups, channels, custom emoji and invitations each organization may have (absent: DEFAULT_REALM_LIMITS) */
+  /** how many groups, channels, custom emoji, invitations and accounts each organization may have (absent: DEFAULT_REALM_LIMITS) */
   realmLimits?: RealmLimits;
 }
 

@@ -57,7 +57,7 @@ export interface Config {
   maxRemindersPerUser: number;
   /** saved snippets, drafts, scheduled messages, alert words, topic policies and push tokens one user may keep */
   personalLimits: PersonalLimits;
-  /** user groups, channels, custom emoji and invitations one organization may have */
+  /** user groups, channels, custom emoji, invitations and accounts one organization may have */
   realmLimits: RealmLimits;
   /** data exports an organization may ask for through the API in 7 days (the original's EXPORT_LIMIT) */
   realmExportLimit: number;
@@ -350,6 +350,7 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       channels: read('CHAT_MAX_CHANNELS_PER_REALM', positiveInteger, base.realmLimits.channels),
       customEmoji: read('CHAT_MAX_CUSTOM_EMOJI_PER_REALM', positiveInteger, base.realmLimits.customEmoji),
       invitations: read('CHAT_MAX_INVITATIONS_PER_REALM', positiveInteger, base.realmLimits.invitations),
+      users: read('CHAT_MAX_USERS_PER_REALM', positiveInteger, base.realmLimits.users),
     },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),

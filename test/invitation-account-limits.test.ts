@@ -96,3 +96,44 @@ t.test('forgotten invitations stay forgotten when the log is replayed (SIGKILL)'
   t.same(await listed(again.api), [two, three]);
   t.same(await link(again.api), full(2, 'usable invitation links'), 'the bound holds');
 });
+
+t.test('an organization has a bounded number of accounts, bots and deactivated ones included, however they are made', async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const start = (users: number) => startTestServer(t, { dataDir, rateLimit: null, realmLimits: { ...DEFAULT_REALM_LIMITS, users } });
+  let server = await start(4);
+  let { api } = server;
+  const noRoom = (accounts: number, more: number) => ({
+    result: 'error', code: 'INVITATION_FAILED', errors: [], sent_invitations: false, license_limit_reached: true, daily_limit_reached: false,
+    msg: `This organization has ${accounts} accounts (bots and deactivated ones included) and may have at most 4: there is no room for ${more} more. No invitations were sent.`,
+  });
+  const atBound = full(4, 'accounts (bots and deactivated ones included)');
+
+  // The owner is the first of four.
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  t.equal((await api.post('/bots', { full_name: 'Deploy Bot', short_name: 'deploy' })).status, 200, 'a bot is the third');
+  t.equal((await send(api, 'inv@example.com')).status, 200, 'an invitation while its account has room');
+  t.same((await send(api, 'x@example.com, y@example.com')).body, noRoom(3, 2), 'two invitations where one account fits');
+  const link = keyOf((await api.post('/invites/multiuse', {})).body.invite_link);
+  await api.createUser('cat@example.com', 'Cat');
+
+  t.same((await api.post('/users', { email: 'dan@example.com', password: PASSWORD, full_name: 'Dan' })).body, atBound, 'POST /users');
+  t.same((await api.post('/bots', { full_name: 'Other Bot', short_name: 'other' })).body, atBound, 'a new bot');
+  const invited = keyOf(outbox(server)[0]!.link);
+  t.same((await join_(api, invited, { full_name: 'Inv', password: PASSWORD })).body, atBound, "an email invitation's link");
+  t.same((await join_(api, link, { email: 'guest@example.com', full_name: 'Guest', password: PASSWORD })).body, atBound, 'a reusable link');
+  t.same((await send(api, 'x@example.com')).body, noRoom(4, 1), 'a new invitation');
+  t.equal((await api.delete(`/users/${ann.userId}`)).status, 200);
+  t.same((await api.post('/users', { email: 'dan@example.com', password: PASSWORD, full_name: 'Dan' })).body, atBound, 'a deactivated account still counts');
+
+  await server.stop();
+  server = await start(4);
+  api = server.api;
+  t.same((await api.post('/users', { email: 'dan@example.com', password: PASSWORD, full_name: 'Dan' })).body, atBound, 'after a restart');
+  await server.stop();
+  server = await start(5);
+  api = server.api;
+  t.same(await follow(api, invited), 'usable', 'a refused account left its invitation unused');
+  t.match((await join_(api, invited, { full_name: 'Inv', password: PASSWORD })).body, { result: 'success', email: 'inv@example.com' }, 'with a higher bound, it is made');
+  t.same((await api.post('/bots', { full_name: 'Other Bot', short_name: 'other' })).body, full(5, 'accounts (bots and deactivated ones included)'));
+});

@@ -47,7 +47,7 @@ export interface Clock {
 export interface DecideContext extends Clock {
   /** the realm's users who have alert words, with theirs (lower-case); absent: none */
   alertWords?(): ReadonlyMap<number, readonly string[]>;
-  /** how many groups, channels, custom emoji and invitations the organization may have; absent: DEFAULT_REALM_LIMITS */
+  /** how many groups, channels, custom emoji, invitations and accounts the organization may have; absent: DEFAULT_REALM_LIMITS */
   limits?: RealmLimits;
 }
 
@@ -215,7 +215,7 @@ export function decideRealm(state: RealmState, command: RealmCommand, clock: Dec
 function decideCreateUser(
   state: RealmState,
   command: Extract<RealmCommand, { type: 'user.create' }>,
-  clock: Clock,
+  clock: DecideContext,
 ): RealmChange[] {
   const caller = requireAdmin(state, command.caller);
   if (caller && !caller.canCreateUsers) {

@@ -16,6 +16,11 @@ export interface RealmLimits {
    * forgotten. Only the usable ones can fill the bound.
    */
   invitations: number;
+  /**
+   * Accounts: people and bots, deactivated ones included (they are kept). Large organizations have 100,000
+   * and more. The notification bot, which the server makes for itself, is not one of them.
+   */
+  users: number;
 }
 
 export const DEFAULT_REALM_LIMITS: RealmLimits = {
@@ -23,6 +28,7 @@ export const DEFAULT_REALM_LIMITS: RealmLimits = {
   channels: 10_000,
   customEmoji: 5000,
   invitations: 10_000,
+  users: 1_000_000,
 };
 
 /** Refuses `adding` more of a kind (one by default) when the organization has `count` of it and may have `limit`. */

@@ -2,7 +2,8 @@ import { badRequest } from '../errors.ts';
 import { newApiKey } from '../ids.ts';
 import type { RealmChange } from './changes.ts';
 import { defaultProperties, SUBSCRIPTION_COLORS } from './channels/state.ts';
-import type { Clock } from './decide.ts';
+import type { DecideContext } from './decide.ts';
+import { DEFAULT_REALM_LIMITS, requireRealmRoom } from './limits.ts';
 import { settingValue } from '../user/settings.ts';
 import { EmailVisibility } from './email-visibility.ts';
 import { checkFullName } from './names.ts';
@@ -31,28 +32,32 @@ export function checkUniqueName(state: RealmState, fullName: string, self: numbe
 }
 
 /**
+ * What every new account starts with, a person's or a bot's. The one place accounts are counted against the
+ * organization's bound (RealmLimits.users), whichever way they are made.
+ */
+export function newAccountBasics(state: RealmState, context: DecideContext) {
+  requireRealmRoom('accounts (bots and deactivated ones included)', state.users.size, (context.limits ?? DEFAULT_REALM_LIMITS).users);
+  return { userId: state.nextUserId, isActive: true, apiKey: newApiKey(), dateJoined: Math.floor(context.now() / 1000), timezone: '', avatarVersion: 1 };
+}
+
+/**
  * The facts of a new account (POST /users, an accepted invitation): the user, with settings starting from
  * the realm's defaults for new users, subscribed to `channelIds`, each with its own colour.
  */
-export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], clock: Clock): RealmChange[] {
+export function newUserChanges(state: RealmState, account: NewAccount, channelIds: readonly number[], context: DecideContext): RealmChange[] {
   if (findUserByEmail(state, account.email)) throw badRequest(`Email '${account.email}' already in use`);
   const fullName = checkFullName(account.fullName);
   checkUniqueName(state, fullName, null);
   const visibility = settingValue(state.userSettingsDefaults, 'email_address_visibility') as number;
   const user: UserProfile = {
-    userId: state.nextUserId,
+    ...newAccountBasics(state, context),
     email: account.email,
     fullName,
     role: account.role ?? Role.member,
     isBot: false,
-    isActive: true,
-    apiKey: newApiKey(),
     passwordHash: account.passwordHash,
     canCreateUsers: account.canCreateUsers ?? false,
     ...(account.canChangeUserEmails && { canChangeUserEmails: true }),
-    dateJoined: Math.floor(clock.now() / 1000),
-    timezone: '',
-    avatarVersion: 1,
     ...(visibility !== EmailVisibility.everyone && { emailAddressVisibility: visibility }),
   };
   const entries = [...new Set(channelIds)].map((channelId, i) => ({

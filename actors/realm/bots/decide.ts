@@ -3,7 +3,8 @@ import { newApiKey } from '../../ids.ts';
 import type { RealmChange } from '../changes.ts';
 import { channelKey } from '../channels/state.ts';
 import { canSeeChannel } from '../channels/views.ts';
-import type { Clock } from '../decide.ts';
+import type { DecideContext } from '../decide.ts';
+import { newAccountBasics } from '../new-user.ts';
 import { checkFullName } from '../names.ts';
 import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
@@ -19,10 +20,10 @@ const insufficient = () => new ChatError(ErrorCode.UNAUTHORIZED_PRINCIPAL, 'Insu
 /** The local part of an email address (dot-atom). */
 const EMAIL_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 
-export function decideBot(state: RealmState, command: BotCommand, clock: Clock): RealmChange[] {
+export function decideBot(state: RealmState, command: BotCommand, context: DecideContext): RealmChange[] {
   switch (command.type) {
     case 'bot.create':
-      return decideCreate(state, command, clock);
+      return decideCreate(state, command, context);
     case 'bot.update':
       return decideUpdate(state, command);
     case 'bot.deactivate': {
@@ -37,7 +38,7 @@ export function decideBot(state: RealmState, command: BotCommand, clock: Clock):
   }
 }
 
-function decideCreate(state: RealmState, command: Command<'bot.create'>, clock: Clock): RealmChange[] {
+function decideCreate(state: RealmState, command: Command<'bot.create'>, context: DecideContext): RealmChange[] {
   const owner = activeHuman(state, command.caller);
   const type = command.botType as BotType;
   // Anyone in can_create_bots_group makes any bot; can_create_write_only_bots_group adds incoming webhooks.
@@ -69,19 +70,14 @@ function decideCreate(state: RealmState, command: Command<'bot.create'>, clock: 
     services,
   };
   const user: UserProfile = {
-    userId: state.nextUserId,
+    ...newAccountBasics(state, context),
     email,
     fullName,
     role: Role.member,
     isBot: true,
-    isActive: true,
-    apiKey: newApiKey(),
     // Bots have no password: they authenticate with their API key only.
     passwordHash: null,
     canCreateUsers: false,
-    dateJoined: Math.floor(clock.now() / 1000),
-    timezone: '',
-    avatarVersion: 1,
     bot,
   };
   return [{ type: 'user.created', user }];

@@ -1,7 +1,7 @@
 import { badRequest, ChatError, ErrorCode } from '../../errors.ts';
 import { addressNotAllowed } from '../domains/decide.ts';
 import type { RealmChange } from '../changes.ts';
-import type { Clock } from '../decide.ts';
+import type { DecideContext } from '../decide.ts';
 import { defaultChannelIds, newUserChanges } from '../new-user.ts';
 import { findUserByEmail, type RealmState } from '../state.ts';
 import type { InvitationCommand } from './commands.ts';
@@ -33,7 +33,7 @@ export function usableInvitation(state: RealmState, key: string, now: number): I
  * ones if it said so), its groups that still exist. An email invitation is used up; a reusable link is not.
  * Channels and groups were checked against the inviter's rights when the invitation was made.
  */
-export function decideAcceptInvitation(state: RealmState, command: Accept, clock: Clock): RealmChange[] {
+export function decideAcceptInvitation(state: RealmState, command: Accept, clock: DecideContext): RealmChange[] {
   const invitation = usableInvitation(state, command.key, clock.now());
   const email = invitation.multiuse ? command.email : invitation.email;
   if (!email) throw new ChatError(ErrorCode.REQUEST_VARIABLE_MISSING, "Missing 'email' argument", 400, { var_name: 'email' });

@@ -84,6 +84,7 @@ function decideSend(state: RealmState, command: Send, clock: Clock, limits: Real
     .filter((email) => !skippedSet.has(email))
     .map((email) => newInvitation(state, command, caller, clock, { multiuse: false, email, id: id++, notifyReferrerOnJoin: command.notifyReferrerOnJoin }));
   checkDailyLimit(state, Math.floor(clock.now() / 1000), invitations.length, command.dailyLimit);
+  checkAccountRoom(state, invitations.length, limits.users);
   return [...makeRoom(state, false, invitations.length, clock.now(), limits.invitations), { type: 'invitations.created', invitations }];
 }
 
@@ -104,6 +105,17 @@ function makeRoom(state: RealmState, multiuse: boolean, adding: number, now: num
   }
   if (ids.length < excess) requireRealmRoom(multiuse ? 'usable invitation links' : 'usable email invitations', kept.size - ids.length, limit, adding);
   return [{ type: 'invitations.forgotten', multiuse, ids }];
+}
+
+/**
+ * Refuses invitations for more people than the organization has room to make accounts for (the original's
+ * license check, its `license_limit_reached`); pending invitations are not counted, as in the original.
+ */
+function checkAccountRoom(state: RealmState, count: number, limit: number): void {
+  if (state.users.size + count <= limit) return;
+  throw new ChatError(ErrorCode.INVITATION_FAILED,
+    `This organization has ${state.users.size} accounts (bots and deactivated ones included) and may have at most ${limit}: there is no room for ${count} more. No invitations were sent.`,
+    400, { errors: [], sent_invitations: false, license_limit_reached: true, daily_limit_reached: false });
 }
 
 /**
