@@ -50,6 +50,10 @@ t.test('an organization keeps a bounded number of invitations of each kind: the 
   t.same(await follow(api, b), unknownLink.msg, 'now the revoked one is forgotten');
   t.same((await send(api, 'f@example.com')).body, full(3, 'usable email invitations'), 'the usable ones alone fill the bound');
   t.same(await listed(api), ['c@example.com', 'd@example.com', 'e@example.com'], 'none of them was forgotten');
+  const e = keyFor('e@example.com');
+  await api.createUser('e@example.com', 'Ee');
+  t.equal((await send(api, 'h@example.com')).status, 200, 'an invitation whose address has since got an account makes room');
+  t.same(await follow(api, e), unknownLink.msg);
 
   advanceClock(server, 61 * 60);
   t.equal((await send(api, 'f@example.com')).status, 200, 'an expired one makes room');

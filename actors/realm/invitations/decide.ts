@@ -101,7 +101,8 @@ function makeRoom(state: RealmState, multiuse: boolean, adding: number, now: num
   // Oldest first: a kind's map holds its invitations in the order they were made.
   for (const invitation of kept.values()) {
     if (ids.length === excess) break;
-    if (!isUsable(invitation, now)) ids.push(invitation.id);
+    // An address that has since got an account another way could only be refused.
+    if (!isUsable(invitation, now) || (invitation.email !== null && findUserByEmail(state, invitation.email))) ids.push(invitation.id);
   }
   if (ids.length < excess) requireRealmRoom(multiuse ? 'usable invitation links' : 'usable email invitations', kept.size - ids.length, limit, adding);
   return [{ type: 'invitations.forgotten', multiuse, ids }];
