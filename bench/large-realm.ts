@@ -7,6 +7,9 @@
  * - `--sends` sends to a channel of every user, then a snapshot: the sends' CPU (each recipient's unread
  *   set is read, some from the data directory) and the snapshot's.
  *
+ * Before the rounds, once: the CPU of each of the `--channels` - 1 subscribes that make a new channel with
+ * every user in it (one request, as an administrator adding everyone does).
+ *
  * CPU is this process's (every thread); the snapshot's wall time is mostly one synchronous turn.
  *
  *   npx tsx bench/large-realm.ts [--users 10000] [--channels 21] [--sends 50] [--rounds 3]
@@ -37,15 +40,20 @@ try {
   const written = performance.now();
   const { runtime, store, realm, userIds, channelId } = await writeOrganization(dir, { users, name: 'large', channel: 'everyone' });
   const owner = { kind: 'user', userId: userIds[0]! } as const;
+  const subscribeAll: { wallMs: number; cpuMs: number }[] = [];
   for (let c = 1; c < channels; c++) {
-    await runtime.execute(realm.realmId, {
+    subscribeAll.push(await measured(() => runtime.execute(realm.realmId, {
       type: 'channel.subscribe', caller: owner, channels: [{ name: `channel ${c}`, description: '' }], principals: userIds,
       options: { inviteOnly: false, isWebPublic: false, messageRetentionDays: null, isDefault: false, permissions: {} }, authorizationErrorsFatal: true,
-    });
+    })));
   }
   await runtime.snapshot();
   console.log(`${users} users in ${channels} channels (${users * channels} subscriptions), written in ${((performance.now() - written) / 1000).toFixed(1)} s`);
   const f = (n: number) => n.toFixed(0);
+  if (subscribeAll.length) {
+    const cpu = subscribeAll.map((run) => run.cpuMs).sort((a, b) => a - b);
+    console.log(`a new channel with all ${users} subscribed at once (${subscribeAll.length} channels): CPU ${f(cpu[0]!)}-${f(cpu.at(-1)!)} ms, median ${f(cpu[Math.floor(cpu.length / 2)]!)} ms`);
+  }
   for (let round = 1; round <= rounds; round++) {
     await runtime.execute(realm.realmId, { type: 'message.send', caller: owner, kind: 'direct', to: [userIds[1]!], content: `direct ${round}`, client: 'bench' });
     const afterDirect = await measured(() => runtime.snapshot());

@@ -41,6 +41,25 @@ t.test('subscribing creates channels, answers by user id, and announces it', asy
   t.equal(bad.body.code, 'BAD_REQUEST');
 });
 
+
+t.test('many subscribed at once: each newcomer is told every channel with its full list of subscribers', async (t) => {
+  const { api } = await startTestServer(t);
+  const { userId: earlier } = await api.createUser('earlier@example.com', 'Earlier');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'old' }], principals: [earlier] });
+  const newcomers = [];
+  for (const name of ['ann', 'bob', 'cat']) newcomers.push(await api.createUser(`${name}@example.com`, name));
+  const queues = await Promise.all(newcomers.map(async (user) => (await api.as(user).register({ event_types: ['subscription'] })).queueId));
+
+  const ids = newcomers.map((user) => user.userId);
+  const added = await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'old' }, { name: 'new' }], principals: ids });
+  t.equal(added.status, 200);
+  for (const [i, user] of newcomers.entries()) {
+    const adds = (await events(api.as(user), queues[i]!)).filter((event) => event.op === 'add') as { subscriptions: { name: string; subscribers: number[] }[] }[];
+    t.equal(adds.length, 1, `${user.email}: one event`);
+    const lists = Object.fromEntries(adds[0]!.subscriptions.map((subscription) => [subscription.name, subscription.subscribers]));
+    t.same(lists, { old: [earlier, ...ids], new: ids }, `${user.email}: each channel's own subscribers, all of them`);
+  }
+});
 t.test('private channels: only the allowed may join; non-fatal errors are listed', async (t) => {
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');

@@ -4,7 +4,7 @@ import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
-import { canSeeChannel, PROPERTY_NAMES, subscriptionView } from '../../actors/realm/channels/views.ts';
+import { canSeeChannel, PROPERTY_NAMES, subscriberIds, subscriptionView } from '../../actors/realm/channels/views.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 import { findPrincipal, type Principal } from '../../actors/realm/channels/principals.ts';
 import type { RealmChange } from '../../actors/realm/changes.ts';
@@ -164,7 +164,7 @@ export const subscriptionRoutes = [
     handle({ services, realm, user }, params) {
       const now = services.runtime.clock.now();
       const subscriptions = [...(realm.subscribedBy.get(user.userId) ?? [])].map((id) =>
-        subscriptionView(realm, realm.channels.get(id)!, realm.subscriptions.get(id)!.get(user.userId)!, now, params.include_subscribers),
+        subscriptionView(realm, realm.channels.get(id)!, realm.subscriptions.get(id)!.get(user.userId)!, now, params.include_subscribers ? subscriberIds(realm, id) : null),
       );
       return { subscriptions } satisfies WireResponse<'/users/me/subscriptions', 'get'>;
     },

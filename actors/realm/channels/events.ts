@@ -4,7 +4,7 @@ import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
 import type { Channel } from './state.ts';
-import { canSeeChannel, channelView, PROPERTY_NAMES, subscriptionView } from './views.ts';
+import { canSeeChannel, channelView, PROPERTY_NAMES, subscriberIds, subscriptionView } from './views.ts';
 
 /** The users who may see a channel: every active user for a public one, subscribers and admins otherwise. */
 function viewers(state: RealmState, channel: Channel, except: Set<number> = new Set()): number[] {
@@ -55,9 +55,16 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
     }
     case 'subscriptions.added': {
       const out: Delivery[] = [];
-      const byUser = groupBy(change.entries, (entry) => entry.userId);
-      for (const [userId, entries] of byUser) {
-        const views = entries.map((entry) => subscriptionView(state, state.channels.get(entry.channelId)!, state.subscriptions.get(entry.channelId)!.get(userId)!, now, true));
+      // Each new subscriber's view carries the channel's subscribers: one list per channel, shared by all the
+      // views (a list per view made adding everyone to a channel quadratic: 49 s and 3.5 GB at 20,000 users).
+      const subscribers = new Map<number, number[]>();
+      const subscribersOf = (channelId: number) => {
+        let ids = subscribers.get(channelId);
+        if (!ids) subscribers.set(channelId, (ids = subscriberIds(state, channelId)));
+        return ids;
+      };
+      for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
+        const views = entries.map((entry) => subscriptionView(state, state.channels.get(entry.channelId)!, state.subscriptions.get(entry.channelId)!.get(userId)!, now, subscribersOf(entry.channelId)));
         out.push(...to([userId], { type: 'subscription', op: 'add', subscriptions: views }));
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {

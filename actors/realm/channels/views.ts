@@ -44,7 +44,8 @@ export function channelView(state: RealmState, channel: Channel, now: number): W
   return Object.assign(view, permissions);
 }
 
-export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, includeSubscribers: boolean): WireSchema<'Subscription'> {
+/** A subscription as clients see it; `subscribers` (the channel's, from subscriberIds) included when given. */
+export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, subscribers: number[] | null): WireSchema<'Subscription'> {
   const view: WireSchema<'Subscription'> = {
     ...channelView(state, channel, now),
     color: properties.color,
@@ -57,7 +58,7 @@ export function subscriptionView(state: RealmState, channel: Channel, properties
     email_notifications: properties.emailNotifications,
     wildcard_mentions_notify: properties.wildcardMentionsNotify,
   };
-  if (includeSubscribers) view.subscribers = subscriberIds(state, channel.id);
+  if (subscribers) view.subscribers = subscribers;
   return view;
 }
 

@@ -11,7 +11,7 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
   if (spectator) {
     // A spectator reads the web-public channels as if just subscribed to them, as in the original.
     const subscriptions = webPublicChannels(realm).map((channel, index) =>
-      subscriptionView(realm, channel, defaultProperties(SUBSCRIPTION_COLORS[index % SUBSCRIPTION_COLORS.length]!), now, false),
+      subscriptionView(realm, channel, defaultProperties(SUBSCRIPTION_COLORS[index % SUBSCRIPTION_COLORS.length]!), now, null),
     );
     return { subscriptions: withNotificationDefaults(subscriptions, null, options), unsubscribed: [], never_subscribed: [] } satisfies SubscriptionKeys;
   }
@@ -20,14 +20,14 @@ export const subscriptionState: Builder = ({ realm, user, personal, spectator },
   for (const id of realm.subscribedBy.get(user.userId) ?? []) {
     const channel = realm.channels.get(id)!;
     if (channel.isArchived && !shown) continue;
-    subscriptions.push(subscriptionView(realm, channel, realm.subscriptions.get(id)!.get(user.userId)!, now, includeSubscribers));
+    subscriptions.push(subscriptionView(realm, channel, realm.subscriptions.get(id)!.get(user.userId)!, now, includeSubscribers ? subscriberIds(realm, id) : null));
   }
   const left = realm.unsubscribedBy.get(user.userId) ?? new Map();
   const unsubscribed = [];
   for (const [id, properties] of left) {
     const channel = realm.channels.get(id)!;
     if (channel.isArchived && !shown) continue;
-    if (canSeeChannel(realm, channel, user.userId)) unsubscribed.push(subscriptionView(realm, channel, properties, now, includeSubscribers));
+    if (canSeeChannel(realm, channel, user.userId)) unsubscribed.push(subscriptionView(realm, channel, properties, now, includeSubscribers ? subscriberIds(realm, id) : null));
   }
   const mine = realm.subscribedBy.get(user.userId);
   const neverSubscribed = [];
