@@ -77,7 +77,7 @@ t.test('an organization has a bounded number of user groups, channels and custom
 });
 
 t.test('the organization bounds are read from the environment', async (t) => {
-  t.same(configFrom({}, {}).realmLimits, { userGroups: 5000, channels: 10_000, customEmoji: 5000, invitations: 10_000, users: 1_000_000 }, 'by default');
+  t.same(configFrom({}, {}).realmLimits, { userGroups: 5000, channels: 10_000, customEmoji: 5000, invitations: 10_000, users: 100_000 }, 'by default');
   const config = configFrom({}, {
     CHAT_MAX_USER_GROUPS_PER_REALM: '7', CHAT_MAX_CHANNELS_PER_REALM: '8', CHAT_MAX_CUSTOM_EMOJI_PER_REALM: '9',
     CHAT_MAX_INVITATIONS_PER_REALM: '10', CHAT_MAX_USERS_PER_REALM: '11',
