@@ -1,10 +1,10 @@
-import type { WireEventOf } from '../../wire/events.ts';
+import type { WireEventOf, WireSchema } from '../../wire/events.ts';
 import type { ApiEvent, Delivery } from '../../events.ts';
 import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
 import type { Channel } from './state.ts';
-import { canSeeChannel, channelView, PROPERTY_NAMES, subscriberIds, subscriptionView } from './views.ts';
+import { canSeeChannel, channelView, PROPERTY_NAMES, subscriberIds, subscriptionOf } from './views.ts';
 
 /** The users who may see a channel: every active user for a public one, subscribers and admins otherwise. */
 function viewers(state: RealmState, channel: Channel, except: Set<number> = new Set()): number[] {
@@ -55,16 +55,19 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
     }
     case 'subscriptions.added': {
       const out: Delivery[] = [];
-      // Each new subscriber's view carries the channel's subscribers: one list per channel, shared by all the
-      // views (a list per view made adding everyone to a channel quadratic: 49 s and 3.5 GB at 20,000 users).
-      const subscribers = new Map<number, number[]>();
-      const subscribersOf = (channelId: number) => {
-        let ids = subscribers.get(channelId);
-        if (!ids) subscribers.set(channelId, (ids = subscriberIds(state, channelId)));
-        return ids;
+      // Each new subscriber's view carries the channel's view and subscribers: made once per channel and shared
+      // by all the views (a list per view made adding everyone to a channel quadratic: 49 s and 3.5 GB at 20,000 users).
+      const shared = new Map<number, { channel: WireSchema<'BasicChannel'>; subscribers: number[] }>();
+      const sharedOf = (channelId: number) => {
+        let found = shared.get(channelId);
+        if (!found) shared.set(channelId, (found = { channel: channelView(state, state.channels.get(channelId)!, now), subscribers: subscriberIds(state, channelId) }));
+        return found;
       };
       for (const [userId, entries] of groupBy(change.entries, (entry) => entry.userId)) {
-        const views = entries.map((entry) => subscriptionView(state, state.channels.get(entry.channelId)!, state.subscriptions.get(entry.channelId)!.get(userId)!, now, subscribersOf(entry.channelId)));
+        const views = entries.map((entry) => {
+          const { channel, subscribers } = sharedOf(entry.channelId);
+          return subscriptionOf(channel, state.subscriptions.get(entry.channelId)!.get(userId)!, subscribers);
+        });
         out.push(...to([userId], { type: 'subscription', op: 'add', subscriptions: views }));
       }
       for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {

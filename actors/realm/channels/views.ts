@@ -46,8 +46,13 @@ export function channelView(state: RealmState, channel: Channel, now: number): W
 
 /** A subscription as clients see it; `subscribers` (the channel's, from subscriberIds) included when given. */
 export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, subscribers: number[] | null): WireSchema<'Subscription'> {
+  return subscriptionOf(channelView(state, channel, now), properties, subscribers);
+}
+
+/** subscriptionView from the channel's view, which the views of many users may share. */
+export function subscriptionOf(channel: WireSchema<'BasicChannel'>, properties: SubscriptionProperties, subscribers: number[] | null): WireSchema<'Subscription'> {
   const view: WireSchema<'Subscription'> = {
-    ...channelView(state, channel, now),
+    ...channel,
     color: properties.color,
     is_muted: properties.isMuted,
     in_home_view: !properties.isMuted,
