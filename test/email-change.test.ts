@@ -8,6 +8,7 @@ import { emptyUserState } from '../actors/user/state.ts';
 import { ChatError } from '../actors/errors.ts';
 import { emptyRealm, Role, type UserProfile } from '../actors/realm/state.ts';
 import { startTestServer, tempDir, type ApiClient, type TestServer } from './helpers/server.ts';
+import { configFrom } from '../src/config.ts';
 
 type Event = Record<string, unknown> & { type: string };
 
@@ -175,6 +176,13 @@ t.test('a user may ask for 5 changes a day: the sixth is refused with 429 and ma
 
   t.equal((await api.as(other).patch('/settings', { email: 'other2@example.com' })).status, 200, 'the budget is per user');
   t.equal(mails(), before + 1);
+});
+
+t.test('the budget of email changes is read from the environment', async (t) => {
+  t.same(configFrom({}, {}).emailChangeLimit, { limit: 5, windowSeconds: 86_400 }, 'by default');
+  t.same(configFrom({}, { CHAT_EMAIL_CHANGE_LIMIT: '2/3600' }).emailChangeLimit, { limit: 2, windowSeconds: 3600 });
+  t.equal(configFrom({}, { CHAT_EMAIL_CHANGE_LIMIT: 'off' }).emailChangeLimit, null);
+  t.throws(() => configFrom({}, { CHAT_EMAIL_CHANGE_LIMIT: 'five' }), /CHAT_EMAIL_CHANGE_LIMIT/);
 });
 
 t.test('a pending change and a confirmed one survive restarts', async (t) => {

@@ -9,7 +9,8 @@ import { invitationWatchers } from './views.ts';
  * GET /invites again), to the administrators and the invitations' makers.
  */
 export function invitationEvents(state: RealmState, change: InvitationChange): Delivery[] {
-  // The forgotten could no longer be used, so GET /invites listed none of them: no one's list changed.
+  // GET /invites listed none of them but those to an address that has since got an account, which could only
+  // fail; the invitations made in the same command tell the administrators to fetch the list again anyway.
   if (change.type === 'invitations.forgotten') return [];
   const store = state.invitations;
   const makers =
