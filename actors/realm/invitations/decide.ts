@@ -10,7 +10,7 @@ import { allowed } from '../permissions.ts';
 import { findUserByEmail, isAdmin, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { InvitationChange } from './changes.ts';
 import type { DailyInvitationLimit, InvitationCommand } from './commands.ts';
-import { INVITATION_DAY_SECONDS, isUsable, type Invitation, type InvitationTerms } from './state.ts';
+import { fillsBound, INVITATION_DAY_SECONDS, type Invitation, type InvitationTerms } from './state.ts';
 import { managesInvitation } from './views.ts';
 
 /** The original's confirmation keys: 24 random characters. */
@@ -99,10 +99,10 @@ function makeRoom(state: RealmState, multiuse: boolean, adding: number, now: num
   if (excess <= 0) return [];
   const ids: number[] = [];
   // Oldest first: a kind's map holds its invitations in the order they were made.
+  const hasAccount = (email: string) => findUserByEmail(state, email) !== undefined;
   for (const invitation of kept.values()) {
     if (ids.length === excess) break;
-    // An address that has since got an account another way could only be refused.
-    if (!isUsable(invitation, now) || (invitation.email !== null && findUserByEmail(state, invitation.email))) ids.push(invitation.id);
+    if (!fillsBound(invitation, now, hasAccount)) ids.push(invitation.id);
   }
   if (ids.length < excess) requireRealmRoom(multiuse ? 'usable invitation links' : 'usable email invitations', kept.size - ids.length, limit, adding);
   return [{ type: 'invitations.forgotten', multiuse, ids }];

@@ -105,3 +105,10 @@ export function forgetInvitation(store: InvitationStore, multiuse: boolean, id: 
 /** Still usable at `now` (UNIX ms): neither used, revoked nor expired. */
 export const isUsable = (invitation: Invitation, now: number) =>
   invitation.status === 'active' && (invitation.expiresAt === null || invitation.expiresAt * 1000 > now);
+
+/**
+ * Fills the bound on invitations (RealmLimits.invitations): usable at `now` (UNIX ms), and not for an address
+ * that has since got an account another way, which could only be refused. The others are forgotten for room.
+ */
+export const fillsBound = (invitation: Invitation, now: number, hasAccount: (email: string) => boolean) =>
+  isUsable(invitation, now) && !(invitation.email !== null && hasAccount(invitation.email));
