@@ -167,6 +167,15 @@ export interface ClientBudgetConfig {
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
 export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.meta.url)));
 
+/** The environment variable that sets each of an organization's bounds (what an operator raises). */
+export const REALM_LIMIT_VARIABLES: Record<keyof RealmLimits, string> = {
+  userGroups: 'CHAT_MAX_USER_GROUPS_PER_REALM',
+  channels: 'CHAT_MAX_CHANNELS_PER_REALM',
+  customEmoji: 'CHAT_MAX_CUSTOM_EMOJI_PER_REALM',
+  invitations: 'CHAT_MAX_INVITATIONS_PER_REALM',
+  users: 'CHAT_MAX_USERS_PER_REALM',
+};
+
 const MINUTE = 60_000;
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -346,11 +355,11 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       pushTokens: read('CHAT_MAX_PUSH_TOKENS_PER_USER', positiveInteger, base.personalLimits.pushTokens),
     },
     realmLimits: {
-      userGroups: read('CHAT_MAX_USER_GROUPS_PER_REALM', positiveInteger, base.realmLimits.userGroups),
-      channels: read('CHAT_MAX_CHANNELS_PER_REALM', positiveInteger, base.realmLimits.channels),
-      customEmoji: read('CHAT_MAX_CUSTOM_EMOJI_PER_REALM', positiveInteger, base.realmLimits.customEmoji),
-      invitations: read('CHAT_MAX_INVITATIONS_PER_REALM', positiveInteger, base.realmLimits.invitations),
-      users: read('CHAT_MAX_USERS_PER_REALM', positiveInteger, base.realmLimits.users),
+      userGroups: read(REALM_LIMIT_VARIABLES.userGroups, positiveInteger, base.realmLimits.userGroups),
+      channels: read(REALM_LIMIT_VARIABLES.channels, positiveInteger, base.realmLimits.channels),
+      customEmoji: read(REALM_LIMIT_VARIABLES.customEmoji, positiveInteger, base.realmLimits.customEmoji),
+      invitations: read(REALM_LIMIT_VARIABLES.invitations, positiveInteger, base.realmLimits.invitations),
+      users: read(REALM_LIMIT_VARIABLES.users, positiveInteger, base.realmLimits.users),
     },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),
