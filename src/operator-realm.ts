@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { realmRecordExcess, type Excess } from '../actors/realm/record-limits.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError, REALM_LIMIT_VARIABLES } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { withRuntime } from './operator-runtime.ts';
 import { EXPORT_KIND, EXPORT_VERSION, openExportFile, writeExportFile, type RealmExport } from './realm-export-file.ts';
@@ -29,6 +30,13 @@ function subdomainOption(values: Record<string, string | boolean | undefined>, r
 function filesNamed(header: RealmExport): number {
   const avatars = header.realm.users.filter((user) => user.avatarPathId).length;
   return (header.realm.attachments?.attachments.length ?? 0) + avatars + emojiPaths(header.realm).length;
+}
+
+/** The refusal of an export past this server's bounds: every kind exceeded, its count, its bound and what raises it. */
+function beyondBounds(excess: readonly Excess[]): ConfigError {
+  const lines = excess.map(({ what, count, limit, bound }) =>
+    `  it has ${count} ${what} and may have at most ${limit} (${bound ? `raise ${REALM_LIMIT_VARIABLES[bound]}` : "this server's own bound"})`);
+  return new ConfigError(`the exported organization is larger than this server lets an organization be; nothing was imported:\n${lines.join('\n')}`);
 }
 
 const DATA_DIR_HELP = `  --data-dir DIR        the data directory (CHAT_DATA_DIR, default ./data); the server must not be running on it`;
@@ -107,7 +115,9 @@ ${DATA_DIR_HELP}`,
 Loads an organization written by 'chat-server export-realm' into the data directory as a new organization
 served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
 uploaded files, avatars and custom emoji served again (their URLs, and the links to them in messages,
-name the new organization). Refused if an organization already has that subdomain. Files exported by older versions
+name the new organization). Refused if an organization already has that subdomain, or, before anything is
+written, if it holds more accounts, channels, user groups, custom emoji, profile fields or usable invitations
+than this server lets an organization have (CHAT_MAX_*_PER_REALM). Files exported by older versions
 hold no files: the records come, the files are missing. An export made through the API (POST /export/realm)
 holds no passwords or API keys: each active owner gets new ones, the password shown once and the API key
 written to a zuliprc file in the data directory (zuliprc-SUB-USERID), and lets the others in.
@@ -126,6 +136,8 @@ ${DATA_DIR_HELP}`,
       const started = performance.now();
       try {
         const { header } = reader;
+        const excess = realmRecordExcess(header.realm, config.realmLimits, Date.now());
+        if (excess.length) throw beyondBounds(excess);
         const name = typeof values.name === 'string' && values.name.trim() ? values.name.trim() : header.realm.name;
         const logins: OwnerLogin[] = holdsCredentials(header) ? [] : await newOwnerLogins(header.realm);
         const imported = await withRuntime(config, async (runtime) => {
