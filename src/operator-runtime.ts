@@ -12,6 +12,9 @@ export function openRuntime(config: Config, readOnly = false): { store: Store; r
   const runtime = new Runtime(store, {
     clock: { now: Date.now },
     queues: { heartbeatMs: config.heartbeatMs, idleTimeoutMs: config.queueIdleMs, sweepMs: config.sweepMs },
+    // The same bounds as the server's: an operator's command may not make what the server would refuse.
+    personalLimits: config.personalLimits,
+    realmLimits: config.realmLimits,
   });
   try {
     return { store, runtime, recovered: runtime.recover() };

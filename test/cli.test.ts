@@ -89,6 +89,21 @@ t.test('operator commands read passwords from a file, standard input or CHAT_PAS
   }
 });
 
+t.test("operator commands keep the configured bounds: create-user past CHAT_MAX_USERS_PER_REALM is refused", async (t) => {
+  const dataDir = tempDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const bound = { CHAT_MAX_USERS_PER_REALM: '2' };
+  const realm = await cliWith(bound, 'create-realm', '--data-dir', dataDir, '--subdomain', '', '--name', 'Small Org', '--owner-email', 'boss@small.test', '--owner-password', 'boss-Long-passw0rd');
+  t.equal(realm.code, 0, realm.stderr);
+  const second = await cliWith(bound, 'create-user', '--data-dir', dataDir, '--email', 'ann@small.test', '--full-name', 'Ann', '--password', 'ann-Long-passw0rd');
+  t.equal(second.code, 0, second.stderr);
+  const third = await cliWith(bound, 'create-user', '--data-dir', dataDir, '--email', 'bo@small.test', '--full-name', 'Bo', '--password', 'bo-Long-passw0rd');
+  t.not(third.code, 0, 'the account past the bound is refused');
+  t.match(third.stderr, /already has 2 accounts/);
+  const raised = await cliWith({ CHAT_MAX_USERS_PER_REALM: '3' }, 'create-user', '--data-dir', dataDir, '--email', 'bo@small.test', '--full-name', 'Bo', '--password', 'bo-Long-passw0rd');
+  t.equal(raised.code, 0, `made once the bound is raised: ${raised.stderr}`);
+});
+
 t.test('snapshot while serving, verify, and restore into a new directory', async (t) => {
   const dataDir = tempDir();
   const restoredDir = tempDir();
