@@ -60,6 +60,35 @@ t.test('many subscribed at once: each newcomer is told every channel with its fu
     t.same(lists, { old: [earlier, ...ids], new: ids }, `${user.email}: each channel's own subscribers, all of them`);
   }
 });
+t.test('many subscribed at once: newcomers with the same view share an event, one with its own color gets its own', async (t) => {
+  const { api } = await startTestServer(t);
+  const newcomers = [];
+  for (const name of ['ann', 'bob', 'cat']) newcomers.push(await api.createUser(`${name}@example.com`, name));
+  const bob = newcomers[1]!;
+  // Bob was in the channel before, with a color of his own: he gets it back (the original keeps it).
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'news' }], principals: [bob.userId] });
+  const news = (await api.get('/get_stream_id', { stream: 'news' })).body.stream_id as number;
+  const own = await api.as(bob).post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: news, property: 'color', value: '#123456' }] });
+  t.equal(own.status, 200);
+  t.equal((await api.delete('/users/me/subscriptions', { subscriptions: ['news'], principals: [bob.userId] })).status, 200);
+  const queues = await Promise.all(newcomers.map(async (user) => (await api.as(user).register({ event_types: ['subscription'] })).queueId));
+
+  const ids = newcomers.map((user) => user.userId);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'news' }], principals: ids })).status, 200);
+  const colors: string[] = [];
+  for (const [i, user] of newcomers.entries()) {
+    const adds = (await events(api.as(user), queues[i]!)).filter((event) => event.op === 'add') as { subscriptions: { name: string; color: string; subscribers: number[] }[] }[];
+    t.equal(adds.length, 1, `${user.email}: one event`);
+    t.match(adds[0]!.subscriptions, [{ name: 'news', subscribers: ids }], `${user.email}: the channel with all its subscribers`);
+    const stored = (await api.as(user).get('/users/me/subscriptions')).body.subscriptions as { name: string; color: string }[];
+    t.equal(adds[0]!.subscriptions[0]!.color, stored.find((subscription) => subscription.name === 'news')!.color, `${user.email}: the color stored for this user`);
+    colors.push(adds[0]!.subscriptions[0]!.color);
+  }
+  t.equal(colors[1], '#123456', 'bob has his own color back');
+  t.equal(colors[0], colors[2], 'ann and cat got the same first color');
+  t.not(colors[0], colors[1]);
+});
+
 t.test('private channels: only the allowed may join; non-fatal errors are listed', async (t) => {
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');

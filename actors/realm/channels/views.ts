@@ -51,8 +51,14 @@ export function subscriptionView(state: RealmState, channel: Channel, properties
 
 /** subscriptionView from the channel's view, which the views of many users may share. */
 export function subscriptionOf(channel: WireSchema<'BasicChannel'>, properties: SubscriptionProperties, subscribers: number[] | null): WireSchema<'Subscription'> {
-  const view: WireSchema<'Subscription'> = {
-    ...channel,
+  const view: WireSchema<'Subscription'> = { ...channel, ...ownFields(properties) };
+  if (subscribers) view.subscribers = subscribers;
+  return view;
+}
+
+/** What a subscription's view holds of the user's own: the rest is the channel's, the same for every subscriber. */
+export function ownFields(properties: SubscriptionProperties) {
+  return {
     color: properties.color,
     is_muted: properties.isMuted,
     in_home_view: !properties.isMuted,
@@ -62,9 +68,7 @@ export function subscriptionOf(channel: WireSchema<'BasicChannel'>, properties: 
     push_notifications: properties.pushNotifications,
     email_notifications: properties.emailNotifications,
     wildcard_mentions_notify: properties.wildcardMentionsNotify,
-  };
-  if (subscribers) view.subscribers = subscribers;
-  return view;
+  } satisfies Partial<WireSchema<'Subscription'>>;
 }
 
 export function subscriberIds(state: RealmState, channelId: number): number[] {
