@@ -3,7 +3,7 @@ import { decideRealm, type Clock } from '../realm/decide.ts';
 import type { RealmState } from '../realm/state.ts';
 import type { UserChange } from './changes.ts';
 import type { ScheduledEdit, ScheduledInput, ScheduledRequest, UserCommand } from './commands.ts';
-import type { ScheduledMessage, UserState } from './state.ts';
+import { countScheduled, type ScheduledMessage, type UserState } from './state.ts';
 import { requireRoom } from './limits.ts';
 
 type ScheduledCommand = Extract<UserCommand, { type: 'scheduled.create' | 'scheduled.edit' | 'scheduled.delete' | 'scheduled.fail' | 'reminder.create' | 'reminder.delete' }>;
@@ -17,7 +17,7 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
     case 'scheduled.create': {
       const { message } = command;
       requireFuture(message.deliverAt, clock);
-      requireRoom('scheduled messages', pendingCount(state, false), 1, maxScheduled);
+      requireRoom('scheduled messages', countScheduled(state.scheduled.values(), false), 1, maxScheduled);
       const checked = checkSend(command.realm, state.userId, message, clock);
       const input: ScheduledInput = { ...checked, deliverAt: message.deliverAt, readBySender: message.readBySender, client: message.client };
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, input) }];
@@ -34,7 +34,7 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       return [{ type: 'scheduled.deleted', id: command.id }];
     case 'reminder.create': {
       requireFuture(command.message.deliverAt, clock);
-      if (pendingCount(state, true) >= command.maxReminders) throw badRequest(`You already have ${command.maxReminders} reminders, the most you may have`);
+      if (countScheduled(state.scheduled.values(), true) >= command.maxReminders) throw badRequest(`You already have ${command.maxReminders} reminders, the most you may have`);
       return [{ type: 'scheduled.created', message: entry(state.nextScheduledId, command.message) }];
     }
     case 'reminder.delete': {
@@ -49,13 +49,6 @@ export function decideScheduled(state: UserState, command: ScheduledCommand, clo
       return [{ type: 'scheduled.failed', id: command.id, reason: command.reason }];
     }
   }
-}
-
-/** The user's pending reminders, or their other scheduled messages: each kind has its own bound. */
-function pendingCount(state: UserState, reminders: boolean): number {
-  let count = 0;
-  for (const message of state.scheduled.values()) if ((message.reminderTargetMessageId !== undefined) === reminders) count++;
-  return count;
 }
 
 type Checked = Pick<ScheduledInput, 'type' | 'to' | 'topic' | 'content' | 'renderedContent'>;

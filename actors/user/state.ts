@@ -48,6 +48,13 @@ export interface ScheduledMessage {
   reminderTargetMessageId?: number;
 }
 
+/** The pending (and failed) reminders, or the other scheduled messages, among `messages`: each kind has its own bound. */
+export function countScheduled(messages: Iterable<ScheduledMessage>, reminders: boolean): number {
+  let count = 0;
+  for (const message of messages) if ((message.reminderTargetMessageId !== undefined) === reminders) count++;
+  return count;
+}
+
 export interface PushToken {
   token: string;
   /** an APNs token's app; null for an FCM registration token, which names none */

@@ -10,7 +10,7 @@ import { allowed } from '../permissions.ts';
 import { findUserByEmail, Role, type RealmState, type UserProfile } from '../state.ts';
 import type { BotChange } from './changes.ts';
 import type { BotCommand } from './commands.ts';
-import { BotType, CREATABLE_BOT_TYPES, SERVICE_INTERFACES, type BotProfile, type BotService } from './state.ts';
+import { activeBotsByOwner, BotType, CREATABLE_BOT_TYPES, SERVICE_INTERFACES, type BotProfile, type BotService } from './state.ts';
 import { administers, asBot } from './views.ts';
 
 type Command<T extends BotCommand['type']> = Extract<BotCommand, { type: T }>;
@@ -139,9 +139,7 @@ function accessBot(state: RealmState, command: { caller: BotCommand['caller']; b
 }
 
 function ownedBots(state: RealmState, ownerId: number): number {
-  let owned = 0;
-  for (const user of state.users.values()) if (user.isActive && user.bot?.ownerId === ownerId) owned++;
-  return owned;
+  return activeBotsByOwner(state.users.values()).get(ownerId) ?? 0;
 }
 
 /** Bots are made, owned and configured by people. */

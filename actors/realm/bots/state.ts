@@ -1,3 +1,5 @@
+import type { UserProfile } from '../state.ts';
+
 /** Bot types of the API. */
 export const BotType = {
   generic: 1,
@@ -42,4 +44,14 @@ export interface BotProfile {
 export function botDomainOf(realmUrl: string): string {
   const host = new URL(realmUrl).hostname;
   return /^([a-z0-9-]+\.)+[a-z]{2,}$/i.test(host) ? host.toLowerCase() : 'bots.invalid';
+}
+
+/** How many active bots each person owns: what CHAT_MAX_BOTS_PER_USER bounds (deactivated bots do not count). */
+export function activeBotsByOwner(users: Iterable<UserProfile>): Map<number, number> {
+  const owned = new Map<number, number>();
+  for (const user of users) {
+    const ownerId = user.bot?.ownerId;
+    if (user.isActive && ownerId != null) owned.set(ownerId, (owned.get(ownerId) ?? 0) + 1);
+  }
+  return owned;
 }

@@ -108,12 +108,16 @@ export const MAX_EMOJI_PER_MESSAGE = 100;
 // The longest emoji sequences Unicode defines (ZWJ sequences with skin tones) have 10 code points.
 const MAX_EMOJI_CODE_POINTS = 10;
 
+/** The different emoji among a message's reactions (what MAX_EMOJI_PER_MESSAGE bounds). */
+export function distinctEmoji(reactions: readonly Reaction[]): Set<string> {
+  return new Set(reactions.map(emojiKey));
+}
+
+const emojiKey = (reaction: Reaction) => `${reaction.reactionType} ${reaction.emojiCode}`;
+
 function requireRoomForEmoji(reactions: readonly Reaction[], reaction: Reaction): void {
-  const emoji = new Set<string>();
-  for (const r of reactions) {
-    if (r.emojiCode === reaction.emojiCode && r.reactionType === reaction.reactionType) return;
-    emoji.add(`${r.reactionType} ${r.emojiCode}`);
-  }
+  const emoji = distinctEmoji(reactions);
+  if (emoji.has(emojiKey(reaction))) return;
   if (emoji.size >= MAX_EMOJI_PER_MESSAGE) {
     throw badRequest(`This message already has ${MAX_EMOJI_PER_MESSAGE} different emoji reactions, the most it may have; react with one of those`);
   }
