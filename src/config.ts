@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_QUEUE_LIMITS, type QueueLimits } from '../actors/queue/limits.ts';
 import { DEFAULT_PERSONAL_LIMITS, type PersonalLimits } from '../actors/user/limits.ts';
 import { DEFAULT_REALM_LIMITS, type RealmLimits } from '../actors/realm/limits.ts';
+import type { RecordBounds } from '../actors/realm/record-limits.ts';
 import { DEFAULT_BODY_CACHE } from '../actors/realm/messages/bodies.ts';
 import { DEFAULT_PREFIX_TERMS } from '../snapshots/search-prefix.ts';
 import { DEFAULT_CHUNK_CACHE } from '../actors/realm/messages/paged.ts';
@@ -167,14 +168,44 @@ export interface ClientBudgetConfig {
 /** The repository's own data folder: `npm start` with no options keeps its data here. */
 export const DEFAULT_DATA_DIR = resolve(fileURLToPath(new URL('../data', import.meta.url)));
 
-/** The environment variable that sets each of an organization's bounds (what an operator raises). */
-export const REALM_LIMIT_VARIABLES: Record<keyof RealmLimits, string> = {
+/** The environment variable that sets each bound on what an organization holds (what an operator raises). */
+export const BOUND_VARIABLES: Record<keyof RecordBounds, string> = {
   userGroups: 'CHAT_MAX_USER_GROUPS_PER_REALM',
   channels: 'CHAT_MAX_CHANNELS_PER_REALM',
   customEmoji: 'CHAT_MAX_CUSTOM_EMOJI_PER_REALM',
   invitations: 'CHAT_MAX_INVITATIONS_PER_REALM',
   users: 'CHAT_MAX_USERS_PER_REALM',
+  savedSnippets: 'CHAT_MAX_SAVED_SNIPPETS_PER_USER',
+  drafts: 'CHAT_MAX_DRAFTS_PER_USER',
+  scheduledMessages: 'CHAT_MAX_SCHEDULED_MESSAGES_PER_USER',
+  alertWords: 'CHAT_MAX_ALERT_WORDS_PER_USER',
+  topicPolicies: 'CHAT_MAX_TOPIC_POLICIES_PER_USER',
+  pushTokens: 'CHAT_MAX_PUSH_TOKENS_PER_USER',
+  linkifiers: 'CHAT_MAX_LINKIFIERS_PER_REALM',
+  channelFolders: 'CHAT_MAX_CHANNEL_FOLDERS_PER_REALM',
+  realmDomains: 'CHAT_MAX_REALM_DOMAINS',
+  defaultChannelGroups: 'CHAT_MAX_DEFAULT_CHANNEL_GROUPS',
+  botsPerUser: 'CHAT_MAX_BOTS_PER_USER',
+  remindersPerUser: 'CHAT_MAX_REMINDERS_PER_USER',
+  navigationViewsPerUser: 'CHAT_MAX_NAVIGATION_VIEWS_PER_USER',
+  submessagesPerMessage: 'CHAT_MAX_SUBMESSAGES_PER_MESSAGE',
 };
+
+/** The configured bounds on what an organization holds, as BOUND_VARIABLES names them. */
+export function recordBounds(config: Config): RecordBounds {
+  return {
+    ...config.realmLimits,
+    ...config.personalLimits,
+    linkifiers: config.maxLinkifiersPerRealm,
+    channelFolders: config.maxChannelFoldersPerRealm,
+    realmDomains: config.maxRealmDomains,
+    defaultChannelGroups: config.maxDefaultChannelGroups,
+    botsPerUser: config.maxBotsPerUser,
+    remindersPerUser: config.maxRemindersPerUser,
+    navigationViewsPerUser: config.maxNavigationViewsPerUser,
+    submessagesPerMessage: config.maxSubmessagesPerMessage,
+  };
+}
 
 const MINUTE = 60_000;
 const MIB = 1024 * 1024;
@@ -331,35 +362,35 @@ export function configFrom(options: Record<string, unknown>, env: Env): Config {
       events: read('CHAT_QUEUE_MAX_EVENTS', positiveInteger, base.queueLimits.events),
       bytes: read('CHAT_QUEUE_MAX_BYTES', positiveSize, base.queueLimits.bytes),
     },
-    maxBotsPerUser: read('CHAT_MAX_BOTS_PER_USER', positiveInteger, base.maxBotsPerUser),
-    maxLinkifiersPerRealm: read('CHAT_MAX_LINKIFIERS_PER_REALM', positiveInteger, base.maxLinkifiersPerRealm),
+    maxBotsPerUser: read(BOUND_VARIABLES.botsPerUser, positiveInteger, base.maxBotsPerUser),
+    maxLinkifiersPerRealm: read(BOUND_VARIABLES.linkifiers, positiveInteger, base.maxLinkifiersPerRealm),
     messageBodyCache: read('CHAT_MESSAGE_BODY_CACHE', positiveInteger, base.messageBodyCache),
     searchPrefixTerms: read('CHAT_SEARCH_PREFIX_TERMS', positiveInteger, base.searchPrefixTerms),
     messageChunkCache: read('CHAT_MESSAGE_CHUNK_CACHE', positiveInteger, base.messageChunkCache),
     messageKeyCache: read('CHAT_MESSAGE_KEY_CACHE', positiveInteger, base.messageKeyCache),
     messageSegmentCache: read('CHAT_MESSAGE_SEGMENT_CACHE', positiveInteger, base.messageSegmentCache),
-    maxSubmessagesPerMessage: read('CHAT_MAX_SUBMESSAGES_PER_MESSAGE', positiveInteger, base.maxSubmessagesPerMessage),
+    maxSubmessagesPerMessage: read(BOUND_VARIABLES.submessagesPerMessage, positiveInteger, base.maxSubmessagesPerMessage),
     narrowSliceIds: read('CHAT_NARROW_SLICE_IDS', positiveInteger, base.narrowSliceIds),
     narrowsQueuedPerUser: read('CHAT_NARROWS_QUEUED_PER_USER', positiveInteger, base.narrowsQueuedPerUser),
-    maxChannelFoldersPerRealm: read('CHAT_MAX_CHANNEL_FOLDERS_PER_REALM', positiveInteger, base.maxChannelFoldersPerRealm),
-    maxNavigationViewsPerUser: read('CHAT_MAX_NAVIGATION_VIEWS_PER_USER', positiveInteger, base.maxNavigationViewsPerUser),
-    maxRealmDomains: read('CHAT_MAX_REALM_DOMAINS', positiveInteger, base.maxRealmDomains),
-    maxDefaultChannelGroups: read('CHAT_MAX_DEFAULT_CHANNEL_GROUPS', positiveInteger, base.maxDefaultChannelGroups),
-    maxRemindersPerUser: read('CHAT_MAX_REMINDERS_PER_USER', positiveInteger, base.maxRemindersPerUser),
+    maxChannelFoldersPerRealm: read(BOUND_VARIABLES.channelFolders, positiveInteger, base.maxChannelFoldersPerRealm),
+    maxNavigationViewsPerUser: read(BOUND_VARIABLES.navigationViewsPerUser, positiveInteger, base.maxNavigationViewsPerUser),
+    maxRealmDomains: read(BOUND_VARIABLES.realmDomains, positiveInteger, base.maxRealmDomains),
+    maxDefaultChannelGroups: read(BOUND_VARIABLES.defaultChannelGroups, positiveInteger, base.maxDefaultChannelGroups),
+    maxRemindersPerUser: read(BOUND_VARIABLES.remindersPerUser, positiveInteger, base.maxRemindersPerUser),
     personalLimits: {
-      savedSnippets: read('CHAT_MAX_SAVED_SNIPPETS_PER_USER', positiveInteger, base.personalLimits.savedSnippets),
-      drafts: read('CHAT_MAX_DRAFTS_PER_USER', positiveInteger, base.personalLimits.drafts),
-      scheduledMessages: read('CHAT_MAX_SCHEDULED_MESSAGES_PER_USER', positiveInteger, base.personalLimits.scheduledMessages),
-      alertWords: read('CHAT_MAX_ALERT_WORDS_PER_USER', positiveInteger, base.personalLimits.alertWords),
-      topicPolicies: read('CHAT_MAX_TOPIC_POLICIES_PER_USER', positiveInteger, base.personalLimits.topicPolicies),
-      pushTokens: read('CHAT_MAX_PUSH_TOKENS_PER_USER', positiveInteger, base.personalLimits.pushTokens),
+      savedSnippets: read(BOUND_VARIABLES.savedSnippets, positiveInteger, base.personalLimits.savedSnippets),
+      drafts: read(BOUND_VARIABLES.drafts, positiveInteger, base.personalLimits.drafts),
+      scheduledMessages: read(BOUND_VARIABLES.scheduledMessages, positiveInteger, base.personalLimits.scheduledMessages),
+      alertWords: read(BOUND_VARIABLES.alertWords, positiveInteger, base.personalLimits.alertWords),
+      topicPolicies: read(BOUND_VARIABLES.topicPolicies, positiveInteger, base.personalLimits.topicPolicies),
+      pushTokens: read(BOUND_VARIABLES.pushTokens, positiveInteger, base.personalLimits.pushTokens),
     },
     realmLimits: {
-      userGroups: read(REALM_LIMIT_VARIABLES.userGroups, positiveInteger, base.realmLimits.userGroups),
-      channels: read(REALM_LIMIT_VARIABLES.channels, positiveInteger, base.realmLimits.channels),
-      customEmoji: read(REALM_LIMIT_VARIABLES.customEmoji, positiveInteger, base.realmLimits.customEmoji),
-      invitations: read(REALM_LIMIT_VARIABLES.invitations, positiveInteger, base.realmLimits.invitations),
-      users: read(REALM_LIMIT_VARIABLES.users, positiveInteger, base.realmLimits.users),
+      userGroups: read(BOUND_VARIABLES.userGroups, positiveInteger, base.realmLimits.userGroups),
+      channels: read(BOUND_VARIABLES.channels, positiveInteger, base.realmLimits.channels),
+      customEmoji: read(BOUND_VARIABLES.customEmoji, positiveInteger, base.realmLimits.customEmoji),
+      invitations: read(BOUND_VARIABLES.invitations, positiveInteger, base.realmLimits.invitations),
+      users: read(BOUND_VARIABLES.users, positiveInteger, base.realmLimits.users),
     },
     realmExportLimit: read('CHAT_REALM_EXPORT_LIMIT', positiveInteger, base.realmExportLimit),
     snapshotIntervalMs: seconds('CHAT_SNAPSHOT_SECONDS', base.snapshotIntervalMs),

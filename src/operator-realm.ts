@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { realmRecordExcess, type Excess } from '../actors/realm/record-limits.ts';
 import { verifyRealm } from '../actors/verify.ts';
 import { FORMAT_VERSION } from '../snapshots/codec.ts';
-import { ConfigError, REALM_LIMIT_VARIABLES } from './config.ts';
+import { BOUND_VARIABLES, ConfigError, recordBounds } from './config.ts';
 import type { OperatorCommand } from './operator.ts';
 import { withRuntime } from './operator-runtime.ts';
 import { EXPORT_KIND, EXPORT_VERSION, openExportFile, writeExportFile, type RealmExport } from './realm-export-file.ts';
@@ -34,8 +34,8 @@ function filesNamed(header: RealmExport): number {
 
 /** The refusal of an export past this server's bounds: every kind exceeded, its count, its bound and what raises it. */
 function beyondBounds(excess: readonly Excess[]): ConfigError {
-  const lines = excess.map(({ what, count, limit, bound }) =>
-    `  it has ${count} ${what} and may have at most ${limit} (${bound ? `raise ${REALM_LIMIT_VARIABLES[bound]}` : "this server's own bound"})`);
+  const lines = excess.map(({ what, count, limit, bound, holder }) =>
+    `  ${holder ?? 'it'} has ${count} ${what} and may have at most ${limit} (${bound ? `raise ${BOUND_VARIABLES[bound]}` : "this server's own bound"})`);
   return new ConfigError(`the exported organization is larger than this server lets an organization be; nothing was imported:\n${lines.join('\n')}`);
 }
 
@@ -116,8 +116,11 @@ Loads an organization written by 'chat-server export-realm' into the data direct
 served at SUB.<external host>, with its users able to log in with their passwords and API keys and its
 uploaded files, avatars and custom emoji served again (their URLs, and the links to them in messages,
 name the new organization). Refused if an organization already has that subdomain, or, before anything is
-written, if it holds more accounts, channels, user groups, custom emoji, profile fields or usable invitations
-than this server lets an organization have (CHAT_MAX_*_PER_REALM). Files exported by older versions
+written, if it holds more of a bounded kind than this server allows (CHAT_MAX_*): accounts, channels, user
+groups, custom emoji, usable invitations, linkifiers, channel folders, sign-up domains, default channel
+groups; any user's bots, saved snippets, drafts, scheduled messages, reminders, alert words, topic policies,
+push tokens or navigation views; any message's submessages; and the fixed bounds on profile fields,
+playgrounds, push devices and a message's different reactions. Files exported by older versions
 hold no files: the records come, the files are missing. An export made through the API (POST /export/realm)
 holds no passwords or API keys: each active owner gets new ones, the password shown once and the API key
 written to a zuliprc file in the data directory (zuliprc-SUB-USERID), and lets the others in.
@@ -136,7 +139,7 @@ ${DATA_DIR_HELP}`,
       const started = performance.now();
       try {
         const { header } = reader;
-        const excess = realmRecordExcess(header.realm, config.realmLimits, Date.now());
+        const excess = realmRecordExcess(header, recordBounds(config), Date.now());
         if (excess.length) throw beyondBounds(excess);
         const name = typeof values.name === 'string' && values.name.trim() ? values.name.trim() : header.realm.name;
         const logins: OwnerLogin[] = holdsCredentials(header) ? [] : await newOwnerLogins(header.realm);
