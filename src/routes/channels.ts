@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { hasContentAccess } from '../../actors/realm/channels/decide.ts';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
-import { channelTopics } from '../../actors/realm/channels/activity.ts';
+import { channelTopics, prepareChannelTopics } from '../../actors/realm/channels/activity.ts';
 import { checkChannelEmailRequest } from '../../actors/realm/channels/email-address.ts';
 import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
-import { canRead } from '../../actors/realm/messages/access.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
@@ -101,12 +100,10 @@ export const channelRoutes = [
     path: '/users/me/{stream_id}/topics',
     auth: 'user',
     params: { stream_id: channelId, allow_empty_topic_name: p.bool().default(false) },
-    handle({ realm, user }, params) {
+    async handle({ realm, user }, params) {
       const channel = visibleChannel(realm, params.stream_id, user);
-      const topics = channelTopics(realm, channel.id, (id) => {
-        const message = realm.messages.byId.get(id);
-        return !!message && canRead(realm, user.userId, message);
-      });
+      await prepareChannelTopics(realm, channel.id);
+      const topics = channelTopics(realm, channel.id, user.userId);
       if (!params.allow_empty_topic_name) for (const topic of topics) if (topic.name === '') topic.name = EMPTY_TOPIC_DISPLAY_NAME;
       return { topics } satisfies WireResponse<'/users/me/{stream_id}/topics', 'get'>;
     },

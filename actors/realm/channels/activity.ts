@@ -1,5 +1,6 @@
+import { canRead, readsChannelHistory } from '../messages/access.ts';
+import { topicNewest } from '../messages/topic-newest.ts';
 import type { RealmState } from '../state.ts';
-
 
 const DAY_SECONDS = 24 * 3600;
 const WEEK_SECONDS = 7 * DAY_SECONDS;
@@ -29,22 +30,34 @@ export function weeklyTraffic(state: RealmState, channelId: number, createdAt: n
   return Math.round((messagesSince(state, channelId, now - window) * WEEK_SECONDS) / window);
 }
 
-/** The channel's topics with their newest message id, newest first (GET /users/me/{stream_id}/topics). */
-export function channelTopics(state: RealmState, channelId: number, canSee: (messageId: number) => boolean): { name: string; max_id: number }[] {
-  const prefix = `${channelId}\u0000`;
+/** Resolves once channelTopics answers without reading every topic of the channel (TopicNewest.prepare). */
+export const prepareChannelTopics = (state: RealmState, channelId: number): Promise<void> => topicNewest(state.messages.byTopic).prepare(channelId);
+
+/**
+ * The channel's topics with the newest message id the user may read in each, newest first (GET
+ * /users/me/{stream_id}/topics). A user who reads the channel's whole history reads each topic's newest
+ * message, which the topic summary keeps; another (a guest, a private channel's protected history) walks
+ * each topic down to a message it holds.
+ */
+export function channelTopics(state: RealmState, channelId: number, userId: number): { name: string; max_id: number }[] {
+  const { byTopic, byId } = state.messages;
+  const channel = state.channels.get(channelId);
+  const whole = !!channel && readsChannelHistory(state, channel, userId);
   const topics: { name: string; max_id: number }[] = [];
-  // Keys first: a topic's ids are read from the data directory only for this channel's topics.
-  for (const key of [...state.messages.byTopic.keys()]) {
-    if (!key.startsWith(prefix)) continue;
-    const ids = state.messages.byTopic.get(key);
-    if (!ids) continue;
-    for (const id of ids.idsFrom(Infinity, true)) {
-      if (!canSee(id)) continue;
-      const message = state.messages.byId.get(id);
-      if (message?.recipient.kind === 'channel') topics.push({ name: message.recipient.topic, max_id: id });
-      break;
+  for (const [key, newest] of topicNewest(byTopic).of(channelId)) {
+    let id: number | undefined = newest;
+    if (!whole) {
+      id = undefined;
+      for (const candidate of byTopic.get(key)?.idsFrom(Infinity, true) ?? []) {
+        const message = byId.get(candidate);
+        if (message && canRead(state, userId, message)) {
+          id = candidate;
+          break;
+        }
+      }
     }
+    const message = id === undefined ? undefined : byId.get(id);
+    if (message?.recipient.kind === 'channel') topics.push({ name: message.recipient.topic, max_id: message.id });
   }
   return topics.sort((a, b) => b.max_id - a.max_id);
 }
-

@@ -1,6 +1,7 @@
 import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { TOPICS_REQUIRED } from '../messages/limits.ts';
+import { topicNewest } from '../messages/topic-newest.ts';
 import { allowed } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { Channel, ChannelTopicsPolicy } from './state.ts';
@@ -15,7 +16,7 @@ export function checkTopicsPolicy(state: RealmState, actor: number | null, polic
 
 function hasNamedTopics(state: RealmState, channelId: number): boolean {
   const prefix = `${channelId}\u0000`;
-  for (const key of [...state.messages.byTopic.keys()]) if (key.startsWith(prefix) && key.length > prefix.length && !(state.messages.byTopic.get(key)?.isEmpty ?? true)) return true;
+  for (const key of topicNewest(state.messages.byTopic).of(channelId).keys()) if (key.length > prefix.length) return true;
   return false;
 }
 

@@ -183,6 +183,22 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     return super.get(key);
   }
 
+  /**
+   * The value, read from the data directory if it is not in memory, without keeping it there: a walk over
+   * many keys that reads each once (topic-newest.ts) does not turn the cache over for them. Only to read.
+   */
+  readOnce(key: K): V | undefined {
+    const resident = super.get(key);
+    if (resident !== undefined || !this.stored.has(key) || this.loader === null) return resident;
+    const value = this.loader(String(key));
+    const read = this.segmentRead;
+    if (value !== undefined && this.kind.bind && read !== null) {
+      const name = String(key);
+      this.kind.bind(value, { read: (segment) => read(name, segment), used: () => {} });
+    }
+    return value;
+  }
+
   /** A new value for a key: all its segments are written by the next snapshot. */
   override set(key: K, value: V): this {
     this.stored.delete(key);
@@ -337,6 +353,17 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     return this.dirty.size > 0;
   }
 
+  /** The keys changed since the last snapshot took them (takeDirty): deleted ones too. */
+  changedKeys(): IterableIterator<K> {
+    return this.dirty.keys();
+  }
+
+  /**
+   * Told the keys each snapshot takes (takeDirty), before they count as unchanged: what keeps a summary of
+   * the values (topic-newest.ts) reads these again, as it does the keys changed since.
+   */
+  onTaken: ((keys: Iterable<K>) => void) | null = null;
+
   /** Marks every segment of every value in memory: a store loaded whole is written whole by the next snapshot. */
   markAll(): void {
     for (const [key, value] of super.entries()) {
@@ -349,6 +376,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** The segments changed since the last snapshot, now counted as saved; they stay in memory until `release`. */
   takeDirty(): Map<K, Set<number>> {
     const taken = this.dirty;
+    this.onTaken?.(taken.keys());
     this.dirty = new Map();
     this.generation++;
     for (const key of taken.keys()) this.held.set(key, (this.held.get(key) ?? 0) + 1);
