@@ -5,7 +5,7 @@
  * then not in memory). Times, in order:
  *
  * - the baseline: every topic's id list read and its newest message looked up at each ask, as the route did
- *   before the topic summary (actors/realm/messages/topic-newest.ts), for the large channel and the small one;
+ *   before the topic summary (actors/realm/messages/newest-ids.ts), for the large channel and the small one;
  * - the summary's first making for the large channel (`prepare`, a slice of topics a turn: the longest turn
  *   is what the event loop is held for), then an ask, one after a send, one after a snapshot, and the small
  *   channel's.

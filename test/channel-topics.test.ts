@@ -31,7 +31,7 @@ t.test("a channel's topics stay exact through sends, edits, moves, deletions, sn
   const { api, dataDir } = first;
   const big = await channel(api, 'big', [1]);
   const other = await channel(api, 'other', [1]);
-  // More topics than a summary reads in one turn (topic-newest.ts, 2,000).
+  // More topics than a summary reads in one turn (newest-ids.ts, 2,000).
   const topics = 2500;
   const ids: number[] = [];
   for (let start = 0; start < topics; start += 100) {

@@ -1,5 +1,5 @@
 import { canRead, readsChannelHistory } from '../messages/access.ts';
-import { topicNewest } from '../messages/topic-newest.ts';
+import { topicNewest } from '../messages/newest-ids.ts';
 import type { RealmState } from '../state.ts';
 
 const DAY_SECONDS = 24 * 3600;

@@ -1,7 +1,7 @@
 import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { TOPICS_REQUIRED } from '../messages/limits.ts';
-import { topicNewest } from '../messages/topic-newest.ts';
+import { topicNewest } from '../messages/newest-ids.ts';
 import { allowed } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { Channel, ChannelTopicsPolicy } from './state.ts';

@@ -185,7 +185,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
 
   /**
    * The value, read from the data directory if it is not in memory, without keeping it there: a walk over
-   * many keys that reads each once (topic-newest.ts) does not turn the cache over for them. Only to read.
+   * many keys that reads each once (newest-ids.ts) does not turn the cache over for them. Only to read.
    */
   readOnce(key: K): V | undefined {
     const resident = super.get(key);
@@ -353,6 +353,11 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     return this.dirty.size > 0;
   }
 
+  /** Whether the key changed (or was deleted) since the last snapshot took the changes (takeDirty). */
+  hasChanged(key: K): boolean {
+    return this.dirty.has(key);
+  }
+
   /** The keys changed since the last snapshot took them (takeDirty): deleted ones too. */
   changedKeys(): IterableIterator<K> {
     return this.dirty.keys();
@@ -360,7 +365,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
 
   /**
    * Told the keys each snapshot takes (takeDirty), before they count as unchanged: what keeps a summary of
-   * the values (topic-newest.ts) reads these again, as it does the keys changed since.
+   * the values (newest-ids.ts) reads these again, as it does the keys changed since.
    */
   onTaken: ((keys: Iterable<K>) => void) | null = null;
 

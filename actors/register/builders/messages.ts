@@ -1,5 +1,6 @@
 import { canRead, newestReadableId } from '../../realm/messages/access.ts';
 import type { StoredMessage } from '../../realm/messages/state.ts';
+import { conversationNewest } from '../../realm/messages/newest-ids.ts';
 import type { RealmState } from '../../realm/state.ts';
 import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
@@ -69,16 +70,23 @@ export const unreadMessagesState: Builder = ({ realm, user }, { fetchTypes }) =>
   } satisfies WireRegisterKeys<'unread_msgs'>;
 };
 
-/** fetch type `recent_private_conversations`: the user's direct conversations, newest first. */
+/**
+ * The most direct conversations a registration's `recent_private_conversations` lists: "recent" is the
+ * server's to say (the original's are those of the user's 1,000 newest direct messages).
+ */
+export const RECENT_CONVERSATIONS_LIMIT = 1000;
+
+/** fetch type `recent_private_conversations`: the user's newest direct conversations, newest first. */
 export const recentConversationsState: Builder = ({ realm, user }) => {
-  const out = [];
+  const newest = conversationNewest(realm.messages.byConversation);
+  const found: { key: string; last: number }[] = [];
   for (const key of realm.messages.conversationsOf.get(user.userId) ?? []) {
-    const last = realm.messages.byConversation.get(key)?.last();
-    if (last === undefined) continue;
-    const userIds = key.split(',').map(Number).filter((id) => id !== user.userId);
-    out.push({ max_message_id: last, user_ids: userIds });
+    const last = newest.of(key);
+    if (last !== undefined) found.push({ key, last });
   }
-  return { recent_private_conversations: out.sort((a, b) => b.max_message_id - a.max_message_id) } satisfies WireRegisterKeys<'recent_private_conversations'>;
+  found.sort((a, b) => b.last - a.last);
+  const recent = found.slice(0, RECENT_CONVERSATIONS_LIMIT).map(({ key, last }) => ({ max_message_id: last, user_ids: key.split(',').map(Number).filter((id) => id !== user.userId) }));
+  return { recent_private_conversations: recent } satisfies WireRegisterKeys<'recent_private_conversations'>;
 };
 
 function mentionsUser(realm: RealmState, message: StoredMessage, userId: number): boolean {
