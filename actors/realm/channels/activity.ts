@@ -48,7 +48,7 @@ export function channelTopics(state: RealmState, channelId: number, userId: numb
     let id: number | undefined = newest;
     if (!whole) {
       id = undefined;
-      for (const candidate of byTopic.get(key)?.idsFrom(Infinity, true) ?? []) {
+      for (const candidate of byTopic.readOnce(key)?.idsFrom(Infinity, true) ?? []) {
         const message = byId.get(candidate);
         if (message && canRead(state, userId, message)) {
           id = candidate;
