@@ -19,6 +19,7 @@
 import { parseArgs } from 'node:util';
 import { writeOrganization } from './lib/organization.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
+import { median } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,7 +67,7 @@ try {
     const cpu = subscribeAll.map((run) => run.cpuMs).sort((a, b) => a - b);
     console.log(
       `a new channel with all ${users} subscribed at once (${subscribeAll.length} channels${values.queues ? `, ${users} queues` : ''}): ` +
-        `CPU ${f(cpu[0]!)}-${f(cpu.at(-1)!)} ms, median ${f(cpu[Math.floor(cpu.length / 2)]!)} ms; heap ${f((heapAfter - heapBefore) / 1e6)} MB more after them`,
+        `CPU ${f(cpu[0]!)}-${f(cpu.at(-1)!)} ms, median ${f(median(cpu))} ms; heap ${f((heapAfter - heapBefore) / 1e6)} MB more after them`,
     );
   }
   for (let round = 1; round <= rounds; round++) {

@@ -2,6 +2,7 @@ import { badRequest } from '../../errors.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../register/realm-limits.ts';
 import { TOPICS_REQUIRED } from '../messages/limits.ts';
 import { topicNewest } from '../messages/newest-ids.ts';
+import { topicKey } from '../messages/state.ts';
 import { allowed } from '../permissions.ts';
 import type { RealmState } from '../state.ts';
 import type { Channel, ChannelTopicsPolicy } from './state.ts';
@@ -15,8 +16,9 @@ export function checkTopicsPolicy(state: RealmState, actor: number | null, polic
 }
 
 function hasNamedTopics(state: RealmState, channelId: number): boolean {
-  const prefix = `${channelId}\u0000`;
-  for (const key of topicNewest(state.messages.byTopic).of(channelId).keys()) if (key.length > prefix.length) return true;
+  // The key of the empty topic is the channel's prefix alone.
+  const emptyTopic = topicKey(channelId, '');
+  for (const key of topicNewest(state.messages.byTopic).of(channelId).keys()) if (key !== emptyTopic) return true;
   return false;
 }
 

@@ -1,5 +1,6 @@
 import type { IdList } from './id-list.ts';
 import type { LazyMap } from './lazy-map.ts';
+import { topicKey } from './state.ts';
 
 /** Topics read per turn of the event loop while a channel's summary is first made (about 10-25 us each). */
 const FILL_SLICE = 2000;
@@ -56,7 +57,7 @@ export class TopicNewest {
       this.channels.set(channelId, (newest = new Map()));
       keys = this.keysOf(channelId);
     } else {
-      const prefix = keyPrefix(channelId);
+      const prefix = topicKey(channelId, '');
       keys = [...this.byTopic.changedKeys()].filter((key) => key.startsWith(prefix));
       const taken = this.taken.get(channelId);
       if (taken) keys.push(...taken);
@@ -78,7 +79,7 @@ export class TopicNewest {
 
   /** The channel's topic keys, copied: reading a list may let others leave memory, which moves them among the keys. */
   private keysOf(channelId: number): string[] {
-    const prefix = keyPrefix(channelId);
+    const prefix = topicKey(channelId, '');
     return [...this.byTopic.keys()].filter((key) => key.startsWith(prefix));
   }
 
@@ -110,7 +111,6 @@ export class ConversationNewest {
   }
 }
 
-const keyPrefix = (channelId: number) => `${channelId}\u0000`;
 const channelOfKey = (key: string) => Number(key.slice(0, key.indexOf('\u0000')));
 
 const summaries = new WeakMap<LazyMap<string, IdList>, TopicNewest>();
