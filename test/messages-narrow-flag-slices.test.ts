@@ -1,7 +1,7 @@
 import t from 'tap';
 import { IdSet } from '../actors/realm/messages/id-set.ts';
 import { idMatcher, resolveNarrow, type NarrowTerm } from '../actors/realm/messages/narrow.ts';
-import { candidateLists, type Window } from '../actors/realm/messages/query.ts';
+import { candidateLists, resolved, type Window } from '../actors/realm/messages/query.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { channel, sendToChannel } from './helpers/messages.ts';
 import { startTestServer } from './helpers/server.ts';
@@ -53,7 +53,7 @@ async function mostPerTurn(reads: () => number, during: Promise<unknown>): Promi
 /** The walk as it was, in one turn: every candidate set copied and sorted, read from the anchor. */
 function referenceWindow(state: RealmState, userId: number, narrow: NarrowTerm[], window: Window) {
   const clauses = resolveNarrow(state, userId, narrow, new Set());
-  const lists = candidateLists(state, userId, clauses).map((list) => (Array.isArray(list) ? (list as readonly number[]) : [...list].sort((a, b) => a - b)));
+  const lists = candidateLists(state, userId, clauses).map(resolved).map((list) => (Array.isArray(list) ? (list as readonly number[]) : [...list].sort((a, b) => a - b)));
   const ok = idMatcher(state, userId, clauses);
   const before = new Set<number>();
   const after = new Set<number>();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { idMatcher, resolveNarrow, type Clause, type NarrowTerm } from '../actors/realm/messages/narrow.ts';
-import { candidateLists, type Window } from '../actors/realm/messages/query.ts';
+import { candidateLists, resolved, type Window } from '../actors/realm/messages/query.ts';
 import { lowerBound } from '../actors/realm/messages/state.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import { channel, sendToChannel } from './helpers/messages.ts';
@@ -14,7 +14,7 @@ const SLICE_IDS = 64;
 /** The walk as it was, in one turn: the reference the sliced walk must agree with. */
 function referenceWindow(state: RealmState, userId: number, clauses: readonly Clause[], window: Window) {
   // In one turn: each candidate set copied and sorted, as the walk once did.
-  const lists = candidateLists(state, userId, clauses).map((list) => (Array.isArray(list) ? (list as readonly number[]) : [...list].sort((a, b) => a - b)));
+  const lists = candidateLists(state, userId, clauses).map(resolved).map((list) => (Array.isArray(list) ? (list as readonly number[]) : [...list].sort((a, b) => a - b)));
   const ok = idMatcher(state, userId, clauses);
   const before = new Set<number>();
   const after = new Set<number>();

@@ -2,6 +2,7 @@ import type { RealmState } from '../state.ts';
 import { IdList } from './id-list.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
+import { conversationNewest } from './newest-ids.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
 import { inTurns, type Step } from './turns.ts';
 
@@ -29,13 +30,29 @@ export interface WindowResult {
  * unread messages): a walk reads lists and IdSets from the anchor (walkLists here, search.ts's walk), and
  * copies a plain Set into an IdSet first, a slice at a time.
  */
-export type Candidates = readonly number[] | IdList | IdSet | ReadonlySet<number>;
+export type Candidates = readonly number[] | IdList | IdSet | ReadonlySet<number> | ConversationIds;
 
 /** A candidate list a walk reads in id order, from any id. */
 type Ordered = readonly number[] | IdList | IdSet;
 const isOrdered = (list: Candidates): list is Ordered => Array.isArray(list) || list instanceof IdList || list instanceof IdSet;
 
 const EMPTY: readonly number[] = [];
+
+/**
+ * A direct conversation's ids, read only when a walk reaches them. `newest` (the conversation summary's,
+ * newest-ids.ts) bounds what they can add: a walk down from the anchor that already holds enough newer
+ * matches reads no conversation whose newest message is older than all of them.
+ */
+export class ConversationIds {
+  private read: IdList | readonly number[] | undefined;
+  constructor(readonly newest: number, private readonly load: () => IdList | readonly number[]) {}
+  get ids(): IdList | readonly number[] {
+    return (this.read ??= this.load());
+  }
+}
+
+/** The list itself: a conversation's ids are read here if they were not yet. */
+export const resolved = (list: Candidates): Exclude<Candidates, ConversationIds> => (list instanceof ConversationIds ? list.ids : list);
 
 /**
  * A user in more direct conversations than this has their lists read for a narrow without keeping them in
@@ -70,19 +87,30 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
   // Past CACHED_CONVERSATIONS, the lists are read without entering the index's cache: keeping them all would
   // turn it over at each fetch (a walk holds lists that leave the cache meanwhile as it does these).
   const read = conversations.length > CACHED_CONVERSATIONS ? (key: string) => store.byConversation.readOnce(key) : (key: string) => store.byConversation.get(key);
-  const conversationList = (key: string) => read(key) ?? EMPTY;
+  const summary = conversationNewest(store.byConversation);
+  const conversationLists = (keys: readonly string[]) => {
+    const lists: ConversationIds[] = [];
+    for (const key of keys) {
+      const newest = summary.of(key);
+      if (newest !== undefined) lists.push(new ConversationIds(newest, () => read(key) ?? EMPTY));
+    }
+    return lists;
+  };
   const including = positive('dm-including');
-  if (including) return conversations.filter((key) => key.split(',').includes(String(including.userId))).map(conversationList);
-  if (is.some((clause) => clause.what === 'dm')) return conversations.map(conversationList);
+  if (including) return conversationLists(conversations.filter((key) => key.split(',').includes(String(including.userId))));
+  if (is.some((clause) => clause.what === 'dm')) return conversationLists(conversations);
   if (positive('public-channels')) {
     return [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? EMPTY);
   }
   const channels = [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? EMPTY);
-  return [...channels, ...conversations.map(conversationList)];
+  return [...channels, ...conversationLists(conversations)];
 }
 
 /** Is `id` among the candidates? */
-export const contains = (list: Candidates, id: number) => (Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet | IdList).has(id));
+export function contains(list: Candidates, id: number): boolean {
+  if (list instanceof ConversationIds) return id <= list.newest && contains(list.ids, id);
+  return Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet | IdList).has(id);
+}
 
 /**
  * The ids of an array or IdSet beyond `last` (an id, which need not be among them), the nearest first:
@@ -111,7 +139,7 @@ const TIME_CHECK = 1024;
 
 /** A direction of one candidate list, walked from the anchor outwards; `last`: the id examined last. */
 interface Cursor {
-  list: Ordered;
+  list: Ordered | ConversationIds;
   down: boolean;
   last: number;
   found: number[];
@@ -129,26 +157,52 @@ interface Ordering {
   into: IdSet;
 }
 
+/** How far up a cursor's list may reach: a conversation's newest id, else without bound. */
+const reach = (cursor: Cursor) => (cursor.list instanceof ConversationIds ? cursor.list.newest : Infinity);
+
+/** Adds `id` to `newest` (ascending, distinct), which keeps only the `limit` largest. */
+function keepNewest(newest: number[], id: number, limit: number): void {
+  if (newest.length >= limit && id <= newest[0]!) return;
+  const at = lowerBound(newest, id);
+  if (newest[at] === id) return;
+  newest.splice(at, 0, id);
+  if (newest.length > limit) newest.shift();
+}
+
 /**
  * Walks `lists` from `anchor` outwards for up to `wantBefore` matches below it and `wantAfter` above, in
  * slices of at most `sliceIds` ids (and SLICE_MS). Between slices messages may be sent, moved or deleted:
- * each slice finds its place again by the last id it examined, never by a position in the list. A plain
+ * each slice finds its place again by the last id examined, never by a position in the list. A plain
  * Set among the lists is first copied into an IdSet (which keeps ids in order) within the same budget; its
  * iterator sees the ids added and removed meanwhile, and the caller checks the matches again at the end.
+ * Conversations are walked last, newest first: one with nothing above the anchor is not walked up, and
+ * once `wantBefore` matches below it are found, one whose newest message is older than all of them is not
+ * read at all (nor, then, any after it).
  */
 function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, anchor: number, wantBefore: number, wantAfter: number, sliceIds: number): Step<Walked> {
   const cursors: Cursor[] = [];
   const orderings: Ordering[] = [];
   for (const candidates of lists) {
-    let list: Ordered;
-    if (isOrdered(candidates)) list = candidates;
+    let list: Ordered | ConversationIds;
+    if (candidates instanceof ConversationIds || isOrdered(candidates)) list = candidates;
     else {
       list = new IdSet();
       orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
     }
     if (wantBefore > 0) cursors.push({ list, down: true, last: anchor, found: [] });
-    if (wantAfter > 0) cursors.push({ list, down: false, last: anchor, found: [] });
+    if (wantAfter > 0 && !(list instanceof ConversationIds && list.newest <= anchor)) cursors.push({ list, down: false, last: anchor, found: [] });
   }
+  cursors.sort((a, b) => (reach(a) === reach(b) ? 0 : reach(a) < reach(b) ? 1 : -1));
+  // The `wantBefore` newest matches below the anchor among the cursors walked whole (before `next`).
+  const newestBelow: number[] = [];
+  let counted = 0;
+  const olderThanFound = (newest: number) => {
+    for (; counted < next; counted++) {
+      const cursor = cursors[counted]!;
+      if (cursor.down) for (const id of cursor.found) keepNewest(newestBelow, id, wantBefore);
+    }
+    return newestBelow.length >= wantBefore && newest < newestBelow[0]!;
+  };
   let next = 0;
   return () => {
     const began = performance.now();
@@ -164,6 +218,10 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
     }
     for (; next < cursors.length; next++) {
       const cursor = cursors[next]!;
+      if (cursor.list instanceof ConversationIds) {
+        if (cursor.down && olderThanFound(cursor.list.newest)) continue;
+        cursor.list = cursor.list.ids;
+      }
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;
       if (found.length >= want) continue;
@@ -232,7 +290,17 @@ function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boole
 }
 
 /** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
-const sizeOf = (list: Candidates) => (Array.isArray(list) ? list.length : list instanceof IdList || list instanceof IdSet ? list.sizeBound : (list as ReadonlySet<number>).size);
+function sizeOf(candidates: Candidates): number {
+  const list = resolved(candidates);
+  return Array.isArray(list) ? list.length : list instanceof IdList || list instanceof IdSet ? list.sizeBound : (list as ReadonlySet<number>).size;
+}
+
+/** Whether the lists hold `count` ids or more (at most, for id lists): read only until they are found to. */
+function holdAtLeast(lists: readonly Candidates[], count: number): boolean {
+  let total = 0;
+  for (const list of lists) if ((total += sizeOf(list)) >= count) return true;
+  return total >= count;
+}
 
 /**
  * The oldest unread message matching the narrow, or null; see fetchWindow for `sliceIds`. Whichever holds
@@ -247,7 +315,7 @@ export function firstUnread(
   const ok = idMatcher(state, userId, clauses);
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
-  if (unread.sizeBound <= lists.reduce((total, list) => total + sizeOf(list), 0)) {
+  if (holdAtLeast(lists, unread.sizeBound)) {
     return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);

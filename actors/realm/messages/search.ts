@@ -3,7 +3,7 @@ import type { RealmState } from '../state.ts';
 import { idMatcher, type Clause } from './narrow.ts';
 import { IdSet } from './id-set.ts';
 import { IdList } from './id-list.ts';
-import { candidateLists, DEFAULT_NARROW_SLICE_IDS, idsBeyond, type Candidates, type Window, type WindowResult } from './query.ts';
+import { candidateLists, DEFAULT_NARROW_SLICE_IDS, idsBeyond, resolved, type Candidates, type Window, type WindowResult } from './query.ts';
 
 /** Ids per look-up in the index by id: a bounded amount of work per turn of the event loop. */
 const CHUNK = 1000;
@@ -125,7 +125,8 @@ async function walk(
  * The candidates in id order: a plain Set (the ids a user is mentioned in) copied into an IdSet, `sliceIds`
  * ids per turn of the event loop (the Set's iterator sees what changes meanwhile; matches are checked by id).
  */
-async function inOrder(candidates: Candidates, sliceIds: number): Promise<readonly number[] | IdList | IdSet> {
+async function inOrder(list: Candidates, sliceIds: number): Promise<readonly number[] | IdList | IdSet> {
+  const candidates = resolved(list);
   if (Array.isArray(candidates) || candidates instanceof IdSet || candidates instanceof IdList) return candidates as readonly number[] | IdList | IdSet;
   const ordered = new IdSet();
   let copied = 0;
