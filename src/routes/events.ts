@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
+import { prepareRecentConversations } from '../../actors/register/builders/messages.ts';
 import { initialStateFields, type InitialStateOptions } from '../../actors/register/initial-state.ts';
 import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
 import { SPEC_LIMITS } from '../../actors/queue/limits.ts';
@@ -72,6 +73,10 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
   const { services, realm, user } = context;
   if (user === null) return registerSpectator(context, params);
   const spec = queueSpec(params, services, user);
+  const fetchTypes = fetchTypesOf(params);
+  // A user in many direct conversations: their newest ids read a slice a turn, not all while the state is made.
+  const ready = fetchTypes === null || fetchTypes.includes('recent_private_conversations') ? prepareRecentConversations(realm, user.userId) : null;
+  if (ready) await ready;
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
     initialStateFields(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
   );
@@ -132,9 +137,12 @@ async function registerSpectator({ services, realm, request }: RouteContext<'opt
   return registration(null, initial);
 }
 
+/** The state a registration asks for: its fetch types, else its event types (null: all). */
+const fetchTypesOf = (params: RegisterParams) => (params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types);
+
 function stateOptions(services: AppServices, realm: RealmState, params: RegisterParams, clientExtavatar: boolean): InitialStateOptions {
   return {
-    fetchTypes: params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types,
+    fetchTypes: fetchTypesOf(params),
     clientExtavatar,
     includeSubscribers: params.include_subscribers,
     capabilities: params.client_capabilities,

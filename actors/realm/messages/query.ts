@@ -2,7 +2,7 @@ import type { RealmState } from '../state.ts';
 import { IdList } from './id-list.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
-import { conversationNewest } from './newest-ids.ts';
+import { conversationNewest, prepareConversationNewest } from './newest-ids.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
 import { inTurns, type Step } from './turns.ts';
 
@@ -61,50 +61,69 @@ export const resolved = (list: Candidates): Exclude<Candidates, ConversationIds>
  */
 const CACHED_CONVERSATIONS = 512;
 
+/** Where a narrow's matches may be: lists, and the keys of the user's direct conversations to walk too. */
+interface Sources {
+  lists: Candidates[];
+  conversations: readonly string[];
+}
+
 /**
  * The candidate lists that hold every message the narrow can match, chosen from its most selective
  * positive clause: one message, a topic, a channel, a conversation, a flag set; without one, the user's
  * own history (subscribed channels and direct conversations). Never a scan of the whole realm, and never a
  * copy of a flag set: a user may have a million unread or starred messages.
  */
-export function candidateLists(state: RealmState, userId: number, clauses: readonly Clause[]): Candidates[] {
+function candidateSources(state: RealmState, userId: number, clauses: readonly Clause[]): Sources {
   const store = state.messages;
+  const only = (list: Candidates): Sources => ({ lists: [list], conversations: [] });
   const positive = <K extends Clause['kind']>(kind: K) =>
     clauses.find((clause): clause is Extract<Clause, { kind: K }> => clause.kind === kind && !clause.negated);
   const id = positive('id');
-  if (id) return [store.byId.has(id.id) ? [id.id] : []];
+  if (id) return only(store.byId.has(id.id) ? [id.id] : []);
   const channel = positive('channel');
   const topic = positive('topic');
-  if (channel && topic) return [store.byTopic.get(topicKey(channel.channelId, topic.topic)) ?? EMPTY];
-  if (channel) return [store.byChannel.get(channel.channelId) ?? EMPTY];
+  if (channel && topic) return only(store.byTopic.get(topicKey(channel.channelId, topic.topic)) ?? EMPTY);
+  if (channel) return only(store.byChannel.get(channel.channelId) ?? EMPTY);
   const dm = positive('dm');
-  if (dm) return [store.byConversation.get(dm.key) ?? EMPTY];
+  if (dm) return only(store.byConversation.get(dm.key) ?? EMPTY);
   const is = clauses.filter((clause): clause is Extract<Clause, { kind: 'is' }> => clause.kind === 'is' && !clause.negated);
-  if (is.some((clause) => clause.what === 'starred')) return [store.flags.starred.get(userId) ?? EMPTY];
-  if (is.some((clause) => clause.what === 'mentioned')) return [store.mentionedOf.get(userId) ?? EMPTY];
-  if (is.some((clause) => clause.what === 'unread')) return [store.flags.unread.get(userId) ?? EMPTY];
+  if (is.some((clause) => clause.what === 'starred')) return only(store.flags.starred.get(userId) ?? EMPTY);
+  if (is.some((clause) => clause.what === 'mentioned')) return only(store.mentionedOf.get(userId) ?? EMPTY);
+  if (is.some((clause) => clause.what === 'unread')) return only(store.flags.unread.get(userId) ?? EMPTY);
   const conversations = [...(store.conversationsOf.get(userId) ?? [])];
+  const including = positive('dm-including');
+  if (including) return { lists: [], conversations: conversations.filter((key) => key.split(',').includes(String(including.userId))) };
+  if (is.some((clause) => clause.what === 'dm')) return { lists: [], conversations };
+  if (positive('public-channels')) {
+    return { lists: [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? EMPTY), conversations: [] };
+  }
+  return { lists: [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? EMPTY), conversations };
+}
+
+/** candidateSources' lists, then its conversations' (ConversationIds: read when a walk reaches them). */
+export function candidateLists(state: RealmState, userId: number, clauses: readonly Clause[]): Candidates[] {
+  const { lists, conversations } = candidateSources(state, userId, clauses);
+  if (!conversations.length) return lists;
+  const byConversation = state.messages.byConversation;
   // Past CACHED_CONVERSATIONS, the lists are read without entering the index's cache: keeping them all would
   // turn it over at each fetch (a walk holds lists that leave the cache meanwhile as it does these).
-  const read = conversations.length > CACHED_CONVERSATIONS ? (key: string) => store.byConversation.readOnce(key) : (key: string) => store.byConversation.get(key);
-  const summary = conversationNewest(store.byConversation);
-  const conversationLists = (keys: readonly string[]) => {
-    const lists: ConversationIds[] = [];
-    for (const key of keys) {
-      const newest = summary.of(key);
-      if (newest !== undefined) lists.push(new ConversationIds(newest, () => read(key) ?? EMPTY));
-    }
-    return lists;
-  };
-  const including = positive('dm-including');
-  if (including) return conversationLists(conversations.filter((key) => key.split(',').includes(String(including.userId))));
-  if (is.some((clause) => clause.what === 'dm')) return conversationLists(conversations);
-  if (positive('public-channels')) {
-    return [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? EMPTY);
+  const many = (state.messages.conversationsOf.get(userId)?.size ?? 0) > CACHED_CONVERSATIONS;
+  const read = (key: string) => (many ? byConversation.readOnce(key) : byConversation.get(key)) ?? EMPTY;
+  const summary = conversationNewest(byConversation);
+  const all = [...lists];
+  for (const key of conversations) {
+    const newest = summary.of(key);
+    if (newest !== undefined) all.push(new ConversationIds(newest, () => read(key)));
   }
-  const channels = [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? EMPTY);
-  return [...channels, ...conversationLists(conversations)];
+  return all;
 }
+
+/**
+ * Resolves once the newest id of each conversation the narrow walks is kept (candidateLists reads them at
+ * each fetch), read a slice a turn; null when there are few enough to read at once.
+ */
+export const prepareConversations = (state: RealmState, userId: number, clauses: readonly Clause[]): Promise<void> | null =>
+  prepareConversationNewest(state.messages.byConversation, candidateSources(state, userId, clauses).conversations);
 
 /** Is `id` among the candidates? */
 export function contains(list: Candidates, id: number): boolean {
@@ -140,6 +159,8 @@ const TIME_CHECK = 1024;
 /** A direction of one candidate list, walked from the anchor outwards; `last`: the id examined last. */
 interface Cursor {
   list: Ordered | ConversationIds;
+  /** how far up the list may reach: a conversation's newest id, else without bound */
+  reach: number;
   down: boolean;
   last: number;
   found: number[];
@@ -156,9 +177,6 @@ interface Ordering {
   from: Iterator<number>;
   into: IdSet;
 }
-
-/** How far up a cursor's list may reach: a conversation's newest id, else without bound. */
-const reach = (cursor: Cursor) => (cursor.list instanceof ConversationIds ? cursor.list.newest : Infinity);
 
 /** Adds `id` to `newest` (ascending, distinct), which keeps only the `limit` largest. */
 function keepNewest(newest: number[], id: number, limit: number): void {
@@ -189,10 +207,11 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       list = new IdSet();
       orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
     }
-    if (wantBefore > 0) cursors.push({ list, down: true, last: anchor, found: [] });
-    if (wantAfter > 0 && !(list instanceof ConversationIds && list.newest <= anchor)) cursors.push({ list, down: false, last: anchor, found: [] });
+    const reach = list instanceof ConversationIds ? list.newest : Infinity;
+    if (wantBefore > 0) cursors.push({ list, reach, down: true, last: anchor, found: [] });
+    if (wantAfter > 0 && reach > anchor) cursors.push({ list, reach, down: false, last: anchor, found: [] });
   }
-  cursors.sort((a, b) => (reach(a) === reach(b) ? 0 : reach(a) < reach(b) ? 1 : -1));
+  cursors.sort((a, b) => (a.reach === b.reach ? 0 : a.reach < b.reach ? 1 : -1));
   // The `wantBefore` newest matches below the anchor among the cursors walked whole (before `next`).
   const newestBelow: number[] = [];
   let counted = 0;
@@ -221,6 +240,8 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       if (cursor.list instanceof ConversationIds) {
         if (cursor.down && olderThanFound(cursor.list.newest)) continue;
         cursor.list = cursor.list.ids;
+        // A list read from the data directory costs as much as hundreds of ids examined.
+        if (performance.now() - began > SLICE_MS) return undefined;
       }
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;

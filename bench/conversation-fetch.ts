@@ -1,0 +1,118 @@
+/**
+ * GET /messages over a user's many direct conversations, without HTTP: the server's own Store and Runtime in
+ * this process (as bench/lib/organization.ts opens them). The owner sends one direct message to each of
+ * `--users` accounts, then `--channel-messages` to a channel everyone is in, and a snapshot leaves most
+ * conversation lists only on disk. Times, for the narrows `[]` (the owner's whole history) and `is:dm`:
+ *
+ * - the baseline: every conversation's id list read and walked from the anchor, as fetchWindow did before it
+ *   walked conversations newest first (actors/realm/messages/query.ts);
+ * - the route's way (prepareConversations, then fetchWindow): its first fetch (for `[]`, which reads each
+ *   conversation's newest id into the summary, newest-ids.ts, a slice a turn: the longest turn is what the
+ *   event loop is held for), then the median of `--runs` fetches, one after a send to the oldest conversation, and one after a snapshot;
+ * - `anchor=oldest` with 50 after, which reads every conversation either way.
+ *
+ *   npx tsx bench/conversation-fetch.ts [--users 10000] [--channel-messages 2000] [--runs 5]
+ */
+import { parseArgs } from 'node:util';
+import { writeOrganization } from './lib/organization.ts';
+import { makeTempDir, removeTempDir } from './lib/proc.ts';
+import { median } from './lib/stats.ts';
+
+const { values } = parseArgs({ options: { users: { type: 'string', default: '10000' }, 'channel-messages': { type: 'string', default: '2000' }, runs: { type: 'string', default: '5' } } });
+const users = Number(values.users);
+const channelMessages = Number(values['channel-messages']);
+const runs = Number(values.runs);
+
+const { candidateLists, fetchWindow, idsBeyond, prepareConversations, resolved, LARGER_THAN_MAX_MESSAGE_ID } = await import('../actors/realm/messages/query.ts');
+const { idMatcher, resolveNarrow } = await import('../actors/realm/messages/narrow.ts');
+type RealmState = import('../actors/realm/state.ts').RealmState;
+type Clause = import('../actors/realm/messages/narrow.ts').Clause;
+
+/** The walk before: each candidate list read whole and walked down from the newest for `want` matches. */
+function everyListWalked(state: RealmState, userId: number, clauses: readonly Clause[], want: number): number[] {
+  const ok = idMatcher(state, userId, clauses);
+  const found: number[] = [];
+  for (const candidates of candidateLists(state, userId, clauses)) {
+    const list = resolved(candidates);
+    if (!Array.isArray(list) && !('idsFrom' in list)) throw new Error('an unordered candidate list');
+    let taken = 0;
+    for (const id of idsBeyond(list as Parameters<typeof idsBeyond>[0], LARGER_THAN_MAX_MESSAGE_ID, true)) {
+      if (!ok(id)) continue;
+      found.push(id);
+      if (++taken >= want) break;
+    }
+  }
+  return found.sort((a, b) => b - a).slice(0, want);
+}
+
+const time = async <T>(run: () => T | Promise<T>): Promise<[T, number]> => {
+  const start = performance.now();
+  const answer = await run();
+  return [answer, performance.now() - start];
+};
+/** Starts watching the event loop; the returned call stops and gives the longest time between two turns. */
+function longestTurn(): () => number {
+  let longest = 0;
+  let last = performance.now();
+  let watching = true;
+  const watch = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (watching) setImmediate(watch);
+  };
+  setImmediate(watch);
+  return () => {
+    watching = false;
+    watch();
+    return longest;
+  };
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+const dir = makeTempDir('conversation-fetch-');
+try {
+  const { runtime, store, realm, userIds, channelId } = await writeOrganization(dir, { users, name: 'conversations', channel: 'everyone' });
+  const owner = userIds[0]!;
+  const caller = { kind: 'user', userId: owner } as const;
+  const sendDirect = (to: number) => runtime.execute(realm.realmId, { type: 'message.send', caller, kind: 'direct', to: [to], content: 'hello', client: 'bench' });
+  for (let start = 1; start < userIds.length; start += 1000) await Promise.all(userIds.slice(start, start + 1000).map(sendDirect));
+  for (let start = 0; start < channelMessages; start += 500) {
+    await Promise.all(Array.from({ length: Math.min(500, channelMessages - start) }, (_, i) =>
+      runtime.execute(realm.realmId, { type: 'message.send', caller, kind: 'channel', to: channelId, topic: `topic ${(start + i) % 50}`, content: 'news', client: 'bench' })));
+  }
+  await runtime.snapshot();
+  console.log(`the owner in ${userIds.length - 1} direct conversations of one message, then ${channelMessages} channel messages`);
+  const state = () => runtime.realmState(realm.realmId);
+  const newest = { anchor: LARGER_THAN_MAX_MESSAGE_ID, numBefore: 50, numAfter: 0, includeAnchor: true };
+  const narrows = { '[]': [], 'is:dm': [{ operator: 'is', operand: 'dm', negated: false }] } as const;
+  for (const [label, terms] of Object.entries(narrows)) {
+    const clauses = resolveNarrow(state(), owner, terms);
+    const fetch = () => time(async () => {
+      await prepareConversations(state(), owner, clauses);
+      return (await fetchWindow(state(), owner, clauses, newest)).ids;
+    });
+    const watch = longestTurn();
+    const [ids, first] = await fetch();
+    const firstTurn = watch();
+    const baseline: number[] = [];
+    let expected: number[] = [];
+    for (let i = 0; i < runs; i++) [expected, baseline[i]] = await time(() => everyListWalked(state(), owner, clauses, 50));
+    if (JSON.stringify([...ids].reverse()) !== JSON.stringify(expected)) throw new Error(`${label}: the fetch and the baseline differ`);
+    const again: number[] = [];
+    for (let i = 0; i < runs; i++) again[i] = (await fetch())[1];
+    await sendDirect(userIds[1]!);
+    const [, afterSend] = await fetch();
+    await runtime.snapshot();
+    const [, afterSnapshot] = await fetch();
+    const watchOldest = longestTurn();
+    const [, oldest] = await time(() => fetchWindow(state(), owner, clauses, { anchor: 0, numBefore: 0, numAfter: 50, includeAnchor: true }));
+    const oldestTurn = watchOldest();
+    console.log(`${label}: baseline, every list walked: median ${ms(median(baseline))} of ${runs}`);
+    console.log(`${label}: newest 50: first ${ms(first)} (longest turn ${ms(firstTurn)}), then median ${ms(median(again))} of ${runs}; after a send ${ms(afterSend)}, after a snapshot ${ms(afterSnapshot)}; anchor oldest, 50 after: ${ms(oldest)} (longest turn ${ms(oldestTurn)})`);
+  }
+  await store.close();
+} finally {
+  removeTempDir(dir);
+}
