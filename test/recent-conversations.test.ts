@@ -137,7 +137,21 @@ t.test('GET /messages over 1,081 conversations: windows at every anchor agree wi
       }
     }
   };
+  // A participant's first unread message (all it received is unread), among its 46 conversations and the channel.
+  const firstUnread = async (person: ApiClient, when: string) => {
+    const own = [...sent].filter(([key]) => key.split(',').includes(String(people[0])));
+    const received = sorted([...own.flatMap(([, ids]) => ids), ...inChannel].filter((id) => !fromPerson.includes(id)));
+    const everything = sorted([...own.flatMap(([, ids]) => ids), ...inChannel]);
+    const direct = sorted(own.flatMap(([, ids]) => ids));
+    for (const [name, narrow, ids] of [['all', [], everything], ['is:dm', [['is', 'dm']], direct]] as const) {
+      const { body } = await person.get('/messages', { anchor: 'first_unread', num_before: 10, num_after: 10, narrow, apply_markdown: false });
+      const anchor = received.find((id) => ids.includes(id))!;
+      t.equal(body.anchor, anchor, `${when}: ${name}, the participant's first unread`);
+      t.same(body.messages.map((message: { id: number }) => message.id), expectedWindow(ids, anchor, 10, 10).ids, `${when}: ${name}, around the participant's first unread`);
+    }
+  };
   await check(api, 'after a snapshot');
+  await firstUnread(api.as(firstPerson), 'after a snapshot');
 
   // Changed since the snapshot: an old conversation becomes the newest, a run loses its newest message.
   await dm([people[40]!, people[41]!]);
@@ -152,4 +166,5 @@ t.test('GET /messages over 1,081 conversations: windows at every anchor agree wi
   await first.stop();
   const second = await startTestServer(t, { rateLimit: null, messageKeyCache: 16, dataDir });
   await check(second.api, 'after a restart');
+  await firstUnread(second.api.as(firstPerson), 'after a restart');
 });
