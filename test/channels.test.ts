@@ -89,6 +89,48 @@ t.test('many subscribed at once: newcomers with the same view share an event, on
   t.not(colors[0], colors[1]);
 });
 
+t.test('joining and leaving many channels at once: each observer told exactly the channels it sees, public ones in one event', async (t) => {
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const [ann, bob, gus] = [await api.createUser('ann@example.com', 'Ann'), await api.createUser('bob@example.com', 'Bob'), await api.createUser('gus@example.com', 'Gus')];
+  t.equal((await api.patch(`/users/${gus.userId}`, { role: 600 })).status, 200, 'Gus is a guest');
+  const names = Array.from({ length: 300 }, (_, i) => `public ${i}`);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: names.map((name) => ({ name })) })).status, 200);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'with a guest' }], principals: [1, gus.userId] })).status, 200);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true })).status, 200);
+  const idOf = async (name: string) => (await api.get('/get_stream_id', { stream: name })).body.stream_id as number;
+  const publicIds = await Promise.all(names.map(idOf));
+  const [withGuest, secret] = [await idOf('with a guest'), await idOf('secret')];
+  const observers = { owner: api, bob: api.as(bob), gus: api.as(gus) };
+  const queues = Object.fromEntries(await Promise.all(Object.entries(observers).map(async ([name, client]) => [name, (await client.register({ event_types: ['subscription'] })).queueId])));
+  /** Each observer's peer events of `op`, and the (channel, user) pairs they tell. */
+  const told = async (op: string) => {
+    const out = {} as Record<keyof typeof observers, { events: number; pairs: string[] }>;
+    for (const [name, client] of Object.entries(observers) as [keyof typeof observers, ApiClient][]) {
+      const peer = (await events(client, queues[name]!)).filter((event) => event.op === op) as { stream_ids: number[]; user_ids: number[] }[];
+      out[name] = { events: peer.length, pairs: peer.flatMap((event) => event.stream_ids.flatMap((channel) => event.user_ids.map((user) => `${channel}:${user}`))).sort() };
+    }
+    return out;
+  };
+  const pairs = (channels: number[]) => channels.map((channel) => `${channel}:${ann.userId}`).sort();
+  const everyPublic = [...publicIds, withGuest];
+
+  // Ann joins all 301 public channels; the owner adds her to the private one.
+  t.equal((await api.as(ann).post('/users/me/subscriptions', { subscriptions: [...names, 'with a guest'].map((name) => ({ name })) })).status, 200);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], principals: [ann.userId] })).status, 200);
+  let seen = await told('peer_add');
+  t.same(seen.owner.pairs, pairs([...everyPublic, secret]), 'the owner (an administrator): every channel');
+  t.same(seen.bob.pairs, pairs(everyPublic), 'a member: the public channels');
+  t.same(seen.gus.pairs, pairs([withGuest]), 'a guest: only the channel it is in');
+  t.ok(seen.bob.events <= 2, `the 300 public channels without guests in one event (${seen.bob.events} events)`);
+
+  t.equal((await api.as(ann).delete('/users/me/subscriptions', { subscriptions: [...names, 'with a guest', 'secret'] })).status, 200);
+  seen = await told('peer_remove');
+  t.same(seen.owner.pairs, pairs([...everyPublic, secret]), 'leaving: the owner, every channel');
+  t.same(seen.bob.pairs, pairs(everyPublic), 'leaving: a member, the public channels');
+  t.same(seen.gus.pairs, pairs([withGuest]), 'leaving: a guest, only its channel');
+  t.ok(seen.bob.events <= 2, `leaving: the public channels in one event (${seen.bob.events} events)`);
+});
+
 t.test('private channels: only the allowed may join; non-fatal errors are listed', async (t) => {
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');

@@ -1,5 +1,6 @@
 import type { WireEventOf, WireSchema } from '../../wire/events.ts';
 import type { ApiEvent, Delivery } from '../../events.ts';
+import { Role } from '../roles.ts';
 import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
@@ -80,10 +81,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         });
         out.push(...to(userIds, { type: 'subscription', op: 'add', subscriptions: views }));
       }
-      for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
-        const added = entries.map((entry) => entry.userId);
-        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(added)), { type: 'subscription', op: 'peer_add', stream_ids: [channelId], user_ids: added } satisfies WireEventOf<'subscription', 'peer_add'>));
-      }
+      out.push(...peerEvents(state, change.entries, 'peer_add'));
       return out;
     }
     case 'subscriptions.removed': {
@@ -95,10 +93,7 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
         const lost = subscriptions.filter((subscription) => !canSeeChannel(state, state.channels.get(subscription.stream_id)!, userId));
         if (lost.length) out.push(...to([userId], { type: 'stream', op: 'delete', stream_ids: lost.map((channel) => channel.stream_id), streams: lost } satisfies WireEventOf<'stream', 'delete'>));
       }
-      for (const [channelId, entries] of groupBy(change.entries, (entry) => entry.channelId)) {
-        const removed = entries.map((entry) => entry.userId);
-        out.push(...to(viewers(state, state.channels.get(channelId)!, new Set(removed)), { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: removed } satisfies WireEventOf<'subscription', 'peer_remove'>));
-      }
+      out.push(...peerEvents(state, change.entries, 'peer_remove'));
       out.push(...accessLostDeliveries(state, change.entries));
       return out;
     }
@@ -120,6 +115,53 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
       return out;
     }
   }
+}
+
+/**
+ * `peer_add` or `peer_remove`: each channel's changed users, told to every active user who may see the
+ * channel but them. A public channel is seen by every active member and its subscribed guests, a private
+ * one by administrators and its subscribers. Channels whose changed users and audience are the same share
+ * one event (`stream_ids` lists them): public channels without guests nearly always do. Every user checked
+ * for each channel took 2.5-3.1 s when one member of 10,000 joined or left 2,500 channels, and told each
+ * user as many events.
+ */
+function peerEvents(state: RealmState, entries: readonly { userId: number; channelId: number }[], op: 'peer_add' | 'peer_remove'): Delivery[] {
+  type Kind = 'public' | 'private';
+  // Who sees a channel of each kind without a subscription, as canSeeChannel says.
+  const seesUnsubscribed: Record<Kind, (role: number) => boolean> = { public: (role) => role !== Role.guest, private: (role) => role <= Role.administrator };
+  const seeing: Partial<Record<Kind, number[]>> = {};
+  const activeSeeing = (kind: Kind) =>
+    (seeing[kind] ??= [...state.users.values()].filter((user) => user.isActive && seesUnsubscribed[kind](user.role)).map((user) => user.userId));
+  let guests: number[] | undefined;
+  const groups = new Map<string, { streamIds: number[]; userIds: number[]; kind: Kind; except: Set<number>; subscribed: number[] }>();
+  for (const [channelId, changed] of groupBy(entries, (entry) => entry.channelId)) {
+    const kind: Kind = state.channels.get(channelId)!.inviteOnly ? 'private' : 'public';
+    const subscribers = state.subscriptions.get(channelId);
+    const userIds = changed.map((entry) => entry.userId);
+    const except = new Set(userIds);
+    // The subscribers who see it only as subscribers: for a public channel its guests, found from the
+    // organization's guests when they are fewer than its subscribers.
+    let candidates: Iterable<number> = subscribers?.keys() ?? [];
+    if (kind === 'public') {
+      guests ??= [...state.users.values()].filter((user) => user.role === Role.guest).map((user) => user.userId);
+      if (guests.length < (subscribers?.size ?? 0)) candidates = guests.filter((id) => subscribers!.has(id));
+    }
+    const subscribed = [...candidates].filter((id) => {
+      const user = state.users.get(id);
+      return user !== undefined && user.isActive && !except.has(id) && !seesUnsubscribed[kind](user.role);
+    }).sort((a, b) => a - b);
+    const key = `${userIds.join()}|${kind}|${subscribed.join()}`;
+    const group = groups.get(key);
+    if (group) group.streamIds.push(channelId);
+    else groups.set(key, { streamIds: [channelId], userIds, kind, except, subscribed });
+  }
+  const out: Delivery[] = [];
+  for (const { streamIds, userIds, kind, except, subscribed } of groups.values()) {
+    const audience = [...activeSeeing(kind).filter((id) => !except.has(id)), ...subscribed];
+    const event = { type: 'subscription', op, stream_ids: streamIds, user_ids: userIds } satisfies WireEventOf<'subscription', typeof op>;
+    if (audience.length) out.push({ realmId: state.realmId, audience: { kind: 'users', userIds: audience }, event });
+  }
+  return out;
 }
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
