@@ -56,3 +56,29 @@ t.test('a flag event a poll has handed out is not merged into a later one, so th
   t.equal(next.status, 200, 'the id handed out is acknowledged');
   t.same(next.body.events.map((event: { messages: number[] }) => event.messages), [[b]], 'the later event stands alone');
 });
+
+t.test('merged at size: overlapping batches in any order arrive as one event, ascending, each message once', async (t) => {
+  const { api, server } = await startTestServer(t, { rateLimit: null });
+  const general = await channel(api, 'general', [1]);
+  for (let start = 0; start < 3000; start += 500) {
+    await Promise.all(Array.from({ length: 500 }, (_, i) => server.runtime.execute(1, {
+      type: 'message.send', caller: { kind: 'user', userId: 1 }, kind: 'channel', to: general, topic: 't', content: `m ${start + i}`, client: 'API',
+    })));
+  }
+  const sent = ((await api.get('/messages', { anchor: 'oldest', num_before: 0, num_after: 5000, narrow: [] })).body.messages as { id: number }[]).map((m) => m.id);
+  t.equal(sent.length, 3000);
+  const { queueId } = await api.register({ event_types: ['update_message_flags'] });
+  // 30 batches of 150 overlapping by 50, given newest first and out of order; each batch's first 50 unstarred
+  // after it, so that the next overlapping batch stars them again: the adds hold them twice.
+  const batches = Array.from({ length: 30 }, (_, i) => sent.slice(Math.max(0, i * 100 - 50), i * 100 + 100));
+  const unstarred = new Set<number>();
+  for (const i of [...batches.keys()].sort((a, b) => ((a * 7) % 30) - ((b * 7) % 30))) {
+    t.equal((await flags(api, [...batches[i]!].reverse(), 'add', 'starred')).status, 200);
+    for (const id of batches[i]!.slice(0, 50)) unstarred.add(id);
+    t.equal((await flags(api, batches[i]!.slice(0, 50), 'remove', 'starred')).status, 200);
+  }
+  const events = (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events as { op: string; messages: number[] }[];
+  t.same(events.map((event) => event.op), ['add', 'remove'], 'one event of each');
+  t.same(events[0]!.messages, sent, 'the adds: every message once, ascending');
+  t.same(events[1]!.messages, [...unstarred].sort((a, b) => a - b), 'the removes: each once, ascending');
+});
