@@ -15,6 +15,7 @@
 import { parseArgs } from 'node:util';
 import { writeOrganization } from './lib/organization.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
+import { watchTurns } from './lib/turns.ts';
 
 const { values } = parseArgs({ options: { topics: { type: 'string', default: '100000' } } });
 const topics = Number(values.topics);
@@ -69,20 +70,10 @@ try {
   found = everyListRead(state(), small, reader);
   console.log(`baseline, every list read: the small channel (${found} topics) ${ms(start)}`);
 
-  // The longest turn while the summary is made: the time between two timer callbacks scheduled back to back.
-  let longest = 0;
-  let last = performance.now();
-  let watching = true;
-  const watch = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (watching) setImmediate(watch);
-  };
-  setImmediate(watch);
+  const watch = watchTurns();
   start = performance.now();
   await prepareChannelTopics(state(), channelId);
-  watching = false;
+  const longest = watch();
   console.log(`summary made for the large channel in ${ms(start)}, the longest turn ${longest.toFixed(1)} ms`);
   const ask = (label: string, channel: number) => {
     const at = performance.now();

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { writeOrganization } from './lib/organization.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
+import { watchTurns } from './lib/turns.ts';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '10000' }, 'channel-messages': { type: 'string', default: '2000' }, runs: { type: 'string', default: '5' } } });
 const users = Number(values.users);
@@ -50,25 +51,6 @@ const time = async <T>(run: () => T | Promise<T>): Promise<[T, number]> => {
   const answer = await run();
   return [answer, performance.now() - start];
 };
-/** Starts watching the event loop; the returned call stops and gives the longest time between two turns. */
-function longestTurn(): () => number {
-  let longest = 0;
-  let last = performance.now();
-  let watching = true;
-  const watch = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (watching) setImmediate(watch);
-  };
-  setImmediate(watch);
-  return () => {
-    watching = false;
-    watch();
-    return longest;
-  };
-}
-
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 const dir = makeTempDir('conversation-fetch-');
@@ -93,7 +75,7 @@ try {
       await prepareConversations(state(), owner, clauses);
       return (await fetchWindow(state(), owner, clauses, newest)).ids;
     });
-    const watch = longestTurn();
+    const watch = watchTurns();
     const [ids, first] = await fetch();
     const firstTurn = watch();
     const baseline: number[] = [];
@@ -106,7 +88,7 @@ try {
     const [, afterSend] = await fetch();
     await runtime.snapshot();
     const [, afterSnapshot] = await fetch();
-    const watchOldest = longestTurn();
+    const watchOldest = watchTurns();
     const [, oldest] = await time(() => fetchWindow(state(), owner, clauses, { anchor: 0, numBefore: 0, numAfter: 50, includeAnchor: true }));
     const oldestTurn = watchOldest();
     console.log(`${label}: baseline, every list walked: median ${ms(median(baseline))} of ${runs}`);
