@@ -164,6 +164,8 @@ interface Cursor {
   down: boolean;
   last: number;
   found: number[];
+  /** past what its matches could add (the nearest ones found), or at the end of its list */
+  done: boolean;
 }
 
 interface Walked {
@@ -178,14 +180,17 @@ interface Ordering {
   into: IdSet;
 }
 
-/** Adds `id` to `newest` (ascending, distinct), which keeps only the `limit` largest. */
-function keepNewest(newest: number[], id: number, limit: number): void {
-  if (newest.length >= limit && id <= newest[0]!) return;
-  const at = lowerBound(newest, id);
-  if (newest[at] === id) return;
-  newest.splice(at, 0, id);
-  if (newest.length > limit) newest.shift();
+/** Adds `key` to `keys` (ascending, distinct), which keeps only the `limit` largest. */
+function keepLargest(keys: number[], key: number, limit: number): void {
+  if (keys.length >= limit && key <= keys[0]!) return;
+  const at = lowerBound(keys, key);
+  if (keys[at] === key) return;
+  keys.splice(at, 0, key);
+  if (keys.length > limit) keys.shift();
 }
+
+/** A match's nearness to the anchor, larger the nearer: its id below the anchor, minus its id above. */
+const nearness = (id: number, down: boolean) => (down ? id : -id);
 
 /**
  * Walks `lists` from `anchor` outwards for up to `wantBefore` matches below it and `wantAfter` above, in
@@ -193,9 +198,11 @@ function keepNewest(newest: number[], id: number, limit: number): void {
  * each slice finds its place again by the last id examined, never by a position in the list. A plain
  * Set among the lists is first copied into an IdSet (which keeps ids in order) within the same budget; its
  * iterator sees the ids added and removed meanwhile, and the caller checks the matches again at the end.
- * Conversations are walked last, newest first: one with nothing above the anchor is not walked up, and
- * once `wantBefore` matches below it are found, one whose newest message is older than all of them is not
- * read at all (nor, then, any after it).
+ * With many lists, a list is walked only as far as its matches could be among the nearest ones the lists
+ * walked before found: a user's thousand conversations across the history, each walked for its own 51
+ * matches around an anchor in the middle, held the event loop 2-4.7 s checking them. Conversations are
+ * walked last, newest first: one with nothing above the anchor is not walked up, and once `wantBefore`
+ * matches below it are found, one whose newest message is older than all of them is not read at all.
  */
 function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, anchor: number, wantBefore: number, wantAfter: number, sliceIds: number): Step<Walked> {
   const cursors: Cursor[] = [];
@@ -208,19 +215,21 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
     }
     const reach = list instanceof ConversationIds ? list.newest : Infinity;
-    if (wantBefore > 0) cursors.push({ list, reach, down: true, last: anchor, found: [] });
-    if (wantAfter > 0 && reach > anchor) cursors.push({ list, reach, down: false, last: anchor, found: [] });
+    if (wantBefore > 0) cursors.push({ list, reach, down: true, last: anchor, found: [], done: false });
+    if (wantAfter > 0 && reach > anchor) cursors.push({ list, reach, down: false, last: anchor, found: [], done: false });
   }
   cursors.sort((a, b) => (a.reach === b.reach ? 0 : a.reach < b.reach ? 1 : -1));
-  // The `wantBefore` newest matches below the anchor among the cursors walked whole (before `next`).
-  const newestBelow: number[] = [];
+  // The nearness of the nearest matches on each side among the cursors walked whole (before `next`).
+  const nearest = { below: [] as number[], above: [] as number[] };
   let counted = 0;
-  const olderThanFound = (newest: number) => {
+  /** The nearness a match of a cursor going this way must pass to be among the nearest: -Infinity until enough. */
+  const farthestUseful = (down: boolean) => {
     for (; counted < next; counted++) {
-      const cursor = cursors[counted]!;
-      if (cursor.down) for (const id of cursor.found) keepNewest(newestBelow, id, wantBefore);
+      const walked = cursors[counted]!;
+      for (const id of walked.found) keepLargest(walked.down ? nearest.below : nearest.above, nearness(id, walked.down), walked.down ? wantBefore : wantAfter);
     }
-    return newestBelow.length >= wantBefore && newest < newestBelow[0]!;
+    const kept = down ? nearest.below : nearest.above;
+    return kept.length >= (down ? wantBefore : wantAfter) ? kept[0]! : -Infinity;
   };
   let next = 0;
   return () => {
@@ -237,15 +246,16 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
     }
     for (; next < cursors.length; next++) {
       const cursor = cursors[next]!;
+      const useful = farthestUseful(cursor.down);
       if (cursor.list instanceof ConversationIds) {
-        if (cursor.down && olderThanFound(cursor.list.newest)) continue;
+        if (cursor.down && cursor.list.newest < useful) continue;
         cursor.list = cursor.list.ids;
         // A list read from the data directory costs as much as hundreds of ids examined.
         if (performance.now() - began > SLICE_MS) return undefined;
       }
       const { list, found } = cursor;
       const want = cursor.down ? wantBefore : wantAfter;
-      if (found.length >= want) continue;
+      if (cursor.done || found.length >= want) continue;
       // A topic, a channel (the hot path), from the anchor: only the segments reached are read, their ids by index.
       // A segment as stored gives the ids the walk still needs (IdList.near), and more from the last one
       // examined, twice as many each time, if the narrow passes over some.
@@ -256,11 +266,15 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
           const [ids, start, more] = list.near(at, cursor.last, cursor.down, count);
           for (let i = start; i >= 0 && i < ids.length && found.length < want; i += step) {
             const id = ids[i]!;
+            if (nearness(id, cursor.down) < useful) {
+              cursor.done = true;
+              break;
+            }
             cursor.last = id;
             if (ok(id)) found.push(id);
             if (spent()) return undefined;
           }
-          if (found.length >= want) break;
+          if (cursor.done || found.length >= want) break;
           if (more) count *= 2;
           else at += step;
         }
@@ -268,6 +282,7 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       }
       if (list instanceof IdSet) {
         for (const id of list.idsFrom(cursor.last, cursor.down)) {
+          if (nearness(id, cursor.down) < useful) break;
           if (ok(id)) found.push(id);
           if (found.length >= want) break;
           if (spent()) {
@@ -284,6 +299,7 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
       const step = cursor.down ? -1 : 1;
       for (; i >= 0 && i < list.length && found.length < want; i += step) {
         const id = list[i]!;
+        if (nearness(id, cursor.down) < useful) break;
         if (ok(id)) found.push(id);
         if (++examined >= sliceIds || ((examined & (TIME_CHECK - 1)) === 0 && performance.now() - began > SLICE_MS)) {
           cursor.last = id;
@@ -303,11 +319,21 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
  * else a slice per turn of the event loop (turns.ts), each user's walks one after another. With the state
  * changed meanwhile, the matches are checked again at the end.
  */
-function runWalk<T>(owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number): T | Promise<T> {
+function runWalk<T>(
+  owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number, wantBefore: number, wantAfter: number,
+): T | Promise<T> {
   const first = walk();
   if (first !== undefined) return answer(first);
-  const recheck = (ids: number[]) => ids.filter(ok);
-  return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before), after: recheck(walked.after) }));
+  // Only as many as an answer takes, nearest first: each check may read a message's metadata from disk.
+  const recheck = (ids: number[], down: boolean, want: number) => {
+    const kept: number[] = [];
+    for (const id of [...new Set(ids)].sort((a, b) => (down ? b - a : a - b))) {
+      if (kept.length >= want) break;
+      if (ok(id)) kept.push(id);
+    }
+    return kept;
+  };
+  return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before, true, wantBefore), after: recheck(walked.after, false, wantAfter) }));
 }
 
 /** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
@@ -342,11 +368,11 @@ export function firstUnread(
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
   if (costAtLeast(lists, unread.sizeBound)) {
-    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser);
+    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser, 0, 1);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);
   const oldest = ({ after }: Walked) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null);
-  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, oldest, queuedPerUser);
+  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, oldest, queuedPerUser, 0, 1);
 }
 
 /**
@@ -368,5 +394,5 @@ export function fetchWindow(
     const newer = [...new Set(after)].sort((a, b) => a - b);
     const ids = [...older.slice(0, window.numBefore).reverse(), ...(foundAnchor ? [window.anchor] : []), ...newer.slice(0, window.numAfter)];
     return { ids, foundAnchor, foundOldest: older.length <= window.numBefore, foundNewest: newer.length <= window.numAfter };
-  }, queuedPerUser);
+  }, queuedPerUser, window.numBefore + 1, window.numAfter + 1);
 }
