@@ -156,4 +156,24 @@ t.test('a sparse narrow over a long history is walked in slices, other requests 
     if (deletedFirst) t.notOk(ids.includes(hers[1]!), 'deleted before the answer: left out');
     t.same(fields((await get([{ operator: 'sender', operand: ann.userId }])).body).ids, [hers[0], hers[2], sent], 'the next walk sees both changes');
   });
+
+  t.test('a match deleted after a walk found it: the walk is made again, rather than say there is nothing older', async (t) => {
+    // Ann's newest two are found in the walk's first slice, the third after the long history: the newest is
+    // deleted meanwhile (the walk takes well over a thousand turns).
+    const newest = await sendToChannel(api.as(ann), general, 'late', 'the newest of hers');
+    const own = fields((await get([{ operator: 'sender', operand: ann.userId }])).body).ids;
+    t.equal(own.length, 4);
+    let deletedFirst = false;
+    let answered = false;
+    const narrowed = get([{ operator: 'sender', operand: ann.userId }], { num_before: 2 }).finally(() => (answered = true));
+    const deleted = api.request('DELETE', `/messages/${newest}`).then((result) => {
+      t.equal(result.status, 200);
+      deletedFirst = !answered;
+    });
+    const [answer] = await Promise.all([narrowed, deleted]);
+    const got = fields(answer.body);
+    t.same(got.ids, deletedFirst ? own.slice(1, 3) : own.slice(2), `the newest two of hers${deletedFirst ? ' left' : ''}`);
+    t.equal(got.found_oldest, false, 'older ones are there');
+    t.ok(deletedFirst, 'deleted while the walk ran');
+  });
 });

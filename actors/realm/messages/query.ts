@@ -314,17 +314,23 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
   };
 }
 
+/** How many more times a walk of several turns is made again when changes meanwhile took matches it needed. */
+const WALKS_AGAIN = 2;
+
 /**
  * Runs a walk: at once when its first slice finishes it (a topic, a channel: the hot path, without a promise),
  * else a slice per turn of the event loop (turns.ts), each user's walks one after another. With the state
- * changed meanwhile, the matches are checked again at the end.
+ * changed meanwhile, the matches are checked again at the end, nearest first and only as many as an answer
+ * takes (each check may read a message's metadata from disk). A walk stops at the matches it needs: if
+ * some no longer match, what lies past them was not walked, so a new walk (`walk` makes each) is made,
+ * at most WALKS_AGAIN times; otherwise the answer would say there is nothing older (or newer) when there is.
  */
 function runWalk<T>(
-  owner: string, walk: Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number, wantBefore: number, wantAfter: number,
+  owner: string, walk: () => Step<Walked>, ok: (id: number) => boolean, answer: (walked: Walked) => T, queuedPerUser: number, wantBefore: number, wantAfter: number,
 ): T | Promise<T> {
-  const first = walk();
+  const firstWalk = walk();
+  const first = firstWalk();
   if (first !== undefined) return answer(first);
-  // Only as many as an answer takes, nearest first: each check may read a message's metadata from disk.
   const recheck = (ids: number[], down: boolean, want: number) => {
     const kept: number[] = [];
     for (const id of [...new Set(ids)].sort((a, b) => (down ? b - a : a - b))) {
@@ -333,7 +339,15 @@ function runWalk<T>(
     }
     return kept;
   };
-  return inTurns(owner, walk, queuedPerUser).then((walked) => answer({ before: recheck(walked.before, true, wantBefore), after: recheck(walked.after, false, wantAfter) }));
+  const short = (kept: number[], found: number[], want: number) => kept.length < want && new Set(found).size >= want;
+  const settle = async (step: Step<Walked>, again: number): Promise<T> => {
+    const walked = await inTurns(owner, step, queuedPerUser);
+    const before = recheck(walked.before, true, wantBefore);
+    const after = recheck(walked.after, false, wantAfter);
+    if (again > 0 && (short(before, walked.before, wantBefore) || short(after, walked.after, wantAfter))) return settle(walk(), again - 1);
+    return answer({ before, after });
+  };
+  return settle(firstWalk, WALKS_AGAIN);
 }
 
 /** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
@@ -368,11 +382,13 @@ export function firstUnread(
   const owner = `${state.realmId}:${userId}`;
   const lists = candidateLists(state, userId, clauses);
   if (costAtLeast(lists, unread.sizeBound)) {
-    return runWalk(owner, walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser, 0, 1);
+    return runWalk(owner, () => walkLists([unread], ok, 0, 0, 1, sliceIds), ok, ({ after }) => after[0] ?? null, queuedPerUser, 0, 1);
   }
   const unreadMatch = (id: number) => unread.has(id) && ok(id);
   const oldest = ({ after }: Walked) => after.reduce<number | null>((first, id) => (first === null || id < first ? id : first), null);
-  return runWalk(owner, walkLists(lists, unreadMatch, 0, 0, 1, sliceIds), unreadMatch, oldest, queuedPerUser, 0, 1);
+  let walks = 0;
+  const walk = () => walkLists(walks++ > 0 ? candidateLists(state, userId, clauses) : lists, unreadMatch, 0, 0, 1, sliceIds);
+  return runWalk(owner, walk, unreadMatch, oldest, queuedPerUser, 0, 1);
 }
 
 /**
@@ -387,7 +403,9 @@ export function fetchWindow(
 ): WindowResult | Promise<WindowResult> {
   const ok = idMatcher(state, userId, clauses);
   const lists = candidateLists(state, userId, clauses);
-  const walk = walkLists(lists, ok, window.anchor, window.numBefore + 1, window.numAfter + 1, sliceIds);
+  // A walk made again reads the lists again: a conversation's read from disk is a copy of then.
+  let walks = 0;
+  const walk = () => walkLists(walks++ > 0 ? candidateLists(state, userId, clauses) : lists, ok, window.anchor, window.numBefore + 1, window.numAfter + 1, sliceIds);
   return runWalk(`${state.realmId}:${userId}`, walk, ok, ({ before, after }) => {
     const foundAnchor = window.includeAnchor && lists.some((list) => contains(list, window.anchor)) && ok(window.anchor);
     const older = [...new Set(before)].sort((a, b) => b - a);
