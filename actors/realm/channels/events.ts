@@ -5,7 +5,7 @@ import type { RealmState } from '../state.ts';
 import { accessLostDeliveries } from '../user-access.ts';
 import type { ChannelChange } from './changes.ts';
 import type { Channel } from './state.ts';
-import { canSeeChannel, channelView, ownFields, PROPERTY_NAMES, subscriberIds, subscriptionOf } from './views.ts';
+import { canSeeChannel, channelView, ownFields, PROPERTY_NAMES, seesUnsubscribed, subscriberIds, subscriptionOf } from './views.ts';
 
 /** The users who may see a channel: every active user for a public one, subscribers and admins otherwise. */
 function viewers(state: RealmState, channel: Channel, except: Set<number> = new Set()): number[] {
@@ -128,11 +128,9 @@ export function channelEvents(state: RealmState, change: ChannelChange, now: num
  */
 function peerEvents(state: RealmState, entries: readonly { userId: number; channelId: number }[], op: 'peer_add' | 'peer_remove'): Delivery[] {
   type Kind = 'public' | 'private';
-  // Who sees a channel of each kind without a subscription, as canSeeChannel says.
-  const seesUnsubscribed: Record<Kind, (role: number) => boolean> = { public: (role) => role !== Role.guest, private: (role) => role <= Role.administrator };
   const seeing: Partial<Record<Kind, number[]>> = {};
   const activeSeeing = (kind: Kind) =>
-    (seeing[kind] ??= [...state.users.values()].filter((user) => user.isActive && seesUnsubscribed[kind](user.role)).map((user) => user.userId));
+    (seeing[kind] ??= [...state.users.values()].filter((user) => user.isActive && seesUnsubscribed(kind === 'private', user.role)).map((user) => user.userId));
   let guests: number[] | undefined;
   /** by kind and changed users: the channels, for those who see every channel of the kind */
   const shared = new Map<string, { kind: Kind; userIds: number[]; except: Set<number>; streamIds: number[] }>();
@@ -155,7 +153,7 @@ function peerEvents(state: RealmState, entries: readonly { userId: number; chann
     }
     for (const viewerId of candidates) {
       const viewer = state.users.get(viewerId);
-      if (!viewer || !viewer.isActive || group.except.has(viewerId) || seesUnsubscribed[kind](viewer.role)) continue;
+      if (!viewer || !viewer.isActive || group.except.has(viewerId) || seesUnsubscribed(kind === 'private', viewer.role)) continue;
       let mine = own.get(viewerId);
       if (!mine) own.set(viewerId, (mine = new Map()));
       let channels = mine.get(changedKey);

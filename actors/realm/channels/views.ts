@@ -3,6 +3,7 @@ import type { WireSchema } from '../../wire/events.ts';
 import type { GroupSetting } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
 import { systemGroupId } from '../permissions.ts';
+import { Role } from '../roles.ts';
 import { isRecentlyActive, weeklyTraffic } from './activity.ts';
 
 /** The deprecated `stream_post_policy`, derived from who may post (inaccurate since feature level 333). */
@@ -75,13 +76,14 @@ export function subscriberIds(state: RealmState, channelId: number): number[] {
   return [...(state.subscriptions.get(channelId)?.keys() ?? [])].sort((a, b) => a - b);
 }
 
+/** Does a user of this role see a channel without being subscribed: a public one unless a guest, a private one as an administrator? */
+export const seesUnsubscribed = (inviteOnly: boolean, role: number) => (inviteOnly ? role <= Role.administrator : role !== Role.guest);
+
 /** Can the user see that the channel exists and who is in it? */
 export function canSeeChannel(state: RealmState, channel: Channel, userId: number): boolean {
   if (state.subscriptions.get(channel.id)?.has(userId)) return true;
   const user = state.users.get(userId);
-  if (!user) return false;
-  if (!channel.inviteOnly) return user.role !== 600;
-  return user.role <= 200;
+  return !!user && seesUnsubscribed(channel.inviteOnly, user.role);
 }
 
 /** API names of the subscription properties, with how they map onto the stored ones. */
