@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { IdList } from './id-list.ts';
 import type { LazyMap } from './lazy-map.ts';
 import { topicKey } from './state.ts';
@@ -72,7 +73,7 @@ export class TopicNewest {
     this.channels.set(channelId, newest);
     const keys = this.keysOf(channelId);
     for (let start = 0; start < keys.length; start += FILL_SLICE) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (start > 0) await nextTurn();
       for (const key of keys.slice(start, start + FILL_SLICE)) this.read(newest, key);
     }
   }
@@ -122,7 +123,7 @@ export class ConversationNewest {
     let read = 0;
     for (const key of keys) {
       if (this.newest.has(key)) continue;
-      if (read > 0 && read % CONVERSATION_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (read > 0 && read % CONVERSATION_SLICE === 0) await nextTurn();
       this.of(key);
       read++;
     }
