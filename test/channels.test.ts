@@ -281,3 +281,57 @@ t.test('topics of a channel, and activity computed from its messages', async (t)
   const busy = (await api.get(`/streams/${work}`)).body.stream;
   t.same([busy.is_recently_active, busy.stream_weekly_traffic], [true, 0], 'one message in four weeks rounds to 0 a week');
 });
+
+t.test('the channel lists (subscriptions, streams, registration) follow every change as one channel\'s view does', async (t) => {
+  // The lists keep each channel's settled fields as text until the realm changes; a message sent or deleted
+  // is not a realm change, and the traffic follows the clock.
+  const { api, server } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'work' }, { name: 'left' }] });
+  await api.as(ann).post('/users/me/subscriptions', { subscriptions: [{ name: 'other' }] });
+  await api.delete('/users/me/subscriptions', { subscriptions: ['left'] });
+  const ids = Object.fromEntries(((await api.get('/streams')).body.streams as { name: string; stream_id: number }[]).map((s) => [s.name, s.stream_id]));
+  const work = ids.work!;
+
+  type View = Record<string, unknown> & { stream_id: number };
+  async function check(step: string) {
+    const lists: [string, View[]][] = [];
+    lists.push(['GET /users/me/subscriptions', (await api.get('/users/me/subscriptions', { include_subscribers: true })).body.subscriptions]);
+    lists.push(['GET /streams', (await api.get('/streams')).body.streams]);
+    const { body } = await api.register({ fetch_event_types: ['subscription', 'stream'], include_subscribers: true });
+    for (const key of ['subscriptions', 'unsubscribed', 'never_subscribed', 'streams']) lists.push([`registration ${key}`, body[key]]);
+    t.same(lists.map(([, list]) => list.length), [1, 3, 1, 1, 1, 3], `${step}: every list`);
+    for (const [name, list] of lists) {
+      for (const entry of list) {
+        const own = (await api.get(`/streams/${entry.stream_id}`)).body.stream as View;
+        t.same(Object.fromEntries(Object.keys(own).map((key) => [key, entry[key]])), own, `${step}: ${name}, channel ${entry.stream_id}`);
+        if ('subscribers' in entry) t.same(entry.subscribers, (await api.get(`/streams/${entry.stream_id}/members`)).body.subscribers, `${step}: ${name} subscribers`);
+      }
+    }
+  }
+
+  await check('at first');
+  const sent = await api.post('/messages', { type: 'stream', to: work, topic: 't', content: 'first' });
+  await check('after the first message');
+  t.equal((await api.get(`/streams/${work}`)).body.stream.first_message_id, sent.body.id);
+
+  const clock = server.runtime.clock as { now: () => number };
+  const realNow = clock.now;
+  const later = realNow() + 35 * 24 * 3600 * 1000;
+  clock.now = () => later;
+  t.teardown(() => void (clock.now = realNow));
+  await check('five weeks later');
+  t.equal((await api.get(`/streams/${work}`)).body.stream.is_recently_active, false);
+  const again = await api.post('/messages', { type: 'stream', to: work, topic: 't', content: 'again' });
+  await check('after a message five weeks later');
+
+  t.equal((await api.patch(`/streams/${work}`, { new_name: 'work2', description: 'new *words*' })).status, 200);
+  await check('after a rename');
+  t.equal((await api.get(`/streams/${work}`)).body.stream.name, 'work2');
+  await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'work2' }], principals: [ann.userId] });
+  await check('after a subscriber joined');
+  t.equal((await api.get(`/streams/${work}`)).body.stream.subscriber_count, 2);
+  t.equal((await api.delete(`/messages/${sent.body.id}`)).status, 200);
+  await check('after the first message was deleted');
+  t.equal((await api.get(`/streams/${work}`)).body.stream.first_message_id, again.body.id);
+});

@@ -5,6 +5,8 @@ import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { channelTopics, prepareChannelTopics } from '../../actors/realm/channels/activity.ts';
 import { checkChannelEmailRequest } from '../../actors/realm/channels/email-address.ts';
 import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
+import { ChannelViewList } from '../../actors/realm/channels/view-json.ts';
+import { encodedFields } from '../http/envelope.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
@@ -43,7 +45,7 @@ export const channelRoutes = [
       if ((params.include_all_active || params.include_all) && !isAdmin(user)) throw badRequest('User not authorized for this query');
       const mine = realm.subscribedBy.get(user.userId) ?? new Set<number>();
       const now = services.runtime.clock.now();
-      const streams = [];
+      const streams = new ChannelViewList(realm, now, false);
       for (const channel of realm.channels.values()) {
         if (params.exclude_archived && channel.isArchived) continue;
         const wanted =
@@ -54,9 +56,12 @@ export const channelRoutes = [
           (params.include_default && channel.isDefault) ||
           (params.include_can_access_content && hasContentAccess(realm, channel, user.userId));
         // `is_default` only when asked for, as the original adds it.
-        if (wanted) streams.push(params.include_default ? { ...channelView(realm, channel, now), is_default: channel.isDefault } : channelView(realm, channel, now));
+        if (wanted) streams.channel(channel, params.include_default ? { is_default: channel.isDefault } : undefined);
       }
-      return { streams } satisfies WireResponse<'/streams', 'get'>;
+      return encodedFields((out) => {
+        out.raw('"streams":');
+        out.rawParts(streams.close());
+      });
     },
   }),
 

@@ -4,7 +4,9 @@ import { findAccessibleUser } from '../../actors/realm/user-access.ts';
 import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
-import { canSeeChannel, PROPERTY_NAMES, subscriberIds, subscriptionView } from '../../actors/realm/channels/views.ts';
+import { canSeeChannel, ownFields, PROPERTY_NAMES } from '../../actors/realm/channels/views.ts';
+import { ChannelViewList } from '../../actors/realm/channels/view-json.ts';
+import { encodedFields } from '../http/envelope.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 import { findPrincipal, type Principal } from '../../actors/realm/channels/principals.ts';
 import type { RealmChange } from '../../actors/realm/changes.ts';
@@ -165,10 +167,12 @@ export const subscriptionRoutes = [
     params: { include_subscribers: includeSubscribers().default(false) },
     handle({ services, realm, user }, params) {
       const now = services.runtime.clock.now();
-      const subscriptions = [...(realm.subscribedBy.get(user.userId) ?? [])].map((id) =>
-        subscriptionView(realm, realm.channels.get(id)!, realm.subscriptions.get(id)!.get(user.userId)!, now, params.include_subscribers ? subscriberIds(realm, id) : null),
-      );
-      return { subscriptions } satisfies WireResponse<'/users/me/subscriptions', 'get'>;
+      const subscriptions = new ChannelViewList(realm, now, params.include_subscribers);
+      for (const id of realm.subscribedBy.get(user.userId) ?? []) subscriptions.subscription(realm.channels.get(id)!, ownFields(realm.subscriptions.get(id)!.get(user.userId)!));
+      return encodedFields((out) => {
+        out.raw('"subscriptions":');
+        out.rawParts(subscriptions.close());
+      });
     },
   }),
 

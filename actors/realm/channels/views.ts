@@ -15,11 +15,18 @@ function postPolicy(state: RealmState, channel: Channel): number {
   return 1;
 }
 
+/** The fields of a channel's view that follow its messages and the clock rather than changes to the realm (realm/version.ts). */
+export type ChannelTraffic = Pick<WireSchema<'BasicChannel'>, 'first_message_id' | 'is_recently_active' | 'stream_weekly_traffic'>;
+
 /** The channel fields every view shares (GET /streams, stream events, subscriptions). */
 export function channelView(state: RealmState, channel: Channel, now: number): WireSchema<'BasicChannel'> {
+  return Object.assign(settledChannelFields(state, channel), channelTraffic(state, channel, now));
+}
+
+/** channelView but its traffic: what only a change to the realm changes (channels/view-json.ts keeps it as text). */
+export function settledChannelFields(state: RealmState, channel: Channel): Omit<WireSchema<'BasicChannel'>, keyof ChannelTraffic> {
   const policy = postPolicy(state, channel);
-  const seconds = Math.floor(now / 1000);
-  const view: Omit<WireSchema<'BasicChannel'>, ChannelPermission> = {
+  const view: Omit<WireSchema<'BasicChannel'>, ChannelPermission | keyof ChannelTraffic> = {
     stream_id: channel.id,
     name: channel.name,
     description: channel.description,
@@ -29,15 +36,12 @@ export function channelView(state: RealmState, channel: Channel, now: number): W
     invite_only: channel.inviteOnly,
     is_web_public: channel.isWebPublic,
     history_public_to_subscribers: channel.historyPublicToSubscribers,
-    first_message_id: channel.firstMessageId,
     folder_id: channel.folderId ?? null,
     topics_policy: channel.topicsPolicy ?? 'inherit',
     message_retention_days: channel.messageRetentionDays,
     stream_post_policy: policy,
     is_announcement_only: policy === 2,
     is_archived: channel.isArchived,
-    is_recently_active: isRecentlyActive(state, channel.id, channel.dateCreated, seconds),
-    stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
     subscriber_count: state.subscriptions.get(channel.id)?.size ?? 0,
   };
   const permissions = {} as Record<ChannelPermission, GroupSetting>;
@@ -45,12 +49,16 @@ export function channelView(state: RealmState, channel: Channel, now: number): W
   return Object.assign(view, permissions);
 }
 
-/** A subscription as clients see it; `subscribers` (the channel's, from subscriberIds) included when given. */
-export function subscriptionView(state: RealmState, channel: Channel, properties: SubscriptionProperties, now: number, subscribers: number[] | null): WireSchema<'Subscription'> {
-  return subscriptionOf(channelView(state, channel, now), properties, subscribers);
+export function channelTraffic(state: RealmState, channel: Channel, now: number): ChannelTraffic {
+  const seconds = Math.floor(now / 1000);
+  return {
+    first_message_id: channel.firstMessageId,
+    is_recently_active: isRecentlyActive(state, channel.id, channel.dateCreated, seconds),
+    stream_weekly_traffic: weeklyTraffic(state, channel.id, channel.dateCreated, seconds),
+  };
 }
 
-/** subscriptionView from the channel's view, which the views of many users may share. */
+/** A subscription as clients see it, from the channel's view (which the views of many users may share); `subscribers` (the channel's, from subscriberIds) included when given. */
 export function subscriptionOf(channel: WireSchema<'BasicChannel'>, properties: SubscriptionProperties, subscribers: number[] | null): WireSchema<'Subscription'> {
   const view: WireSchema<'Subscription'> = { ...channel, ...ownFields(properties) };
   if (subscribers) view.subscribers = subscribers;
