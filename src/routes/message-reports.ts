@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readReceipts } from '../../actors/realm/messages/read-receipts.ts';
+import { prepareReadReceipts, readReceipts, type ReceiptPrivacy } from '../../actors/realm/messages/read-receipts.ts';
 import { REPORT_REASONS, type ReportType } from '../../actors/realm/notifications/report.ts';
 import { settingValue } from '../../actors/user/settings.ts';
 import { p } from '../http/params.ts';
@@ -16,12 +16,14 @@ export const messageReportRoutes = [
     path: '/messages/{message_id}/read_receipts',
     auth: 'user',
     params: { message_id: messageId },
-    handle({ services, realm, user }, params) {
+    async handle({ services, realm, user }, params) {
       const userState = (id: number) => services.runtime.userState(realm.realmId, id);
-      const user_ids = readReceipts(realm, user.userId, params.message_id, {
+      const privacy: ReceiptPrivacy = {
         sendsReadReceipts: (id) => settingValue(userState(id).settings, 'send_read_receipts') === true,
         hasMuted: (id, other) => userState(id).mutedUsers.has(other),
-      });
+      };
+      await prepareReadReceipts(realm, user.userId, params.message_id, privacy);
+      const user_ids = readReceipts(services.runtime.realmState(realm.realmId), user.userId, params.message_id, privacy);
       return { user_ids } satisfies WireResponse<'/messages/{message_id}/read_receipts', 'get'>;
     },
   }),
