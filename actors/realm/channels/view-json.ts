@@ -28,7 +28,7 @@ function keptTexts(state: RealmState): KeptTexts {
  * it is made each time, with the user's own fields and the subscribers after it.
  */
 export class ChannelViewList {
-  readonly parts: string[] = ['['];
+  private readonly parts: string[] = ['['];
   private readonly texts: KeptTexts;
 
   constructor(

@@ -16,7 +16,7 @@ function postPolicy(state: RealmState, channel: Channel): number {
 }
 
 /** The fields of a channel's view that follow its messages and the clock rather than changes to the realm (realm/version.ts). */
-export type ChannelTraffic = Pick<WireSchema<'BasicChannel'>, 'first_message_id' | 'is_recently_active' | 'stream_weekly_traffic'>;
+type ChannelTraffic = Pick<WireSchema<'BasicChannel'>, 'first_message_id' | 'is_recently_active' | 'stream_weekly_traffic'>;
 
 /** The channel fields every view shares (GET /streams, stream events, subscriptions). */
 export function channelView(state: RealmState, channel: Channel, now: number): WireSchema<'BasicChannel'> {
