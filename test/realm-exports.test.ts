@@ -137,3 +137,43 @@ t.test('exports through the API: public and with consent, told by events, downlo
   t.equal((await asOwner.send('GET', '/server_settings')).body.realm_url, 'http://copy.chat.localhost');
   t.match(entry.export_url, /^http:\/\/copy\.chat\.localhost\/user_exports\//, 'the export of the organization at a subdomain is at its URL');
 });
+
+t.test('an export holds the history as it was asked for: a message sent, deleted or moved out of it while the export is made is not in it', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { api: owner, server } = await startTestServer(t);
+  const general = await channel(owner, 'general', [1]);
+  const secret = await channel(owner, 'secret', [1], { invite_only: true });
+  // A history long enough that the export is still walking and writing it, many turns of the event loop
+  // later, when the changes below are made; read back from the data directory, as a running server's is.
+  const realmId = server.runtime.realmStates()[0]!.realmId;
+  const ids: number[] = [];
+  for (let start = 0; start < 6000; start += 500) {
+    const sent = await Promise.all(Array.from({ length: 500 }, (_, i) => server.runtime.execute(realmId, {
+      type: 'message.send', caller: { kind: 'user', userId: 1 }, kind: 'channel', to: general, topic: `topic ${(start + i) % 10}`, content: `message ${start + i}`, client: 'test',
+    })));
+    for (const [change] of sent) if (change?.type === 'message.sent') ids.push(change.message.id);
+  }
+  await server.runtime.snapshot();
+  const [deleted, moved] = ids.slice(-2);
+
+  const requested = await owner.post('/export/realm');
+  t.equal(requested.status, 200, JSON.stringify(requested.body));
+  const changed = await Promise.all([
+    owner.post('/messages', { type: 'stream', to: 'general', topic: 'late', content: 'sent after the export began' }),
+    owner.delete(`/messages/${deleted}`),
+    owner.patch(`/messages/${moved}`, { stream_id: secret, send_notification_to_old_thread: false, send_notification_to_new_thread: false }),
+  ]);
+  t.same(changed.map((result) => result.status), [200, 200, 200], JSON.stringify(changed.map((result) => result.body)));
+  const done = await finished(owner, requested.body.id);
+  t.equal(done.failed_timestamp, null, 'made');
+
+  const exported = await download(owner, done.export_url, dir);
+  const { realm } = exported.header;
+  const channelIds = realm.channels.map((channel) => channel.id);
+  t.same(channelIds, [general], 'the public channel only');
+  const messages = realm.messages!.messages;
+  t.same(messages.filter((message) => message.recipient.kind !== 'channel' || !channelIds.includes(message.recipient.channelId)).map((message) => message.id), [], 'every message in a channel the export holds');
+  t.same(messages.map((message) => message.id), ids.filter((id) => id !== deleted && id !== moved), 'the history asked for, but for the message deleted and the one moved out of it since');
+  exported.close();
+});

@@ -215,16 +215,22 @@ export class PagedMessages implements Iterable<[number, StoredMessage]> {
   /** Every message in id order; chunks not in memory are decoded one at a time and not kept (a walk over all). */
   *entries(): IterableIterator<[number, StoredMessage]> {
     const chunks = Math.ceil(this.end / MESSAGE_CHUNK_SIZE);
-    for (let chunk = 0; chunk < chunks; chunk++) {
-      const base = chunk * MESSAGE_CHUNK_SIZE;
-      const present = this.blockOf(base)?.present;
-      if (present === undefined || present.indexOf(1) < 0) continue;
-      const page = this.recentPage(chunk) ?? this.resident.get(chunk) ?? this.decoded(chunk);
-      for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) {
-        if (present[position] !== 1) continue;
-        const found = message(page, position);
-        if (found) yield [base + position, found];
-      }
+    for (let chunk = 0; chunk < chunks; chunk++) yield* this.chunkEntries(chunk);
+  }
+
+  /**
+   * The chunk's messages in id order, decoded and not kept if it is not in memory: to be read through in one
+   * turn, as a change meanwhile would alter the chunk's kept page rather than this one.
+   */
+  *chunkEntries(chunk: number): IterableIterator<[number, StoredMessage]> {
+    const base = chunk * MESSAGE_CHUNK_SIZE;
+    const present = this.blockOf(base)?.present;
+    if (present === undefined || present.indexOf(1) < 0) return;
+    const page = this.recentPage(chunk) ?? this.resident.get(chunk) ?? this.decoded(chunk);
+    for (let position = 0; position < MESSAGE_CHUNK_SIZE; position++) {
+      if (present[position] !== 1) continue;
+      const found = message(page, position);
+      if (found) yield [base + position, found];
     }
   }
 
