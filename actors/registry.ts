@@ -71,6 +71,9 @@ export interface RegistryOptions {
   userChanged(state: UserState, changes: readonly UserChange[]): void;
 }
 
+/** How many of a realm's latest personal changes personalChangesSince can name the users of. */
+const PERSONAL_CHANGES_KEPT = 1024;
+
 /**
  * The actors in memory and the one `apply` of logged changes to them: the live path (runtime.ts) applies
  * what it commits, a replay (replay.ts: boot, reload, a replica's records) what the log holds, the same way.
@@ -82,6 +85,8 @@ export class ActorRegistry {
   readonly users = new Map<string, UserActor>();
   /** per realm, how many changes its users' personal states have taken in this process (personalVersion) */
   private readonly personalVersions = new Map<number, number>();
+  /** per realm, the users of its latest personal changes, the one that took version v at `users[v - first]` */
+  private readonly personalChanges = new Map<number, { first: number; users: number[] }>();
   readonly dirty: Dirty = { realms: new Set(), users: new Set(), removedQueues: new Set(), legacyQueues: new Set() };
   /** per realm, what its decisions may read besides its state (see decideContext) */
   private readonly decideContexts = new Map<number, DecideContext>();
@@ -137,13 +142,31 @@ export class ActorRegistry {
     return this.personalVersions.get(realmId) ?? 0;
   }
 
+  /**
+   * The users whose personal state changed after `version` (personalVersion), or null when that is further
+   * back than the last PERSONAL_CHANGES_KEPT changes: a view of every user's state checks those users again.
+   */
+  personalChangesSince(realmId: number, version: number): readonly number[] | null {
+    const kept = this.personalChanges.get(realmId);
+    if (version === this.personalVersion(realmId)) return [];
+    if (!kept || version + 1 < kept.first) return null;
+    return kept.users.slice(version + 1 - kept.first);
+  }
+
   applyUser(realmId: number, userId: number, changes: readonly UserChange[], mode: ApplyMode): Delivery[] {
     const actor = this.users.get(userKey(realmId, userId));
     if (!actor) throw new Error(`log names unknown user ${realmId}:${userId}`);
     const { value, context: { state } } = actor.getSnapshot();
     // Applied in place, not through an xstate event: see userMachine.
     if (takesChanges(value, changes)) for (const change of changes) applyUserChange(state, change);
-    this.personalVersions.set(realmId, this.personalVersion(realmId) + 1);
+    const version = this.personalVersion(realmId) + 1;
+    this.personalVersions.set(realmId, version);
+    let kept = this.personalChanges.get(realmId);
+    if (!kept || kept.users.length >= 2 * PERSONAL_CHANGES_KEPT) {
+      const users = kept?.users.slice(-PERSONAL_CHANGES_KEPT) ?? [];
+      this.personalChanges.set(realmId, (kept = { first: version - users.length, users }));
+    }
+    kept.users.push(userId);
     this.dirty.users.add(userKey(realmId, userId));
     this.noteAlertWords(state);
     if (mode === 'replay') return [];

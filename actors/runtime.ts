@@ -135,6 +135,9 @@ export class Runtime {
     this.presence = new PresenceStore((realmId, userId) => {
       const settings = this.users.get(userKey(realmId, userId))?.getSnapshot().context.state.settings;
       return !!settings && settingValue(settings, 'presence_enabled') === true;
+    }, {
+      version: (realmId) => this.registry.personalVersion(realmId),
+      changedSince: (realmId, version) => this.registry.personalChangesSince(realmId, version),
     });
     this.seq = store.lastSeq();
     this.scheduled = new ScheduledDeliveries(this);

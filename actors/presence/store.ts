@@ -1,3 +1,5 @@
+import { lowerBound } from '../realm/messages/lower-bound.ts';
+
 /**
  * Presence: when each user was last active and last connected, kept in memory only. It is ephemeral by
  * design: a restart forgets it, and clients, which report their presence every minute, refill it within a
@@ -34,12 +36,36 @@ export interface PresenceEntry {
 interface RealmPresence {
   lastUpdateId: number;
   byUser: Map<number, PresenceEntry>;
+  log: PresenceLog;
 }
+
+/**
+ * Every change of a realm's entries in update order: slot `i` is user `users[i]` taking update id `ids[i]`,
+ * current while that user's entry still has that id. An incremental fetch walks from the first id past the
+ * client's, so it costs what changed since, not the realm. A full answer is built per segment of
+ * PRESENCE_SEGMENT slots and kept until the segment's stamp moves (views.ts); a rewritten log is a new object.
+ */
+export interface PresenceLog {
+  readonly ids: number[];
+  readonly users: number[];
+  /** per segment, the update id of the last change to it: a slot appended, or made stale by a newer one */
+  readonly stamps: number[];
+}
+
+export const PRESENCE_SEGMENT = 64;
+
+/** A log this much longer than the realm's entries (stale slots) is rewritten with its current slots only. */
+const LOG_SLACK = 2;
 
 export interface RecordResult {
   entry: PresenceEntry;
   /** the user came online (first report, or active after a while away): tell everyone now */
   announce: boolean;
+}
+
+export interface SharingVersions {
+  version(realmId: number): number;
+  changedSince(realmId: number, version: number): readonly number[] | null;
 }
 
 /** Every realm's presence entries; the Runtime holds one. */
@@ -49,12 +75,18 @@ export class PresenceStore {
   /**
    * @param sharesPresence whether a user lets others see their presence (the `presence_enabled` setting);
    *   a user who does not is neither recorded nor shown, so reads as offline
+   * @param sharing a number that moves whenever `sharesPresence` may answer otherwise for a user of the realm
+   *   (any change to their personal state), and the users it moved for since a value (null: not known that
+   *   far back): full answers are kept until it moves, then those users are checked again (views.ts)
    */
-  constructor(readonly sharesPresence: (realmId: number, userId: number) => boolean) {}
+  constructor(
+    readonly sharesPresence: (realmId: number, userId: number) => boolean,
+    readonly sharing: SharingVersions,
+  ) {}
 
   private realm(realmId: number): RealmPresence {
     let realm = this.realms.get(realmId);
-    if (!realm) this.realms.set(realmId, (realm = { lastUpdateId: 0, byUser: new Map() }));
+    if (!realm) this.realms.set(realmId, (realm = { lastUpdateId: 0, byUser: new Map(), log: emptyLog() }));
     return realm;
   }
 
@@ -66,6 +98,32 @@ export class PresenceStore {
     return this.realms.get(realmId)?.byUser ?? new Map();
   }
 
+  log(realmId: number): Readonly<PresenceLog> | undefined {
+    return this.realms.get(realmId)?.log;
+  }
+
+  /** The entries whose current slot is in `segment` of the log, in update order. */
+  *segment(realmId: number, segment: number): Generator<[number, PresenceEntry]> {
+    const realm = this.realms.get(realmId);
+    if (!realm) return;
+    const { ids, users } = realm.log;
+    for (let i = segment * PRESENCE_SEGMENT; i < Math.min(ids.length, (segment + 1) * PRESENCE_SEGMENT); i++) {
+      const entry = realm.byUser.get(users[i]!)!;
+      if (entry.updateId === ids[i]) yield [users[i]!, entry];
+    }
+  }
+
+  /** The entries that changed after update id `after` (an integer), oldest change first. */
+  *updatedSince(realmId: number, after: number): Generator<[number, PresenceEntry]> {
+    const realm = this.realms.get(realmId);
+    if (!realm) return;
+    const { ids, users } = realm.log;
+    for (let i = lowerBound(ids, after + 1); i < ids.length; i++) {
+      const entry = realm.byUser.get(users[i]!)!;
+      if (entry.updateId === ids[i]) yield [users[i]!, entry];
+    }
+  }
+
   /** Records one report (at `now`, UNIX seconds), with the original's rules about what it changes. */
   record(realmId: number, userId: number, status: PresenceStatus, now: number): RecordResult {
     const realm = this.realm(realmId);
@@ -73,6 +131,7 @@ export class PresenceStore {
     if (!existing) {
       const entry = { activeAt: status === 'active' ? now : null, connectedAt: now, updateId: ++realm.lastUpdateId };
       realm.byUser.set(userId, entry);
+      logged(realm, userId, entry.updateId, null);
       return { entry, announce: true };
     }
     const sinceActive = existing.activeAt === null ? Infinity : now - existing.activeAt;
@@ -87,7 +146,29 @@ export class PresenceStore {
       existing.connectedAt = Math.max(existing.connectedAt, now);
       changed = true;
     }
-    if (changed) existing.updateId = ++realm.lastUpdateId;
+    if (changed) {
+      const previous = existing.updateId;
+      logged(realm, userId, (existing.updateId = ++realm.lastUpdateId), previous);
+    }
     return { entry: existing, announce: status === 'active' && sinceActive > NEWLY_ONLINE_SECONDS };
   }
+}
+
+const emptyLog = (): PresenceLog => ({ ids: [], users: [], stamps: [] });
+
+function logged(realm: RealmPresence, userId: number, updateId: number, previous: number | null): void {
+  const { log } = realm;
+  if (previous !== null) log.stamps[Math.floor(lowerBound(log.ids, previous) / PRESENCE_SEGMENT)] = updateId;
+  log.ids.push(updateId);
+  log.users.push(userId);
+  log.stamps[Math.floor((log.ids.length - 1) / PRESENCE_SEGMENT)] = updateId;
+  if (log.ids.length <= LOG_SLACK * realm.byUser.size + 64) return;
+  const current = emptyLog();
+  for (let i = 0; i < log.ids.length; i++) {
+    if (realm.byUser.get(log.users[i]!)!.updateId !== log.ids[i]) continue;
+    current.ids.push(log.ids[i]!);
+    current.users.push(log.users[i]!);
+    current.stamps[Math.floor((current.ids.length - 1) / PRESENCE_SEGMENT)] = updateId;
+  }
+  realm.log = current;
 }

@@ -47,6 +47,30 @@ export abstract class WrittenFields implements WrittenBody {
 }
 
 /**
+ * Fields as JSON text in parts that other answers share (a list kept in segments between changes), written
+ * one after another into one writer as the answer is sent: never joined into one string, which would be
+ * flattened and encoded to UTF-8 again for each answer.
+ */
+export class PartsFields extends WrittenFields {
+  constructor(private readonly parts: readonly string[]) {
+    super();
+  }
+
+  protected writeBody(head: string, tail: string): Uint8Array {
+    partsWriter.clear();
+    partsWriter.rawParts([head, ...this.parts, tail]);
+    return partsWriter.written();
+  }
+
+  json(): string {
+    return this.parts.join('');
+  }
+}
+
+/** The writer of every PartsFields answer: each is written and sent at once (WrittenFields). */
+const partsWriter = new JsonBytes();
+
+/**
  * Writers free for the next `encodedFields` answer. An answer keeps its writer until it is sent, which for a
  * read is once the commits it saw are durable (dispatch.ts, answerResult), so several may be out at once. The
  * answer goes to the socket from its writer's memory: copied into a buffer of its own, a GET /messages of 50

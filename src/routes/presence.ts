@@ -5,7 +5,11 @@ import { presenceDeliveries } from '../../actors/presence/events.ts';
 import { realmPresences, showsPresence, userPresence } from '../../actors/presence/views.ts';
 import { p } from '../http/params.ts';
 import { route } from './route.ts';
+import { PartsFields } from '../http/envelope.ts';
 import type { WireResponse } from '../../actors/wire/responses.ts';
+
+/** The answer's `presences`, given as JSON text in parts (views.ts), with its other fields. */
+const withPresences = (parts: readonly string[], fields: object) => new PartsFields(['"presences":', ...parts, `,${JSON.stringify(fields).slice(1, -1)}`]);
 
 /**
  * Presence: clients report every minute whether their user is active or idle, and read everyone's presence
@@ -39,10 +43,10 @@ export const presenceRoutes = [
       if (params.ping_only) return {};
       // Asking incrementally implies the modern format.
       const slim = params.slim_presence || params.last_update_id !== undefined;
-      const { presences, lastUpdateId } = realmPresences(runtime.presence, realm, {
+      const { parts, lastUpdateId } = realmPresences(runtime.presence, realm, {
         slim, lastUpdateId: params.last_update_id, historyLimitDays: params.history_limit_days, now, viewerId: user.userId,
       });
-      return { presences, server_timestamp: now, presence_last_update_id: lastUpdateId } satisfies WireResponse<'/users/me/presence', 'post'>;
+      return withPresences(parts, { server_timestamp: now, presence_last_update_id: lastUpdateId } satisfies Omit<WireResponse<'/users/me/presence', 'post'>, 'presences'>);
     },
   }),
 
@@ -53,8 +57,8 @@ export const presenceRoutes = [
     params: {},
     handle({ services, realm, user }) {
       const now = services.runtime.clock.now() / 1000;
-      const { presences } = realmPresences(services.runtime.presence, realm, { slim: false, now, viewerId: user.userId });
-      return { presences, server_timestamp: now } satisfies WireResponse<'/realm/presence', 'get'>;
+      const { parts } = realmPresences(services.runtime.presence, realm, { slim: false, now, viewerId: user.userId });
+      return withPresences(parts, { server_timestamp: now } satisfies Omit<WireResponse<'/realm/presence', 'get'>, 'presences'>);
     },
   }),
 
