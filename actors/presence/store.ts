@@ -103,22 +103,20 @@ export class PresenceStore {
   }
 
   /** The entries whose current slot is in `segment` of the log, in update order. */
-  *segment(realmId: number, segment: number): Generator<[number, PresenceEntry]> {
-    const realm = this.realms.get(realmId);
-    if (!realm) return;
-    const { ids, users } = realm.log;
-    for (let i = segment * PRESENCE_SEGMENT; i < Math.min(ids.length, (segment + 1) * PRESENCE_SEGMENT); i++) {
-      const entry = realm.byUser.get(users[i]!)!;
-      if (entry.updateId === ids[i]) yield [users[i]!, entry];
-    }
+  segment(realmId: number, segment: number): Generator<[number, PresenceEntry]> {
+    return this.currentSlots(realmId, () => segment * PRESENCE_SEGMENT, (segment + 1) * PRESENCE_SEGMENT);
   }
 
   /** The entries that changed after update id `after` (an integer), oldest change first. */
-  *updatedSince(realmId: number, after: number): Generator<[number, PresenceEntry]> {
+  updatedSince(realmId: number, after: number): Generator<[number, PresenceEntry]> {
+    return this.currentSlots(realmId, (ids) => lowerBound(ids, after + 1), Infinity);
+  }
+
+  private *currentSlots(realmId: number, from: (ids: readonly number[]) => number, to: number): Generator<[number, PresenceEntry]> {
     const realm = this.realms.get(realmId);
     if (!realm) return;
     const { ids, users } = realm.log;
-    for (let i = lowerBound(ids, after + 1); i < ids.length; i++) {
+    for (let i = from(ids); i < Math.min(ids.length, to); i++) {
       const entry = realm.byUser.get(users[i]!)!;
       if (entry.updateId === ids[i]) yield [users[i]!, entry];
     }
