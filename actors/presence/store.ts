@@ -40,10 +40,11 @@ interface RealmPresence {
 }
 
 /**
- * Every change of a realm's entries in update order: slot `i` is user `users[i]` taking update id `ids[i]`,
- * current while that user's entry still has that id. An incremental fetch walks from the first id past the
- * client's, so it costs what changed since, not the realm. A full answer is built per segment of
- * PRESENCE_SEGMENT slots and kept until the segment's stamp moves (views.ts); a rewritten log is a new object.
+ * Every change of a realm's entries in update order (in memory, like them; not the persistent log): slot
+ * `i` is user `users[i]` taking update id `ids[i]`, current while that user's entry still has that id. An
+ * incremental fetch walks from the first id past the client's, so it costs what changed since, not the
+ * realm. A full answer is built per segment of PRESENCE_SEGMENT slots and kept until the segment's stamp
+ * moves (views.ts); a rewritten log is a new object.
  */
 export interface PresenceLog {
   readonly ids: number[];
