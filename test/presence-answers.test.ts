@@ -4,7 +4,7 @@ import { startTestServer, type ApiClient, type TestServer } from './helpers/serv
 
 /**
  * The presence answers as actors/presence keeps them: incremental fetches walk the changes since the
- * client's id, full answers are spliced from segments of 256 entries kept between changes. Each answer is
+ * client's id, full answers are spliced from segments of 64 entries kept between changes. Each answer is
  * checked whole against a model of what was reported, in both formats, and its raw text for a user listed twice.
  */
 
