@@ -2,7 +2,7 @@ import type { RealmState } from '../state.ts';
 import { IdList } from './id-list.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
-import { conversationNewest, prepareConversationNewest } from './newest-ids.ts';
+import { listNewest, prepareNewest } from './newest-ids.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
 import { inTurns, type Step } from './turns.ts';
 
@@ -109,7 +109,7 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
   // turn it over at each fetch (a walk holds lists that leave the cache meanwhile as it does these).
   const many = (state.messages.conversationsOf.get(userId)?.size ?? 0) > CACHED_CONVERSATIONS;
   const read = (key: string) => (many ? byConversation.readOnce(key) : byConversation.get(key)) ?? EMPTY;
-  const summary = conversationNewest(byConversation);
+  const summary = listNewest(byConversation);
   const all = [...lists];
   for (const key of conversations) {
     const newest = summary.of(key);
@@ -123,7 +123,7 @@ export function candidateLists(state: RealmState, userId: number, clauses: reado
  * each fetch), read a slice a turn; null when there are few enough to read at once.
  */
 export const prepareConversations = (state: RealmState, userId: number, clauses: readonly Clause[]): Promise<void> | null =>
-  prepareConversationNewest(state.messages.byConversation, candidateSources(state, userId, clauses).conversations);
+  prepareNewest(state.messages.byConversation, candidateSources(state, userId, clauses).conversations);
 
 /** Is `id` among the candidates? */
 export function contains(list: Candidates, id: number): boolean {

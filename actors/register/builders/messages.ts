@@ -1,6 +1,6 @@
 import { canRead, newestReadableId } from '../../realm/messages/access.ts';
 import type { StoredMessage } from '../../realm/messages/state.ts';
-import { conversationNewest, prepareConversationNewest } from '../../realm/messages/newest-ids.ts';
+import { listNewest, prepareNewest } from '../../realm/messages/newest-ids.ts';
 import type { RealmState } from '../../realm/state.ts';
 import type { WireRegisterKeys } from '../../wire/events.ts';
 import type { Builder } from '../builder.ts';
@@ -78,11 +78,11 @@ export const RECENT_CONVERSATIONS_LIMIT = 1000;
 
 /** Resolves once recentConversationsState reads no conversation's id list; null: it may read them at once. */
 export const prepareRecentConversations = (realm: RealmState, userId: number): Promise<void> | null =>
-  prepareConversationNewest(realm.messages.byConversation, realm.messages.conversationsOf.get(userId) ?? []);
+  prepareNewest(realm.messages.byConversation, realm.messages.conversationsOf.get(userId) ?? []);
 
 /** fetch type `recent_private_conversations`: the user's newest direct conversations, newest first. */
 export const recentConversationsState: Builder = ({ realm, user }) => {
-  const newest = conversationNewest(realm.messages.byConversation);
+  const newest = listNewest(realm.messages.byConversation);
   const found: { key: string; last: number }[] = [];
   for (const key of realm.messages.conversationsOf.get(user.userId) ?? []) {
     const last = newest.of(key);
