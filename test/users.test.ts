@@ -426,3 +426,59 @@ t.test('GET /users/me carries max_message_id, the newest message the user can re
   t.equal((await api.as(ann).get('/users/me')).body.max_message_id, toAnn, "a channel Ann is not in does not count");
   t.equal((await api.get('/users/me')).body.max_message_id, unseen, "the sender's newest");
 });
+
+t.test('max_message_id of a member of 600 channels follows sends, moves, deletions, snapshots and a restart', async (t) => {
+  // Each channel's newest id is kept by a summary (newest-ids.ts ListNewest), read a slice a turn past 512.
+  const first = await startTestServer(t, { rateLimit: null, messageKeyCache: 16 });
+  const { api, server } = first;
+  const ann = await api.createUser('ann-many@example.com', 'Ann');
+  const names = Array.from({ length: 600 }, (_, i) => `channel ${i}`);
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: names.map((name) => ({ name })), principals: [1, ann.userId] })).status, 200);
+  const elsewhere = await channel(api, 'elsewhere', [1]);
+  const maxOf = async (client: ApiClient) => {
+    const me = (await client.get('/users/me')).body.max_message_id;
+    const registered = (await client.register({ fetch_event_types: ['message'] })).body.max_message_id;
+    return me === registered ? me : { me, registered };
+  };
+  const expect = async (expected: number, label: string, client = api.as(ann)) => t.equal(await maxOf(client), expected, label);
+
+  await sendToChannel(api, 'channel 10', 't', 'one');
+  await sendToChannel(api, 'channel 300', 't', 'two');
+  const newest = await sendToChannel(api, 'channel 599', 't', 'three');
+  await expect(newest, 'the newest of three channels');
+  const dm = await sendDirect(api, [ann.userId], 'a word');
+  await expect(dm, 'a direct message');
+  const later = await sendToChannel(api, 'channel 599', 't', 'four');
+  await expect(later, 'a channel read before, sent to again');
+  const moved = await api.patch(`/messages/${later}`, { stream_id: elsewhere, propagate_mode: 'change_one', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  t.equal(moved.status, 200, JSON.stringify(moved.body));
+  await expect(dm, 'its newest message moved to a channel Ann is not in');
+  t.equal(await maxOf(api), later, 'the owner is in it');
+
+  // A change read while unsaved, then another before a snapshot: the snapshot must not leave the first reading.
+  const fifth = await sendToChannel(api, 'channel 42', 't', 'five');
+  await expect(fifth, 'channel 42');
+  const sixth = await sendToChannel(api, 'channel 42', 't', 'six');
+  await server.runtime.snapshot();
+  await expect(sixth, 'sent again, then a snapshot');
+  t.equal((await api.delete(`/messages/${sixth}`)).status, 200);
+  await expect(fifth, 'its newest deleted');
+  await server.runtime.snapshot();
+  await expect(fifth, 'after another snapshot');
+
+  // A private channel whose history is not public to subscribers: what was sent before Ann joined is not hers.
+  const secret = await channel(api, 'secret', [1], { invite_only: true, history_public_to_subscribers: false, send_new_subscription_messages: false });
+  await sendToChannel(api, secret, 't', 'before Ann');
+  t.equal((await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], principals: [ann.userId], send_new_subscription_messages: false })).status, 200);
+  await expect(fifth, 'a protected history: its newest message is not Ann\'s');
+  const held = await sendToChannel(api, secret, 't', 'after Ann');
+  await expect(held, 'one sent since she joined is');
+  await first.stop();
+
+  const second = await startTestServer(t, { dataDir: first.dataDir, rateLimit: null, messageKeyCache: 16 });
+  t.equal(await maxOf(second.api.as(ann)), held, 'after a restart');
+  const deleted = await second.api.delete(`/messages/${held}`);
+  t.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  t.equal(await maxOf(second.api.as(ann)), fifth, 'after a restart and a deletion');
+  t.equal(await maxOf(second.api), held - 1, "the owner's: the message before Ann joined");
+});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { prepareRecentConversations } from '../../actors/register/builders/messages.ts';
+import { prepareNewestReadable } from '../../actors/realm/messages/access.ts';
 import { initialStateFields, type InitialStateOptions } from '../../actors/register/initial-state.ts';
 import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
 import { SPEC_LIMITS } from '../../actors/queue/limits.ts';
@@ -74,9 +75,10 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
   if (user === null) return registerSpectator(context, params);
   const spec = queueSpec(params, services, user);
   const fetchTypes = fetchTypesOf(params);
-  // A user in many direct conversations: their newest ids read a slice a turn, not all while the state is made.
-  const ready = fetchTypes === null || fetchTypes.includes('recent_private_conversations') ? prepareRecentConversations(realm, user.userId) : null;
-  if (ready) await ready;
+  // A user in many direct conversations or channels: their newest ids read a slice a turn, not all while the state is made.
+  const asked = (type: string) => fetchTypes === null || fetchTypes.includes(type);
+  const ready = [asked('recent_private_conversations') ? prepareRecentConversations(realm, user.userId) : null, asked('message') ? prepareNewestReadable(realm, user.userId) : null];
+  if (ready.some((pending) => pending !== null)) await Promise.all(ready);
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
     initialStateFields(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
   );

@@ -4,7 +4,7 @@ import { fullNameProblem } from '../../actors/realm/names.ts';
 import { isAdmin, ROLE_VALUES, type RealmState, type Role, type UserProfile } from '../../actors/realm/state.ts';
 import { profileDataOf } from '../../actors/realm/profile-fields/views.ts';
 import { accessFilter, findAccessibleUser, hiddenBy, unknownUserView } from '../../actors/realm/user-access.ts';
-import { newestReadableId } from '../../actors/realm/messages/access.ts';
+import { newestReadableId, prepareNewestReadable } from '../../actors/realm/messages/access.ts';
 import { personView } from '../../actors/realm/views.ts';
 import { addressesFor } from '../../actors/realm/email-visibility.ts';
 import { userDirectoryJson } from '../../actors/realm/user-directory.ts';
@@ -87,8 +87,13 @@ export const userRoutes = [
     path: '/users/me',
     auth: 'user',
     params: {},
-    handle({ realm, user }) {
-      // `max_message_id` (deprecated, as in registration) is still sent by the original's get_profile_backend.
+    async handle({ services, realm: asked, user: caller }) {
+      // `max_message_id` (deprecated, as in registration) is still sent by the original's get_profile_backend:
+      // a member of many channels has their newest ids read a slice a turn first.
+      const ready = prepareNewestReadable(asked, caller.userId);
+      if (ready) await ready;
+      const realm = services.runtime.realmState(asked.realmId);
+      const user = realm.users.get(caller.userId) ?? caller;
       const profile_data = profileDataOf(realm.profileFields, user.userId);
       const person = personView(user, addressesFor(realm, user.userId, user), false, profile_data);
       // Without client_extavatar every user has an avatar URL, and a user always has their own address.

@@ -2,6 +2,7 @@ import type { Channel } from '../channels/state.ts';
 import { Role, type RealmState } from '../state.ts';
 import { hasSorted, pendingUnread, type StoredMessage } from './state.ts';
 import type { IdList } from './id-list.ts';
+import { listNewest, prepareNewest } from './newest-ids.ts';
 
 /** Does the message sit in the user's history (received when sent, or later starred/reacted to)? */
 export const holds = (message: StoredMessage, userId: number) => hasSorted(message.userIds, userId);
@@ -77,11 +78,37 @@ export function flagsFor(state: RealmState, userId: number, message: StoredMessa
  */
 export function newestReadableId(realm: RealmState, userId: number): number {
   const store = realm.messages;
+  const channels = listNewest(store.byChannel);
+  const conversations = listNewest(store.byConversation);
   let max = -1;
-  // No arrays built: GET /users/me asks this on every call.
-  for (const channelId of realm.subscribedBy.get(userId) ?? []) max = newestReadableIn(realm, userId, store.byChannel.get(channelId), max);
-  for (const key of store.conversationsOf.get(userId) ?? []) max = newestReadableIn(realm, userId, store.byConversation.get(key), max);
+  // Each list's newest id from its index's summary (newest-ids.ts): no list read unless it changed, and no
+  // message read when the user reads the channel's whole history. No arrays built: GET /users/me asks this on every call.
+  for (const channelId of realm.subscribedBy.get(userId) ?? []) {
+    const newest = channels.of(channelId);
+    if (newest === undefined || newest <= max) continue;
+    const channel = realm.channels.get(channelId);
+    if (channel && readsChannelHistory(realm, channel, userId)) max = newest;
+    else max = readableFrom(realm, userId, newest, () => store.byChannel.get(channelId), max);
+  }
+  for (const key of store.conversationsOf.get(userId) ?? []) {
+    const newest = conversations.of(key);
+    if (newest !== undefined && newest > max) max = readableFrom(realm, userId, newest, () => store.byConversation.get(key), max);
+  }
   return max;
+}
+
+/** `newest`, a list's newest id (above `max`), if the user can read it; else the newest it can read of the list. */
+function readableFrom(realm: RealmState, userId: number, newest: number, list: () => IdList | undefined, max: number): number {
+  const message = realm.messages.byId.get(newest);
+  if (message && canRead(realm, userId, message)) return newest;
+  return newestReadableIn(realm, userId, list(), max);
+}
+
+/** Resolves once newestReadableId reads no list of the user's (a slice a turn); null when they are few enough to read at once. */
+export function prepareNewestReadable(realm: RealmState, userId: number): Promise<unknown> | null {
+  const channels = prepareNewest(realm.messages.byChannel, realm.subscribedBy.get(userId) ?? []);
+  const conversations = prepareNewest(realm.messages.byConversation, realm.messages.conversationsOf.get(userId) ?? []);
+  return channels && conversations ? Promise.all([channels, conversations]) : (channels ?? conversations);
 }
 
 /** The newest id of the list newer than `max` that the user can read, else `max`. */
