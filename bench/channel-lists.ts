@@ -10,6 +10,10 @@
  *   into the answer's bytes (JsonBytes), as the routes and the registration do; once after a change to the
  *   realm, which serializes every channel's fields again.
  *
+ * Then every channel gets a message and the organization is reopened from the data directory: `max_message_id`
+ * (GET /users/me, registration) as it was read before, every list of the member's read for its newest id (the
+ * index's cache keeps 4,096 keys), against the lists' summary (newest-ids.ts ListNewest) as it is now.
+ *
  *   npx tsx bench/channel-lists.ts [--users 2000] [--channels 5000] [--runs 7]
  */
 import { parseArgs } from 'node:util';
@@ -21,6 +25,11 @@ import { ChannelViewList } from '../actors/realm/channels/view-json.ts';
 import { channelView, ownFields, subscriberIds, subscriptionOf } from '../actors/realm/channels/views.ts';
 import { JsonBytes } from '../actors/wire/json-bytes.ts';
 import type { RealmState } from '../actors/realm/state.ts';
+import type { IdList } from '../actors/realm/messages/id-list.ts';
+import { canRead, newestReadableId, prepareNewestReadable } from '../actors/realm/messages/access.ts';
+import { Runtime } from '../actors/runtime.ts';
+import { Store } from '../snapshots/store.ts';
+import { watchTurns } from './lib/turns.ts';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '2000' }, channels: { type: 'string', default: '5000' }, runs: { type: 'string', default: '7' } } });
 const users = Number(values.users);
@@ -61,7 +70,7 @@ async function row(label: string, answer: () => number, before?: () => Promise<u
     results.push(await timed(answer));
   }
   const m = (key: 'wallMs' | 'cpuMs' | 'gcMs') => median(results.map((result) => result[key])).toFixed(1);
-  console.log(`${label.padEnd(64)} ${m('wallMs').padStart(7)} ms wall ${m('cpuMs').padStart(7)} ms CPU ${m('gcMs').padStart(6)} ms GC  ${(results[0]!.bytes / 1e6).toFixed(1)} MB`);
+  console.log(`${label.padEnd(64)} ${m('wallMs').padStart(7)} ms wall ${m('cpuMs').padStart(7)} ms CPU ${m('gcMs').padStart(6)} ms GC${results[0]!.bytes ? `  ${(results[0]!.bytes / 1e6).toFixed(1)} MB` : ''}`);
 }
 
 /** The answer as the routes wrote it before: objects, one JSON text, then its UTF-8 bytes. */
@@ -96,6 +105,19 @@ function channelList(state: RealmState, now: number): ChannelViewList {
   return list;
 }
 
+/** max_message_id as it was read before the lists' summary: each list of the member's read for its newest id. */
+function listsWalked(state: RealmState, userId: number): number {
+  const store = state.messages;
+  let max = -1;
+  const newestIn = (list: IdList | undefined) => {
+    const last = list?.last();
+    if (last !== undefined && last > max && canRead(state, userId, store.byId.get(last)!)) max = last;
+  };
+  for (const channelId of state.subscribedBy.get(userId) ?? []) newestIn(store.byChannel.get(channelId));
+  for (const key of store.conversationsOf.get(userId) ?? []) newestIn(store.byConversation.get(key));
+  return max;
+}
+
 const dir = makeTempDir('channel-lists-');
 try {
   const { runtime, store, realm, userIds } = await writeOrganization(dir, { users, name: 'large', channel: 'everyone' });
@@ -121,7 +143,30 @@ try {
   let description = 0;
   const change = () => runtime.execute(realm.realmId, { type: 'channel.update', caller: owner, id: state.channelIdByName.get('channel 0')!, description: `changed ${++description}` });
   await row('GET /users/me/subscriptions: now, just after a change', () => asParts('subscriptions', subscriptionList(state, memberId, false, now)), change);
+
+  // max_message_id (GET /users/me, registration) once every channel has a message, reopened from the data directory.
+  for (let start = 0; start < channels; start += 500) {
+    await Promise.all([...state.channels.values()].slice(start, start + 500).map((channel) =>
+      runtime.execute(realm.realmId, { type: 'message.send', caller: owner, kind: 'channel', to: channel.id, topic: 'news', content: 'hello', client: 'bench' })));
+  }
+  await runtime.snapshot();
   await store.close();
+  const reopened = new Store(dir, { waitForFlush: false });
+  const again = new Runtime(reopened, { clock: { now: Date.now }, queues: { heartbeatMs: 50_000, idleTimeoutMs: 600_000, sweepMs: 1000 } });
+  again.recover();
+  const after = () => again.realmState(realm.realmId);
+  const watch = watchTurns();
+  const started = performance.now();
+  await prepareNewestReadable(after(), memberId);
+  const first = newestReadableId(after(), memberId);
+  console.log(`${'max_message_id: now, the first after the reopen (read a slice a turn)'.padEnd(64)} ${(performance.now() - started).toFixed(1).padStart(7)} ms wall, longest turn ${watch().toFixed(1)} ms`);
+  const same = (found: number) => {
+    if (found !== first) throw new Error(`max_message_id ${found}, not ${first}`);
+    return 0;
+  };
+  await row('max_message_id: baseline, every list read', () => same(listsWalked(after(), memberId)));
+  await row('max_message_id: now', () => same(newestReadableId(after(), memberId)));
+  await reopened.close();
 } finally {
   removeTempDir(dir);
 }
