@@ -6,7 +6,7 @@
  *
  * - the baseline: every conversation's id list read and walked from the anchor, as fetchWindow did before it
  *   walked conversations newest first (actors/realm/messages/query.ts);
- * - the route's way (prepareConversations, then fetchWindow): its first fetch (for `[]`, which reads each
+ * - the route's way (prepareLists, then fetchWindow): its first fetch (for `[]`, which reads each
  *   conversation's newest id into the summary, newest-ids.ts, a slice a turn: the longest turn is what the
  *   event loop is held for), then the median of `--runs` fetches, one after a send to the oldest conversation, and one after a snapshot;
  * - `anchor=oldest` with 50 after, which reads every conversation either way;
@@ -32,7 +32,7 @@ const SPREAD_CONVERSATIONS = 1000;
 const channelMessages = Number(values['channel-messages']);
 const runs = Number(values.runs);
 
-const { candidateLists, fetchWindow, idsBeyond, prepareConversations, resolved, LARGER_THAN_MAX_MESSAGE_ID } = await import('../actors/realm/messages/query.ts');
+const { candidateLists, fetchWindow, idsBeyond, prepareLists, resolved, LARGER_THAN_MAX_MESSAGE_ID } = await import('../actors/realm/messages/query.ts');
 const { idMatcher, resolveNarrow } = await import('../actors/realm/messages/narrow.ts');
 type RealmState = import('../actors/realm/state.ts').RealmState;
 type Clause = import('../actors/realm/messages/narrow.ts').Clause;
@@ -104,7 +104,7 @@ try {
   for (const [label, terms] of Object.entries(narrows)) {
     const clauses = resolveNarrow(state(), owner, terms);
     const fetch = () => time(async () => {
-      await prepareConversations(state(), owner, clauses);
+      await prepareLists(state(), owner, clauses);
       return (await fetchWindow(state(), owner, clauses, newest)).ids;
     });
     const watch = watchTurns();

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { badRequest } from '../../actors/errors.ts';
 import { flagsFor } from '../../actors/realm/messages/access.ts';
 import { highlight, highlightTopic, resolveNarrow, type Clause, type NarrowTerm } from '../../actors/realm/messages/narrow.ts';
-import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, prepareConversations, type WindowResult } from '../../actors/realm/messages/query.ts';
+import { fetchWindow, firstUnread, LARGER_THAN_MAX_MESSAGE_ID, prepareLists, type WindowResult } from '../../actors/realm/messages/query.ts';
 import { fetchSearchWindow, firstUnreadSearch, hasSearch } from '../../actors/realm/messages/search.ts';
 import type { StoredMessage } from '../../actors/realm/messages/state.ts';
 import { writeOpenView } from '../../actors/realm/messages/view-cache.ts';
@@ -72,8 +72,8 @@ export async function narrowWindow(
   clauses: readonly Clause[],
   request: { anchor: number | 'newest' | 'oldest' | 'first_unread'; numBefore: number; numAfter: number; includeAnchor: boolean },
 ): Promise<WindowResult & { anchor: number }> {
-  // A user in many direct conversations: their newest ids read a slice a turn, not all in the walk's first.
-  const ready = prepareConversations(realm, userId, clauses);
+  // A user in many direct conversations or channels: their newest ids read a slice a turn, not all in the walk's first.
+  const ready = prepareLists(realm, userId, clauses);
   if (ready) await ready;
   const resolved = resolveAnchor(services, realm, userId, request.anchor, clauses);
   const anchor = typeof resolved === 'number' ? resolved : await resolved;

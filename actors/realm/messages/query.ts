@@ -1,5 +1,6 @@
 import type { RealmState } from '../state.ts';
 import { IdList } from './id-list.ts';
+import type { LazyMap } from './lazy-map.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
 import { listNewest, prepareNewest } from './newest-ids.ts';
@@ -30,7 +31,7 @@ export interface WindowResult {
  * unread messages): a walk reads lists and IdSets from the anchor (walkLists here, search.ts's walk), and
  * copies a plain Set into an IdSet first, a slice at a time.
  */
-export type Candidates = readonly number[] | IdList | IdSet | ReadonlySet<number> | ConversationIds;
+export type Candidates = readonly number[] | IdList | IdSet | ReadonlySet<number> | LazyIds;
 
 /** A candidate list a walk reads in id order, from any id. */
 type Ordered = readonly number[] | IdList | IdSet;
@@ -39,11 +40,11 @@ const isOrdered = (list: Candidates): list is Ordered => Array.isArray(list) || 
 const EMPTY: readonly number[] = [];
 
 /**
- * A direct conversation's ids, read only when a walk reaches them. `newest` (the conversation summary's,
- * newest-ids.ts) bounds what they can add: a walk down from the anchor that already holds enough newer
- * matches reads no conversation whose newest message is older than all of them.
+ * A list's ids read only when a walk reaches them: a direct conversation's, or a channel's for a member of
+ * many. `newest` (the index's summary's, newest-ids.ts) bounds what they can add: a walk down from the
+ * anchor that already holds enough newer matches reads no list whose newest message is older than all of them.
  */
-export class ConversationIds {
+export class LazyIds {
   private read: IdList | readonly number[] | undefined;
   constructor(readonly newest: number, private readonly load: () => IdList | readonly number[]) {}
   get ids(): IdList | readonly number[] {
@@ -51,20 +52,22 @@ export class ConversationIds {
   }
 }
 
-/** The list itself: a conversation's ids are read here if they were not yet. */
-export const resolved = (list: Candidates): Exclude<Candidates, ConversationIds> => (list instanceof ConversationIds ? list.ids : list);
+/** The list itself: a lazy list's ids are read here if they were not yet. */
+export const resolved = (list: Candidates): Exclude<Candidates, LazyIds> => (list instanceof LazyIds ? list.ids : list);
 
 /**
- * A user in more direct conversations than this has their lists read for a narrow without keeping them in
- * memory. In 10,000 conversations, a fetch of the newest 50 took 285-390 ms reading them into the cache
- * (4,096 keys), 165-305 ms without.
+ * A user in more direct conversations (or channels) than this has their lists read for a narrow without
+ * keeping them in memory, newest first by the index's summary. In 10,000 conversations, a fetch of the newest
+ * 50 took 285-390 ms reading them into the cache (4,096 keys), 165-305 ms without; a member of 5,000 channels
+ * with messages waited 433-831 ms for the newest 50 of `[]`, each list read letting another leave the cache.
  */
-const CACHED_CONVERSATIONS = 512;
+const CACHED_LISTS = 512;
 
-/** Where a narrow's matches may be: lists, and the keys of the user's direct conversations to walk too. */
+/** Where a narrow's matches may be: lists, and the keys of the user's direct conversations and channels to walk too. */
 interface Sources {
   lists: Candidates[];
   conversations: readonly string[];
+  channels: readonly number[];
 }
 
 /**
@@ -75,7 +78,7 @@ interface Sources {
  */
 function candidateSources(state: RealmState, userId: number, clauses: readonly Clause[]): Sources {
   const store = state.messages;
-  const only = (list: Candidates): Sources => ({ lists: [list], conversations: [] });
+  const only = (list: Candidates): Sources => ({ lists: [list], conversations: [], channels: [] });
   const positive = <K extends Clause['kind']>(kind: K) =>
     clauses.find((clause): clause is Extract<Clause, { kind: K }> => clause.kind === kind && !clause.negated);
   const id = positive('id');
@@ -92,42 +95,54 @@ function candidateSources(state: RealmState, userId: number, clauses: readonly C
   if (is.some((clause) => clause.what === 'unread')) return only(store.flags.unread.get(userId) ?? EMPTY);
   const conversations = [...(store.conversationsOf.get(userId) ?? [])];
   const including = positive('dm-including');
-  if (including) return { lists: [], conversations: conversations.filter((key) => key.split(',').includes(String(including.userId))) };
-  if (is.some((clause) => clause.what === 'dm')) return { lists: [], conversations };
-  if (positive('public-channels')) {
-    return { lists: [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => store.byChannel.get(c.id) ?? EMPTY), conversations: [] };
-  }
-  return { lists: [...(state.subscribedBy.get(userId) ?? [])].map((channelId) => store.byChannel.get(channelId) ?? EMPTY), conversations };
+  if (including) return { lists: [], conversations: conversations.filter((key) => key.split(',').includes(String(including.userId))), channels: [] };
+  if (is.some((clause) => clause.what === 'dm')) return { lists: [], conversations, channels: [] };
+  const channels = positive('public-channels') ? [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => c.id) : [...(state.subscribedBy.get(userId) ?? [])];
+  return { lists: [], conversations: positive('public-channels') ? [] : conversations, channels };
 }
 
-/** candidateSources' lists, then its conversations' (ConversationIds: read when a walk reaches them). */
+/**
+ * candidateSources' lists, then its channels' and conversations': a conversation's list is read when a walk
+ * reaches it (LazyIds), and so is each channel's when there are more than CACHED_LISTS.
+ */
 export function candidateLists(state: RealmState, userId: number, clauses: readonly Clause[]): Candidates[] {
-  const { lists, conversations } = candidateSources(state, userId, clauses);
-  if (!conversations.length) return lists;
-  const byConversation = state.messages.byConversation;
-  // Past CACHED_CONVERSATIONS, the lists are read without entering the index's cache: keeping them all would
-  // turn it over at each fetch (a walk holds lists that leave the cache meanwhile as it does these).
-  const many = (state.messages.conversationsOf.get(userId)?.size ?? 0) > CACHED_CONVERSATIONS;
-  const read = (key: string) => (many ? byConversation.readOnce(key) : byConversation.get(key)) ?? EMPTY;
-  const summary = listNewest(byConversation);
+  const { lists, conversations, channels } = candidateSources(state, userId, clauses);
+  const { byChannel, byConversation } = state.messages;
   const all = [...lists];
-  for (const key of conversations) {
-    const newest = summary.of(key);
-    if (newest !== undefined) all.push(new ConversationIds(newest, () => read(key)));
-  }
+  if (channels.length > CACHED_LISTS) all.push(...lazyLists(byChannel, channels, true));
+  else for (const channelId of channels) all.push(byChannel.get(channelId) ?? EMPTY);
+  if (conversations.length) all.push(...lazyLists(byConversation, conversations, (state.messages.conversationsOf.get(userId)?.size ?? 0) > CACHED_LISTS));
   return all;
 }
 
 /**
- * Resolves once the newest id of each conversation the narrow walks is kept (candidateLists reads them at
- * each fetch), read a slice a turn; null when there are few enough to read at once.
+ * The lists of `keys` with a newest id, each read when a walk reaches it; with `many`, without entering the
+ * index's cache: keeping them all would turn it over at each fetch (a walk holds lists that leave the cache
+ * meanwhile as it reads these).
  */
-export const prepareConversations = (state: RealmState, userId: number, clauses: readonly Clause[]): Promise<void> | null =>
-  prepareNewest(state.messages.byConversation, candidateSources(state, userId, clauses).conversations);
+function lazyLists<K extends string | number>(index: LazyMap<K, IdList>, keys: readonly K[], many: boolean): LazyIds[] {
+  const summary = listNewest(index);
+  const out: LazyIds[] = [];
+  for (const key of keys) {
+    const newest = summary.of(key);
+    if (newest !== undefined) out.push(new LazyIds(newest, () => (many ? index.readOnce(key) : index.get(key)) ?? EMPTY));
+  }
+  return out;
+}
+
+/**
+ * Resolves once the newest id of each conversation and channel the narrow walks is kept (candidateLists reads
+ * them at each fetch), read a slice a turn; null when there are few enough to read at once.
+ */
+export function prepareLists(state: RealmState, userId: number, clauses: readonly Clause[]): Promise<unknown> | null {
+  const { conversations, channels } = candidateSources(state, userId, clauses);
+  const pending = [prepareNewest(state.messages.byConversation, conversations), prepareNewest(state.messages.byChannel, channels)].filter((ready) => ready !== null);
+  return pending.length ? Promise.all(pending) : null;
+}
 
 /** Is `id` among the candidates? */
 export function contains(list: Candidates, id: number): boolean {
-  if (list instanceof ConversationIds) return id <= list.newest && contains(list.ids, id);
+  if (list instanceof LazyIds) return id <= list.newest && contains(list.ids, id);
   return Array.isArray(list) ? hasSorted(list as readonly number[], id) : (list as ReadonlySet<number> | IdSet | IdList).has(id);
 }
 
@@ -158,8 +173,8 @@ const TIME_CHECK = 1024;
 
 /** A direction of one candidate list, walked from the anchor outwards; `last`: the id examined last. */
 interface Cursor {
-  list: Ordered | ConversationIds;
-  /** how far up the list may reach: a conversation's newest id, else without bound */
+  list: Ordered | LazyIds;
+  /** how far up the list may reach: a lazy list's newest id, else without bound */
   reach: number;
   down: boolean;
   last: number;
@@ -200,21 +215,22 @@ const nearness = (id: number, down: boolean) => (down ? id : -id);
  * iterator sees the ids added and removed meanwhile, and the caller checks the matches again at the end.
  * With many lists, a list is walked only as far as its matches could be among the nearest ones the lists
  * walked before found: a user's thousand conversations across the history, each walked for its own 51
- * matches around an anchor in the middle, held the event loop 2-4.7 s checking them. Conversations are
- * walked last, newest first: one with nothing above the anchor is not walked up, and once `wantBefore`
- * matches below it are found, one whose newest message is older than all of them is not read at all.
+ * matches around an anchor in the middle, held the event loop 2-4.7 s checking them. Lazy lists (LazyIds:
+ * conversations, a member's many channels) are walked last, newest first: one with nothing above the anchor
+ * is not walked up, and once `wantBefore` matches below it are found, one whose newest message is older than
+ * all of them is not read at all.
  */
 function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, anchor: number, wantBefore: number, wantAfter: number, sliceIds: number): Step<Walked> {
   const cursors: Cursor[] = [];
   const orderings: Ordering[] = [];
   for (const candidates of lists) {
-    let list: Ordered | ConversationIds;
-    if (candidates instanceof ConversationIds || isOrdered(candidates)) list = candidates;
+    let list: Ordered | LazyIds;
+    if (candidates instanceof LazyIds || isOrdered(candidates)) list = candidates;
     else {
       list = new IdSet();
       orderings.push({ from: (candidates as ReadonlySet<number>).values(), into: list });
     }
-    const reach = list instanceof ConversationIds ? list.newest : Infinity;
+    const reach = list instanceof LazyIds ? list.newest : Infinity;
     if (wantBefore > 0) cursors.push({ list, reach, down: true, last: anchor, found: [], done: false });
     if (wantAfter > 0 && reach > anchor) cursors.push({ list, reach, down: false, last: anchor, found: [], done: false });
   }
@@ -247,7 +263,7 @@ function walkLists(lists: readonly Candidates[], ok: (id: number) => boolean, an
     for (; next < cursors.length; next++) {
       const cursor = cursors[next]!;
       const useful = farthestUseful(cursor.down);
-      if (cursor.list instanceof ConversationIds) {
+      if (cursor.list instanceof LazyIds) {
         if (cursor.down && cursor.list.newest < useful) continue;
         cursor.list = cursor.list.ids;
         // A list read from the data directory costs as much as hundreds of ids examined.
@@ -351,20 +367,20 @@ function runWalk<T>(
 }
 
 /** How many ids the list holds; at most, for an id list (a segment never read counts as full). */
-function sizeOf(list: Exclude<Candidates, ConversationIds>): number {
+function sizeOf(list: Exclude<Candidates, LazyIds>): number {
   return Array.isArray(list) ? list.length : list instanceof IdList || list instanceof IdSet ? list.sizeBound : (list as ReadonlySet<number>).size;
 }
 
 /**
- * What a conversation not yet read counts for when a walk is chosen by the ids it would examine: reading a
+ * What a lazy list not yet read counts for when a walk is chosen by the ids it would examine: reading a
  * list from the data directory (14-19 us) costs as much as examining a few hundred ids (60-70 ns each).
  */
-const CONVERSATION_READ_IDS = 256;
+const LIST_READ_IDS = 256;
 
-/** Whether walking the lists costs at least as much as examining `count` ids; no conversation is read to say. */
+/** Whether walking the lists costs at least as much as examining `count` ids; no lazy list is read to say. */
 function costAtLeast(lists: readonly Candidates[], count: number): boolean {
   let total = 0;
-  for (const list of lists) if ((total += list instanceof ConversationIds ? CONVERSATION_READ_IDS : sizeOf(list)) >= count) return true;
+  for (const list of lists) if ((total += list instanceof LazyIds ? LIST_READ_IDS : sizeOf(list)) >= count) return true;
   return false;
 }
 
@@ -403,7 +419,7 @@ export function fetchWindow(
 ): WindowResult | Promise<WindowResult> {
   const ok = idMatcher(state, userId, clauses);
   const lists = candidateLists(state, userId, clauses);
-  // A walk made again reads the lists again: a conversation's read from disk is a copy of then.
+  // A walk made again reads the lists again: a lazy list read from disk is a copy of then.
   let walks = 0;
   const walk = () => walkLists(walks++ > 0 ? candidateLists(state, userId, clauses) : lists, ok, window.anchor, window.numBefore + 1, window.numAfter + 1, sliceIds);
   return runWalk(`${state.realmId}:${userId}`, walk, ok, ({ before, after }) => {
