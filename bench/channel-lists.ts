@@ -12,7 +12,9 @@
  *
  * Then every channel gets a message and the organization is reopened from the data directory: `max_message_id`
  * (GET /users/me, registration) as it was read before, every list of the member's read for its newest id (the
- * index's cache keeps 4,096 keys), against the lists' summary (newest-ids.ts ListNewest) as it is now.
+ * index's cache keeps 4,096 keys), against the lists' summary (newest-ids.ts ListNewest) as it is now; and
+ * GET /messages of the newest 50 of `[]`, every channel list read and walked as before, against the walk
+ * that reads the lists newest first by the summary (query.ts LazyIds), checking both say the same.
  *
  *   npx tsx bench/channel-lists.ts [--users 2000] [--channels 5000] [--runs 7]
  */
@@ -30,6 +32,8 @@ import { canRead, newestReadableId, prepareNewestReadable } from '../actors/real
 import { Runtime } from '../actors/runtime.ts';
 import { Store } from '../snapshots/store.ts';
 import { watchTurns } from './lib/turns.ts';
+import { fetchWindow, idsBeyond, LARGER_THAN_MAX_MESSAGE_ID, prepareLists } from '../actors/realm/messages/query.ts';
+import { idMatcher, resolveNarrow, type Clause } from '../actors/realm/messages/narrow.ts';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '2000' }, channels: { type: 'string', default: '5000' }, runs: { type: 'string', default: '7' } } });
 const users = Number(values.users);
@@ -71,6 +75,22 @@ async function row(label: string, answer: () => number, before?: () => Promise<u
   }
   const m = (key: 'wallMs' | 'cpuMs' | 'gcMs') => median(results.map((result) => result[key])).toFixed(1);
   console.log(`${label.padEnd(64)} ${m('wallMs').padStart(7)} ms wall ${m('cpuMs').padStart(7)} ms CPU ${m('gcMs').padStart(6)} ms GC${results[0]!.bytes ? `  ${(results[0]!.bytes / 1e6).toFixed(1)} MB` : ''}`);
+}
+
+/** The medians of `--runs` answers that take more than one turn (wall and CPU across them; no GC split). */
+async function asyncRow(label: string, answer: () => Promise<number>): Promise<void> {
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await answer();
+    walls.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpus.push((used.user + used.system) / 1000);
+  }
+  console.log(`${label.padEnd(64)} ${median(walls).toFixed(1).padStart(7)} ms wall ${median(cpus).toFixed(1).padStart(7)} ms CPU`);
 }
 
 /** The answer as the routes wrote it before: objects, one JSON text, then its UTF-8 bytes. */
@@ -116,6 +136,26 @@ function listsWalked(state: RealmState, userId: number): number {
   for (const channelId of state.subscribedBy.get(userId) ?? []) newestIn(store.byChannel.get(channelId));
   for (const key of store.conversationsOf.get(userId) ?? []) newestIn(store.byConversation.get(key));
   return max;
+}
+
+/**
+ * GET /messages of the newest `want` as it read a member's channels before the channel summary: each list
+ * read into the index's cache, walked down from its newest for matches of its own.
+ */
+function listsWalkedFor(state: RealmState, userId: number, clauses: readonly Clause[], want: number): number[] {
+  const ok = idMatcher(state, userId, clauses);
+  const found: number[] = [];
+  for (const channelId of state.subscribedBy.get(userId) ?? []) {
+    const list = state.messages.byChannel.get(channelId);
+    if (!list) continue;
+    let taken = 0;
+    for (const id of idsBeyond(list, LARGER_THAN_MAX_MESSAGE_ID, true)) {
+      if (!ok(id)) continue;
+      found.push(id);
+      if (++taken >= want) break;
+    }
+  }
+  return found.sort((a, b) => b - a).slice(0, want).reverse();
 }
 
 const dir = makeTempDir('channel-lists-');
@@ -166,6 +206,21 @@ try {
   };
   await row('max_message_id: baseline, every list read', () => same(listsWalked(after(), memberId)));
   await row('max_message_id: now', () => same(newestReadableId(after(), memberId)));
+
+  // GET /messages of the newest 50 of `[]` (the web app's combined feed) over the same lists.
+  const clauses = resolveNarrow(after(), memberId, []);
+  const newest50 = { anchor: LARGER_THAN_MAX_MESSAGE_ID, numBefore: 50, numAfter: 0, includeAnchor: true };
+  await prepareLists(after(), memberId, clauses);
+  const expected = JSON.stringify((await fetchWindow(after(), memberId, clauses, newest50)).ids);
+  const fetched = async (ids: number[] | Promise<number[]>) => {
+    if (JSON.stringify(await ids) !== expected) throw new Error('the fetch and the baseline differ');
+    return 0;
+  };
+  await asyncRow('GET /messages [] newest 50: baseline, every list read', () => fetched(listsWalkedFor(after(), memberId, clauses, 50)));
+  await asyncRow('GET /messages [] newest 50: now', async () => {
+    await prepareLists(after(), memberId, clauses);
+    return fetched((async () => (await fetchWindow(after(), memberId, clauses, newest50)).ids)());
+  });
   await reopened.close();
 } finally {
   removeTempDir(dir);
