@@ -97,8 +97,8 @@ function candidateSources(state: RealmState, userId: number, clauses: readonly C
   const including = positive('dm-including');
   if (including) return { lists: [], conversations: conversations.filter((key) => key.split(',').includes(String(including.userId))), channels: [] };
   if (is.some((clause) => clause.what === 'dm')) return { lists: [], conversations, channels: [] };
-  const channels = positive('public-channels') ? [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => c.id) : [...(state.subscribedBy.get(userId) ?? [])];
-  return { lists: [], conversations: positive('public-channels') ? [] : conversations, channels };
+  if (positive('public-channels')) return { lists: [], conversations: [], channels: [...state.channels.values()].filter((c) => !c.inviteOnly).map((c) => c.id) };
+  return { lists: [], conversations, channels: [...(state.subscribedBy.get(userId) ?? [])] };
 }
 
 /**
