@@ -7,7 +7,7 @@
  * - the baseline: the views built as objects, the answer serialized whole and encoded, as the routes did
  *   before channels/view-json.ts;
  * - now: ChannelViewList's parts (each channel's settled fields kept as text until the realm changes) written
- *   into the answer's bytes (JsonBytes), as the routes and the registration do; once after a change to the
+ *   into the answer's bytes as it is sent (PartsFields), as the routes and the registration do; once after a change to the
  *   realm, which serializes every channel's fields again.
  *
  * Then every channel gets a message and the organization is reopened from the data directory: `max_message_id`
@@ -25,7 +25,7 @@ import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
 import { ChannelViewList } from '../actors/realm/channels/view-json.ts';
 import { channelView, ownFields, subscriberIds, subscriptionOf } from '../actors/realm/channels/views.ts';
-import { JsonBytes } from '../actors/wire/json-bytes.ts';
+import { PartsFields } from '../src/http/envelope.ts';
 import type { RealmState } from '../actors/realm/state.ts';
 import type { IdList } from '../actors/realm/messages/id-list.ts';
 import { canRead, newestReadableId, prepareNewestReadable } from '../actors/realm/messages/access.ts';
@@ -98,15 +98,8 @@ function asObjects(key: string, views: unknown[]): number {
   return Buffer.from(JSON.stringify({ result: 'success', msg: '', [key]: views })).length;
 }
 
-/** The answer as the routes write it now: the list's parts into the answer's bytes. */
-const writer = new JsonBytes();
-function asParts(key: string, list: ChannelViewList): number {
-  writer.clear();
-  writer.raw(`{"result":"success","msg":"","${key}":`);
-  writer.rawParts(list.close());
-  writer.char(0x7d);
-  return writer.length;
-}
+/** The answer as the routes write it now: the list's parts into the answer's bytes as it is sent (PartsFields). */
+const asParts = (key: string, list: ChannelViewList): number => new PartsFields([`"${key}":`, ...list.close()]).write().length;
 
 function subscriptionObjects(state: RealmState, userId: number, withSubscribers: boolean, now: number): unknown[] {
   return [...state.subscribedBy.get(userId)!].map((id) =>

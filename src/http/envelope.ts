@@ -47,9 +47,10 @@ export abstract class WrittenFields implements WrittenBody {
 }
 
 /**
- * Fields as JSON text in parts that other answers share (a list kept in segments between changes), written
- * one after another into one writer as the answer is sent: never joined into one string, which would be
- * flattened and encoded to UTF-8 again for each answer.
+ * Fields as JSON text in parts that other answers share (a registration's state, lists kept between
+ * changes), written one after another into one writer as the answer is sent: never joined into one string,
+ * which would be flattened and encoded to UTF-8 again for each answer, nor written into a writer per answer
+ * waiting to be sent (encodedFields), fresh memory for each of several megabytes.
  */
 export class PartsFields extends WrittenFields {
   constructor(private readonly parts: readonly string[]) {

@@ -6,7 +6,7 @@ import { channelTopics, prepareChannelTopics } from '../../actors/realm/channels
 import { checkChannelEmailRequest } from '../../actors/realm/channels/email-address.ts';
 import { canSeeChannel, channelView, subscriberIds } from '../../actors/realm/channels/views.ts';
 import { ChannelViewList } from '../../actors/realm/channels/view-json.ts';
-import { encodedFields } from '../http/envelope.ts';
+import { PartsFields } from '../http/envelope.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../../actors/register/realm-limits.ts';
 import { isAdmin, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { p } from '../http/params.ts';
@@ -58,10 +58,7 @@ export const channelRoutes = [
         // `is_default` only when asked for, as the original adds it.
         if (wanted) streams.channel(channel, params.include_default ? { is_default: channel.isDefault } : undefined);
       }
-      return encodedFields((out) => {
-        out.raw('"streams":');
-        out.rawParts(streams.close());
-      });
+      return new PartsFields(['"streams":', ...streams.close()]);
     },
   }),
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest, ChatError, ErrorCode } from '../../actors/errors.ts';
 import { prepareRecentConversations } from '../../actors/register/builders/messages.ts';
 import { prepareNewestReadable } from '../../actors/realm/messages/access.ts';
+import { allPending } from '../../actors/realm/messages/newest-ids.ts';
 import { initialStateFields, type InitialStateOptions } from '../../actors/register/initial-state.ts';
 import { hasPublicAccess, spectatorView } from '../../actors/register/spectator.ts';
 import { SPEC_LIMITS } from '../../actors/queue/limits.ts';
@@ -10,7 +11,7 @@ import type { QueueSpec } from '../../actors/queue/spec.ts';
 import { Role, type RealmState, type UserProfile } from '../../actors/realm/state.ts';
 import { authenticate } from '../http/auth.ts';
 import { checkRateLimit, rateLimitKey } from '../http/dispatch.ts';
-import { WrittenFields, type HandlerResult } from '../http/envelope.ts';
+import { PartsFields, WrittenFields, type HandlerResult } from '../http/envelope.ts';
 import { JsonBytes } from '../../actors/wire/json-bytes.ts';
 import { includeSubscribers, p, type ParamsOf } from '../http/params.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from '../passwords.ts';
@@ -77,8 +78,8 @@ async function register(context: RouteContext<'optional'>, params: RegisterParam
   const fetchTypes = fetchTypesOf(params);
   // A user in many direct conversations or channels: their newest ids read a slice a turn, not all while the state is made.
   const asked = (type: string) => fetchTypes === null || fetchTypes.includes(type);
-  const ready = [asked('recent_private_conversations') ? prepareRecentConversations(realm, user.userId) : null, asked('message') ? prepareNewestReadable(realm, user.userId) : null];
-  if (ready.some((pending) => pending !== null)) await Promise.all(ready);
+  const ready = allPending(asked('recent_private_conversations') ? prepareRecentConversations(realm, user.userId) : null, asked('message') ? prepareNewestReadable(realm, user.userId) : null);
+  if (ready) await ready;
   const { queue, initial } = await services.runtime.registerQueue(realm.realmId, user.userId, spec, (view) =>
     initialStateFields(view, stateOptions(services, view.realm, params, spec.clientExtavatar)),
   );
@@ -90,36 +91,12 @@ const VERSION_FIELDS = JSON.stringify({ svc_feature_level: FEATURE_LEVEL, svc_ve
 
 /**
  * A registration's answer: the queue, the server's version and the state's JSON fields in parts
- * (initialStateFields), written as bytes when it is sent, into the one writer that all registrations reuse.
- * At 10,000 users it is 3.5 MB, mostly the shared user lists: joined as text it was flattened and encoded
- * again per registration, and a writer per waiting answer wrote it into fresh memory (2026-11-29).
+ * (initialStateFields), written as bytes when it is sent (PartsFields). At 10,000 users it is 3.5 MB, mostly
+ * the shared user lists: joined as text it was flattened and encoded again per registration, and a writer
+ * per waiting answer wrote it into fresh memory (2026-11-29).
  */
-class RegistrationAnswer extends WrittenFields {
-  private readonly head: string;
-
-  constructor(
-    queueId: string | null,
-    private readonly initial: readonly string[],
-  ) {
-    super();
-    this.head = `"queue_id":${JSON.stringify(queueId)},"last_event_id":-1,${VERSION_FIELDS},`;
-  }
-
-  protected writeBody(head: string, tail: string): Uint8Array {
-    registrations.clear();
-    registrations.rawParts([head, this.head, ...this.initial, tail]);
-    return registrations.written();
-  }
-
-  json(): string {
-    return this.head + this.initial.join('');
-  }
-}
-
-/** The writer of every registration's answer: each is written and sent at once (WrittenFields). */
-const registrations = new JsonBytes();
-
-const registration = (queueId: string | null, initial: readonly string[]) => new RegistrationAnswer(queueId, initial);
+const registration = (queueId: string | null, initial: readonly string[]) =>
+  new PartsFields([`"queue_id":${JSON.stringify(queueId)},"last_event_id":-1,${VERSION_FIELDS},`, ...initial]);
 
 /**
  * Registration without credentials, in a realm with public access (feature level 149): the web-public

@@ -6,7 +6,7 @@ import { badRequest } from '../../actors/errors.ts';
 import { channelKey, type Channel } from '../../actors/realm/channels/state.ts';
 import { canSeeChannel, ownFields, PROPERTY_NAMES } from '../../actors/realm/channels/views.ts';
 import { ChannelViewList } from '../../actors/realm/channels/view-json.ts';
-import { encodedFields } from '../http/envelope.ts';
+import { PartsFields } from '../http/envelope.ts';
 import type { NewChannelOptions } from '../../actors/realm/channels/commands.ts';
 import { findPrincipal, type Principal } from '../../actors/realm/channels/principals.ts';
 import type { RealmChange } from '../../actors/realm/changes.ts';
@@ -169,10 +169,7 @@ export const subscriptionRoutes = [
       const now = services.runtime.clock.now();
       const subscriptions = new ChannelViewList(realm, now, params.include_subscribers);
       for (const id of realm.subscribedBy.get(user.userId) ?? []) subscriptions.subscription(realm.channels.get(id)!, ownFields(realm.subscriptions.get(id)!.get(user.userId)!));
-      return encodedFields((out) => {
-        out.raw('"subscriptions":');
-        out.rawParts(subscriptions.close());
-      });
+      return new PartsFields(['"subscriptions":', ...subscriptions.close()]);
     },
   }),
 
