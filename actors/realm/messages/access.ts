@@ -2,7 +2,7 @@ import type { Channel } from '../channels/state.ts';
 import { Role, type RealmState } from '../state.ts';
 import { hasSorted, pendingUnread, type StoredMessage } from './state.ts';
 import type { IdList } from './id-list.ts';
-import { listNewest, prepareNewest } from './newest-ids.ts';
+import { allPending, listNewest, prepareNewest } from './newest-ids.ts';
 
 /** Does the message sit in the user's history (received when sent, or later starred/reacted to)? */
 export const holds = (message: StoredMessage, userId: number) => hasSorted(message.userIds, userId);
@@ -106,9 +106,10 @@ function readableFrom(realm: RealmState, userId: number, newest: number, list: (
 
 /** Resolves once newestReadableId reads no list of the user's (a slice a turn); null when they are few enough to read at once. */
 export function prepareNewestReadable(realm: RealmState, userId: number): Promise<unknown> | null {
-  const channels = prepareNewest(realm.messages.byChannel, realm.subscribedBy.get(userId) ?? []);
-  const conversations = prepareNewest(realm.messages.byConversation, realm.messages.conversationsOf.get(userId) ?? []);
-  return channels && conversations ? Promise.all([channels, conversations]) : (channels ?? conversations);
+  return allPending(
+    prepareNewest(realm.messages.byChannel, realm.subscribedBy.get(userId) ?? []),
+    prepareNewest(realm.messages.byConversation, realm.messages.conversationsOf.get(userId) ?? []),
+  );
 }
 
 /** The newest id of the list newer than `max` that the user can read, else `max`. */

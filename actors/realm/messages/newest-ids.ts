@@ -156,6 +156,12 @@ export function prepareNewest<K extends string | number>(index: LazyMap<K, IdLis
   return listNewest(index).prepare([...keys]);
 }
 
+/** The preparations still pending, together; null when none is (the caller answers in this turn). */
+export function allPending(...pending: (Promise<unknown> | null)[]): Promise<unknown> | null {
+  const waiting = pending.filter((ready) => ready !== null);
+  return waiting.length ? Promise.all(waiting) : null;
+}
+
 /** The summary of a conversation or channel index (a realm's `messages.byConversation`, `.byChannel`), made when first asked for. */
 export function listNewest<K extends string | number>(index: LazyMap<K, IdList>): ListNewest<K> {
   let summary = listSummaries.get(index) as ListNewest<K> | undefined;

@@ -3,7 +3,7 @@ import { IdList } from './id-list.ts';
 import type { LazyMap } from './lazy-map.ts';
 import { IdSet } from './id-set.ts';
 import { idMatcher, type Clause } from './narrow.ts';
-import { listNewest, prepareNewest } from './newest-ids.ts';
+import { allPending, listNewest, prepareNewest } from './newest-ids.ts';
 import { hasSorted, lowerBound, topicKey } from './state.ts';
 import { inTurns, type Step } from './turns.ts';
 
@@ -136,8 +136,7 @@ function lazyLists<K extends string | number>(index: LazyMap<K, IdList>, keys: r
  */
 export function prepareLists(state: RealmState, userId: number, clauses: readonly Clause[]): Promise<unknown> | null {
   const { conversations, channels } = candidateSources(state, userId, clauses);
-  const pending = [prepareNewest(state.messages.byConversation, conversations), prepareNewest(state.messages.byChannel, channels)].filter((ready) => ready !== null);
-  return pending.length ? Promise.all(pending) : null;
+  return allPending(prepareNewest(state.messages.byConversation, conversations), prepareNewest(state.messages.byChannel, channels));
 }
 
 /** Is `id` among the candidates? */
