@@ -14,7 +14,9 @@
  * (GET /users/me, registration) as it was read before, every list of the member's read for its newest id (the
  * index's cache keeps 4,096 keys), against the lists' summary (newest-ids.ts ListNewest) as it is now; and
  * GET /messages of the newest 50 of `[]`, every channel list read and walked as before, against the walk
- * that reads the lists newest first by the summary (query.ts LazyIds), checking both say the same.
+ * that reads the lists newest first by the summary (query.ts LazyIds), checking both say the same. Last, a
+ * week on, when each channel's traffic counts its messages: GET /users/me/subscriptions with every list
+ * counted as before, against the counts kept (channels/activity.ts).
  *
  *   npx tsx bench/channel-lists.ts [--users 2000] [--channels 5000] [--runs 7]
  */
@@ -151,6 +153,22 @@ function listsWalkedFor(state: RealmState, userId: number, clauses: readonly Cla
   return found.sort((a, b) => b - a).slice(0, want).reverse();
 }
 
+/**
+ * The member's channels' traffic counted as before the counts were kept (channels/activity.ts): each list
+ * read through the index's cache and counted back from its newest, for the week and for the window.
+ */
+function countedFromEveryList(state: RealmState, userId: number, now: number): number {
+  const seconds = Math.floor(now / 1000);
+  let total = 0;
+  for (const channelId of state.subscribedBy.get(userId) ?? []) {
+    const age = seconds - state.channels.get(channelId)!.dateCreated;
+    for (const since of [seconds - 7 * 24 * 3600, seconds - Math.min(age, 28 * 24 * 3600)]) {
+      total += state.messages.byChannel.get(channelId)?.newestRun((id) => (state.messages.byId.timestampOf(id) ?? -Infinity) >= since).count ?? 0;
+    }
+  }
+  return total;
+}
+
 const dir = makeTempDir('channel-lists-');
 try {
   const { runtime, store, realm, userIds } = await writeOrganization(dir, { users, name: 'large', channel: 'everyone' });
@@ -214,6 +232,14 @@ try {
     await prepareLists(after(), memberId, clauses);
     return fetched((async () => (await fetchWindow(after(), memberId, clauses, newest50)).ids)());
   });
+
+  // A week on, each channel's traffic counts its messages; before, every list was read into the index's cache to count.
+  const weekOn = Date.now() + 8 * 24 * 3600 * 1000;
+  await row('GET /users/me/subscriptions a week on: baseline, every list counted', () => {
+    countedFromEveryList(after(), memberId, weekOn);
+    return asParts('subscriptions', subscriptionList(after(), memberId, false, weekOn));
+  });
+  await row('GET /users/me/subscriptions a week on: now', () => asParts('subscriptions', subscriptionList(after(), memberId, false, weekOn)));
   await reopened.close();
 } finally {
   removeTempDir(dir);

@@ -154,7 +154,7 @@ t.test('an id list reads only the segments asked for; clean ones leave memory pa
   again.source = { read: (segment) => ID_LIST.read(stored('c').get(segment)), used: () => {} };
   t.same([...again], [...cold], 'the segments read back hold the changes');
   t.equal(again.sizeBound, 1000, 'counted exactly once every segment was read');
-  t.equal(again.countNewest((id) => id >= 8 * size + 150), 150 + 1, 'counts the newest from the remembered segments');
+  t.same(again.newestRun((id) => id >= 8 * size + 150), { count: 150 + 1, oldest: 8 * size + 150 }, 'counts the newest from the remembered segments');
 });
 
 t.test('a stored id set reads only the segments a lookup reaches, and tells no change for what it reads', async (t) => {

@@ -131,7 +131,8 @@ function compare(t: Test, list: IdList, expected: readonly number[], random: () 
   t.equal(list.first(), expected[0], `${what}: first`);
   t.equal(list.last(), expected[expected.length - 1], `${what}: last`);
   const since = expected[Math.floor(expected.length * 0.7)]!;
-  t.equal(list.countNewest((id) => id >= since), expected.filter((id) => id >= since).length, `${what}: countNewest`);
+  const recent = expected.filter((id) => id >= since);
+  t.same(list.newestRun((id) => id >= since), { count: recent.length, oldest: recent[0] }, `${what}: newestRun`);
 }
 
 t.test('an id list read by segment answers as the ids it holds, without decoding a segment a window reads, before and after changes and a restart', async (t) => {

@@ -172,19 +172,23 @@ export class IdList implements Iterable<number> {
 
   /**
    * How many ids, from the newest back, pass `recent`, which holds of every id from some id on (ids grow with
-   * time: sent since a moment). A segment read once is counted again from its remembered count and oldest id,
-   * without reading it; only the segment where `recent` starts to hold is searched.
+   * time: sent since a moment), and the oldest of them. A segment read once is counted again from its
+   * remembered count and oldest id, without reading it; only the segment where `recent` starts to hold is
+   * searched.
    */
-  countNewest(recent: (id: number) => boolean): number {
+  newestRun(recent: (id: number) => boolean): { count: number; oldest: number | undefined } {
     let count = 0;
+    let oldest: number | undefined;
     for (let at = this.segments.length - 1; at >= 0; at--) {
       if (this.parts[at] === null && this.counts[at]! > 0 && recent(this.firsts[at]!)) {
         count += this.counts[at]!;
+        oldest = this.firsts[at]!;
         continue;
       }
       const part = this.view(at);
       if (part.length > 0 && recent(idAt(part, 0))) {
         count += part.length;
+        oldest = idAt(part, 0);
         continue;
       }
       let low = 0;
@@ -194,9 +198,10 @@ export class IdList implements Iterable<number> {
         if (recent(idAt(part, middle))) high = middle;
         else low = middle + 1;
       }
-      return count + part.length - low;
+      if (low < part.length) oldest = idAt(part, low);
+      return { count: count + part.length - low, oldest };
     }
-    return count;
+    return { count, oldest };
   }
 
   /** Each segment's ids, ascending, the oldest segment first or (`down`) the newest: reads each as it is reached, and decodes it for the walk alone. */

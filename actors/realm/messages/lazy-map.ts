@@ -363,11 +363,16 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
     return this.dirty.keys();
   }
 
+  private readonly takenListeners: ((keys: Iterable<K>) => void)[] = [];
+
   /**
-   * Told the keys each snapshot takes (takeDirty), before they count as unchanged: what keeps a summary of
-   * the values (newest-ids.ts) reads these again, as it does the keys changed since.
+   * Tells `listener` the keys each snapshot takes (takeDirty), before they count as unchanged: what keeps a
+   * summary of the values (newest-ids.ts, channels/activity.ts) reads these again, as it does the keys
+   * changed since.
    */
-  onTaken: ((keys: Iterable<K>) => void) | null = null;
+  onTaken(listener: (keys: Iterable<K>) => void): void {
+    this.takenListeners.push(listener);
+  }
 
   /** Marks every segment of every value in memory: a store loaded whole is written whole by the next snapshot. */
   markAll(): void {
@@ -381,7 +386,7 @@ export class LazyMap<K extends string | number, V> extends Map<K, V> {
   /** The segments changed since the last snapshot, now counted as saved; they stay in memory until `release`. */
   takeDirty(): Map<K, Set<number>> {
     const taken = this.dirty;
-    this.onTaken?.(taken.keys());
+    for (const listener of this.takenListeners) listener(taken.keys());
     this.dirty = new Map();
     this.generation++;
     for (const key of taken.keys()) this.held.set(key, (this.held.get(key) ?? 0) + 1);

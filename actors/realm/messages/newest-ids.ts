@@ -23,7 +23,7 @@ export class TopicNewest {
   private readonly filling = new Map<number, Promise<void>>();
 
   constructor(private readonly byTopic: LazyMap<string, IdList>) {
-    byTopic.onTaken = (keys) => {
+    byTopic.onTaken((keys) => {
       for (const key of keys) {
         const channelId = channelOfKey(key);
         if (!this.channels.has(channelId)) continue;
@@ -31,7 +31,7 @@ export class TopicNewest {
         if (!mine) this.taken.set(channelId, (mine = new Set()));
         mine.add(key);
       }
-    };
+    });
   }
 
   /**
@@ -109,9 +109,9 @@ export class ListNewest<K extends string | number> {
   private readonly newest = new Map<K, number | undefined>();
 
   constructor(private readonly index: LazyMap<K, IdList>) {
-    index.onTaken = (keys) => {
+    index.onTaken((keys) => {
       for (const key of keys) this.newest.delete(key);
-    };
+    });
   }
 
   of(key: K): number | undefined {
