@@ -20,12 +20,14 @@ import { addSubmessage } from './submessages/state.ts';
 import { applySubmessageChange, dropSubmessages } from './submessages/apply.ts';
 import { applyRealmExportChange } from './exports/apply.ts';
 import { forgetChangedViews } from './messages/view-cache.ts';
+import { forgetChangedChannelTexts } from './channels/view-json.ts';
 import { countChange } from './version.ts';
 
 /** Applies one fact to the realm state, in place. The same code runs live and during log replay. */
 export function applyRealmChange(state: RealmState, change: RealmChange): void {
   countChange(state, change);
   forgetChangedViews(state, change);
+  forgetChangedChannelTexts(state, change);
   switch (change.type) {
     case 'realm.created':
       state.stringId = change.stringId;

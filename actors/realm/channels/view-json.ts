@@ -1,31 +1,46 @@
+import type { RealmChange } from '../changes.ts';
 import type { RealmState } from '../state.ts';
-import { realmVersion } from '../version.ts';
 import type { Channel } from './state.ts';
+import { channelsTouched } from './touched.ts';
 import { channelTraffic, ownFields, settledChannelFields, subscriberIds } from './views.ts';
 
-/** The text of a channel's settled fields and of its subscriber list, kept until the realm next changes. */
+/** The text of each channel's settled fields and of its subscriber list, kept until a change touches the channel (touched.ts). */
 interface KeptTexts {
-  version: number;
   settled: Map<number, string>;
   subscribers: Map<number, string>;
 }
 
+/** Kept beside the state rather than in it, so snapshots do not store it (as realm/version.ts). */
 const kept = new WeakMap<RealmState, KeptTexts>();
 
 function keptTexts(state: RealmState): KeptTexts {
-  const version = realmVersion(state);
   let texts = kept.get(state);
-  if (texts === undefined || texts.version !== version) kept.set(state, (texts = { version, settled: new Map(), subscribers: new Map() }));
+  if (texts === undefined) kept.set(state, (texts = { settled: new Map(), subscribers: new Map() }));
   return texts;
+}
+
+/** Drops the kept texts of the channels the change may alter (channelsTouched), before it applies. */
+export function forgetChangedChannelTexts(state: RealmState, change: RealmChange): void {
+  const texts = kept.get(state);
+  if (!texts) return;
+  const touched = channelsTouched(change);
+  if (touched === 'all') {
+    kept.delete(state);
+    return;
+  }
+  for (const id of touched) {
+    texts.settled.delete(id);
+    texts.subscribers.delete(id);
+  }
 }
 
 /**
  * A JSON list of channel views or subscriptions in parts, to be written one after another and never joined:
  * a member subscribed to 5,000 channels reads 5.6 MB. Built as objects, those held the event loop 180-360 ms
  * per GET /users/me/subscriptions, most of it collecting the garbage; joined as text, flattening it took
- * another 50 ms (2026-11-29). A channel's settled fields (settledChannelFields) are serialized once until the
- * realm changes (realm/version.ts), with the opening brace; its traffic follows the messages and the clock, so
- * it is made each time, with the user's own fields and the subscribers after it.
+ * another 50 ms (2026-11-29). A channel's settled fields (settledChannelFields) are serialized once until a
+ * change touches the channel (touched.ts), with the opening brace, and its subscriber list likewise; its
+ * traffic follows the messages and the clock, so it is made each time, with the user's own fields after it.
  */
 export class ChannelViewList {
   private readonly parts: string[] = ['['];
