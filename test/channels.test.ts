@@ -1,5 +1,8 @@
 import t from 'tap';
-import { startTestServer, type ApiClient } from './helpers/server.ts';
+import { channel } from './helpers/messages.ts';
+import { startTestServer, type ApiClient, type ApiResult } from './helpers/server.ts';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 async function events(api: ApiClient, queueId: string) {
   return (await api.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true })).body.events as Record<string, unknown>[];
@@ -282,6 +285,29 @@ t.test('topics of a channel, and activity computed from its messages', async (t)
   t.same([busy.is_recently_active, busy.stream_weekly_traffic], [true, 0], 'one message in four weeks rounds to 0 a week');
 });
 
+type View = Record<string, unknown> & { stream_id: number };
+
+/**
+ * Reads the owner's channel lists (subscriptions, streams, registration) and compares each entry with its
+ * channel's own view (GET /streams/{id}, built afresh each time) and subscribers (GET /streams/{id}/members).
+ * Reading them also keeps each channel's texts (channels/view-json.ts) for the next call to compare.
+ */
+async function checkLists(t: Test, api: ApiClient, step: string, lengths?: number[]) {
+  const lists: [string, View[]][] = [];
+  lists.push(['GET /users/me/subscriptions', (await api.get('/users/me/subscriptions', { include_subscribers: true })).body.subscriptions]);
+  lists.push(['GET /streams', (await api.get('/streams')).body.streams]);
+  const { body } = await api.register({ fetch_event_types: ['subscription', 'stream'], include_subscribers: true });
+  for (const key of ['subscriptions', 'unsubscribed', 'never_subscribed', 'streams']) lists.push([`registration ${key}`, body[key]]);
+  if (lengths) t.same(lists.map(([, list]) => list.length), lengths, `${step}: every list`);
+  for (const [name, list] of lists) {
+    for (const entry of list) {
+      const own = (await api.get(`/streams/${entry.stream_id}`)).body.stream as View;
+      t.same(Object.fromEntries(Object.keys(own).map((key) => [key, entry[key]])), own, `${step}: ${name}, channel ${entry.stream_id}`);
+      if ('subscribers' in entry) t.same(entry.subscribers, (await api.get(`/streams/${entry.stream_id}/members`)).body.subscribers, `${step}: ${name} subscribers`);
+    }
+  }
+}
+
 t.test('the channel lists (subscriptions, streams, registration) follow every change as one channel\'s view does', async (t) => {
   // The lists keep each channel's settled fields as text until the realm changes; a message sent or deleted
   // is not a realm change, and the traffic follows the clock.
@@ -293,22 +319,7 @@ t.test('the channel lists (subscriptions, streams, registration) follow every ch
   const ids = Object.fromEntries(((await api.get('/streams')).body.streams as { name: string; stream_id: number }[]).map((s) => [s.name, s.stream_id]));
   const work = ids.work!;
 
-  type View = Record<string, unknown> & { stream_id: number };
-  async function check(step: string) {
-    const lists: [string, View[]][] = [];
-    lists.push(['GET /users/me/subscriptions', (await api.get('/users/me/subscriptions', { include_subscribers: true })).body.subscriptions]);
-    lists.push(['GET /streams', (await api.get('/streams')).body.streams]);
-    const { body } = await api.register({ fetch_event_types: ['subscription', 'stream'], include_subscribers: true });
-    for (const key of ['subscriptions', 'unsubscribed', 'never_subscribed', 'streams']) lists.push([`registration ${key}`, body[key]]);
-    t.same(lists.map(([, list]) => list.length), [1, 3, 1, 1, 1, 3], `${step}: every list`);
-    for (const [name, list] of lists) {
-      for (const entry of list) {
-        const own = (await api.get(`/streams/${entry.stream_id}`)).body.stream as View;
-        t.same(Object.fromEntries(Object.keys(own).map((key) => [key, entry[key]])), own, `${step}: ${name}, channel ${entry.stream_id}`);
-        if ('subscribers' in entry) t.same(entry.subscribers, (await api.get(`/streams/${entry.stream_id}/members`)).body.subscribers, `${step}: ${name} subscribers`);
-      }
-    }
-  }
+  const check = (step: string) => checkLists(t, api, step, [1, 3, 1, 1, 1, 3]);
 
   await check('at first');
   const sent = await api.post('/messages', { type: 'stream', to: work, topic: 't', content: 'first' });
@@ -334,4 +345,59 @@ t.test('the channel lists (subscriptions, streams, registration) follow every ch
   t.equal((await api.delete(`/messages/${sent.body.id}`)).status, 200);
   await check('after the first message was deleted');
   t.equal((await api.get(`/streams/${work}`)).body.stream.first_message_id, again.body.id);
+});
+
+t.test('after each kind of realm change the lists rebuild the texts of the channels it touched, and only those stay as they were', async (t) => {
+  // Each step reads the lists before its change, so that every channel's texts are kept, and compares them
+  // with fresh views after it: a change classified as touching fewer channels than it does (channels/touched.ts)
+  // would serve a kept text gone stale.
+  const { api } = await startTestServer(t, { rateLimit: null });
+  const ann = await api.createUser('ann@example.com', 'Ann');
+  const bob = await api.createUser('bob@example.com', 'Bob');
+  const work = await channel(api, 'work', [1, ann.userId]);
+  const other = await channel(api.as(ann), 'other', [ann.userId]);
+  const secret = await channel(api, 'secret', [1], { invite_only: true });
+  const quiet = await channel(api, 'quiet', [1]);
+  const groups = (await api.get('/user_groups')).body.user_groups as { name: string; id: number }[];
+  const admins = groups.find((group) => group.name === 'role:administrators')!.id;
+  await checkLists(t, api, 'at first', [3, 4, 3, 0, 1, 4]);
+
+  async function step(name: string, change: () => Promise<ApiResult>) {
+    const { status, body } = await change();
+    t.equal(status, 200, `${name}: ${JSON.stringify(body)}`);
+    await checkLists(t, api, `after ${name}`);
+  }
+  const stream = async (id: number) => (await api.get(`/streams/${id}`)).body.stream;
+
+  await step('a description changed', () => api.patch(`/streams/${work}`, { description: 'new *words*' }));
+  await step('posting left to administrators', () => api.patch(`/streams/${work}`, { can_send_message_group: { new: admins } }));
+  t.match(await stream(work), { stream_post_policy: 2, is_announcement_only: true });
+  await step('a channel made private', () => api.patch(`/streams/${other}`, { is_private: true }));
+
+  await step('another user subscribed', () => api.post('/users/me/subscriptions', { subscriptions: [{ name: 'other' }], principals: [bob.userId] }));
+  t.equal((await stream(other)).subscriber_count, 2);
+  await step('another user subscribed to two channels at once', () => api.post('/users/me/subscriptions', { subscriptions: [{ name: 'work' }, { name: 'secret' }], principals: [bob.userId] }));
+  await step('another user unsubscribed from three channels at once', () => api.delete('/users/me/subscriptions', { subscriptions: ['work', 'other', 'secret'], principals: [bob.userId] }));
+  t.same([(await stream(work)).subscriber_count, (await stream(secret)).subscriber_count], [2, 1]);
+  await step('another user unsubscribed', () => api.delete('/users/me/subscriptions', { subscriptions: ['work'], principals: [ann.userId] }));
+
+  await step('a subscriber deactivated', () => api.delete(`/users/${ann.userId}`));
+  await step('a subscriber reactivated', () => api.post(`/users/${ann.userId}/reactivate`));
+  await step('a subscriber made a moderator', () => api.patch(`/users/${ann.userId}`, { role: 300 }));
+  await step('a subscriber made a guest', () => api.patch(`/users/${ann.userId}`, { role: 600 }));
+
+  const crew = (await api.post('/user_groups/create', { name: 'crew', description: 'd', members: [bob.userId] })).body.group_id as number;
+  await step('a channel permission given to a group', () => api.patch(`/streams/${secret}`, { can_send_message_group: { new: crew } }));
+  await step('a channel permission given to a group and a user', () => api.patch(`/streams/${work}`, { can_administer_channel_group: { new: { direct_members: [bob.userId], direct_subgroups: [crew] } } }));
+  await step('members of that group changed', () => api.post(`/user_groups/${crew}/members`, { add: [1], delete: [bob.userId] }));
+  await step('that group renamed', () => api.patch(`/user_groups/${crew}`, { name: 'crew2' }));
+
+  await step('a user renamed', () => api.patch(`/users/${bob.userId}`, { full_name: 'Robert' }));
+  await step('the organization renamed', () => api.patch('/realm', { name: 'Renamed' }));
+  await step('a channel made a default one', () => api.post('/default_streams', { stream_id: work }));
+  await step('a newcomer joined the default channels', async () => (await api.post('/users', { email: 'cat@example.com', password: 'a-Strong-passw0rd-for-tests', full_name: 'Cat' })));
+  t.equal((await stream(work)).subscriber_count, 2);
+  await step('a channel created by someone else', () => api.as(bob).post('/users/me/subscriptions', { subscriptions: [{ name: 'new' }] }));
+  await step('a channel archived', () => api.delete(`/streams/${quiet}`));
+  t.match((await api.get('/users/me/subscriptions')).body.subscriptions, [{}, {}, { stream_id: quiet, is_archived: true }], 'still in its subscribers\' lists');
 });
