@@ -6,9 +6,10 @@
  *
  * - the baseline: the views built as objects, the answer serialized whole and encoded, as the routes did
  *   before channels/view-json.ts;
- * - now: ChannelViewList's parts (each channel's settled fields kept as text until the realm changes) written
- *   into the answer's bytes as it is sent (PartsFields), as the routes and the registration do; once after a change to the
- *   realm, which serializes every channel's fields again.
+ * - now: ChannelViewList's parts (each channel's settled fields kept as text until a change touches it) written
+ *   into the answer's bytes as it is sent (PartsFields), as the routes and the registration do; then after a
+ *   change to one channel (its text made again) and after one to no channel (a user's name), against every
+ *   channel's text made again after the change, as every realm change did before channels/touched.ts.
  *
  * Then every channel gets a message and the organization is reopened from the data directory: `max_message_id`
  * (GET /users/me, registration) as it was read before, every list of the member's read for its newest id (the
@@ -25,7 +26,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { writeOrganization } from './lib/organization.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
-import { ChannelViewList } from '../actors/realm/channels/view-json.ts';
+import { ChannelViewList, forgetChangedChannelTexts } from '../actors/realm/channels/view-json.ts';
 import { channelView, ownFields, subscriberIds, subscriptionOf } from '../actors/realm/channels/views.ts';
 import { PartsFields } from '../src/http/envelope.ts';
 import type { RealmState } from '../actors/realm/state.ts';
@@ -190,11 +191,23 @@ try {
   }
   await row('GET /streams: baseline, objects', () => asObjects('streams', [...state.channels.values()].map((channel) => channelView(state, channel, now))));
   await row('GET /streams: now', () => asParts('streams', channelList(state, now)));
-  // A change to the realm (any user's, here a channel's description) makes every channel's text again.
-  let description = 0;
-  const change = () => runtime.execute(realm.realmId, { type: 'channel.update', caller: owner, id: state.channelIdByName.get('channel 0')!, description: `changed ${++description}` });
-  await row('GET /users/me/subscriptions: now, just after a change', () => asParts('subscriptions', subscriptionList(state, memberId, false, now)), change);
-
+  // After a realm change the next list makes again the texts of the channels it touched (channels/touched.ts):
+  // one channel's for its description, none for a user's name. The baseline drops every text after the change,
+  // as a change touching all (realm.created) does, which is what every realm change did before.
+  let edits = 0;
+  const channelChange = () => runtime.execute(realm.realmId, { type: 'channel.update', caller: owner, id: state.channelIdByName.get('channel 0')!, description: `changed ${++edits}` });
+  const nameChange = () => runtime.execute(realm.realmId, { type: 'user.update', caller: owner, userId: userIds[2]!, fullName: `Renamed ${++edits}` });
+  const everyText = async () => {
+    await nameChange();
+    forgetChangedChannelTexts(state, { type: 'realm.created', realmId: realm.realmId, stringId: state.stringId, name: state.name, at: 0 });
+  };
+  for (const withSubscribers of [false, true]) {
+    const label = `subscriptions${withSubscribers ? ', subscribers,' : ''} after a change`;
+    const answer = () => asParts('subscriptions', subscriptionList(state, memberId, withSubscribers, now));
+    await row(`${label}: every text again (old)`, answer, everyText);
+    await row(`${label} to one channel`, answer, channelChange);
+    await row(`${label} to no channel`, answer, nameChange);
+  }
   // max_message_id (GET /users/me, registration) once every channel has a message, reopened from the data directory.
   for (let start = 0; start < channels; start += 500) {
     await Promise.all([...state.channels.values()].slice(start, start + 500).map((channel) =>
