@@ -309,8 +309,8 @@ async function checkLists(t: Test, api: ApiClient, step: string, lengths?: numbe
 }
 
 t.test('the channel lists (subscriptions, streams, registration) follow every change as one channel\'s view does', async (t) => {
-  // The lists keep each channel's settled fields as text until the realm changes; a message sent or deleted
-  // is not a realm change, and the traffic follows the clock.
+  // The lists keep each channel's settled fields as text until a change touches the channel; a message sent
+  // or deleted touches none, and the traffic follows the clock.
   const { api, server } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');
   await api.post('/users/me/subscriptions', { subscriptions: [{ name: 'work' }, { name: 'left' }] });
