@@ -5,8 +5,10 @@ import type { RealmChange } from '../changes.ts';
  * alter, for the texts view-json.ts keeps: `'all'` when it may alter any. Those read the channel object
  * (which only channel.created and channel.updated write), its subscriptions (their count and user ids, which
  * only subscriptions.added and subscriptions.removed change) and the system groups' ids (postPolicy), fixed
- * when the realm is created. A user's deactivation or role does not touch subscriptions (apply.ts): the
- * subscriptions a role change costs are subscriptions.removed of their own. A channel's group settings are
+ * when the realm is created. A user's deactivation, reactivation or role change leaves the user's
+ * subscriptions as they are (decide.ts, apply.ts): the subscriber counts and lists still hold the user, as
+ * GET /streams/{id} and its members do; a subscription started or ended is a change of its own (a newcomer's
+ * default channels: subscriptions.added beside user.created). A channel's group settings are
  * stored in the channel as group ids or member lists, never read through the groups, so group changes touch
  * none. Every type is classified here: a new one does not compile until it is.
  */
