@@ -1,5 +1,7 @@
 import type { RealmChange } from '../changes.ts';
 
+const NONE: readonly number[] = [];
+
 /**
  * The channels whose settled fields (settledChannelFields) or subscriber list (subscriberIds) a change may
  * alter, for the texts view-json.ts keeps: `'all'` when it may alter any. Those read the channel object
@@ -13,6 +15,7 @@ import type { RealmChange } from '../changes.ts';
  * none. Every type is classified here: a new one does not compile until it is.
  */
 export function channelsTouched(change: RealmChange): 'all' | readonly number[] {
+  // Asked of every change, each send included: the common answer allocates nothing.
   switch (change.type) {
     case 'channel.created':
       return [change.channel.id];
@@ -88,7 +91,7 @@ export function channelsTouched(change: RealmChange): 'all' | readonly number[] 
     case 'reaction.removed':
     case 'message.flags_changed':
     case 'submessage.added':
-      return [];
+      return NONE;
     default: {
       // Unreachable while the switch is exhaustive; a record of a type this code does not know touches all.
       const unknown: never = change;
