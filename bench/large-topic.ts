@@ -1,7 +1,8 @@
 /**
- * A topic of `--messages` moved whole from one channel of `--users` subscribers to another and back, without
- * HTTP: the server's own Store and Runtime in this process (as bench/lib/organization.ts writes them). Each
- * moved message's holders lose who may not read it there and gain the channel's subscribers.
+ * A topic of `--messages` moved whole from one channel of `--users` subscribers to another and back, then
+ * deleted as delete_topic does (batches of 1,000), without HTTP: the server's own Store and Runtime in this
+ * process (as bench/lib/organization.ts writes them). Each moved message's holders lose who may not read it
+ * there and gain the channel's subscribers; each deleted message's holders lose their flags of it.
  *
  * - the baseline: the holders walked per message as the decision did before (every holder of every message
  *   into a set, to find who loses access: twice, as the read-ahead decides too), and made per message as
@@ -10,13 +11,18 @@
  * - now: the whole move, decided and applied (runtime.execute), its longest turn of the event loop and its
  *   CPU, the holders made once per list the messages share; the first move reads the bodies ahead (read-ahead.ts).
  *
- *   npx tsx bench/topic-move.ts [--users 2000] [--messages 10000]
+ * Then the deletion: the baseline, each deleted message's audience gathered and each holder's flag sets looked
+ * up per message, as decide-misc.ts and apply.ts did before (alone, without deleting); now, every batch of the
+ * deletion, its longest turn and CPU.
+ *
+ *   npx tsx bench/large-topic.ts [--users 2000] [--messages 10000]
  */
 import { parseArgs } from 'node:util';
 import { writeOrganization } from './lib/organization.ts';
 import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { cpuMs, watchTurns } from './lib/turns.ts';
-import { insertSorted, lowerBound, topicKey } from '../actors/realm/messages/state.ts';
+import { insertSorted, lowerBound, PERSONAL_FLAGS, topicKey } from '../actors/realm/messages/state.ts';
+import { messageAudience } from '../actors/realm/messages/access.ts';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '2000' }, messages: { type: 'string', default: '10000' } } });
 const users = Number(values.users);
@@ -33,7 +39,7 @@ function holdersPerMessage(before: readonly number[], lostAccess: readonly numbe
   return holders;
 }
 
-const dir = makeTempDir('topic-move-');
+const dir = makeTempDir('large-topic-');
 try {
   const { runtime, store, realm, userIds, channelId } = await writeOrganization(dir, { users, name: 'large', channel: 'everyone' });
   const owner = { kind: 'user', userId: userIds[0]! } as const;
@@ -67,6 +73,19 @@ try {
     const wall = performance.now() - start;
     console.log(`${label.padEnd(56)} ${wall.toFixed(0).padStart(6)} ms wall ${(cpuMs() - cpuBefore).toFixed(0).padStart(6)} ms CPU, longest turn ${watch().toFixed(0)} ms`);
   }
+
+  const perMessage = { cpu: cpuMs(), wall: performance.now(), lookups: 0 };
+  for (const id of ids) {
+    const message = state.messages.byId.get(id)!;
+    messageAudience(state, message);
+    for (const userId of message.userIds) for (const flag of PERSONAL_FLAGS) if (state.messages.flags[flag].get(userId)?.has(id)) perMessage.lookups++;
+  }
+  console.log(`${'baseline: audience and flag sets per message, alone'.padEnd(56)} ${(performance.now() - perMessage.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - perMessage.cpu).toFixed(0).padStart(6)} ms CPU`);
+  const watch = watchTurns();
+  const deleting = { cpu: cpuMs(), wall: performance.now(), batches: 0 };
+  while ((await runtime.execute(realm.realmId, { type: 'topic.delete', caller: owner, channelId, topic: 'big', limit: 1000 })).length > 0) deleting.batches++;
+  const label = `now: delete_topic, ${deleting.batches} batches`;
+  console.log(`${label.padEnd(56)} ${(performance.now() - deleting.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - deleting.cpu).toFixed(0).padStart(6)} ms CPU, longest turn ${watch().toFixed(0)} ms`);
   await store.close();
 } finally {
   removeTempDir(dir);
