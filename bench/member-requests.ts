@@ -7,7 +7,9 @@
  * - a member marking `--unread` messages read 2,000 at a time (as mark_all_as_read does) with
  *   `--member-queues` queues of its own that are not polled meanwhile (each merges the flag events);
  * - the same member joining `--channels` public channels in one request, then leaving them (the peer events
- *   that tell every other user).
+ *   that tell every other user);
+ * - the owner editing a message of the channel everyone is in, its content then its topic (the update_message
+ *   event to every user, grouped by the flags each has of it).
  *
  * To compare trees, copy this file into the other one.
  *
@@ -87,6 +89,13 @@ try {
   console.log(`the member joins ${channels} channels: turn ${f(join.turnMs)} ms, CPU ${f(join.cpuMs)} ms`);
   const leave = await timed(() => runtime.execute(realm.realmId, { type: 'channel.unsubscribe', caller: member, channels: names, principals: [memberId] }));
   console.log(`the member leaves them: turn ${f(leave.turnMs)} ms, CPU ${f(leave.cpuMs)} ms`);
+  const everyone = runtime.realmState(realm.realmId).channelIdByName.get('everyone')!;
+  const [sent] = await runtime.execute(realm.realmId, { type: 'message.send', caller: owner, kind: 'channel', to: everyone, topic: 'news', content: 'to everyone', client: 'bench' });
+  if (sent?.type !== 'message.sent') throw new Error('no message sent');
+  for (const [label, edit] of [['content', { content: 'edited' }], ['topic', { topic: 'moved news' }]] as const) {
+    const edited = await timed(() => runtime.execute(realm.realmId, { type: 'message.edit', caller: owner, messageId: sent.message.id, propagateMode: 'change_one', notifyOldThread: false, notifyNewThread: false, ...edit }));
+    console.log(`the owner edits a message to everyone, its ${label}: turn ${f(edited.turnMs)} ms, CPU ${f(edited.cpuMs)} ms`);
+  }
 
   await store.close();
 } finally {
