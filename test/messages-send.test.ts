@@ -153,6 +153,25 @@ t.test('POST /messages/render', async (t) => {
   t.match(math, '<p><span class="katex-display"><span class="katex">\\int_0^1 x\\,dx</span></span></p>\n<p><span class="katex-display"><span class="katex">E=mc^2</span></span></p>', 'a math block: one formula per paragraph');
 });
 
+t.test('a mention by name follows the names as they change: a rename, a namesake, a deactivation', async (t) => {
+  // The names are kept until the realm changes (render.ts namesOf): each render after a change reads them anew.
+  const { api } = await startTestServer(t);
+  const ann = await api.createUser('ann@example.com', 'Ann Lee');
+  const mentioned = async (name: string) => {
+    const rendered = (await api.post('/messages/render', { content: `@**${name}**` })).body.rendered as string;
+    return /data-user-id="(\d+)"/.exec(rendered)?.[1] ?? null;
+  };
+  t.equal(await mentioned('Ann Lee'), String(ann.userId));
+  t.equal((await api.patch(`/users/${ann.userId}`, { full_name: 'Ann Smith' })).status, 200);
+  t.equal(await mentioned('Ann Lee'), null, 'the old name mentions nobody');
+  t.equal(await mentioned('ann smith'), String(ann.userId), 'the new name, in any case');
+  const other = await api.createUser('other@example.com', 'Ann Smith');
+  t.equal(await mentioned('Ann Smith'), null, 'a name two users share mentions nobody');
+  t.equal(await mentioned(`Ann Smith|${other.userId}`), String(other.userId), 'the id tells them apart');
+  t.equal((await api.delete(`/users/${other.userId}`)).status, 200);
+  t.equal(await mentioned('Ann Smith'), String(ann.userId), 'a deactivated namesake no longer counts');
+});
+
 t.test('message events reach the recipients only, shaped per queue', async (t) => {
   const { api } = await startTestServer(t);
   const ann = await api.createUser('ann@example.com', 'Ann');

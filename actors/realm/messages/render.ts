@@ -5,6 +5,7 @@ import { activeEmoji } from '../emoji/state.ts';
 import { emojiImagePath } from '../emoji/views.ts';
 import { groupClosure } from '../groups/state.ts';
 import type { RealmState } from '../state.ts';
+import { realmVersion } from '../version.ts';
 import { emojiCodeOf } from './emoji.ts';
 import { useLinkifiers } from './render-links.ts';
 import { plainParagraph } from './render-plain.ts';
@@ -25,8 +26,29 @@ interface RenderEnv {
   realm: RealmState;
   senderId: number;
   found: Omit<Rendered, 'html' | 'isMeMessage'>;
-  /** lower-cased full name -> active user ids, built on the first mention */
-  names?: Map<string, number[]>;
+}
+
+/** realm -> lower-cased full name -> its active users' ids, with the realm version it was made at */
+const activeNames = new WeakMap<RealmState, { version: number; names: Map<string, number[]> }>();
+
+/**
+ * The active users of each full name, kept until the realm next changes (realm/version.ts): made for every
+ * message mentioning a user by name, it cost each such send 8-16 ms at 10,000 users (2026-11-30).
+ */
+function namesOf(realm: RealmState): Map<string, number[]> {
+  const version = realmVersion(realm);
+  const kept = activeNames.get(realm);
+  if (kept && kept.version === version) return kept.names;
+  const names = new Map<string, number[]>();
+  for (const user of realm.users.values()) {
+    if (!user.isActive) continue;
+    const key = user.fullName.toLowerCase();
+    const same = names.get(key);
+    if (same) same.push(user.userId);
+    else names.set(key, [user.userId]);
+  }
+  activeNames.set(realm, { version, names });
+  return names;
 }
 
 const STREAM_WILDCARDS = new Set(['all', 'everyone', 'stream', 'channel']);
@@ -65,15 +87,7 @@ function findUser(env: RenderEnv, text: string): number | null {
     const user = env.realm.users.get(Number(text.slice(bar + 1)));
     return user && user.isActive ? user.userId : null;
   }
-  if (!env.names) {
-    env.names = new Map();
-    for (const user of env.realm.users.values()) {
-      if (!user.isActive) continue;
-      const key = user.fullName.toLowerCase();
-      env.names.set(key, [...(env.names.get(key) ?? []), user.userId]);
-    }
-  }
-  const ids = env.names.get(text.toLowerCase());
+  const ids = namesOf(env.realm).get(text.toLowerCase());
   return ids && ids.length === 1 ? ids[0]! : null;
 }
 
