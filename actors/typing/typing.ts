@@ -81,7 +81,7 @@ export function channelTyping(typist: Typist, op: TypingOp, channelId: number | 
   const event: WireEventOf<'typing'> = {
     type: 'typing', op, message_type: 'stream', sender: userRef(typist.realm, typist.sender), stream_id: channel.id, topic: normalizeTopic(topic),
   };
-  return deliver(typist, channelAudience(typist, channel.id, typist.realm.subscriptions.get(channel.id)?.keys() ?? []), event);
+  return deliver(typist, channelAudience(typist, channel.id, () => typist.realm.subscriptions.get(channel.id)?.keys() ?? []), event);
 }
 
 /** The channel, if the typist may post to it; a channel they cannot read answers like an unknown one. */
@@ -97,13 +97,16 @@ function postableChannel(typist: Typist, channelId: number): Channel {
   return channel;
 }
 
-/** The notified members of a channel's audience, or nobody when the channel is too big for typing. */
-function channelAudience(typist: Typist, channelId: number, userIds: Iterable<number>): number[] {
+/**
+ * The notified members of a channel's audience, or nobody when the channel is too big for typing: the
+ * audience is made only then (a message's, in a channel of 10,000, walks them all).
+ */
+function channelAudience(typist: Typist, channelId: number, audience: () => Iterable<number>): number[] {
   let members = 0;
   for (const userId of typist.realm.subscriptions.get(channelId)?.keys() ?? []) {
     if (typist.realm.users.get(userId)?.isActive && ++members > MAX_CHANNEL_SIZE_FOR_TYPING) return [];
   }
-  return notified(typist, userIds);
+  return notified(typist, audience());
 }
 
 /**
@@ -118,7 +121,7 @@ export function editTyping(typist: Typist, op: TypingOp, messageId: number): Del
   requireSetting(typist, recipient.kind);
   const event = (to: WireEventOf<'typing_edit_message'>['recipient']): WireEventOf<'typing_edit_message'> => ({ type: 'typing_edit_message', op, sender_id: sender.userId, message_id: message.id, recipient: to });
   if (recipient.kind === 'channel') {
-    return deliver(typist, channelAudience(typist, recipient.channelId, messageAudience(realm, message)), event({ type: 'channel', channel_id: recipient.channelId, topic: recipient.topic }));
+    return deliver(typist, channelAudience(typist, recipient.channelId, () => messageAudience(realm, message)), event({ type: 'channel', channel_id: recipient.channelId, topic: recipient.topic }));
   }
   return deliver(typist, notified(typist, recipient.userIds), event({ type: 'direct', user_ids: [...recipient.userIds].sort((a, b) => a - b) }));
 }
