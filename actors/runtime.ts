@@ -17,7 +17,7 @@ import type { RegistrationView } from './register/initial-state.ts';
 import type { RealmChange } from './realm/changes.ts';
 import type { RealmCommand } from './realm/commands.ts';
 import { decideRealm, type Clock } from './realm/decide.ts';
-import { readAheadFor } from './realm/messages/read-ahead.ts';
+import { readAheadFor, type DecidedAhead } from './realm/messages/read-ahead.ts';
 import { realmFromRecord, realmToRecord, type RealmRecord, type RealmState } from './realm/state.ts';
 import { ActorRegistry, userKey, type PersonalRecord, type RealmActor, type UserActor } from './registry.ts';
 import { Replay, type Recovered } from './replay.ts';
@@ -181,7 +181,8 @@ export class Runtime {
       if (!actor || actor.getSnapshot().value !== 'ready') {
         throw new ChatError(ErrorCode.BAD_REQUEST, 'No such organization');
       }
-      const changes = decideRealm(actor.getSnapshot().context.state, command, this.registry.decideContext(realmId));
+      const state = actor.getSnapshot().context.state;
+      const changes = ahead?.decidedFor(state) ?? decideRealm(state, command, this.registry.decideContext(realmId));
       if (changes.length > 0) await this.commit({ realmId }, changes, (at) => this.registry.applyRealm(realmId, changes, at, 'live'));
       return changes;
     } finally {
@@ -190,7 +191,7 @@ export class Runtime {
   }
 
   /** The bodies a move of many messages rewrites, read a slice per turn before it is decided (read-ahead.ts). */
-  private readAhead(realmId: number, command: RealmCommand): Promise<{ release(): void }> | null {
+  private readAhead(realmId: number, command: RealmCommand): Promise<DecidedAhead> | null {
     const actor = this.realms.get(realmId);
     // A replica forwards the command to the primary, which reads them.
     if (!actor || actor.getSnapshot().value !== 'ready' || this.options.replication?.isPrimary() === false) return null;

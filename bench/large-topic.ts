@@ -11,6 +11,9 @@
  * - now: the whole move, decided and applied (runtime.execute), its longest turn of the event loop and its
  *   CPU, the holders made once per list the messages share; the first move reads the bodies ahead (read-ahead.ts).
  *
+ * Then a rename of the topic in place: the decision alone (decideRealm, as the apply's turn made it again
+ * before the read-ahead's decision was kept, read-ahead.ts), then the whole rename, its longest turn and CPU.
+ *
  * Then the deletion: the baseline, each deleted message's audience gathered and each holder's flag sets looked
  * up per message, as decide-misc.ts and apply.ts did before (alone, without deleting); now, every batch of the
  * deletion, its longest turn and CPU.
@@ -23,6 +26,7 @@ import { makeTempDir, removeTempDir } from './lib/proc.ts';
 import { cpuMs, watchTurns } from './lib/turns.ts';
 import { insertSorted, lowerBound, PERSONAL_FLAGS, topicKey } from '../actors/realm/messages/state.ts';
 import { messageAudience } from '../actors/realm/messages/access.ts';
+import { decideRealm } from '../actors/realm/decide.ts';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '2000' }, messages: { type: 'string', default: '10000' } } });
 const users = Number(values.users);
@@ -74,6 +78,14 @@ try {
     console.log(`${label.padEnd(56)} ${wall.toFixed(0).padStart(6)} ms wall ${(cpuMs() - cpuBefore).toFixed(0).padStart(6)} ms CPU, longest turn ${watch().toFixed(0)} ms`);
   }
 
+  const rename = { type: 'message.edit', caller: owner, messageId: ids[0]!, topic: 'renamed', propagateMode: 'change_all', notifyOldThread: false, notifyNewThread: false } as const;
+  const deciding = { cpu: cpuMs(), wall: performance.now() };
+  decideRealm(state, rename, { now: Date.now });
+  console.log(`${'the rename\'s decision alone (made again at the apply before)'.padEnd(56)} ${(performance.now() - deciding.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - deciding.cpu).toFixed(0).padStart(6)} ms CPU`);
+  const renaming = { watch: watchTurns(), cpu: cpuMs(), wall: performance.now() };
+  await runtime.execute(realm.realmId, rename);
+  console.log(`${'now: the whole rename in place'.padEnd(56)} ${(performance.now() - renaming.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - renaming.cpu).toFixed(0).padStart(6)} ms CPU, longest turn ${renaming.watch().toFixed(0)} ms`);
+
   const perMessage = { cpu: cpuMs(), wall: performance.now(), lookups: 0 };
   for (const id of ids) {
     const message = state.messages.byId.get(id)!;
@@ -83,7 +95,7 @@ try {
   console.log(`${'baseline: audience and flag sets per message, alone'.padEnd(56)} ${(performance.now() - perMessage.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - perMessage.cpu).toFixed(0).padStart(6)} ms CPU`);
   const watch = watchTurns();
   const deleting = { cpu: cpuMs(), wall: performance.now(), batches: 0 };
-  while ((await runtime.execute(realm.realmId, { type: 'topic.delete', caller: owner, channelId, topic: 'big', limit: 1000 })).length > 0) deleting.batches++;
+  while ((await runtime.execute(realm.realmId, { type: 'topic.delete', caller: owner, channelId, topic: 'renamed', limit: 1000 })).length > 0) deleting.batches++;
   const label = `now: delete_topic, ${deleting.batches} batches`;
   console.log(`${label.padEnd(56)} ${(performance.now() - deleting.wall).toFixed(0).padStart(6)} ms wall ${(cpuMs() - deleting.cpu).toFixed(0).padStart(6)} ms CPU, longest turn ${watch().toFixed(0)} ms`);
   await store.close();

@@ -44,21 +44,30 @@ t.test('a move of a large topic reads its bodies between other requests, and mov
   const edited = ids[100]!;
   const edit = api.patch(`/messages/${edited}`, { content: 'edited while moving' });
   let answered = 0;
+  let late: number | undefined;
   while (moving) {
     t.equal((await api.get('/users/me')).status, 200);
     if (moving) answered++;
+    // A message sent to the topic while its bodies are read: the move decided again at its apply takes it along.
+    if (moving && late === undefined) {
+      late = await sendToChannel(api, general, 'big', 'sent while moving');
+      t.ok(moving, 'sent before the move was applied');
+    }
   }
   t.equal((await move).status, 200);
   t.equal((await edit).status, 200);
+  t.ok(late !== undefined, 'a message was sent while the bodies were read');
+  const movedIds = [...ids, late!];
+  channelIds.push(late!);
   // Read in the turn that applied the move, the bodies held every other request (one at most slipped in, before
   // the move arrived or while it was committed).
   t.ok(answered >= 3, `GET /users/me answered ${answered} times while ${ids.length} messages moved`);
 
   const movedEvent = ofType(await drain(api, queueId), 'update_message').find((event) => event.subject === 'moved')!;
-  t.same(movedEvent.message_ids, ids, 'the event names every message of the topic');
+  t.same(movedEvent.message_ids, movedIds, 'the event names every message of the topic, the one sent meanwhile too');
   t.match(movedEvent, { orig_subject: 'big', propagate_mode: 'change_all', stream_id: general });
   t.notOk(state.messages.byTopic.has(topicKey(general, 'big')), 'the old topic is empty');
-  t.same([...state.messages.byTopic.get(topicKey(general, 'moved'))!], ids, 'the new topic holds them, in order');
+  t.same([...state.messages.byTopic.get(topicKey(general, 'moved'))!], movedIds, 'the new topic holds them, in order');
   t.same([...state.messages.byChannel.get(general)!], channelIds, 'the channel holds the same messages');
   t.same(verifyRealm(state), [], 'the indexes agree with the messages');
 

@@ -35,6 +35,14 @@ export function realmVersion(state: RealmState): number {
   return versions.get(state) ?? 0;
 }
 
+const applied = new WeakMap<RealmState, number>();
+
+/** How many changes of any kind the realm has taken in this process: a decision made at one count holds at the same. */
+export function changesApplied(state: RealmState): number {
+  return applied.get(state) ?? 0;
+}
+
 export function countChange(state: RealmState, change: RealmChange): void {
+  applied.set(state, changesApplied(state) + 1);
   if (!isHistoryChange(change)) versions.set(state, realmVersion(state) + 1);
 }

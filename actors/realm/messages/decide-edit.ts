@@ -6,7 +6,7 @@ import { canSeeChannel } from '../channels/views.ts';
 import type { Clock } from '../decide.ts';
 import { allowed } from '../permissions.ts';
 import { Role, type RealmState, type UserProfile } from '../state.ts';
-import { canRead } from './access.ts';
+import { canRead, readsChannelHistory } from './access.ts';
 import type { FirstMessageIds, MessageChange, MoveEdit } from './changes.ts';
 import type { MessageCommand } from './commands.ts';
 import { callerUser, nowSeconds, readableMessage } from './decide.ts';
@@ -139,7 +139,10 @@ function movedIds(state: RealmState, editor: UserProfile, message: StoredMessage
   if (mode === 'change_one' || message.recipient.kind !== 'channel') return [message.id];
   // A move of the whole topic walks it whole (every segment): the move itself touches every message.
   const all = state.messages.byTopic.get(topicKey(message.recipient.channelId, message.recipient.topic));
-  const readable = all ? [...all].filter((id) => canRead(state, editor.userId, state.messages.byId.get(id)!)) : [];
+  // An editor who reads the channel's whole history reads each of its messages: none is looked up.
+  const channel = state.channels.get(message.recipient.channelId);
+  const readsAll = !!channel && readsChannelHistory(state, channel, editor.userId);
+  const readable = !all ? [] : readsAll ? [...all] : [...all].filter((id) => canRead(state, editor.userId, state.messages.byId.get(id)!));
   if (mode === 'change_later') return readable.filter((id) => id >= message.id);
   if (oldestAllowed !== null) {
     const allowedIds = readable.filter((id) => state.messages.byId.get(id)!.timestamp >= oldestAllowed);
