@@ -47,26 +47,29 @@ export function decideDeleteTopic(state: RealmState, command: Command<'topic.del
 
 /** A deletion, with who is told computed now: afterwards the messages are gone. */
 function deletion(state: RealmState, messages: StoredMessage[]): MessageChange {
+  const groups = new Map<string, DeletedGroup & { audience: Set<number> }>();
   // A message's audience is its holders and the channel's readers: messages of a conversation that share a
   // holder list (sharedHolders) add nothing new, and are not walked again (2,000 holders a message).
-  const groups = new Map<string, DeletedGroup & { audience: Set<number>; walked: Set<readonly number[]> }>();
+  const walked = new Map<string, Set<readonly number[]>>();
   for (const message of messages) {
     const { recipient } = message;
     const key = recipient.kind === 'channel' ? topicKey(recipient.channelId, recipient.topic) : conversationKey(recipient.userIds);
     let group = groups.get(key);
     if (!group) {
       group = recipient.kind === 'channel'
-        ? { messageType: 'stream', channelId: recipient.channelId, topic: recipient.topic, messageIds: [], userIds: [], audience: new Set(), walked: new Set() }
-        : { messageType: 'private', messageIds: [], userIds: [], audience: new Set(), walked: new Set() };
+        ? { messageType: 'stream', channelId: recipient.channelId, topic: recipient.topic, messageIds: [], userIds: [], audience: new Set() }
+        : { messageType: 'private', messageIds: [], userIds: [], audience: new Set() };
       groups.set(key, group);
+      walked.set(key, new Set());
     }
     group.messageIds.push(message.id);
-    if (group.walked.has(message.userIds)) continue;
-    group.walked.add(message.userIds);
+    const lists = walked.get(key)!;
+    if (lists.has(message.userIds)) continue;
+    lists.add(message.userIds);
     for (const userId of messageAudience(state, message)) group.audience.add(userId);
   }
   const out: DeletedGroup[] = [];
-  for (const { audience, walked: _walked, ...group } of groups.values()) {
+  for (const { audience, ...group } of groups.values()) {
     out.push({ ...group, messageIds: group.messageIds.sort((a, b) => a - b), userIds: [...audience].sort((a, b) => a - b) });
   }
   return { type: 'messages.deleted', groups: out, firstMessageIds: firstIdsAfterDelete(state, messages) };
